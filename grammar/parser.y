@@ -1,0 +1,210 @@
+/*
+ * parser.y — the grammar of the .tx language (tx(5)), for Lemon.
+ *
+ * Every action is one call into cst.c. The parser stops at the first
+ * syntax error (YYNOERRORRECOVERY); the error message names what was found
+ * and what the grammar expected there. The stack is fixed (TX_MAX_DEPTH),
+ * so absurdly deep nesting is an error, never a C stack overflow.
+ */
+%name txParse
+%token_prefix TK_
+%token_type {tx_token}
+%extra_context {cst_program *P}
+%default_type {cst_node *}
+%type args {cst_list *}
+%type exprlist {cst_list *}
+%type extlist {cst_list *}
+%type target {cst_target *}
+%type targetlist {cst_list *}
+%type iokw {tx_token}
+%type dtype {tx_token}
+%type fn {tx_token}
+%type minmax {tx_token}
+%stack_size 1000
+
+%include {
+#define NDEBUG 1
+#define YYNOERRORRECOVERY 1
+#include <assert.h>
+#include <stdlib.h>
+#include <string.h>
+#include "tx.h"
+static void parse_syntax_error(cst_program *P, int major, const tx_token *tok,
+                               const int *expected, int nexpected);
+static void parse_stack_overflow(cst_program *P);
+}
+
+%syntax_error {
+    /* Work out which tokens the parser would have accepted here, by
+       simulating the reductions each candidate would trigger. */
+    int expected[128], nexpected = 0;
+    YYACTIONTYPE st[YYSTACKDEPTH + 2];
+    int depth = (int)(yypParser->yytos - yypParser->yystack);
+    for (int t = 0; t < YYNTOKEN && nexpected < 128; t++) {
+        int sp = depth;
+        for (int i = 0; i <= depth; i++)
+            st[i] = yypParser->yystack[i].stateno;
+        for (;;) {
+            YYACTIONTYPE act = yy_find_shift_action((YYCODETYPE)t, st[sp]);
+            if (act >= YY_MIN_REDUCE && act <= YY_MAX_REDUCE) {
+                int r = act - YY_MIN_REDUCE;
+                sp += yyRuleInfoNRhs[r];
+                if (sp < 0)
+                    break;
+                st[sp + 1] = yy_find_reduce_action(st[sp], yyRuleInfoLhs[r]);
+                sp++;
+                continue;
+            }
+            if (act != YY_ERROR_ACTION && act != YY_NO_ACTION)
+                expected[nexpected++] = t;
+            break;
+        }
+    }
+    parse_syntax_error(P, yymajor, &TOKEN, expected, nexpected);
+}
+
+%stack_overflow { parse_stack_overflow(P); }
+
+%token IDENT NUMBER STRING.
+%token DIM IN OUT INOUT TMP LET SPARSE F32 F64.
+%token CHOLESKY INV POW SOLVE EIGH QR SVD SLICE EXP LOG SQRT ABS SIN COS TANH
+       MAX MIN REDUCE SCAN SCANR.
+%token LPAREN RPAREN LBRACKET RBRACKET COMMA SEMI COLON EQ PLUSEQ MINUSEQ ARROW.
+
+%left PLUS MINUS.
+%left STAR SLASH.
+%right UMINUS.
+%right CARET.
+
+program ::= stmts.
+stmts ::= .
+stmts ::= stmts stmt.
+
+stmt ::= decl SEMI.
+stmt ::= assign SEMI.
+
+/* ---- declarations ---- */
+decl ::= DIM dimlist.
+dimlist ::= dimitem.
+dimlist ::= dimlist COMMA dimitem.
+dimitem ::= IDENT(N).                  { cst_decl_dim(P, &N, NULL); }
+dimitem ::= IDENT(N) EQ NUMBER(V).     { cst_decl_dim(P, &N, &V); }
+
+decl ::= declhead tensorlist.
+declhead ::= iokw(K) dtype(T).         { cst_decl_begin(P, &K, &T); }
+iokw(A) ::= IN|OUT|INOUT|TMP(K).       { A = K; }
+dtype(A) ::= .                         { memset(&A, 0, sizeof A); }
+dtype(A) ::= F32|F64(T).               { A = T; }
+tensorlist ::= tensoritem.
+tensorlist ::= tensorlist COMMA tensoritem.
+tensoritem ::= IDENT(N).               { cst_decl_tensor(P, &N, NULL, &N); }
+tensoritem ::= IDENT(N) LBRACKET extlist(E) RBRACKET(R).
+                                       { cst_decl_tensor(P, &N, E, &R); }
+extlist(A) ::= extent(X).              { A = cst_list_new(P, X); }
+extlist(A) ::= extlist(L) COMMA extent(X). { A = cst_list_add(P, L, X); }
+extent(A) ::= IDENT|NUMBER(T).         { A = cst_extent(P, &T); }
+
+decl ::= SPARSE(K) IDENT(N) COLON STRING(S) ARROW STRING(D).
+                                       { cst_decl_sparse(P, &K, &N, &S, &D); }
+
+/* ---- assignments ---- */
+assign ::= target(T) EQ|PLUSEQ|MINUSEQ(OP) expr(E).  { cst_assign(P, T, &OP, E); }
+assign ::= LET(K) IDENT(N) EQ expr(E).               { cst_let(P, &K, &N, E); }
+assign ::= LET(K) IDENT(N) LPAREN STRING(S) RPAREN EQ expr(E).
+                                                     { cst_let_tensor(P, &K, &N, &S, E); }
+assign ::= LPAREN(L) targetlist(T) RPAREN EQ expr(E). { cst_assign_multi(P, &L, T, E); }
+
+target(A) ::= IDENT(N).                              { A = cst_target_new(P, &N, NULL, &N); }
+target(A) ::= IDENT(N) LPAREN STRING(S) RPAREN(R).   { A = cst_target_new(P, &N, &S, &R); }
+targetlist(A) ::= target(T).                         { A = cst_targets_new(P, T); }
+targetlist(A) ::= targetlist(L) COMMA target(T).     { A = cst_targets_add(P, L, T); }
+
+/* ---- expressions ---- */
+expr(A) ::= expr(X) PLUS expr(Y).      { A = cst_binary(P, CST_ADD, X, Y); }
+expr(A) ::= expr(X) MINUS expr(Y).     { A = cst_binary(P, CST_SUB, X, Y); }
+expr(A) ::= expr(X) STAR expr(Y).      { A = cst_binary(P, CST_MUL, X, Y); }
+expr(A) ::= expr(X) SLASH expr(Y).     { A = cst_binary(P, CST_DIV, X, Y); }
+expr(A) ::= expr(X) CARET expr(Y).     { A = cst_binary(P, CST_POW, X, Y); }
+expr(A) ::= MINUS(OP) expr(X). [UMINUS] { A = cst_unary(P, CST_NEG, &OP, X); }
+expr(A) ::= LPAREN(L) expr(X) RPAREN(R). { A = cst_paren(P, &L, X, &R); }
+expr(A) ::= NUMBER(T).                 { A = cst_num(P, &T); }
+expr(A) ::= IDENT(T).                  { A = cst_name(P, &T); }
+expr(A) ::= IDENT(N) LPAREN STRING(S) RPAREN(R).
+                                       { A = cst_ref(P, &N, &S, &R); }
+expr(A) ::= fn(F) LPAREN args(L) RPAREN(R). { A = cst_call(P, &F, L, &R); }
+
+fn(A) ::= CHOLESKY|INV|POW|SOLVE|EIGH|QR|SVD|SLICE|EXP|LOG|SQRT|ABS|SIN|COS|TANH|REDUCE|SCAN|SCANR(T).
+                                       { A = T; }
+fn(A) ::= minmax(T).                   { A = T; }
+/* max and min are both functions, max(x, y), and operators, reduce(max, x) */
+minmax(A) ::= MAX|MIN(T).              { A = T; }
+args(A) ::= arg(X).                    { A = cst_list_new(P, X); }
+args(A) ::= args(L) COMMA arg(X).      { A = cst_list_add(P, L, X); }
+arg(A) ::= expr(X).                    { A = X; }
+arg(A) ::= STRING(S).                  { A = cst_arg_str(P, &S); }
+arg(A) ::= PLUS|STAR(T).               { A = cst_arg_op(P, &T); }
+arg(A) ::= minmax(T).                  { A = cst_arg_op(P, &T); }
+arg(A) ::= LBRACKET(L) exprlist(X) RBRACKET(R). { A = cst_arg_list(P, &L, X, &R); }
+exprlist(A) ::= expr(X).               { A = cst_list_new(P, X); }
+exprlist(A) ::= exprlist(L) COMMA expr(X). { A = cst_list_add(P, L, X); }
+
+%code {
+static void parse_syntax_error(cst_program *P, int major, const tx_token *tok,
+                               const int *expected, int nexpected)
+{
+    if (P->failed)
+        return;
+    P->failed = 1;
+    tx_buf what = {0};
+    if (nexpected > 0 && nexpected <= 6) {
+        buf_puts(&what, "; expected ");
+        for (int i = 0; i < nexpected; i++) {
+            if (i)
+                buf_puts(&what, i + 1 == nexpected ? " or " : ", ");
+            buf_puts(&what, lex_kind_name(expected[i]));
+        }
+    }
+    if (major == 0)
+        diag_error(P->diag, tok->span, "unexpected end of input%s", what.p ? what.p : "");
+    else
+        diag_error(P->diag, tok->span, "unexpected %s '%.*s'%s", lex_kind_name(major),
+                   (int)(tok->n > 40 ? 40 : tok->n), tok->z, what.p ? what.p : "");
+    buf_free(&what);
+}
+
+static void parse_stack_overflow(cst_program *P)
+{
+    if (P->failed)
+        return;
+    P->failed = 1;
+    diag_error(P->diag, P->last_token.span,
+               "expression nested too deeply (the limit is %d levels)", TX_MAX_DEPTH / 2);
+}
+
+cst_program *parse_program(const tx_source *src, tx_arena *a, tx_diag *d)
+{
+    cst_program *P = arena_alloc(a, sizeof *P);
+    if (!P)
+        return NULL;
+    P->arena = a;
+    P->diag = d;
+    P->src = src;
+    yyParser parser;
+    txParseInit(&parser, P);
+    tx_lexer lx;
+    lex_init(&lx, src, d);
+    tx_token t;
+    int kind;
+    do {
+        kind = lex_next(&lx, &t);
+        if (kind < 0) {
+            P->failed = 1;
+            break;
+        }
+        P->last_token = t;
+        txParse(&parser, kind, t);
+    } while (kind != 0 && !P->failed);
+    txParseFinalize(&parser);
+    return P->failed || d->nerrors ? NULL : P;
+}
+}

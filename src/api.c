@@ -1,0 +1,585 @@
+/*
+ * api.c — libtensorexpr's public functions (tensorexpr.h).
+ *
+ * tx_compile runs the pipeline up to the optimised OpGraph and keeps it;
+ * tx_run resolves the extents from the bindings, emits the JIT flavour
+ * specialised on them, compiles it with libtcc (only when an extent
+ * changed since the last compilation) and calls it. Nothing here prints
+ * or exits: failures return a status and leave a message in the context.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tx.h"
+
+struct tx_ctx {
+    tx_buf msg;
+    int opt_level;
+    int timing;
+};
+
+typedef struct {
+    void *data;
+    int64_t shape[TX_MAX_MODES];
+    int bound;
+} binding;
+
+struct tx_program {
+    tx_ctx *ctx;
+    tx_arena *arena;
+    char *text;           /* the source (tokens point into it) */
+    tx_source src;
+    sema_program *S;
+    graph *g;
+    char *fn_name;        /* default C function name */
+    binding *bind;        /* per parameter tensor */
+    int64_t *dim_set;     /* per symbolic dim: value given by tx_set_dim, or -1 */
+    jit_module *jit;
+    int64_t *jit_dims;    /* extents the JIT code is specialised on */
+    emit_error *errs;
+    int nerrs;
+    int timing;
+    double *times;        /* per statement */
+    double jit_seconds;   /* emit + libtcc time of the last run (0 if none) */
+    int *stmt_lines;
+    /* for tx_tensor_get */
+    const char ***dim_names;
+    int64_t **const_ext;
+};
+
+static void set_msg(tx_ctx *ctx, const char *fmt, ...)
+{
+    if (!ctx)
+        return;
+    ctx->msg.len = 0;
+    if (ctx->msg.p)
+        ctx->msg.p[0] = 0;
+    ctx->msg.oom = 0;
+    va_list ap;
+    va_start(ap, fmt);
+    buf_vprintf(&ctx->msg, fmt, ap);
+    va_end(ap);
+}
+
+static int fail(tx_ctx *ctx, int status, const char *fmt, ...)
+{
+    if (!ctx)
+        return status;
+    ctx->msg.len = 0;
+    ctx->msg.oom = 0;
+    va_list ap;
+    va_start(ap, fmt);
+    buf_vprintf(&ctx->msg, fmt, ap);
+    va_end(ap);
+    return status;
+}
+
+tx_ctx *tx_new(void)
+{
+    tx_ctx *c = calloc(1, sizeof *c);
+    if (c)
+        c->opt_level = 2;
+    return c;
+}
+
+void tx_free(tx_ctx *ctx)
+{
+    if (!ctx)
+        return;
+    buf_free(&ctx->msg);
+    free(ctx);
+}
+
+int tx_set_option(tx_ctx *ctx, tx_option option, int value)
+{
+    if (!ctx)
+        return TX_ERR_ARG;
+    switch (option) {
+    case TX_OPTION_OPT_LEVEL:
+        if (value < 0 || value > 2)
+            return fail(ctx, TX_ERR_ARG, "optimisation level %d: use 0, 1 or 2", value);
+        ctx->opt_level = value;
+        return TX_OK;
+    case TX_OPTION_TIMING:
+        ctx->timing = value != 0;
+        return TX_OK;
+    }
+    return fail(ctx, TX_ERR_ARG, "unknown option %d", (int)option);
+}
+
+const char *tx_errmsg(const tx_ctx *ctx)
+{
+    if (!ctx)
+        return "no context";
+    if (ctx->msg.oom)
+        return "out of memory";
+    return ctx->msg.p ? ctx->msg.p : "";
+}
+
+const char *tx_strerror(int status)
+{
+    switch (status) {
+    case TX_OK: return "success";
+    case TX_ERR_NOMEM: return "out of memory";
+    case TX_ERR_ARG: return "bad argument";
+    case TX_ERR_COMPILE: return "the program has errors";
+    case TX_ERR_BIND: return "a binding does not fit the program";
+    case TX_ERR_RUN: return "a run-time check failed";
+    case TX_ERR_JIT: return "the generated code did not compile";
+    }
+    return "unknown status";
+}
+
+/* The default C function name: the file's base name without extension,
+   made a valid identifier that is not a C keyword. */
+static char *function_name(tx_arena *a, const char *filename)
+{
+    const char *base = filename ? filename : "program";
+    const char *slash = strrchr(base, '/');
+    if (slash)
+        base = slash + 1;
+    size_t n = strlen(base);
+    const char *dot = strrchr(base, '.');
+    if (dot && dot != base)
+        n = (size_t)(dot - base);
+    tx_buf b = {0};
+    for (size_t i = 0; i < n; i++) {
+        char c = base[i];
+        int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+        buf_put(&b, ok ? &c : "_", 1);
+    }
+    static const char *reserved[] = {
+        "auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else",
+        "enum", "extern", "float", "for", "goto", "if", "inline", "int", "long", "register",
+        "restrict", "return", "short", "signed", "sizeof", "static", "struct", "switch",
+        "typedef", "union", "unsigned", "void", "volatile", "while", "main", NULL};
+    int bad = !b.p || !b.len || (b.p[0] >= '0' && b.p[0] <= '9') || b.p[0] == '_';
+    for (int i = 0; !bad && reserved[i]; i++)
+        bad = strcmp(b.p, reserved[i]) == 0;
+    char *out = bad ? arena_printf(a, "tx_%s", b.p ? b.p : "program") : arena_strndup(a, b.p, b.len);
+    buf_free(&b);
+    return out;
+}
+
+void tx_program_free(tx_program *p)
+{
+    if (!p)
+        return;
+    jit_free(p->jit);
+    arena_free(p->arena);
+    free(p->text);
+    free(p);
+}
+
+tx_program *tx_compile(tx_ctx *ctx, const char *src, size_t len, const char *filename)
+{
+    if (!ctx)
+        return NULL;
+    if (!src && len) {
+        fail(ctx, TX_ERR_ARG, "tx_compile: source is NULL");
+        return NULL;
+    }
+    if (len > UINT32_MAX / 2) {
+        fail(ctx, TX_ERR_ARG, "%s: the source is too large (%zu bytes)", filename ? filename : "<input>", len);
+        return NULL;
+    }
+    tx_program *p = calloc(1, sizeof *p);
+    if (!p) {
+        fail(ctx, TX_ERR_NOMEM, "out of memory");
+        return NULL;
+    }
+    p->ctx = ctx;
+    p->arena = arena_new();
+    p->text = malloc(len + 1);
+    if (!p->arena || !p->text) {
+        tx_program_free(p);
+        fail(ctx, TX_ERR_NOMEM, "out of memory");
+        return NULL;
+    }
+    if (len)
+        memcpy(p->text, src, len);
+    p->text[len] = 0;
+    p->src.name = arena_strndup(p->arena, filename ? filename : "<input>",
+                                strlen(filename ? filename : "<input>"));
+    p->src.text = p->text;
+    p->src.len = len;
+    tx_diag diag = {.src = &p->src};
+    jmp_buf oom;
+    if (setjmp(oom)) {
+        buf_free(&diag.out);
+        tx_program_free(p);
+        fail(ctx, TX_ERR_NOMEM, "out of memory");
+        return NULL;
+    }
+    arena_on_oom(p->arena, &oom);
+
+    cst_program *cst = parse_program(&p->src, p->arena, &diag);
+    if (cst)
+        p->S = sema_check(cst, p->arena, &diag);
+    if (p->S)
+        p->g = lower_program(p->S, p->arena, &diag);
+    if (!p->g || diag.nerrors) {
+        if (!diag.nerrors)
+            diag_error(&diag, (tx_span){0, 0, 0, 0}, "internal error: lowering failed");
+        set_msg(ctx, "%s", diag.out.p ? diag.out.p : "");
+        buf_free(&diag.out);
+        arena_on_oom(p->arena, NULL);
+        tx_program_free(p);
+        return NULL;
+    }
+    char msg[512];
+    if (opt_run(p->g, ctx->opt_level, msg, sizeof msg) < 0)
+        tx_assert_fail(msg, __FILE__, __LINE__); /* a broken graph is our bug */
+    buf_free(&diag.out);
+
+    sema_program *S = p->S;
+    p->fn_name = function_name(p->arena, filename);
+    p->bind = arena_alloc(p->arena, sizeof(binding) * (size_t)(S->ntensors + 1));
+    p->dim_set = arena_alloc(p->arena, sizeof(int64_t) * (size_t)(S->nsym_dims + 1));
+    p->jit_dims = arena_alloc(p->arena, sizeof(int64_t) * (size_t)(S->nsym_dims + 1));
+    for (int i = 0; i < S->nsym_dims; i++)
+        p->dim_set[i] = -1;
+    p->timing = ctx->timing;
+    p->times = arena_alloc(p->arena, sizeof(double) * (size_t)(S->nassign + 1));
+    p->stmt_lines = arena_alloc(p->arena, sizeof(int) * (size_t)(S->nassign + 1));
+    for (cst_stmt *st = S->cst->first; st; st = st->next)
+        if (st->kind == STMT_ASSIGN || st->kind == STMT_LET_TENSOR)
+            p->stmt_lines[st->index] = (int)st->span.line;
+    p->dim_names = arena_alloc(p->arena, sizeof(char **) * (size_t)(S->ntensors + 1));
+    p->const_ext = arena_alloc(p->arena, sizeof(int64_t *) * (size_t)(S->ntensors + 1));
+    for (int i = 0; i < S->ntensors; i++) {
+        sym *t = S->tensors[i];
+        p->dim_names[i] = arena_alloc(p->arena, sizeof(char *) * (size_t)(t->rank + 1));
+        p->const_ext[i] = arena_alloc(p->arena, sizeof(int64_t) * (size_t)(t->rank + 1));
+        for (int m = 0; m < t->rank; m++) {
+            p->dim_names[i][m] = t->ext[m].dim >= 0 ? S->dims[t->ext[m].dim]->name : NULL;
+            p->const_ext[i][m] = t->ext[m].dim >= 0 ? -1 : t->ext[m].value;
+        }
+    }
+    arena_on_oom(p->arena, NULL);
+    set_msg(ctx, "%s", "");
+    return p;
+}
+
+static int find_tensor(const tx_program *p, const char *name)
+{
+    for (int i = 0; i < p->S->ntensors; i++)
+        if (strcmp(p->S->tensors[i]->name, name) == 0)
+            return i;
+    return -1;
+}
+
+static int find_dim(const tx_program *p, const char *name)
+{
+    for (int i = 0; i < p->S->nsym_dims; i++)
+        if (strcmp(p->S->sym_dims[i]->name, name) == 0)
+            return i;
+    return -1;
+}
+
+/* Works out every symbolic dim from tx_set_dim and the bindings (skipping
+   tensor SKIP). Fills DIMS (-1 where unknown). Returns TX_OK or
+   TX_ERR_BIND with a message naming the two sources that disagree. */
+static int resolve_dims(tx_program *p, int skip, int64_t *dims, const char **from)
+{
+    sema_program *S = p->S;
+    for (int i = 0; i < S->nsym_dims; i++) {
+        dims[i] = p->dim_set[i];
+        from[i] = "tx_set_dim";
+    }
+    for (int k = 0; k < S->ntensors; k++) {
+        if (k == skip || !p->bind[k].bound)
+            continue;
+        sym *t = S->tensors[k];
+        for (int m = 0; m < t->rank; m++) {
+            if (t->ext[m].dim < 0)
+                continue;
+            int d = S->dims[t->ext[m].dim]->index;
+            int64_t v = p->bind[k].shape[m];
+            if (dims[d] < 0) {
+                dims[d] = v;
+                from[d] = t->name;
+            } else if (dims[d] != v)
+                return fail(p->ctx, TX_ERR_BIND,
+                            "dim '%s' is %lld from %s but %lld from '%s' (mode %d)", S->sym_dims[d]->name,
+                            (long long)dims[d], from[d], (long long)v, t->name, m);
+        }
+    }
+    return TX_OK;
+}
+
+int tx_bind(tx_program *p, const char *tensor, void *data, int ndim, const int64_t *shape)
+{
+    if (!p)
+        return TX_ERR_ARG;
+    if (!tensor || !data || (ndim > 0 && !shape))
+        return fail(p->ctx, TX_ERR_ARG, "tx_bind: NULL argument");
+    int k = find_tensor(p, tensor);
+    if (k < 0) {
+        sym *s = sema_lookup(p->S, tensor);
+        if (s && s->kind == SYM_TENSOR)
+            return fail(p->ctx, TX_ERR_ARG, "'%s' is a tmp tensor, owned by the program; it cannot be bound",
+                        tensor);
+        return fail(p->ctx, TX_ERR_ARG, "the program has no tensor '%s'", tensor);
+    }
+    sym *t = p->S->tensors[k];
+    if (ndim != t->rank)
+        return fail(p->ctx, TX_ERR_BIND, "'%s' has %d mode%s; the array has %d", tensor, t->rank,
+                    t->rank == 1 ? "" : "s", ndim);
+    for (int m = 0; m < ndim; m++) {
+        if (shape[m] < 0)
+            return fail(p->ctx, TX_ERR_BIND, "'%s': extent %lld of mode %d is negative", tensor,
+                        (long long)shape[m], m);
+        if (t->ext[m].dim < 0 && shape[m] != t->ext[m].value)
+            return fail(p->ctx, TX_ERR_BIND, "'%s': mode %d has extent %lld, but the array's is %lld", tensor,
+                        m, (long long)t->ext[m].value, (long long)shape[m]);
+    }
+    binding old = p->bind[k];
+    p->bind[k].bound = 1;
+    p->bind[k].data = data;
+    memcpy(p->bind[k].shape, shape, sizeof(int64_t) * (size_t)ndim);
+    int64_t dims[TX_MAX_LABELS];
+    const char *from[TX_MAX_LABELS];
+    int64_t *d = p->S->nsym_dims <= TX_MAX_LABELS ? dims : malloc(sizeof(int64_t) * (size_t)p->S->nsym_dims);
+    const char **f = p->S->nsym_dims <= TX_MAX_LABELS ? from : malloc(sizeof(char *) * (size_t)p->S->nsym_dims);
+    int st = d && f ? resolve_dims(p, -1, d, f) : fail(p->ctx, TX_ERR_NOMEM, "out of memory");
+    if (d != dims)
+        free(d);
+    if (f != from)
+        free(f);
+    if (st != TX_OK) {
+        p->bind[k] = old;
+        return st;
+    }
+    return TX_OK;
+}
+
+int tx_bind_sparse(tx_program *p, const char *map, const tx_sparse_map *m)
+{
+    (void)m;
+    if (!p)
+        return TX_ERR_ARG;
+    return fail(p->ctx, TX_ERR_ARG, "the program has no sparse map '%s' (sparse maps are not supported yet)",
+                map ? map : "(null)");
+}
+
+int tx_set_dim(tx_program *p, const char *dim, int64_t extent)
+{
+    if (!p)
+        return TX_ERR_ARG;
+    if (!dim)
+        return fail(p->ctx, TX_ERR_ARG, "tx_set_dim: NULL name");
+    int d = find_dim(p, dim);
+    if (d < 0) {
+        sym *s = sema_lookup(p->S, dim);
+        if (s && s->kind == SYM_DIM)
+            return fail(p->ctx, TX_ERR_ARG, "dim '%s' is the constant %lld; it cannot be set", dim,
+                        (long long)s->value);
+        return fail(p->ctx, TX_ERR_ARG, "the program has no dim '%s'", dim);
+    }
+    if (extent < 0)
+        return fail(p->ctx, TX_ERR_ARG, "dim '%s': extent %lld is negative", dim, (long long)extent);
+    int64_t old = p->dim_set[d];
+    p->dim_set[d] = extent;
+    int64_t *dims = malloc(sizeof(int64_t) * (size_t)p->S->nsym_dims);
+    const char **from = malloc(sizeof(char *) * (size_t)p->S->nsym_dims);
+    int st = dims && from ? resolve_dims(p, -1, dims, from) : fail(p->ctx, TX_ERR_NOMEM, "out of memory");
+    free(dims);
+    free(from);
+    if (st != TX_OK)
+        p->dim_set[d] = old;
+    return st;
+}
+
+int tx_tensor_count(const tx_program *p)
+{
+    return p ? p->S->ntensors : 0;
+}
+
+int tx_tensor_get(const tx_program *p, int i, tx_tensor_info *info)
+{
+    if (!p || !info || i < 0 || i >= p->S->ntensors)
+        return TX_ERR_ARG;
+    sym *t = p->S->tensors[i];
+    info->name = t->name;
+    info->io = t->io == IO_IN ? TX_IN : t->io == IO_OUT ? TX_OUT : TX_INOUT;
+    info->dtype = t->dt == DT_F32 ? TX_F32 : TX_F64;
+    info->ndim = t->rank;
+    info->dims = p->dim_names[i];
+    info->extents = p->const_ext[i];
+    return TX_OK;
+}
+
+int tx_tensor_shape(tx_program *p, const char *tensor, int64_t *shape)
+{
+    if (!p)
+        return TX_ERR_ARG;
+    int k = tensor ? find_tensor(p, tensor) : -1;
+    if (k < 0)
+        return fail(p->ctx, TX_ERR_ARG, "the program has no tensor '%s'", tensor ? tensor : "(null)");
+    int n = p->S->nsym_dims;
+    int64_t *dims = malloc(sizeof(int64_t) * (size_t)(n + 1));
+    const char **from = malloc(sizeof(char *) * (size_t)(n + 1));
+    if (!dims || !from) {
+        free(dims);
+        free(from);
+        return fail(p->ctx, TX_ERR_NOMEM, "out of memory");
+    }
+    int st = resolve_dims(p, -1, dims, from);
+    sym *t = p->S->tensors[k];
+    for (int m = 0; st == TX_OK && m < t->rank; m++) {
+        if (t->ext[m].dim < 0) {
+            shape[m] = t->ext[m].value;
+            continue;
+        }
+        int d = p->S->dims[t->ext[m].dim]->index;
+        if (dims[d] < 0)
+            st = fail(p->ctx, TX_ERR_BIND, "dim '%s' of '%s' is unknown: bind a tensor that has it, or set it",
+                      p->S->sym_dims[d]->name, tensor);
+        else
+            shape[m] = dims[d];
+    }
+    free(dims);
+    free(from);
+    return st;
+}
+
+int tx_stmt_count(const tx_program *p)
+{
+    return p ? p->S->nassign : 0;
+}
+
+int tx_timing(const tx_program *p, int i, double *seconds, int *line)
+{
+    if (p && i == -1) {
+        if (seconds)
+            *seconds = p->jit_seconds;
+        if (line)
+            *line = 0;
+        return TX_OK;
+    }
+    if (!p || i < 0 || i >= p->S->nassign)
+        return TX_ERR_ARG;
+    if (seconds)
+        *seconds = p->times[i];
+    if (line)
+        *line = p->stmt_lines[i];
+    return TX_OK;
+}
+
+int tx_run(tx_program *p)
+{
+    if (!p)
+        return TX_ERR_ARG;
+    sema_program *S = p->S;
+    for (int k = 0; k < S->ntensors; k++)
+        if (!p->bind[k].bound)
+            return fail(p->ctx, TX_ERR_BIND, "tensor '%s' is not bound", S->tensors[k]->name);
+    int n = S->nsym_dims;
+    int64_t *dims = malloc(sizeof(int64_t) * (size_t)(n + 1));
+    const char **from = malloc(sizeof(char *) * (size_t)(n + 1));
+    void **args = malloc(sizeof(void *) * (size_t)(S->ntensors + 2));
+    int st = TX_OK;
+    if (!dims || !from || !args) {
+        st = fail(p->ctx, TX_ERR_NOMEM, "out of memory");
+        goto out;
+    }
+    st = resolve_dims(p, -1, dims, from);
+    for (int i = 0; st == TX_OK && i < n; i++)
+        if (dims[i] < 0)
+            st = fail(p->ctx, TX_ERR_BIND, "dim '%s' is unknown: bind a tensor that has it, or set it",
+                      S->sym_dims[i]->name);
+    if (st != TX_OK)
+        goto out;
+    if (p->jit && memcmp(dims, p->jit_dims, sizeof(int64_t) * (size_t)n) != 0) {
+        jit_free(p->jit);
+        p->jit = NULL;
+    }
+    p->jit_seconds = 0;
+    if (!p->jit) {
+        double t0 = tx_rt_now();
+        emit_options o = {.fn_name = p->fn_name, .jit = 1, .dim_values = dims, .timing = p->timing};
+        tx_buf src = {0};
+        if (emit_c(p->g, &o, &src, &p->errs, &p->nerrs) < 0) {
+            buf_free(&src);
+            st = fail(p->ctx, TX_ERR_NOMEM, "out of memory");
+            goto out;
+        }
+        tx_buf err = {0};
+        p->jit = jit_compile(src.p, &err);
+        buf_free(&src);
+        if (!p->jit) {
+            st = fail(p->ctx, TX_ERR_JIT, "internal error: the generated code did not compile:\n%s",
+                      err.p ? err.p : "");
+            buf_free(&err);
+            goto out;
+        }
+        buf_free(&err);
+        memcpy(p->jit_dims, dims, sizeof(int64_t) * (size_t)n);
+        p->jit_seconds = tx_rt_now() - t0;
+    }
+    for (int k = 0; k < S->ntensors; k++)
+        args[k] = p->bind[k].data;
+    args[S->ntensors] = p->times;
+    memset(p->times, 0, sizeof(double) * (size_t)S->nassign);
+    int code = jit_entry_point(p->jit)(args);
+    if (code != 0) {
+        const char *msg = "unknown error";
+        for (int i = 0; i < p->nerrs; i++)
+            if (p->errs[i].code == code)
+                msg = p->errs[i].msg;
+        st = fail(p->ctx, code == 1 ? TX_ERR_NOMEM : TX_ERR_RUN, "%s", msg);
+        goto out;
+    }
+    set_msg(p->ctx, "%s", "");
+out:
+    free(dims);
+    free(from);
+    free(args);
+    return st;
+}
+
+char *tx_emit(tx_program *p, const tx_emit_options *opts, size_t *len)
+{
+    if (!p)
+        return NULL;
+    tx_emit_options def = {0};
+    if (!opts)
+        opts = &def;
+    const char *name = opts->name ? opts->name : p->fn_name;
+    emit_options o = {.fn_name = name, .no_blas = opts->no_blas};
+    tx_buf out = {0};
+    int r = opts->header ? emit_header(p->g, &o, &out) : emit_c(p->g, &o, &out, NULL, NULL);
+    if (r < 0 || !out.p) {
+        buf_free(&out);
+        fail(p->ctx, TX_ERR_NOMEM, "out of memory");
+        return NULL;
+    }
+    if (len)
+        *len = out.len;
+    return out.p;
+}
+
+char *tx_emit_c(tx_program *p, size_t *len)
+{
+    return tx_emit(p, NULL, len);
+}
+
+char *tx_graph(tx_program *p, int dot, size_t *len)
+{
+    if (!p)
+        return NULL;
+    tx_buf out = {0};
+    graph_print(p->g, &out, dot);
+    if (out.oom || !out.p) {
+        buf_free(&out);
+        fail(p->ctx, TX_ERR_NOMEM, "out of memory");
+        return NULL;
+    }
+    if (len)
+        *len = out.len;
+    return out.p;
+}

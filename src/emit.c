@@ -1,0 +1,609 @@
+/*
+ * emit.c — C source from the OpGraph, in two flavours from one emitter:
+ *
+ *  - standalone (tx(5) §8): `int FN(dims..., tensors...)`, `FN_error()`,
+ *    standard headers only; the user's compiler builds it.
+ *  - JIT: `int tx_entry(void *const *args)` for libtcc, with the extents
+ *    written in as constants (the kernel is specialised on them), no
+ *    headers (libtcc's are slow and cblas.h does not parse), and the few
+ *    runtime symbols declared by hand and registered by jit.c.
+ *
+ * Every value is one loop nest over flat, row-major index arithmetic
+ * (libtcc has no VLAs worth using). Loop variables are the statement's
+ * labels. Every name from the .tx file is mangled (mangle_name): tensors
+ * t_, dims d_, labels l_; generated names start with tx_.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "tx.h"
+
+typedef struct {
+    graph *g;
+    const emit_options *o;
+    tx_buf *out;
+    emit_error *errs;
+    int nerrs, caperrs;
+    int uses_pow;
+} emitter;
+
+void mangle_name(tx_buf *out, const char *prefix, const char *name)
+{
+    static const char hex[] = "0123456789abcdef";
+    buf_puts(out, prefix);
+    for (const unsigned char *p = (const unsigned char *)name; *p; p++) {
+        unsigned c = *p;
+        if (c == '_')
+            buf_put(out, "__", 2);
+        else if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'))
+            buf_put(out, (const char *)p, 1);
+        else {
+            char e[3] = {'_', hex[c >> 4], hex[c & 15]};
+            buf_put(out, e, 3);
+        }
+    }
+}
+
+static sema_program *SP(emitter *E) { return E->g->S; }
+
+static void put(emitter *E, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    buf_vprintf(E->out, fmt, ap);
+    va_end(ap);
+}
+
+static void num_literal(tx_buf *o, double x)
+{
+    if (isnan(x))
+        buf_puts(o, "(0.0/0.0)");
+    else if (isinf(x))
+        buf_puts(o, x > 0 ? "(1.0/0.0)" : "(-1.0/0.0)");
+    else {
+        char b[64];
+        snprintf(b, sizeof b, "%.17g", x);
+        buf_puts(o, b);
+        if (!strpbrk(b, ".eE"))
+            buf_puts(o, ".0");
+    }
+}
+
+/* A C string literal holding S, with everything outside printable ASCII
+   (and quotes, backslashes, '?') escaped in octal. */
+static void string_literal(tx_buf *o, const char *s)
+{
+    buf_puts(o, "\"");
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p >= 0x20 && *p < 0x7f && *p != '"' && *p != '\\' && *p != '?')
+            buf_put(o, (const char *)p, 1);
+        else
+            buf_printf(o, "\\%03o", *p);
+    }
+    buf_puts(o, "\"");
+}
+
+static int add_error(emitter *E, const char *msg)
+{
+    for (int i = 0; i < E->nerrs; i++)
+        if (strcmp(E->errs[i].msg, msg) == 0)
+            return E->errs[i].code;
+    if (E->nerrs == E->caperrs) {
+        int cap = E->caperrs ? E->caperrs * 2 : 8;
+        emit_error *v = arena_alloc(E->g->arena, sizeof *v * (size_t)cap);
+        if (E->nerrs)
+            memcpy(v, E->errs, sizeof *v * (size_t)E->nerrs);
+        E->errs = v;
+        E->caperrs = cap;
+    }
+    E->errs[E->nerrs].code = E->nerrs + 1;
+    E->errs[E->nerrs].msg = arena_strndup(E->g->arena, msg, strlen(msg));
+    return ++E->nerrs;
+}
+
+/* The C expression of extent X. */
+static void put_extent(emitter *E, tx_extent x)
+{
+    if (x.dim < 0) {
+        put(E, "%lld", (long long)x.value);
+        return;
+    }
+    sym *d = SP(E)->dims[x.dim];
+    if (E->o->jit)
+        put(E, "%lld", (long long)E->o->dim_values[d->index]);
+    else
+        mangle_name(E->out, "d_", d->name);
+}
+
+static void put_label(emitter *E, int label)
+{
+    mangle_name(E->out, "l_", E->g->label_names[label]);
+}
+
+static void put_var(emitter *E, int var)
+{
+    mangle_name(E->out, "t_", SP(E)->vars[var]->name);
+}
+
+static const char *ctype(dtype t) { return t == DT_F32 ? "float" : "double"; }
+
+/* Is V stored in a buffer of its own (computed by a loop nest)? */
+static int is_computed(const g_value *v)
+{
+    return v->op == OP_CONTRACT || v->op == OP_ADD || v->op == OP_MAP;
+}
+
+/* Row-major offset of V's element at its labels' loop variables. */
+static void put_offset_labels(emitter *E, const g_value *v)
+{
+    if (v->rank == 0) {
+        put(E, "0");
+        return;
+    }
+    for (int i = 0; i < v->rank - 1; i++)
+        put(E, "(");
+    for (int i = 0; i < v->rank; i++) {
+        if (i) {
+            put(E, ")*");
+            put_extent(E, v->ext[i]);
+            put(E, " + ");
+        }
+        put_label(E, v->label[i]);
+    }
+}
+
+/* The C expression reading value V's element at the current loop indices. */
+static void put_access(emitter *E, const g_value *v)
+{
+    switch (v->op) {
+    case OP_CONST:
+        num_literal(E->out, v->coef);
+        return;
+    case OP_INPUT:
+    case OP_STORE: /* a scalar variable; views cover the rest */
+        TX_ASSERT(v->rank == 0);
+        put_var(E, v->var);
+        put(E, "[0]");
+        return;
+    case OP_INDEX: {
+        const g_value *w = v->in[0];
+        put_var(E, w->var);
+        put(E, "[");
+        if (w->rank == 0)
+            put(E, "0");
+        for (int i = 0; i < w->rank - 1; i++)
+            put(E, "(");
+        for (int m = 0; m < w->rank; m++) {
+            if (m) {
+                put(E, ")*");
+                put_extent(E, w->ext[m]);
+                put(E, " + ");
+            }
+            if (v->idx_label[m] >= 0)
+                put_label(E, v->idx_label[m]);
+            else
+                put(E, "%lld", (long long)v->idx_chip[m]);
+        }
+        put(E, "]");
+        return;
+    }
+    default:
+        put(E, "tx_v%d[", v->id);
+        put_offset_labels(E, v);
+        put(E, "]");
+        return;
+    }
+}
+
+static void open_loops(emitter *E, const int *labels, const tx_extent *ext, int n, int *depth)
+{
+    for (int i = 0; i < n; i++) {
+        put(E, "%*sfor (int64_t ", 4 * *depth, "");
+        put_label(E, labels[i]);
+        put(E, " = 0; ");
+        put_label(E, labels[i]);
+        put(E, " < ");
+        put_extent(E, ext[i]);
+        put(E, "; ");
+        put_label(E, labels[i]);
+        put(E, "++)\n");
+        (*depth)++;
+    }
+}
+
+/* The elementwise power X^P as C: repeated products for small integers. */
+static void put_pow(emitter *E, const g_value *x, double p)
+{
+    if (p == (double)(int)p && p >= -8 && p <= 8 && p != 0) {
+        int n = p < 0 ? -(int)p : (int)p;
+        put(E, p < 0 ? "1.0 / (" : "(");
+        for (int i = 0; i < n; i++) {
+            if (i)
+                put(E, " * ");
+            put(E, "(double)");
+            put_access(E, x);
+        }
+        put(E, ")");
+    } else if (p == 0) {
+        put(E, "1.0");
+    } else {
+        E->uses_pow = 1;
+        put(E, "pow(");
+        put_access(E, x);
+        put(E, ", ");
+        num_literal(E->out, p);
+        put(E, ")");
+    }
+}
+
+/* The summand of a contraction: the product of its operands. */
+static void put_product(emitter *E, const g_value *v)
+{
+    put(E, "(double)");
+    for (int i = 0; i < v->nin; i++) {
+        if (i == 0 && v->coef_in[i] < 0)
+            put(E, "1.0 / ");
+        else if (i)
+            put(E, v->coef_in[i] < 0 ? " / " : " * ");
+        put_access(E, v->in[i]);
+    }
+}
+
+static void emit_compute(emitter *E, const g_value *v)
+{
+    int depth = 1;
+    int summed[TX_MAX_LABELS], nsum = 0;
+    tx_extent sext[TX_MAX_LABELS];
+    if (v->op == OP_CONTRACT)
+        for (int i = 0; i < v->nin; i++)
+            for (int m = 0; m < v->in[i]->rank; m++) {
+                int l = v->in[i]->label[m], seen = 0;
+                if (!ls_has(&v->summed, l))
+                    continue;
+                for (int k = 0; k < nsum; k++)
+                    seen |= summed[k] == l;
+                if (!seen) {
+                    summed[nsum] = l;
+                    sext[nsum++] = v->in[i]->ext[m];
+                }
+            }
+    put(E, "%*s{ /* %%%d */\n", 4 * depth, "", v->id);
+    depth++;
+    open_loops(E, v->label, v->ext, v->rank, &depth);
+    put(E, "%*s{\n", 4 * depth, "");
+    depth++;
+    if (v->op == OP_CONTRACT && nsum) {
+        put(E, "%*sdouble tx_acc = 0.0;\n", 4 * depth, "");
+        int d2 = depth;
+        open_loops(E, summed, sext, nsum, &d2);
+        put(E, "%*stx_acc += ", 4 * d2, "");
+        put_product(E, v);
+        put(E, ";\n");
+    }
+    put(E, "%*stx_v%d[", 4 * depth, "", v->id);
+    put_offset_labels(E, v);
+    put(E, "] = (%s)(", ctype(v->dt));
+    switch (v->op) {
+    case OP_CONTRACT:
+        if (v->coef != 1) {
+            num_literal(E->out, v->coef);
+            put(E, " * ");
+        }
+        if (nsum)
+            put(E, "tx_acc");
+        else
+            put_product(E, v);
+        break;
+    case OP_ADD:
+        for (int i = 0; i < v->nin; i++) {
+            double c = v->coef_in[i];
+            if (i || c < 0)
+                put(E, c < 0 ? " - " : " + ");
+            if (c != 1 && c != -1) {
+                num_literal(E->out, c < 0 ? -c : c);
+                put(E, " * ");
+            }
+            put(E, "(double)");
+            put_access(E, v->in[i]);
+        }
+        break;
+    case OP_MAP:
+        put_pow(E, v->in[0], v->fn_arg);
+        break;
+    default:
+        TX_ASSERT(0);
+    }
+    put(E, ");\n");
+    depth--;
+    put(E, "%*s}\n", 4 * depth, "");
+    put(E, "    }\n");
+}
+
+static void emit_store(emitter *E, const g_value *s)
+{
+    sym *var = SP(E)->vars[s->var];
+    int depth = 2;
+    put(E, "    { /* %%%d */\n", s->id);
+    open_loops(E, s->store_label, s->ext, s->rank, &depth);
+    put(E, "%*s", 4 * depth, "");
+    put_var(E, s->var);
+    put(E, "[");
+    if (s->rank == 0)
+        put(E, "0");
+    for (int i = 0; i < s->rank - 1; i++)
+        put(E, "(");
+    for (int i = 0; i < s->rank; i++) {
+        if (i) {
+            put(E, ")*");
+            put_extent(E, s->ext[i]);
+            put(E, " + ");
+        }
+        put_label(E, s->store_label[i]);
+    }
+    put(E, "] %s (%s)", s->store_op == '=' ? "=" : s->store_op == '+' ? "+=" : "-=", ctype(var->dt));
+    put_access(E, s->in[0]);
+    put(E, ";\n    }\n");
+}
+
+/* Code that sets tx_n to the element count of a buffer with extents EXT,
+   returning error CODE if it overflows. */
+static void emit_size(emitter *E, const tx_extent *ext, int rank, size_t elem, int code)
+{
+    put(E, "    tx_n = 1;\n");
+    for (int i = 0; i < rank; i++) {
+        put(E, "    if (!tx_mul_ok(tx_n, ");
+        put_extent(E, ext[i]);
+        put(E, ", &tx_n)) { tx_status = %d; goto tx_done; }\n", code);
+    }
+    put(E, "    if (!tx_mul_ok(tx_n, %zu, &tx_n)) { tx_status = %d; goto tx_done; }\n", elem, code);
+}
+
+static void emit_prelude(emitter *E)
+{
+    put(E, "/* Generated by txc %s from %s. Do not edit. */\n", TX_VERSION_STRING,
+        SP(E)->cst->src->name ? "a .tx program" : "a .tx program");
+    if (E->o->jit) {
+        put(E, "typedef long int64_t;\n"
+               "void *malloc(unsigned long);\n"
+               "void free(void *);\n"
+               "double pow(double, double);\n"
+               "double tx_rt_now(void);\n");
+    } else {
+        put(E, "#include <stdint.h>\n#include <stdlib.h>\n");
+        put(E, "#include <math.h>\n");
+    }
+    put(E, "\nstatic int tx_mul_ok(int64_t a, int64_t b, int64_t *r)\n"
+           "{\n"
+           "    if (a < 0 || b < 0 || (b != 0 && a > (int64_t)0x7fffffffffffffff / b))\n"
+           "        return 0;\n"
+           "    *r = a * b;\n"
+           "    return 1;\n"
+           "}\n\n");
+}
+
+static void emit_signature(emitter *E)
+{
+    sema_program *S = SP(E);
+    if (E->o->jit) {
+        put(E, "int tx_entry(void *const *tx_args)\n{\n");
+        int k = 0;
+        for (int i = 0; i < S->ntensors; i++, k++) {
+            sym *t = S->tensors[i];
+            put(E, "    %s%s *", t->io == IO_IN ? "const " : "", ctype(t->dt));
+            put_var(E, t->var);
+            put(E, " = (%s%s *)tx_args[%d];\n", t->io == IO_IN ? "const " : "", ctype(t->dt), k);
+        }
+        if (E->o->timing)
+            put(E, "    double *tx_times = (double *)tx_args[%d];\n    double tx_t0;\n", k);
+        return;
+    }
+    put(E, "int %s(", E->o->fn_name);
+    int first = 1;
+    for (int i = 0; i < S->nsym_dims; i++) {
+        put(E, "%sint64_t ", first ? "" : ", ");
+        mangle_name(E->out, "d_", S->sym_dims[i]->name);
+        first = 0;
+    }
+    for (int i = 0; i < S->ntensors; i++) {
+        sym *t = S->tensors[i];
+        put(E, "%s%s%s *", first ? "" : ",\n        ", t->io == IO_IN ? "const " : "", ctype(t->dt));
+        put_var(E, t->var);
+        first = 0;
+    }
+    if (first)
+        put(E, "void");
+    put(E, ")\n{\n");
+}
+
+int emit_c(graph *g, const emit_options *o, tx_buf *out, emit_error **errs, int *nerrs)
+{
+    emitter E = {.g = g, .o = o, .out = out};
+    sema_program *S = g->S;
+    int oom = add_error(&E, "out of memory");
+    emit_prelude(&E);
+
+    /* the body first, into its own buffer: the error table it builds goes
+       before it in standalone C */
+    tx_buf body = {0};
+    E.out = &body;
+    emit_signature(&E);
+    put(&E, "    int tx_status = 0;\n    int64_t tx_n;\n");
+    for (int i = 0; i < S->nvars; i++) {
+        sym *t = S->vars[i];
+        if (t->io == IO_TMP || t->io == IO_LET) {
+            put(&E, "    %s *", ctype(t->dt));
+            put_var(&E, i);
+            put(&E, " = 0;\n");
+        }
+    }
+    for (int k = 0; k < g->n; k++)
+        if (is_computed(g->v[k]) && !g->v[k]->dead)
+            put(&E, "    %s *tx_v%d = 0;\n", ctype(g->v[k]->dt), k);
+    put(&E, "    (void)tx_n;\n");
+
+    /* checks on the extents, before any memory is touched */
+    for (int i = 0; !o->jit && i < S->nsym_dims; i++) {
+        char msg[600];
+        snprintf(msg, sizeof msg, "dim '%s' is negative", S->sym_dims[i]->name);
+        put(&E, "    if (");
+        mangle_name(&body, "d_", S->sym_dims[i]->name);
+        put(&E, " < 0) return %d;\n", add_error(&E, msg));
+    }
+    for (int k = 0; k < g->n; k++) {
+        g_value *v = g->v[k];
+        if (v->op != OP_INDEX)
+            continue;
+        const g_value *w = v->in[0];
+        for (int m = 0; m < w->rank; m++) {
+            if (v->idx_label[m] >= 0 || w->ext[m].dim < 0)
+                continue;
+            char msg[800];
+            snprintf(msg, sizeof msg, "%s:%u:%u: index %lld is out of range for mode %d of '%s'",
+                     S->cst->src->name, v->chip_span[m].line, v->chip_span[m].col,
+                     (long long)v->idx_chip[m], m, S->vars[w->var]->name);
+            put(&E, "    if (!(%lld < ", (long long)v->idx_chip[m]);
+            put_extent(&E, w->ext[m]);
+            put(&E, ")) return %d;\n", add_error(&E, msg));
+        }
+    }
+    /* sizes (overflow-checked) and allocations */
+    for (int i = 0; i < S->nvars; i++) {
+        sym *t = S->vars[i];
+        char msg[600];
+        snprintf(msg, sizeof msg, "the size of '%s' overflows", t->name);
+        int code = add_error(&E, msg);
+        emit_size(&E, t->ext, t->rank, t->dt == DT_F32 ? 4 : 8, code);
+        if (t->io == IO_TMP || t->io == IO_LET) {
+            put(&E, "    ");
+            put_var(&E, i);
+            put(&E, " = (%s *)malloc(tx_n ? (unsigned long)tx_n : 1);\n    if (!", ctype(t->dt));
+            put_var(&E, i);
+            put(&E, ") { tx_status = %d; goto tx_done; }\n", oom);
+        }
+    }
+    for (int k = 0; k < g->n; k++) {
+        g_value *v = g->v[k];
+        if (!is_computed(v) || v->dead)
+            continue;
+        int code = add_error(&E, "the size of an intermediate overflows");
+        emit_size(&E, v->ext, v->rank, v->dt == DT_F32 ? 4 : 8, code);
+        put(&E, "    tx_v%d = (%s *)malloc(tx_n ? (unsigned long)tx_n : 1);\n", k, ctype(v->dt));
+        put(&E, "    if (!tx_v%d) { tx_status = %d; goto tx_done; }\n", k, oom);
+    }
+
+    /* the statements */
+    int cur_stmt = -2;
+    for (int k = 0; k < g->n; k++) {
+        g_value *v = g->v[k];
+        if (v->dead || v->op == OP_INPUT || v->op == OP_CONST || v->op == OP_INDEX)
+            continue;
+        if (v->stmt != cur_stmt) {
+            if (o->timing && cur_stmt >= 0)
+                put(&E, "    tx_times[%d] += tx_rt_now() - tx_t0;\n", cur_stmt);
+            cur_stmt = v->stmt;
+            put(&E, "\n    /* statement %d, line %u */\n", v->stmt + 1, v->span.line);
+            if (o->timing)
+                put(&E, "    tx_t0 = tx_rt_now();\n");
+        }
+        if (v->op == OP_STORE)
+            emit_store(&E, v);
+        else
+            emit_compute(&E, v);
+    }
+    if (o->timing && cur_stmt >= 0)
+        put(&E, "    tx_times[%d] += tx_rt_now() - tx_t0;\n", cur_stmt);
+
+    put(&E, "\ntx_done:\n");
+    for (int i = 0; i < S->nvars; i++)
+        if (S->vars[i]->io == IO_TMP || S->vars[i]->io == IO_LET) {
+            put(&E, "    free(");
+            put_var(&E, i);
+            put(&E, ");\n");
+        }
+    for (int k = 0; k < g->n; k++)
+        if (is_computed(g->v[k]) && !g->v[k]->dead)
+            put(&E, "    free(tx_v%d);\n", k);
+    put(&E, "    return tx_status;\n}\n");
+
+    E.out = out;
+    if (!o->jit) {
+        put(&E, "const char *%s_error(int code)\n{\n    switch (code) {\n    case 0: return \"success\";\n",
+            o->fn_name);
+        for (int i = 0; i < E.nerrs; i++) {
+            put(&E, "    case %d: return ", E.errs[i].code);
+            string_literal(out, E.errs[i].msg);
+            put(&E, ";\n");
+        }
+        put(&E, "    default: return \"unknown error\";\n    }\n}\n\n");
+    }
+    if (!o->jit && !E.uses_pow) {
+        /* drop the unused math.h include to keep the file minimal? keep it:
+           harmless, and -lm is documented as the most a program needs */
+    }
+    buf_put(out, body.p ? body.p : "", body.len);
+    int failed = body.oom || out->oom;
+    buf_free(&body);
+    if (errs)
+        *errs = E.errs;
+    if (nerrs)
+        *nerrs = E.nerrs;
+    return failed ? -1 : 0;
+}
+
+int emit_header(graph *g, const emit_options *o, tx_buf *out)
+{
+    emitter E = {.g = g, .o = o, .out = out};
+    sema_program *S = g->S;
+    tx_buf guard = {0};
+    buf_puts(&guard, "TX_GENERATED_");
+    for (const char *p = o->fn_name; *p; p++)
+        buf_printf(&guard, "%c", (*p >= 'a' && *p <= 'z') ? *p - 32 : *p);
+    buf_puts(&guard, "_H");
+    put(&E, "/* Generated by txc %s. Do not edit. */\n#ifndef %s\n#define %s\n\n#include <stdint.h>\n\n",
+        TX_VERSION_STRING, guard.p, guard.p);
+    put(&E, "/*\n * %s: computes the program's outputs from its inputs.\n *\n * Parameters, in order:\n",
+        o->fn_name);
+    for (int i = 0; i < S->nsym_dims; i++) {
+        put(&E, " *   ");
+        mangle_name(out, "d_", S->sym_dims[i]->name);
+        put(&E, "  int64_t: the extent of dim %s\n", S->sym_dims[i]->name);
+    }
+    for (int i = 0; i < S->ntensors; i++) {
+        sym *t = S->tensors[i];
+        put(&E, " *   ");
+        put_var(&E, t->var);
+        put(&E, "  %s %s *: %s %s %s[", t->io == IO_IN ? "const" : "", ctype(t->dt),
+            t->io == IO_IN ? "in" : t->io == IO_OUT ? "out" : "inout", t->dt == DT_F32 ? "f32" : "f64",
+            t->name);
+        for (int m = 0; m < t->rank; m++) {
+            if (m)
+                put(&E, ",");
+            if (t->ext[m].dim >= 0)
+                put(&E, "%s", S->dims[t->ext[m].dim]->name);
+            else
+                put(&E, "%lld", (long long)t->ext[m].value);
+        }
+        put(&E, "], row-major%s\n", t->rank == 0 ? " (one element)" : "");
+    }
+    put(&E, " *\n * Returns 0 on success, or a code that %s_error() describes.\n */\n", o->fn_name);
+    put(&E, "int %s(", o->fn_name);
+    int first = 1;
+    for (int i = 0; i < S->nsym_dims; i++) {
+        put(&E, "%sint64_t ", first ? "" : ", ");
+        mangle_name(out, "d_", S->sym_dims[i]->name);
+        first = 0;
+    }
+    for (int i = 0; i < S->ntensors; i++) {
+        sym *t = S->tensors[i];
+        put(&E, "%s%s%s *", first ? "" : ",\n        ", t->io == IO_IN ? "const " : "", ctype(t->dt));
+        put_var(&E, t->var);
+        first = 0;
+    }
+    if (first)
+        put(&E, "void");
+    put(&E, ");\n\n/* What a non-zero return code of %s() means. */\nconst char *%s_error(int code);\n\n#endif\n",
+        o->fn_name, o->fn_name);
+    buf_free(&guard);
+    return out->oom ? -1 : 0;
+}

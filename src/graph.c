@@ -1,0 +1,313 @@
+/*
+ * graph.c — the OpGraph: an SSA list of values in topological order
+ * (matcha's Lambda, spidr's labelled node list). Each value is one op on
+ * labelled, shaped tensor values. graph_check states every invariant the
+ * passes and the emitter rely on; it runs after lowering and after every
+ * pass.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "tx.h"
+
+graph *graph_new(tx_arena *a, sema_program *S)
+{
+    graph *g = arena_alloc(a, sizeof *g);
+    g->arena = a;
+    g->S = S;
+    g->label_names = S->cst->label_names;
+    return g;
+}
+
+g_value *graph_value(graph *g, op_kind op)
+{
+    g_value *v = arena_alloc(g->arena, sizeof *v);
+    v->op = op;
+    v->id = -1;
+    return v;
+}
+
+g_value *graph_add(graph *g, g_value *v)
+{
+    if (g->n == g->cap) {
+        int cap = g->cap ? g->cap * 2 : 64;
+        g_value **nv = arena_alloc(g->arena, sizeof(g_value *) * (size_t)cap);
+        if (g->n)
+            memcpy(nv, g->v, sizeof(g_value *) * (size_t)g->n);
+        g->v = nv;
+        g->cap = cap;
+    }
+    v->id = g->n;
+    g->v[g->n++] = v;
+    for (int i = 0; i < v->nin; i++)
+        v->in[i]->nuses++;
+    return v;
+}
+
+const char *graph_label_name(const graph *g, int label)
+{
+    return label >= 0 ? g->label_names[label] : "?";
+}
+
+static int has_label(const g_value *v, int l)
+{
+    for (int i = 0; i < v->rank; i++)
+        if (v->label[i] == l)
+            return i;
+    return -1;
+}
+
+#define FAIL(...) do { snprintf(msg, msglen, __VA_ARGS__); return -1; } while (0)
+
+int graph_check(const graph *g, char *msg, size_t msglen)
+{
+    for (int k = 0; k < g->n; k++) {
+        const g_value *v = g->v[k];
+        if (v->id != k)
+            FAIL("%%%d: id is %d", k, v->id);
+        if (v->rank < 0 || v->rank > TX_MAX_MODES)
+            FAIL("%%%d: rank %d", k, v->rank);
+        for (int i = 0; i < v->nin; i++) {
+            const g_value *w = v->in[i];
+            if (!w || w->id < 0 || w->id >= k || g->v[w->id] != w)
+                FAIL("%%%d: operand %d is not an earlier value", k, i);
+        }
+        int labelled = v->op != OP_INPUT && v->op != OP_STORE;
+        for (int i = 0; i < v->rank; i++) {
+            if (labelled && v->label[i] < 0)
+                FAIL("%%%d: mode %d has no label", k, i);
+            if (!labelled && v->label[i] != -1)
+                FAIL("%%%d: a variable value has labelled modes", k);
+            for (int j = 0; j < i; j++)
+                if (labelled && v->label[j] == v->label[i])
+                    FAIL("%%%d: label %s twice", k, graph_label_name(g, v->label[i]));
+        }
+        /* every operand label has the same extent here as there */
+        if (labelled && v->op != OP_INDEX)
+            for (int i = 0; i < v->nin; i++) {
+                const g_value *w = v->in[i];
+                for (int m = 0; m < w->rank; m++) {
+                    int p = has_label(v, w->label[m]);
+                    if (p >= 0 && !ext_eq(v->ext[p], w->ext[m]))
+                        FAIL("%%%d: label %s has two extents", k, graph_label_name(g, w->label[m]));
+                }
+            }
+        switch (v->op) {
+        case OP_INPUT:
+            if (v->nin != 0)
+                FAIL("%%%d: input with operands", k);
+            break;
+        case OP_CONST:
+            if (v->nin != 0 || v->rank != 0)
+                FAIL("%%%d: const is not a scalar", k);
+            break;
+        case OP_INDEX: {
+            const g_value *w = v->in[0];
+            if (v->nin != 1 || (w->op != OP_INPUT && w->op != OP_STORE))
+                FAIL("%%%d: index of a value that is not a variable", k);
+            for (int m = 0; m < w->rank; m++) {
+                int l = v->idx_label[m];
+                if (l < 0)
+                    continue;
+                int p = has_label(v, l);
+                if (p < 0)
+                    FAIL("%%%d: index label %s is not a mode", k, graph_label_name(g, l));
+                if (!ext_eq(v->ext[p], w->ext[m]))
+                    FAIL("%%%d: index label %s has the wrong extent", k, graph_label_name(g, l));
+            }
+            break;
+        }
+        case OP_CONTRACT: {
+            labelset all = {{0}}, out = {{0}};
+            for (int i = 0; i < v->nin; i++) {
+                if (v->coef_in[i] != 1 && v->coef_in[i] != -1)
+                    FAIL("%%%d: exponent %g", k, v->coef_in[i]);
+                for (int m = 0; m < v->in[i]->rank; m++)
+                    ls_add(&all, v->in[i]->label[m]);
+            }
+            for (int i = 0; i < v->rank; i++)
+                ls_add(&out, v->label[i]);
+            if (!ls_eq(ls_inter(all, out), out))
+                FAIL("%%%d: an output label comes from no operand", k);
+            if (!ls_eq(ls_minus(all, out), v->summed))
+                FAIL("%%%d: summed labels are not the operands' labels less the output's", k);
+            break;
+        }
+        case OP_ADD:
+        case OP_MAP:
+            for (int i = 0; i < v->nin; i++)
+                for (int m = 0; m < v->in[i]->rank; m++)
+                    if (has_label(v, v->in[i]->label[m]) < 0)
+                        FAIL("%%%d: operand %d label %s is not an output label", k, i,
+                             graph_label_name(g, v->in[i]->label[m]));
+            if (v->op == OP_MAP && (v->nin != 1 || v->rank != v->in[0]->rank))
+                FAIL("%%%d: map changes the shape", k);
+            break;
+        case OP_STORE: {
+            const g_value *w = v->in[0];
+            for (int m = 0; m < w->rank; m++) {
+                int found = 0;
+                for (int i = 0; i < v->rank; i++)
+                    if (v->store_label[i] == w->label[m]) {
+                        found = 1;
+                        if (!ext_eq(v->ext[i], w->ext[m]))
+                            FAIL("%%%d: stored label %s has the wrong extent", k,
+                                 graph_label_name(g, w->label[m]));
+                    }
+                if (!found)
+                    FAIL("%%%d: stored value has label %s the target lacks", k,
+                         graph_label_name(g, w->label[m]));
+            }
+            if (v->store_op != '=' && (v->nin != 2 || v->in[1]->var != v->var))
+                FAIL("%%%d: accumulation without the previous value", k);
+            break;
+        }
+        }
+    }
+    return 0;
+}
+
+/* ---- printing ---- */
+
+static void print_extent(const graph *g, tx_buf *o, tx_extent e)
+{
+    if (e.dim >= 0)
+        buf_puts(o, g->S->dims[e.dim]->name);
+    else
+        buf_printf(o, "%lld", (long long)e.value);
+}
+
+static void print_type(const graph *g, tx_buf *o, const g_value *v)
+{
+    buf_puts(o, v->dt == DT_F32 ? "f32" : "f64");
+    buf_puts(o, "[");
+    for (int i = 0; i < v->rank; i++) {
+        if (i)
+            buf_puts(o, ",");
+        if (v->label[i] >= 0)
+            buf_printf(o, "%s:", graph_label_name(g, v->label[i]));
+        print_extent(g, o, v->ext[i]);
+    }
+    buf_puts(o, "]");
+}
+
+static void print_labelset(const graph *g, tx_buf *o, labelset s)
+{
+    int first = 1;
+    for (int id = 0; id < TX_MAX_LABELS; id++)
+        if (ls_has(&s, id)) {
+            buf_printf(o, "%s%s", first ? "" : ",", graph_label_name(g, id));
+            first = 0;
+        }
+}
+
+static const char *var_name(const graph *g, int var)
+{
+    return g->S->vars[var]->name;
+}
+
+static void print_op(const graph *g, tx_buf *o, const g_value *v, int dot)
+{
+    const char *sep = dot ? "\n" : " ";
+    switch (v->op) {
+    case OP_INPUT:
+        buf_printf(o, "input %s", var_name(g, v->var));
+        break;
+    case OP_CONST:
+        buf_printf(o, "const %.17g", v->coef);
+        break;
+    case OP_INDEX: {
+        buf_printf(o, "index %%%d(\"", v->in[0]->id);
+        for (int m = 0; m < v->in[0]->rank; m++) {
+            if (m)
+                buf_puts(o, ",");
+            if (v->idx_label[m] >= 0)
+                buf_puts(o, graph_label_name(g, v->idx_label[m]));
+            else
+                buf_printf(o, "%lld", (long long)v->idx_chip[m]);
+        }
+        buf_puts(o, "\")");
+        break;
+    }
+    case OP_CONTRACT:
+        buf_puts(o, "contract ");
+        if (v->coef != 1)
+            buf_printf(o, "%.17g * ", v->coef);
+        for (int i = 0; i < v->nin; i++)
+            buf_printf(o, "%s%%%d", i == 0 ? (v->coef_in[i] < 0 ? "1 / " : "")
+                                           : (v->coef_in[i] < 0 ? " / " : " * "),
+                       v->in[i]->id);
+        if (!ls_empty(v->summed)) {
+            buf_printf(o, "%sover ", sep);
+            print_labelset(g, o, v->summed);
+        }
+        break;
+    case OP_ADD:
+        buf_puts(o, "add ");
+        for (int i = 0; i < v->nin; i++) {
+            double c = v->coef_in[i];
+            if (i)
+                buf_puts(o, c < 0 ? " - " : " + ");
+            else if (c < 0)
+                buf_puts(o, "-");
+            if (c != 1 && c != -1)
+                buf_printf(o, "%.17g * ", c < 0 ? -c : c);
+            buf_printf(o, "%%%d", v->in[i]->id);
+        }
+        break;
+    case OP_MAP:
+        buf_printf(o, "map %%%d ^ %.17g", v->in[0]->id, v->fn_arg);
+        break;
+    case OP_STORE:
+        buf_printf(o, "store %s(\"", var_name(g, v->var));
+        for (int i = 0; i < v->rank; i++)
+            buf_printf(o, "%s%s", i ? "," : "", graph_label_name(g, v->store_label[i]));
+        buf_printf(o, "\") %s %%%d", v->store_op == '=' ? "=" : v->store_op == '+' ? "+=" : "-=",
+                   v->in[0]->id);
+        break;
+    }
+}
+
+/* Escapes text for a DOT double-quoted label. */
+static void dot_escape(tx_buf *o, const char *s)
+{
+    for (; *s; s++) {
+        if (*s == '\n') {
+            buf_puts(o, "\\n");
+            continue;
+        }
+        if (*s == '"' || *s == '\\')
+            buf_put(o, "\\", 1);
+        buf_put(o, s, 1);
+    }
+}
+
+void graph_print(const graph *g, tx_buf *out, int dot)
+{
+    if (dot)
+        buf_puts(out, "digraph opgraph {\n  node [shape=box, fontname=\"monospace\"];\n");
+    for (int k = 0; k < g->n; k++) {
+        const g_value *v = g->v[k];
+        if (v->dead)
+            continue;
+        tx_buf line = {0};
+        print_op(g, &line, v, dot);
+        buf_puts(&line, dot ? "\n" : " : ");
+        print_type(g, &line, v);
+        if (dot) {
+            buf_printf(out, "  v%d [label=\"%%%d = ", k, k);
+            dot_escape(out, line.p ? line.p : "");
+            buf_printf(out, "\"%s];\n", v->nuses > 1 ? ", style=bold" : "");
+            for (int i = 0; i < v->nin; i++)
+                buf_printf(out, "  v%d -> v%d;\n", v->in[i]->id, k);
+        } else {
+            buf_printf(out, "%%%d = %s", k, line.p ? line.p : "");
+            if (v->nuses > 1)
+                buf_printf(out, "   (%d uses)", v->nuses);
+            buf_puts(out, "\n");
+        }
+        buf_free(&line);
+    }
+    if (dot)
+        buf_puts(out, "}\n");
+}

@@ -1,0 +1,481 @@
+/*
+ * lower.c — from the checked CST to the OpGraph: where the summation rule
+ * of tx(5) §4.1 is decided.
+ *
+ * lower(N, K) produces a value for CST node N that carries exactly the
+ * labels of N that are in K, the labels the rest of the statement needs
+ * from N. A label of N outside K occurs nowhere else, so it is summed
+ * inside N, at the lowest product that contains all of its occurrences:
+ *
+ *  - A product chain (*, /, unary -, numbers) becomes one n-ary contraction.
+ *    Each factor keeps the labels the target or another factor uses; the
+ *    rest are summed inside the factor (pushing a sum into the only factor
+ *    that has the label is exact). A denominator is an elementwise
+ *    reciprocal, so a label that no product inside it can close is kept
+ *    and summed at the contraction, after the division.
+ *  - A sum (+, -) evaluates each operand against its own target: the sum's
+ *    labels that K keeps. An operand's other labels are summed within it,
+ *    and a target label an operand lacks broadcasts it.
+ *  - An elementwise function (^) is transparent: labels that no product in
+ *    its argument can close are summed after it (sum of squares).
+ *  - A bare let is lowered once per distinct keep set (normally once) and
+ *    that value is shared by every use: the DAG of the CST becomes shared
+ *    SSA values.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "tx.h"
+#include "parser.h"
+
+typedef struct memo {
+    cst_node *let;
+    labelset keep;
+    g_value *v;
+    struct memo *next;
+} memo;
+
+typedef struct {
+    sema_program *S;
+    graph *g;
+    tx_diag *diag;
+    g_value **cur;   /* current value of each tensor variable */
+    cst_stmt *st;    /* statement being lowered */
+    int stmt_no;
+    int pref[TX_MAX_LABELS]; /* label order preference for this statement */
+    memo *memos;
+} lowerer;
+
+static g_value *lower(lowerer *L, cst_node *n, labelset keep);
+
+/* Fills V's labels and extents from set LS, in the statement's preferred
+   order (target labels first, in target order). */
+static void set_labels(lowerer *L, g_value *v, labelset ls)
+{
+    int ids[TX_MAX_LABELS], n = 0;
+    for (int id = 0; id < L->S->cst->nlabel_names; id++)
+        if (ls_has(&ls, id))
+            ids[n++] = id;
+    for (int i = 1; i < n; i++) /* insertion sort by preference */
+        for (int j = i; j > 0 && L->pref[ids[j]] < L->pref[ids[j - 1]]; j--) {
+            int t = ids[j];
+            ids[j] = ids[j - 1];
+            ids[j - 1] = t;
+        }
+    TX_ASSERT(n <= TX_MAX_MODES);
+    v->rank = n;
+    for (int i = 0; i < n; i++) {
+        v->label[i] = ids[i];
+        v->ext[i] = L->st->lab_ext[ids[i]];
+    }
+}
+
+static labelset value_labels(const g_value *v)
+{
+    labelset s = {{0}};
+    for (int i = 0; i < v->rank; i++)
+        if (v->label[i] >= 0)
+            ls_add(&s, v->label[i]);
+    return s;
+}
+
+static g_value *new_value(lowerer *L, op_kind op, int nin, tx_span span)
+{
+    g_value *v = graph_value(L->g, op);
+    v->nin = nin;
+    v->in = nin ? arena_alloc(L->g->arena, sizeof(g_value *) * (size_t)nin) : NULL;
+    v->coef_in = nin ? arena_alloc(L->g->arena, sizeof(double) * (size_t)nin) : NULL;
+    v->stmt = L->st ? L->st->index : -1;
+    v->span = span;
+    v->coef = 1;
+    return v;
+}
+
+static dtype join_dt(dtype a, dtype b) { return a == DT_F64 || b == DT_F64 ? DT_F64 : DT_F32; }
+
+/* Sums V over its labels outside KEEP; V itself if there are none. */
+static g_value *sum_out(lowerer *L, g_value *v, labelset keep, tx_span span)
+{
+    labelset have = value_labels(v);
+    labelset out = ls_inter(have, keep);
+    if (ls_eq(out, have))
+        return v;
+    g_value *c = new_value(L, OP_CONTRACT, 1, span);
+    c->in[0] = v;
+    c->coef_in[0] = 1;
+    c->dt = v->dt;
+    c->summed = ls_minus(have, out);
+    set_labels(L, c, out);
+    return graph_add(L->g, c);
+}
+
+/* Labels of N that some product inside N (or N itself) can close. */
+static labelset closable(cst_node *n)
+{
+    switch (n->kind) {
+    case CST_MUL: case CST_DIV: case CST_ADD: case CST_SUB:
+        return n->ls;
+    case CST_NEG: case CST_POW: case CST_LET:
+        return closable(n->a);
+    default: {
+        labelset none = {{0}};
+        return none;
+    }
+    }
+}
+
+static g_value *const_value(lowerer *L, double x, tx_span span)
+{
+    g_value *c = new_value(L, OP_CONST, 0, span);
+    c->coef = x;
+    c->dt = DT_F32; /* a number does not widen the computation */
+    return graph_add(L->g, c);
+}
+
+static g_value *lower_ref(lowerer *L, cst_node *n, labelset keep)
+{
+    sym *t = n->sym;
+    g_value *base = L->cur[t->var];
+    TX_ASSERT(base);
+    if (t->rank == 0)
+        return base;
+    g_value *v = new_value(L, OP_INDEX, 1, n->span);
+    v->in[0] = base;
+    v->coef_in[0] = 1;
+    v->dt = t->dt;
+    int r = 0;
+    for (int i = 0; i < n->nlabels; i++) {
+        cst_label *l = &n->labels[i];
+        v->idx_label[i] = l->label;
+        v->idx_chip[i] = l->chip;
+        v->chip_span[i] = l->span;
+        if (l->label < 0)
+            continue;
+        int seen = 0;
+        for (int j = 0; j < r; j++)
+            if (v->label[j] == l->label)
+                seen = 1;
+        if (!seen) { /* labels in order of appearance: no copy for A("i,j") */
+            v->label[r] = l->label;
+            v->ext[r] = t->ext[i];
+            r++;
+        }
+    }
+    v->rank = r;
+    graph_add(L->g, v);
+    return sum_out(L, v, keep, n->span);
+}
+
+typedef struct {
+    cst_node *node[4096];
+    double exp[4096];
+    g_value *val[4096];
+    int n;
+    double coef;
+} factors;
+
+/* Flattens a product chain into factors. Returns -1 if there are too many. */
+static int collect_factors(cst_node *n, factors *f)
+{
+    if (n->is_number) {
+        f->coef *= n->num;
+        return 0;
+    }
+    switch (n->kind) {
+    case CST_MUL:
+        return collect_factors(n->a, f) < 0 ? -1 : collect_factors(n->b, f);
+    case CST_DIV:
+        if (collect_factors(n->a, f) < 0)
+            return -1;
+        if (n->b->is_number) {
+            f->coef /= n->b->num;
+            return 0;
+        }
+        if (f->n == 4096)
+            return -1;
+        f->node[f->n] = n->b;
+        f->exp[f->n++] = -1;
+        return 0;
+    case CST_NEG:
+        f->coef = -f->coef;
+        return collect_factors(n->a, f);
+    default:
+        if (f->n == 4096)
+            return -1;
+        f->node[f->n] = n;
+        f->exp[f->n++] = 1;
+        return 0;
+    }
+}
+
+static g_value *lower_product(lowerer *L, cst_node *n, labelset keep)
+{
+    factors *f = malloc(sizeof *f);
+    if (!f)
+        return NULL;
+    f->n = 0;
+    f->coef = 1;
+    if (collect_factors(n, f) < 0) {
+        diag_error(L->diag, n->span, "a product of more than 4096 factors");
+        free(f);
+        return NULL;
+    }
+    g_value **vals = f->val;
+    labelset all = {{0}};
+    dtype dt = DT_F32;
+    for (int i = 0; i < f->n; i++) {
+        labelset others = {{0}};
+        for (int j = 0; j < f->n; j++)
+            if (j != i)
+                others = ls_union(others, f->node[j]->ls);
+        labelset k = ls_inter(f->node[i]->ls, ls_union(keep, others));
+        if (f->exp[i] < 0)
+            k = ls_union(k, ls_minus(f->node[i]->ls, closable(f->node[i])));
+        vals[i] = lower(L, f->node[i], k);
+        if (!vals[i]) {
+            free(f);
+            return NULL;
+        }
+        all = ls_union(all, value_labels(vals[i]));
+        dt = join_dt(dt, vals[i]->dt);
+    }
+    if (f->n == 1 && f->exp[0] > 0 && f->coef == 1) {
+        g_value *v = vals[0];
+        free(f);
+        return v;
+    }
+    if (f->n == 0) {
+        g_value *v = const_value(L, f->coef, n->span);
+        free(f);
+        return v;
+    }
+    g_value *c = new_value(L, OP_CONTRACT, f->n, n->span);
+    for (int i = 0; i < f->n; i++) {
+        c->in[i] = vals[i];
+        c->coef_in[i] = f->exp[i];
+    }
+    c->coef = f->coef;
+    c->dt = dt;
+    labelset out = ls_inter(all, keep);
+    c->summed = ls_minus(all, out);
+    set_labels(L, c, out);
+    free(f);
+    return graph_add(L->g, c);
+}
+
+typedef struct {
+    cst_node *node[4096];
+    double sign[4096];
+    int n;
+    double constant;
+} terms;
+
+static int collect_terms(cst_node *n, double sign, terms *t)
+{
+    if (n->is_number) {
+        t->constant += sign * n->num;
+        return 0;
+    }
+    if (n->kind == CST_ADD || n->kind == CST_SUB) {
+        if (collect_terms(n->a, sign, t) < 0)
+            return -1;
+        return collect_terms(n->b, n->kind == CST_SUB ? -sign : sign, t);
+    }
+    if (t->n == 4096)
+        return -1;
+    t->node[t->n] = n;
+    t->sign[t->n++] = sign;
+    return 0;
+}
+
+static g_value *lower_sum(lowerer *L, cst_node *n, labelset keep)
+{
+    terms *t = malloc(sizeof *t);
+    if (!t)
+        return NULL;
+    t->n = 0;
+    t->constant = 0;
+    if (collect_terms(n, 1, t) < 0) {
+        diag_error(L->diag, n->span, "a sum of more than 4096 terms");
+        free(t);
+        return NULL;
+    }
+    labelset target = ls_inter(n->ls, keep);
+    int nin = t->n + (t->constant != 0);
+    g_value *a = new_value(L, OP_ADD, nin, n->span);
+    dtype dt = DT_F32;
+    for (int i = 0; i < t->n; i++) {
+        g_value *v = lower(L, t->node[i], ls_inter(t->node[i]->ls, target));
+        if (!v) {
+            free(t);
+            return NULL;
+        }
+        a->in[i] = v;
+        a->coef_in[i] = t->sign[i];
+        dt = join_dt(dt, v->dt);
+    }
+    if (t->constant != 0) {
+        a->in[t->n] = const_value(L, t->constant, n->span);
+        a->coef_in[t->n] = 1;
+    }
+    a->dt = dt;
+    set_labels(L, a, target);
+    free(t);
+    return graph_add(L->g, a);
+}
+
+static g_value *lower_pow(lowerer *L, cst_node *n, labelset keep)
+{
+    labelset k = ls_union(ls_inter(n->ls, keep), ls_minus(n->a->ls, closable(n->a)));
+    g_value *x = lower(L, n->a, k);
+    if (!x)
+        return NULL;
+    g_value *m = new_value(L, OP_MAP, 1, n->span);
+    m->in[0] = x;
+    m->coef_in[0] = 1;
+    m->fn = MAP_POW;
+    m->fn_arg = n->num;
+    m->dt = x->dt;
+    m->rank = x->rank;
+    memcpy(m->label, x->label, sizeof m->label);
+    memcpy(m->ext, x->ext, sizeof m->ext);
+    graph_add(L->g, m);
+    return sum_out(L, m, keep, n->span);
+}
+
+static g_value *lower_let(lowerer *L, cst_node *n, labelset keep)
+{
+    labelset k = ls_inter(n->ls, keep);
+    for (memo *m = L->memos; m; m = m->next)
+        if (m->let == n && ls_eq(m->keep, k))
+            return m->v;
+    g_value *v = lower(L, n->a, k);
+    if (!v)
+        return NULL;
+    memo *m = arena_alloc(L->g->arena, sizeof *m);
+    m->let = n;
+    m->keep = k;
+    m->v = v;
+    m->next = L->memos;
+    L->memos = m;
+    return v;
+}
+
+static g_value *lower(lowerer *L, cst_node *n, labelset keep)
+{
+    if (n->is_number)
+        return const_value(L, n->num, n->span);
+    switch (n->kind) {
+    case CST_REF:
+        return lower_ref(L, n, keep);
+    case CST_NAME:
+        return L->cur[n->sym->var];
+    case CST_MUL: case CST_DIV: case CST_NEG:
+        return lower_product(L, n, keep);
+    case CST_ADD: case CST_SUB:
+        return lower_sum(L, n, keep);
+    case CST_POW:
+        return lower_pow(L, n, keep);
+    case CST_LET:
+        return lower_let(L, n, keep);
+    default:
+        TX_ASSERT(!"unexpected node in lowering");
+        return NULL;
+    }
+}
+
+/* A value that reads variable VAR's buffer in place (a view or the
+   variable itself). */
+static int reads_var(const g_value *v, int var)
+{
+    if (v->op == OP_INDEX)
+        v = v->in[0];
+    return (v->op == OP_INPUT || v->op == OP_STORE) && v->var == var;
+}
+
+static void begin_stmt(lowerer *L, cst_stmt *st, cst_target *t)
+{
+    L->st = st;
+    for (int i = 0; i < TX_MAX_LABELS; i++)
+        L->pref[i] = TX_MAX_MODES + i;
+    for (int i = 0; t && i < t->nlabels; i++)
+        L->pref[t->labels[i].label] = i;
+}
+
+static int lower_store(lowerer *L, cst_stmt *st, cst_target *t, int op)
+{
+    sym *var = t->sym;
+    labelset keep = {{0}};
+    for (int i = 0; i < t->nlabels; i++)
+        ls_add(&keep, t->labels[i].label);
+    g_value *v = lower(L, st->expr, keep);
+    if (!v)
+        return -1;
+    if (reads_var(v, var->var) && v->rank > 0) {
+        /* C("i,j") = C("j,i"): copy before overwriting the buffer it reads */
+        g_value *c = new_value(L, OP_CONTRACT, 1, st->expr->span);
+        c->in[0] = v;
+        c->coef_in[0] = 1;
+        c->dt = v->dt;
+        set_labels(L, c, value_labels(v));
+        v = graph_add(L->g, c);
+    }
+    g_value *s = new_value(L, OP_STORE, op == '=' ? 1 : 2, st->span);
+    s->in[0] = v;
+    s->coef_in[0] = 1;
+    if (op != '=') {
+        s->in[1] = L->cur[var->var];
+        s->coef_in[1] = 1;
+    }
+    s->store_op = op;
+    s->var = var->var;
+    s->dt = var->dt;
+    s->rank = var->rank;
+    for (int i = 0; i < var->rank; i++) {
+        s->label[i] = -1;
+        s->ext[i] = var->ext[i];
+        s->store_label[i] = t->labels[i].label;
+    }
+    graph_add(L->g, s);
+    L->cur[var->var] = s;
+    return 0;
+}
+
+graph *lower_program(sema_program *S, tx_arena *a, tx_diag *d)
+{
+    graph *g = graph_new(a, S);
+    lowerer L = {.S = S, .g = g, .diag = d};
+    L.cur = arena_alloc(a, sizeof(g_value *) * (size_t)(S->nvars + 1));
+    for (int i = 0; i < S->nvars; i++) {
+        sym *t = S->vars[i];
+        if (t->io != IO_IN && t->io != IO_INOUT)
+            continue;
+        g_value *v = new_value(&L, OP_INPUT, 0, t->span);
+        v->var = i;
+        v->dt = t->dt;
+        v->rank = t->rank;
+        for (int m = 0; m < t->rank; m++) {
+            v->label[m] = -1;
+            v->ext[m] = t->ext[m];
+        }
+        L.cur[i] = graph_add(g, v);
+    }
+    for (cst_stmt *st = S->cst->first; st; st = st->next) {
+        switch (st->kind) {
+        case STMT_ASSIGN:
+            begin_stmt(&L, st, &st->targets[0]);
+            if (lower_store(&L, st, &st->targets[0],
+                            st->op == TK_EQ ? '=' : st->op == TK_PLUSEQ ? '+' : '-') < 0)
+                return NULL;
+            break;
+        case STMT_LET_TENSOR:
+            begin_stmt(&L, st, &st->targets[0]);
+            if (lower_store(&L, st, &st->targets[0], '=') < 0)
+                return NULL;
+            break;
+        default: /* declarations; bare lets are lowered at their uses */
+            break;
+        }
+    }
+    return g;
+}

@@ -1,0 +1,671 @@
+/*
+ * main.c — txc, the command line over libtensorexpr (txc(1)). The only
+ * file that prints or exits.
+ *
+ *   txc FILE.tx [-o OUT.c] [--header OUT.h] [--name FN] [-O0|-O1|-O2] [--no-blas]
+ *   txc run FILE.tx NAME=FILE.npy ... [-D n=64 ...] [--random] [--time] [-O..]
+ *   txc graph FILE.tx [--dot] [-O0|-O1|-O2]
+ *   txc check FILE.tx
+ *
+ * Exit status: 0 success, 1 the program has errors, 2 bad usage, 3 a
+ * run-time failure. Output files are written aside and renamed into place
+ * only after everything succeeded, so a failed run loses nothing.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tensorexpr.h"
+#include "npy.h"
+
+enum { EXIT_PROGRAM = 1, EXIT_USAGE = 2, EXIT_RUNTIME = 3 };
+
+static const char usage_text[] =
+    "usage: txc FILE.tx [-o OUT.c] [--header OUT.h] [--name FN] [-O0|-O1|-O2] [--no-blas]\n"
+    "       txc run FILE.tx NAME=FILE.npy ... [-D dim=N ...] [--random] [--time] [-O0|-O1|-O2]\n"
+    "       txc graph FILE.tx [--dot] [-O0|-O1|-O2]\n"
+    "       txc check FILE.tx\n"
+    "       txc --help | --version\n";
+
+static int usage(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("txc: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputs("\n", stderr);
+    va_end(ap);
+    fputs(usage_text, stderr);
+    return EXIT_USAGE;
+}
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Reads a whole file; NULL with errno set on failure. */
+static char *read_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    size_t cap = 4096, n = 0;
+    char *buf = malloc(cap);
+    while (buf) {
+        size_t got = fread(buf + n, 1, cap - n, f);
+        n += got;
+        if (got == 0)
+            break;
+        if (n == cap) {
+            char *nb = cap > SIZE_MAX / 2 ? NULL : realloc(buf, cap * 2);
+            if (!nb) {
+                free(buf);
+                buf = NULL;
+                errno = ENOMEM;
+                break;
+            }
+            buf = nb;
+            cap *= 2;
+        }
+    }
+    int err = ferror(f);
+    fclose(f);
+    if (buf && err) {
+        free(buf);
+        errno = EIO;
+        return NULL;
+    }
+    *len = n;
+    return buf;
+}
+
+/* Writes DATA to PATH through a temporary file in the same directory,
+   renamed into place only when complete. */
+static int write_file_atomic(const char *path, const char *data, size_t len)
+{
+    size_t n = strlen(path);
+    char *tmp = malloc(n + 16);
+    if (!tmp)
+        return -1;
+    memcpy(tmp, path, n);
+    memcpy(tmp + n, ".tmp.XXXXXX", 12);
+    int fd = mkstemp(tmp);
+    if (fd < 0) {
+        free(tmp);
+        return -1;
+    }
+    size_t off = 0;
+    while (off < len) {
+        ssize_t w = write(fd, data + off, len - off);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            break;
+        }
+        off += (size_t)w;
+    }
+    int ok = off == len && fsync(fd) == 0;
+    ok = close(fd) == 0 && ok;
+    if (ok) {
+        chmod(tmp, 0644);
+        ok = rename(tmp, path) == 0;
+    }
+    int saved = errno;
+    if (!ok)
+        unlink(tmp);
+    free(tmp);
+    errno = saved;
+    return ok ? 0 : -1;
+}
+
+typedef struct {
+    const char *file;
+    int opt_level;
+    int opt_set;
+} common_opts;
+
+static int parse_opt_level(const char *arg, common_opts *c)
+{
+    if (strcmp(arg, "-O0") == 0 || strcmp(arg, "-O1") == 0 || strcmp(arg, "-O2") == 0) {
+        c->opt_level = arg[2] - '0';
+        c->opt_set = 1;
+        return 1;
+    }
+    return 0;
+}
+
+/* Compiles FILE; prints diagnostics and returns NULL on failure, with *STATUS
+   the exit code. */
+static tx_program *compile_file(tx_ctx *ctx, const char *file, int *status)
+{
+    size_t len;
+    char *src = read_file(file, &len);
+    if (!src) {
+        fprintf(stderr, "txc: cannot read %s: %s\n", file, strerror(errno));
+        *status = EXIT_USAGE;
+        return NULL;
+    }
+    tx_program *p = tx_compile(ctx, src, len, file);
+    free(src);
+    if (!p) {
+        fputs(tx_errmsg(ctx), stderr);
+        *status = EXIT_PROGRAM;
+    }
+    return p;
+}
+
+/* ---- txc FILE.tx: emit C ---- */
+
+static int valid_c_name(const char *s)
+{
+    static const char *kw[] = {"auto", "break", "case", "char", "const", "continue", "default", "do",
+                               "double", "else", "enum", "extern", "float", "for", "goto", "if",
+                               "inline", "int", "long", "register", "restrict", "return", "short",
+                               "signed", "sizeof", "static", "struct", "switch", "typedef", "union",
+                               "unsigned", "void", "volatile", "while", "main", NULL};
+    if (!*s || (*s >= '0' && *s <= '9'))
+        return 0;
+    for (const char *p = s; *p; p++)
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '_'))
+            return 0;
+    if (s[0] == '_' || strncmp(s, "tx_", 3) == 0)
+        return 0;
+    for (int i = 0; kw[i]; i++)
+        if (strcmp(s, kw[i]) == 0)
+            return 0;
+    return 1;
+}
+
+static char *replace_ext(const char *file, const char *ext)
+{
+    size_t n = strlen(file);
+    const char *slash = strrchr(file, '/');
+    const char *dot = strrchr(file, '.');
+    if (dot && (!slash || dot > slash + 1) && dot != file)
+        n = (size_t)(dot - file);
+    char *out = malloc(n + strlen(ext) + 1);
+    if (!out)
+        return NULL;
+    memcpy(out, file, n);
+    strcpy(out + n, ext);
+    return out;
+}
+
+static int cmd_emit(int argc, char **argv)
+{
+    common_opts c = {0};
+    const char *out = NULL, *header = NULL, *name = NULL;
+    int no_blas = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (parse_opt_level(a, &c))
+            continue;
+        if ((strcmp(a, "-o") == 0 || strcmp(a, "--header") == 0 || strcmp(a, "--name") == 0)) {
+            if (i + 1 >= argc)
+                return usage("%s needs an argument", a);
+            const char **dst = a[1] == 'o' ? &out : a[2] == 'h' ? &header : &name;
+            *dst = argv[++i];
+        } else if (strcmp(a, "--no-blas") == 0)
+            no_blas = 1;
+        else if (a[0] == '-' && a[1])
+            return usage("unknown option '%s'", a);
+        else if (c.file)
+            return usage("more than one input file ('%s' and '%s')", c.file, a);
+        else
+            c.file = a;
+    }
+    if (!c.file)
+        return usage("no input file");
+    if (name && !valid_c_name(name))
+        return usage("--name '%s' is not a usable C function name (a C identifier, not a keyword, "
+                     "not starting with '_' or 'tx_')", name);
+    tx_ctx *ctx = tx_new();
+    if (!ctx)
+        return fprintf(stderr, "txc: out of memory\n"), EXIT_RUNTIME;
+    if (c.opt_set)
+        tx_set_option(ctx, TX_OPTION_OPT_LEVEL, c.opt_level);
+    int status = 0;
+    tx_program *p = compile_file(ctx, c.file, &status);
+    if (!p) {
+        tx_free(ctx);
+        return status;
+    }
+    char *out_path = out ? strdup(out) : replace_ext(c.file, ".c");
+    tx_emit_options eo = {.name = name, .no_blas = no_blas};
+    size_t len = 0, hlen = 0;
+    char *code = tx_emit(p, &eo, &len);
+    eo.header = 1;
+    char *hcode = header ? tx_emit(p, &eo, &hlen) : NULL;
+    if (!out_path || !code || (header && !hcode)) {
+        fprintf(stderr, "txc: %s\n", tx_errmsg(ctx));
+        status = EXIT_RUNTIME;
+    } else if (write_file_atomic(out_path, code, len) < 0) {
+        fprintf(stderr, "txc: cannot write %s: %s\n", out_path, strerror(errno));
+        status = EXIT_RUNTIME;
+    } else if (header && write_file_atomic(header, hcode, hlen) < 0) {
+        fprintf(stderr, "txc: cannot write %s: %s\n", header, strerror(errno));
+        status = EXIT_RUNTIME;
+    }
+    free(code);
+    free(hcode);
+    free(out_path);
+    tx_program_free(p);
+    tx_free(ctx);
+    return status;
+}
+
+/* ---- txc graph / check ---- */
+
+static int cmd_graph(int argc, char **argv, int check_only)
+{
+    common_opts c = {0};
+    int dot = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!check_only && parse_opt_level(a, &c))
+            continue;
+        if (!check_only && strcmp(a, "--dot") == 0)
+            dot = 1;
+        else if (a[0] == '-' && a[1])
+            return usage("unknown option '%s'", a);
+        else if (c.file)
+            return usage("more than one input file ('%s' and '%s')", c.file, a);
+        else
+            c.file = a;
+    }
+    if (!c.file)
+        return usage("no input file");
+    tx_ctx *ctx = tx_new();
+    if (!ctx)
+        return fprintf(stderr, "txc: out of memory\n"), EXIT_RUNTIME;
+    if (c.opt_set)
+        tx_set_option(ctx, TX_OPTION_OPT_LEVEL, c.opt_level);
+    int status = 0;
+    tx_program *p = compile_file(ctx, c.file, &status);
+    if (p && !check_only) {
+        char *g = tx_graph(p, dot, NULL);
+        if (g)
+            fputs(g, stdout);
+        else
+            status = EXIT_RUNTIME;
+        free(g);
+    }
+    tx_program_free(p);
+    tx_free(ctx);
+    return status;
+}
+
+/* ---- txc run ---- */
+
+typedef struct {
+    const char *name;
+    const char *file;
+    tx_tensor_info info;
+    void *data;
+    int64_t shape[32];
+    char *tmp_path;
+} run_binding;
+
+static size_t elem_size(tx_dtype t) { return t == TX_F32 ? 4 : 8; }
+
+/* Loads FILE as tensor B, converting f4/f8 to the declared element type. */
+static int load_input(run_binding *b)
+{
+    char err[512];
+    npy_array a;
+    if (npy_read(b->file, &a, err, sizeof err) < 0) {
+        fprintf(stderr, "txc: tensor '%s': %s\n", b->name, err);
+        return -1;
+    }
+    if (a.dtype == NPY_BOOL) {
+        fprintf(stderr, "txc: tensor '%s': %s has dtype '|b1'; tensors take '<f8' or '<f4'\n", b->name, b->file);
+        npy_free(&a);
+        return -1;
+    }
+    if (a.ndim != b->info.ndim) {
+        fprintf(stderr, "txc: tensor '%s': %s has %d dimension%s, but '%s' has %d mode%s\n", b->name, b->file,
+                a.ndim, a.ndim == 1 ? "" : "s", b->name, b->info.ndim, b->info.ndim == 1 ? "" : "s");
+        npy_free(&a);
+        return -1;
+    }
+    memcpy(b->shape, a.shape, sizeof(int64_t) * (size_t)a.ndim);
+    int want32 = b->info.dtype == TX_F32;
+    if ((a.dtype == NPY_F32) == want32) {
+        b->data = a.data;
+        return 0;
+    }
+    void *conv = malloc((size_t)(a.nelem ? a.nelem : 1) * elem_size(b->info.dtype));
+    if (!conv) {
+        fprintf(stderr, "txc: tensor '%s': out of memory converting %s\n", b->name, b->file);
+        npy_free(&a);
+        return -1;
+    }
+    for (int64_t i = 0; i < a.nelem; i++) {
+        if (want32)
+            ((float *)conv)[i] = (float)((double *)a.data)[i];
+        else
+            ((double *)conv)[i] = (double)((float *)a.data)[i];
+    }
+    npy_free(&a);
+    b->data = conv;
+    return 0;
+}
+
+/* A small, seeded generator (splitmix64) for --random: reproducible runs. */
+static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
+static double rng_uniform(void)
+{
+    uint64_t z = (rng_state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    z ^= z >> 31;
+    return (double)(z >> 11) * (1.0 / 9007199254740992.0) * 2.0 - 1.0;
+}
+
+static int64_t count_elems(const int64_t *shape, int ndim)
+{
+    int64_t n = 1;
+    for (int i = 0; i < ndim; i++) {
+        if (shape[i] != 0 && n > INT64_MAX / shape[i])
+            return -1;
+        n *= shape[i];
+    }
+    return n;
+}
+
+static void print_tensor(const run_binding *b)
+{
+    int64_t n = count_elems(b->shape, b->info.ndim);
+    printf("%s%s = ", b->name, b->info.ndim ? "" : "");
+    if (b->info.ndim) {
+        printf("array of shape (");
+        for (int i = 0; i < b->info.ndim; i++)
+            printf("%s%lld", i ? ", " : "", (long long)b->shape[i]);
+        printf(b->info.ndim == 1 ? ",)" : ")");
+        printf(", %s:", b->info.dtype == TX_F32 ? "f32" : "f64");
+    }
+    double sum = 0;
+    for (int64_t i = 0; i < n; i++) {
+        double x = b->info.dtype == TX_F32 ? ((float *)b->data)[i] : ((double *)b->data)[i];
+        sum += x;
+        if (i < 20)
+            printf(" %.10g", x);
+    }
+    if (n > 20)
+        printf(" ... (%lld elements, sum %.10g)", (long long)n, sum);
+    printf("\n");
+}
+
+static int cmd_run(int argc, char **argv)
+{
+    common_opts c = {0};
+    int random_inputs = 0, timing = 0;
+    int nb = 0;
+    run_binding *binds = calloc((size_t)argc + 1, sizeof *binds);
+    const char **dims = calloc((size_t)argc + 1, sizeof *dims);
+    int nd = 0;
+    if (!binds || !dims)
+        return fprintf(stderr, "txc: out of memory\n"), EXIT_RUNTIME;
+    int status = 0;
+    for (int i = 1; i < argc && !status; i++) {
+        const char *a = argv[i];
+        if (parse_opt_level(a, &c))
+            continue;
+        if (strcmp(a, "--random") == 0)
+            random_inputs = 1;
+        else if (strcmp(a, "--time") == 0)
+            timing = 1;
+        else if (strcmp(a, "--backend") == 0) {
+            if (i + 1 >= argc)
+                status = usage("--backend needs 'tcc' or 'cc'");
+            else if (strcmp(argv[i + 1], "tcc") == 0)
+                i++;
+            else if (strcmp(argv[i + 1], "cc") == 0)
+                status = usage("--backend cc is not available in this version; use tcc");
+            else
+                status = usage("unknown backend '%s'; use tcc or cc", argv[i + 1]);
+        } else if (strncmp(a, "-D", 2) == 0) {
+            const char *d = a[2] ? a + 2 : (i + 1 < argc ? argv[++i] : NULL);
+            if (!d || !strchr(d, '='))
+                status = usage("-D needs dim=N");
+            else
+                dims[nd++] = d;
+        } else if (a[0] == '-' && a[1])
+            status = usage("unknown option '%s'", a);
+        else if (!c.file)
+            c.file = a;
+        else if (strchr(a, '=')) {
+            const char *eq = strchr(a, '=');
+            binds[nb].name = strndup(a, (size_t)(eq - a));
+            binds[nb].file = eq + 1;
+            if (!binds[nb].name || !*binds[nb].name || !*binds[nb].file)
+                status = usage("'%s': a binding is NAME=FILE.npy", a);
+            for (int k = 0; !status && k < nb; k++)
+                if (strcmp(binds[k].name, binds[nb].name) == 0)
+                    status = usage("tensor '%s' is bound twice", binds[nb].name);
+            nb++;
+        } else
+            status = usage("'%s': a binding is NAME=FILE.npy", a);
+    }
+    if (!status && !c.file)
+        status = usage("no input file");
+    tx_ctx *ctx = status ? NULL : tx_new();
+    tx_program *p = NULL;
+    double t_start = now(), t_compiled = 0, t_read = 0, t_ran = 0, t_written = 0;
+    int ntensors = 0;
+    run_binding *all = NULL;
+    if (!status && !ctx)
+        status = (fprintf(stderr, "txc: out of memory\n"), EXIT_RUNTIME);
+    if (!status) {
+        if (c.opt_set)
+            tx_set_option(ctx, TX_OPTION_OPT_LEVEL, c.opt_level);
+        tx_set_option(ctx, TX_OPTION_TIMING, timing);
+        p = compile_file(ctx, c.file, &status);
+        t_compiled = now();
+    }
+    if (!status) {
+        /* every parameter tensor, with its file if one was given */
+        ntensors = tx_tensor_count(p);
+        all = calloc((size_t)ntensors + 1, sizeof *all);
+        if (!all)
+            status = (fprintf(stderr, "txc: out of memory\n"), EXIT_RUNTIME);
+        for (int k = 0; !status && k < ntensors; k++) {
+            tx_tensor_get(p, k, &all[k].info);
+            all[k].name = all[k].info.name;
+        }
+        for (int j = 0; !status && j < nb; j++) {
+            int found = 0;
+            for (int k = 0; k < ntensors; k++)
+                if (strcmp(all[k].name, binds[j].name) == 0) {
+                    all[k].file = binds[j].file;
+                    found = 1;
+                }
+            if (!found) {
+                fprintf(stderr, "txc: %s has no tensor '%s'; its tensors are:", c.file, binds[j].name);
+                for (int k = 0; k < ntensors; k++)
+                    fprintf(stderr, " %s", all[k].name);
+                fprintf(stderr, "\n");
+                status = EXIT_USAGE;
+            }
+        }
+        for (int j = 0; !status && j < nd; j++) {
+            const char *eq = strchr(dims[j], '=');
+            char *name = strndup(dims[j], (size_t)(eq - dims[j]));
+            char *end;
+            errno = 0;
+            long long v = strtoll(eq + 1, &end, 10);
+            if (!name || *end || end == eq + 1 || errno || v < 0)
+                status = usage("-D %s: the extent must be a non-negative integer", dims[j]);
+            else if (tx_set_dim(p, name, v) != TX_OK)
+                status = (fprintf(stderr, "txc: -D %s: %s\n", dims[j], tx_errmsg(ctx)), EXIT_USAGE);
+            free(name);
+        }
+    }
+    /* inputs from files */
+    for (int k = 0; !status && k < ntensors; k++) {
+        run_binding *b = &all[k];
+        if (b->info.io == TX_OUT || !b->file)
+            continue;
+        if (load_input(b) < 0)
+            status = EXIT_RUNTIME;
+        else if (tx_bind(p, b->name, b->data, b->info.ndim, b->shape) != TX_OK)
+            status = (fprintf(stderr, "txc: tensor '%s' (%s): %s\n", b->name, b->file, tx_errmsg(ctx)),
+                      EXIT_RUNTIME);
+    }
+    /* random inputs, then outputs, once every dim is known */
+    for (int pass = 0; pass < 2; pass++)
+        for (int k = 0; !status && k < ntensors; k++) {
+            run_binding *b = &all[k];
+            int is_input = b->info.io != TX_OUT;
+            if (b->data || (pass == 0) != is_input)
+                continue;
+            if (is_input && !random_inputs) {
+                fprintf(stderr, "txc: input tensor '%s' is not bound; give %s=FILE.npy or --random\n", b->name,
+                        b->name);
+                status = EXIT_RUNTIME;
+                break;
+            }
+            if (tx_tensor_shape(p, b->name, b->shape) != TX_OK) {
+                fprintf(stderr, "txc: %s; give it with -D or bind a tensor that has it\n", tx_errmsg(ctx));
+                status = EXIT_RUNTIME;
+                break;
+            }
+            int64_t n = count_elems(b->shape, b->info.ndim);
+            size_t es = elem_size(b->info.dtype);
+            if (n < 0 || (uint64_t)n > SIZE_MAX / es) {
+                fprintf(stderr, "txc: tensor '%s' is too large\n", b->name);
+                status = EXIT_RUNTIME;
+                break;
+            }
+            b->data = calloc((size_t)(n ? n : 1), es);
+            if (!b->data) {
+                fprintf(stderr, "txc: out of memory for tensor '%s' (%lld elements)\n", b->name, (long long)n);
+                status = EXIT_RUNTIME;
+                break;
+            }
+            for (int64_t i = 0; is_input && i < n; i++) {
+                if (b->info.dtype == TX_F32)
+                    ((float *)b->data)[i] = (float)rng_uniform();
+                else
+                    ((double *)b->data)[i] = rng_uniform();
+            }
+            if (tx_bind(p, b->name, b->data, b->info.ndim, b->shape) != TX_OK) {
+                fprintf(stderr, "txc: tensor '%s': %s\n", b->name, tx_errmsg(ctx));
+                status = EXIT_RUNTIME;
+            }
+        }
+    t_read = now();
+    if (!status && tx_run(p) != TX_OK) {
+        fprintf(stderr, "txc: %s: %s\n", c.file, tx_errmsg(ctx));
+        status = EXIT_RUNTIME;
+    }
+    t_ran = now();
+    /* outputs: all written aside first, then renamed */
+    for (int k = 0; !status && k < ntensors; k++) {
+        run_binding *b = &all[k];
+        if (b->info.io == TX_IN)
+            continue;
+        if (!b->file) {
+            print_tensor(b);
+            continue;
+        }
+        char err[512];
+        size_t n = strlen(b->file);
+        b->tmp_path = malloc(n + 16);
+        if (!b->tmp_path) {
+            status = (fprintf(stderr, "txc: out of memory\n"), EXIT_RUNTIME);
+            break;
+        }
+        memcpy(b->tmp_path, b->file, n);
+        memcpy(b->tmp_path + n, ".tmp.XXXXXX", 12);
+        int fd = mkstemp(b->tmp_path);
+        if (fd < 0) {
+            fprintf(stderr, "txc: tensor '%s': cannot write next to %s: %s\n", b->name, b->file, strerror(errno));
+            free(b->tmp_path);
+            b->tmp_path = NULL;
+            status = EXIT_RUNTIME;
+            break;
+        }
+        close(fd);
+        if (npy_write(b->tmp_path, b->info.dtype == TX_F32 ? NPY_F32 : NPY_F64, b->info.ndim, b->shape, b->data,
+                      err, sizeof err) < 0) {
+            fprintf(stderr, "txc: tensor '%s': %s\n", b->name, err);
+            unlink(b->tmp_path);
+            free(b->tmp_path);
+            b->tmp_path = NULL;
+            status = EXIT_RUNTIME;
+        }
+    }
+    for (int k = 0; k < ntensors; k++) {
+        run_binding *b = &all[k];
+        if (!b->tmp_path)
+            continue;
+        if (!status) {
+            chmod(b->tmp_path, 0644);
+            if (rename(b->tmp_path, b->file) != 0) {
+                fprintf(stderr, "txc: cannot replace %s: %s\n", b->file, strerror(errno));
+                status = EXIT_RUNTIME;
+            }
+        }
+        if (status)
+            unlink(b->tmp_path);
+        free(b->tmp_path);
+    }
+    t_written = now();
+    if (timing && p && !status) {
+        fprintf(stderr, "txc: compile (parse to graph)  %10.3f ms\n", 1e3 * (t_compiled - t_start));
+        fprintf(stderr, "txc: read and bind inputs      %10.3f ms\n", 1e3 * (t_read - t_compiled));
+        double jit = 0;
+        tx_timing(p, -1, &jit, NULL);
+        fprintf(stderr, "txc: jit (emit + libtcc)       %10.3f ms\n", 1e3 * jit);
+        fprintf(stderr, "txc: run                       %10.3f ms\n", 1e3 * (t_ran - t_read - jit));
+        for (int s = 0; s < tx_stmt_count(p); s++) {
+            double sec;
+            int line;
+            tx_timing(p, s, &sec, &line);
+            fprintf(stderr, "txc:   statement %d (line %d)%*s%10.3f ms\n", s + 1, line,
+                    s + 1 < 10 ? 4 : 3, "", 1e3 * sec);
+        }
+        fprintf(stderr, "txc: write outputs             %10.3f ms\n", 1e3 * (t_written - t_ran));
+    }
+    for (int k = 0; k < ntensors; k++)
+        free(all[k].data);
+    free(all);
+    for (int j = 0; j < nb; j++)
+        free((char *)binds[j].name);
+    free(binds);
+    free(dims);
+    tx_program_free(p);
+    tx_free(ctx);
+    return status;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2)
+        return usage("no input file");
+    const char *cmd = argv[1];
+    if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {
+        fputs(usage_text, stdout);
+        return 0;
+    }
+    if (strcmp(cmd, "--version") == 0) {
+        printf("txc %s\n", TX_VERSION_STRING);
+        return 0;
+    }
+    if (strcmp(cmd, "run") == 0)
+        return cmd_run(argc - 1, argv + 1);
+    if (strcmp(cmd, "graph") == 0)
+        return cmd_graph(argc - 1, argv + 1, 0);
+    if (strcmp(cmd, "check") == 0)
+        return cmd_graph(argc - 1, argv + 1, 1);
+    return cmd_emit(argc, argv);
+}

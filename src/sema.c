@@ -1,0 +1,733 @@
+/*
+ * sema.c — the semantic pass: names, declarations, labels, extents and the
+ * read/write rules of tx(5) §3–§4.
+ *
+ * It walks the statements in order, as they will run, so "read before it
+ * is written" and "+= on a tensor not yet written" are decided by program
+ * order. For each assignment it binds every label to one extent (a label
+ * bound to two different extents is an error) and records the bindings on
+ * the statement for lowering. Every error points at the exact span.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tx.h"
+#include "parser.h"
+
+typedef struct {
+    sema_program *S;
+    cst_stmt *stmt;       /* the statement being checked */
+    int stmt_no;          /* its number among assignments and lets */
+    int *reads;           /* variables read (for let bookkeeping) */
+    int nreads, capreads;
+} checker;
+
+static unsigned hash_name(const char *s)
+{
+    unsigned h = 2166136261u;
+    while (*s)
+        h = (h ^ (unsigned char)*s++) * 16777619u;
+    return h;
+}
+
+sym *sema_lookup(sema_program *S, const char *name)
+{
+    for (sym *s = S->table[hash_name(name) & 255]; s; s = s->next)
+        if (strcmp(s->name, name) == 0)
+            return s;
+    return NULL;
+}
+
+static const char *tok_name(sema_program *S, const tx_token *t)
+{
+    return arena_strndup(S->arena, t->z, t->n);
+}
+
+static const char *kind_word(const sym *s)
+{
+    switch (s->kind) {
+    case SYM_DIM: return "dim";
+    case SYM_MAP: return "sparse map";
+    case SYM_LET: return "let";
+    case SYM_LET_TENSOR: return "let tensor";
+    case SYM_TENSOR:
+        switch (s->io) {
+        case IO_IN: return "input tensor";
+        case IO_OUT: return "output tensor";
+        case IO_INOUT: return "inout tensor";
+        default: return "tmp tensor";
+        }
+    }
+    return "name";
+}
+
+static size_t edit_distance(const char *a, const char *b)
+{
+    size_t n = strlen(a), m = strlen(b);
+    if (n > 64 || m > 64)
+        return 99;
+    size_t d[65][65];
+    for (size_t i = 0; i <= n; i++) d[i][0] = i;
+    for (size_t j = 0; j <= m; j++) d[0][j] = j;
+    for (size_t i = 1; i <= n; i++)
+        for (size_t j = 1; j <= m; j++) {
+            size_t c = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+            if (d[i - 1][j] + 1 < c) c = d[i - 1][j] + 1;
+            if (d[i][j - 1] + 1 < c) c = d[i][j - 1] + 1;
+            d[i][j] = c;
+        }
+    return d[n][m];
+}
+
+/* The closest declared name of a kind accepted by WANT (a bit mask of
+   1 << sym_kind), for "did you mean". */
+static const char *suggest(sema_program *S, const char *name, unsigned want)
+{
+    const char *best = NULL;
+    size_t bestd = strlen(name) <= 2 ? 1 : 2;
+    for (int h = 0; h < 256; h++)
+        for (sym *s = S->table[h]; s; s = s->next) {
+            if (!(want & (1u << s->kind)))
+                continue;
+            size_t d = edit_distance(name, s->name);
+            if (d <= bestd && (!best || d < bestd || strcmp(s->name, best) < 0)) {
+                best = s->name;
+                bestd = d;
+            }
+        }
+    return best;
+}
+
+static void unknown_name(sema_program *S, tx_span span, const char *what, const char *name, unsigned want)
+{
+    const char *s = suggest(S, name, want);
+    if (s)
+        diag_error(S->diag, span, "unknown %s '%s'; did you mean '%s'?", what, name, s);
+    else
+        diag_error(S->diag, span, "unknown %s '%s'; declare it first (e.g. 'in %s[n];')", what, name, name);
+}
+
+static sym *declare(sema_program *S, sym_kind kind, const tx_token *name)
+{
+    const char *n = tok_name(S, name);
+    sym *old = sema_lookup(S, n);
+    if (old) {
+        diag_error(S->diag, name->span, "'%s' is already declared", n);
+        diag_note(S->diag, old->span, "'%s' was declared here as a %s", n, kind_word(old));
+        return NULL;
+    }
+    sym *s = arena_alloc(S->arena, sizeof *s);
+    s->kind = kind;
+    s->name = n;
+    s->span = name->span;
+    s->last_write = -1;
+    s->index = -1;
+    unsigned h = hash_name(n) & 255;
+    s->next = S->table[h];
+    S->table[h] = s;
+    return s;
+}
+
+static void push_sym(sema_program *S, sym ***arr, int *n, sym *s)
+{
+    sym **v = arena_alloc(S->arena, sizeof(sym *) * (size_t)(*n + 1));
+    if (*n)
+        memcpy(v, *arr, sizeof(sym *) * (size_t)*n);
+    v[(*n)++] = s;
+    *arr = v;
+}
+
+/* Grows an array of sym pointers geometrically (arena). */
+static void add_sym(sema_program *S, sym ***arr, int *n, sym *s)
+{
+    if ((*n & (*n - 1)) == 0 || *n == 0) {
+        int cap = *n ? *n * 2 : 1;
+        sym **v = arena_alloc(S->arena, sizeof(sym *) * (size_t)cap);
+        if (*n)
+            memcpy(v, *arr, sizeof(sym *) * (size_t)*n);
+        *arr = v;
+    }
+    (*arr)[(*n)++] = s;
+}
+
+static void describe_extent(sema_program *S, tx_extent e, char *buf, size_t n)
+{
+    if (e.dim >= 0)
+        snprintf(buf, n, "'%s'", S->dims[e.dim]->name);
+    else
+        snprintf(buf, n, "%lld", (long long)e.value);
+}
+
+/* ---- declarations ---- */
+
+static int parse_int(const tx_token *t, int64_t *out)
+{
+    int64_t v = 0;
+    if (t->n == 0)
+        return -1;
+    for (uint32_t i = 0; i < t->n; i++) {
+        if (t->z[i] < '0' || t->z[i] > '9' || v > (INT64_MAX - 9) / 10)
+            return -1;
+        v = v * 10 + (t->z[i] - '0');
+    }
+    *out = v;
+    return 0;
+}
+
+static sym *new_dim(sema_program *S, const tx_token *name, const tx_token *value)
+{
+    sym *d = declare(S, SYM_DIM, name);
+    if (!d)
+        return NULL;
+    if (value && value->kind) {
+        if (parse_int(value, &d->value) < 0) {
+            diag_error(S->diag, value->span, "a dim's value is a non-negative integer, not '%.*s'",
+                       (int)value->n, value->z);
+            return NULL;
+        }
+        d->is_const = 1;
+    } else {
+        d->index = S->nsym_dims;
+        add_sym(S, &S->sym_dims, &S->nsym_dims, d);
+    }
+    add_sym(S, &S->dims, &S->ndims, d);
+    d->var = S->ndims - 1; /* position in S->dims */
+    return d;
+}
+
+static int extent_of(sema_program *S, cst_node *e, tx_extent *out)
+{
+    if (e->name.kind == TK_NUMBER) {
+        if (parse_int(&e->name, &out->value) < 0) {
+            diag_error(S->diag, e->span, "an extent is a dim name or a non-negative integer, not '%.*s'",
+                       (int)e->name.n, e->name.z);
+            return -1;
+        }
+        out->dim = -1;
+        return 0;
+    }
+    const char *n = tok_name(S, &e->name);
+    sym *d = sema_lookup(S, n);
+    if (!d)
+        d = new_dim(S, &e->name, NULL); /* any name used as an extent is a symbolic dim */
+    if (!d)
+        return -1;
+    if (d->kind != SYM_DIM) {
+        diag_error(S->diag, e->span, "'%s' is a %s, not a dim", n, kind_word(d));
+        return -1;
+    }
+    if (d->is_const) {
+        out->dim = -1;
+        out->value = d->value;
+    } else {
+        out->dim = d->var;
+    }
+    return 0;
+}
+
+static void check_tensor_decl(sema_program *S, cst_stmt *st)
+{
+    if (st->extents.n > TX_MAX_MODES) {
+        diag_error(S->diag, st->span, "tensor has %d modes; the limit is %d", st->extents.n, TX_MAX_MODES);
+        return;
+    }
+    tx_extent ext[TX_MAX_MODES];
+    for (int i = 0; i < st->extents.n; i++)
+        if (extent_of(S, st->extents.v[i], &ext[i]) < 0)
+            return;
+    sym *t = declare(S, SYM_TENSOR, &st->name);
+    if (!t)
+        return;
+    t->rank = st->extents.n;
+    memcpy(t->ext, ext, sizeof ext);
+    t->dt = st->dtype_tok == TK_F32 ? DT_F32 : DT_F64;
+    switch (st->io) {
+    case TK_IN: t->io = IO_IN; break;
+    case TK_OUT: t->io = IO_OUT; break;
+    case TK_INOUT: t->io = IO_INOUT; break;
+    default: t->io = IO_TMP; break;
+    }
+    t->written = t->io == IO_IN || t->io == IO_INOUT;
+    if (t->io != IO_TMP) {
+        t->index = S->ntensors;
+        add_sym(S, &S->tensors, &S->ntensors, t);
+    }
+    t->var = S->nvars;
+    add_sym(S, &S->vars, &S->nvars, t);
+}
+
+/* ---- expressions ---- */
+
+static void note_read(checker *C, int var)
+{
+    for (int i = 0; i < C->nreads; i++)
+        if (C->reads[i] == var)
+            return;
+    if (C->nreads == C->capreads) {
+        int cap = C->capreads ? C->capreads * 2 : 8;
+        int *v = arena_alloc(C->S->arena, sizeof(int) * (size_t)cap);
+        if (C->nreads)
+            memcpy(v, C->reads, sizeof(int) * (size_t)C->nreads);
+        C->reads = v;
+        C->capreads = cap;
+    }
+    C->reads[C->nreads++] = var;
+}
+
+/* Binds LABEL to extent E in the statement; reports a conflict at SPAN. */
+static int bind_label(checker *C, int label, tx_extent e, tx_span span, const char *where)
+{
+    cst_stmt *st = C->stmt;
+    if (ls_has(&st->lab_bound, label)) {
+        tx_extent old = st->lab_ext[label];
+        if (!ext_eq(old, e)) {
+            char a[300], b[300];
+            describe_extent(C->S, old, a, sizeof a);
+            describe_extent(C->S, e, b, sizeof b);
+            diag_error(C->S->diag, span,
+                       "label '%s' is bound to two different extents: %s, and %s %s",
+                       C->S->cst->label_names[label], a, b, where);
+            return -1;
+        }
+        return 0;
+    }
+    ls_add(&st->lab_bound, label);
+    st->lab_ext[label] = e;
+    return 0;
+}
+
+static int check_tensor_read(checker *C, sym *t, tx_span span)
+{
+    sema_program *S = C->S;
+    if (t->kind == SYM_TENSOR && !t->written) {
+        diag_error(S->diag, span, "'%s' is read before it is written", t->name);
+        diag_note(S->diag, t->span, "'%s' is declared here as %s; write it with '=' first%s",
+                  t->name, t->io == IO_OUT ? "out" : "tmp",
+                  t->io == IO_OUT ? ", or declare it inout to pass it in" : "");
+        return -1;
+    }
+    note_read(C, t->var);
+    return 0;
+}
+
+/* Evaluates a compile-time number expression. */
+static double eval_number(cst_node *n)
+{
+    switch (n->kind) {
+    case CST_NUM: return n->num;
+    case CST_NEG: return -eval_number(n->a);
+    case CST_ADD: return eval_number(n->a) + eval_number(n->b);
+    case CST_SUB: return eval_number(n->a) - eval_number(n->b);
+    case CST_MUL: return eval_number(n->a) * eval_number(n->b);
+    case CST_DIV: return eval_number(n->a) / eval_number(n->b);
+    case CST_POW: return n->num; /* folded when checked */
+    case CST_LET: return eval_number(n->a);
+    default: return 0;
+    }
+}
+
+static int check_expr(checker *C, cst_node *n);
+
+static int check_let_use(checker *C, cst_node *n)
+{
+    /* A let was checked at its definition; merge its label bindings into
+       this statement and make sure nothing it reads changed since. */
+    sema_program *S = C->S;
+    sym *l = n->sym;
+    if (C->stmt == l->stmt)
+        return 0; /* the definition itself */
+    for (int id = 0; id < S->cst->nlabel_names; id++)
+        if (ls_has(&n->ls, id) &&
+            bind_label(C, id, l->stmt->lab_ext[id], C->stmt->span, "(through let)") < 0) {
+            diag_note(S->diag, l->span, "'%s' binds label '%s' here", l->name, S->cst->label_names[id]);
+            return -1;
+        }
+    for (int i = 0; l->reads && l->reads[i] >= 0; i++) {
+        sym *v = S->vars[l->reads[i]];
+        if (v->last_write > l->def_index) {
+            diag_error(S->diag, C->stmt->span,
+                       "let '%s' is used after '%s', which it reads, was written again",
+                       l->name, v->name);
+            diag_note(S->diag, l->span,
+                      "a let is computed where it is defined; keep a copy with 'let T(\"...\") = ...' instead");
+            return -1;
+        }
+        note_read(C, l->reads[i]);
+    }
+    return 0;
+}
+
+static int check_ref(checker *C, cst_node *n)
+{
+    sema_program *S = C->S;
+    const char *name = tok_name(S, &n->name);
+    sym *t = sema_lookup(S, name);
+    if (!t) {
+        unknown_name(S, n->name.span, "tensor", name, 1u << SYM_TENSOR | 1u << SYM_LET_TENSOR);
+        return -1;
+    }
+    if (t->kind == SYM_LET) {
+        diag_error(S->diag, n->span, "'%s' is a let expression with fixed labels; use it bare, as '%s'",
+                   name, name);
+        return -1;
+    }
+    if (t->kind != SYM_TENSOR && t->kind != SYM_LET_TENSOR) {
+        diag_error(S->diag, n->name.span, "'%s' is a %s, not a tensor", name, kind_word(t));
+        return -1;
+    }
+    n->sym = t;
+    if (n->nlabels != t->rank) {
+        diag_error(S->diag, n->str.span, "'%s' has %d mode%s but is indexed with %d label%s", name,
+                   t->rank, t->rank == 1 ? "" : "s", n->nlabels, n->nlabels == 1 ? "" : "s");
+        return -1;
+    }
+    if (check_tensor_read(C, t, n->name.span) < 0)
+        return -1;
+    for (int i = 0; i < n->nlabels; i++) {
+        cst_label *l = &n->labels[i];
+        if (l->label < 0) {
+            if (t->ext[i].dim < 0 && l->chip >= t->ext[i].value) {
+                diag_error(S->diag, l->span, "index %lld is out of range for mode %d of '%s' (extent %lld)",
+                           (long long)l->chip, i, name, (long long)t->ext[i].value);
+                return -1;
+            }
+            continue;
+        }
+        char where[400];
+        snprintf(where, sizeof where, "here (mode %d of '%s')", i, name);
+        if (bind_label(C, l->label, t->ext[i], l->span, where) < 0)
+            return -1;
+        ls_add(&n->ls, l->label);
+    }
+    return 0;
+}
+
+static int check_expr(checker *C, cst_node *n)
+{
+    sema_program *S = C->S;
+    switch (n->kind) {
+    case CST_NUM:
+        return 0;
+    case CST_REF:
+        return check_ref(C, n);
+    case CST_NAME: {
+        const char *name = tok_name(S, &n->name);
+        sym *t = sema_lookup(S, name);
+        if (!t) {
+            unknown_name(S, n->span, "name", name,
+                         1u << SYM_TENSOR | 1u << SYM_LET_TENSOR | 1u << SYM_LET);
+            return -1;
+        }
+        if (t->kind == SYM_LET) { /* defined later than this use */
+            diag_error(S->diag, n->span, "let '%s' is used before it is defined", name);
+            return -1;
+        }
+        if (t->kind != SYM_TENSOR && t->kind != SYM_LET_TENSOR) {
+            diag_error(S->diag, n->span, "'%s' is a %s; only tensors and numbers can be used in expressions",
+                       name, kind_word(t));
+            return -1;
+        }
+        if (t->rank != 0) {
+            diag_error(S->diag, n->span, "'%s' has %d mode%s; index it, e.g. %s(\"%s\")", name, t->rank,
+                       t->rank == 1 ? "" : "s", name, t->rank == 1 ? "i" : t->rank == 2 ? "i,j" : "i,j,...");
+            return -1;
+        }
+        n->sym = t;
+        return check_tensor_read(C, t, n->span);
+    }
+    case CST_LET:
+        if (!n->sym)
+            return -1; /* its declaration failed and was reported */
+        return check_let_use(C, n);
+    case CST_NEG:
+        if (check_expr(C, n->a) < 0)
+            return -1;
+        n->ls = n->a->ls;
+        if (n->is_number)
+            n->num = eval_number(n);
+        return 0;
+    case CST_ADD: case CST_SUB: case CST_MUL: case CST_DIV:
+        if (check_expr(C, n->a) < 0 || check_expr(C, n->b) < 0)
+            return -1;
+        n->ls = ls_union(n->a->ls, n->b->ls);
+        if (n->is_number)
+            n->num = eval_number(n);
+        return 0;
+    case CST_POW:
+        if (check_expr(C, n->a) < 0 || check_expr(C, n->b) < 0)
+            return -1;
+        if (!n->b->is_number) {
+            diag_error(S->diag, n->b->span, "the exponent of '^' must be a number");
+            return -1;
+        }
+        n->num = eval_number(n->b);
+        if (n->a->is_number) {
+            double base = eval_number(n->a), r = 1;
+            if (n->num == (double)(long long)n->num && n->num >= 0 && n->num <= 64)
+                for (long long k = 0; k < (long long)n->num; k++)
+                    r *= base;
+            else {
+                diag_error(S->diag, n->span, "a number raised to a power must use a small non-negative "
+                           "integer exponent; compute it yourself");
+                return -1;
+            }
+            n->num = r;
+            n->kind = CST_NUM; /* fold: the node is a number now */
+            n->is_number = 1;
+            return 0;
+        }
+        n->ls = n->a->ls;
+        return 0;
+    case CST_CALL:
+        diag_error(S->diag, n->name.span, "'%.*s' is not supported yet", (int)n->name.n, n->name.z);
+        return -1;
+    default:
+        diag_error(S->diag, n->span, "this is not an expression");
+        return -1;
+    }
+}
+
+/* The element type an expression computes in: f32 only if every tensor it
+   reads is f32. */
+static dtype expr_dtype(cst_node *n)
+{
+    switch (n->kind) {
+    case CST_NUM: return DT_F32;
+    case CST_REF: case CST_NAME: return n->sym ? n->sym->dt : DT_F64;
+    case CST_LET: case CST_NEG: return expr_dtype(n->a);
+    case CST_POW: return expr_dtype(n->a);
+    case CST_ADD: case CST_SUB: case CST_MUL: case CST_DIV:
+        return expr_dtype(n->a) == DT_F64 || expr_dtype(n->b) == DT_F64 ? DT_F64 : DT_F32;
+    default: return DT_F64;
+    }
+}
+
+static void stmt_begin(checker *C, cst_stmt *st)
+{
+    C->stmt = st;
+    C->nreads = 0;
+    st->lab_ext = arena_alloc(C->S->arena, sizeof(tx_extent) * (size_t)(C->S->cst->nlabel_names + 1));
+}
+
+/* Checks the labels of a target against its tensor: count, no chips, no
+   repeats; binds them to the tensor's extents. LABELS_FROM_EXPR: the
+   extents come from the expression (let tensors) instead. */
+static int check_target_labels(checker *C, cst_target *t, const char *name, sym *tensor)
+{
+    sema_program *S = C->S;
+    for (int i = 0; i < t->nlabels; i++) {
+        cst_label *l = &t->labels[i];
+        if (l->label < 0) {
+            diag_error(S->diag, l->span, "an integer label cannot be written to; a target names every mode "
+                       "with a label");
+            return -1;
+        }
+        for (int j = 0; j < i; j++)
+            if (t->labels[j].label == l->label) {
+                diag_error(S->diag, l->span, "label '%s' is repeated in the target of '%s'",
+                           S->cst->label_names[l->label], name);
+                return -1;
+            }
+        ls_add(&C->stmt->target_ls, l->label);
+        if (tensor) {
+            cst_stmt *st = C->stmt;
+            if (ls_has(&st->lab_bound, l->label) && !ext_eq(st->lab_ext[l->label], tensor->ext[i])) {
+                char a[300], b[300];
+                describe_extent(S, st->lab_ext[l->label], a, sizeof a);
+                describe_extent(S, tensor->ext[i], b, sizeof b);
+                diag_error(S->diag, l->span,
+                           "label '%s' has extent %s on the right-hand side, but mode %d of '%s' has extent %s",
+                           S->cst->label_names[l->label], a, i, name, b);
+                return -1;
+            }
+        }
+    }
+    return 0;
+}
+
+/* Every label of the target must occur on the right (unless it is a number). */
+static int check_target_covered(checker *C, cst_target *t, cst_node *e)
+{
+    if (e->is_number)
+        return 0;
+    for (int i = 0; i < t->nlabels; i++)
+        if (t->labels[i].label >= 0 && !ls_has(&e->ls, t->labels[i].label)) {
+            diag_error(C->S->diag, t->labels[i].span,
+                       "label '%s' of the target does not appear on the right-hand side",
+                       C->S->cst->label_names[t->labels[i].label]);
+            return -1;
+        }
+    return 0;
+}
+
+static void check_assign(checker *C, cst_stmt *st)
+{
+    sema_program *S = C->S;
+    cst_target *t = &st->targets[0];
+    const char *name = tok_name(S, &t->name);
+    sym *v = sema_lookup(S, name);
+    if (!v) {
+        unknown_name(S, t->name.span, "tensor", name, 1u << SYM_TENSOR);
+        return;
+    }
+    if (v->kind != SYM_TENSOR) {
+        diag_error(S->diag, t->name.span, "cannot assign to '%s', a %s", name, kind_word(v));
+        return;
+    }
+    t->sym = v;
+    if (v->io == IO_IN) {
+        diag_error(S->diag, t->name.span, "cannot write to '%s', an input tensor", name);
+        diag_note(S->diag, v->span, "declared 'in' here; declare it 'inout' to update it in place");
+        return;
+    }
+    if (!t->has_idx && v->rank != 0) {
+        diag_error(S->diag, t->name.span, "'%s' has %d mode%s; name them in the target, e.g. %s(\"%s\")",
+                   name, v->rank, v->rank == 1 ? "" : "s", name, v->rank == 1 ? "i" : "i,j");
+        return;
+    }
+    if (t->nlabels != v->rank) {
+        diag_error(S->diag, t->str.span, "'%s' has %d mode%s but is indexed with %d label%s", name,
+                   v->rank, v->rank == 1 ? "" : "s", t->nlabels, t->nlabels == 1 ? "" : "s");
+        return;
+    }
+    if (st->op != TK_EQ && !v->written) {
+        diag_error(S->diag, st->op_span, "'%.*s' on '%s', which has not been written yet",
+                   (int)st->op_span.len, S->cst->src->text + st->op_span.off, name);
+        diag_note(S->diag, v->span, "assign it with '=' first, or declare it inout to pass it in");
+        return;
+    }
+    if (check_expr(C, st->expr) < 0)
+        return;
+    if (check_target_labels(C, t, name, v) < 0 || check_target_covered(C, t, st->expr) < 0)
+        return;
+    /* target labels that only the target has take the tensor's extents */
+    for (int i = 0; i < t->nlabels; i++)
+        if (!ls_has(&st->lab_bound, t->labels[i].label)) {
+            ls_add(&st->lab_bound, t->labels[i].label);
+            st->lab_ext[t->labels[i].label] = v->ext[i];
+        }
+    v->written = 1;
+    v->last_write = C->stmt_no;
+    st->index = S->nassign++;
+}
+
+static void check_let(checker *C, cst_stmt *st)
+{
+    sema_program *S = C->S;
+    sym *l = declare(S, SYM_LET, &st->name);
+    if (!l)
+        return;
+    cst_node *n = st->expr; /* the CST_LET node */
+    l->let_node = n;
+    l->stmt = st;
+    l->def_index = C->stmt_no;
+    n->sym = l;
+    if (check_expr(C, n->a) < 0)
+        return;
+    n->ls = n->a->ls;
+    if (n->is_number)
+        n->num = n->a->num;
+    int *reads = arena_alloc(S->arena, sizeof(int) * (size_t)(C->nreads + 1));
+    memcpy(reads, C->reads, sizeof(int) * (size_t)C->nreads);
+    reads[C->nreads] = -1;
+    l->reads = reads;
+}
+
+static void check_let_tensor(checker *C, cst_stmt *st)
+{
+    sema_program *S = C->S;
+    cst_target *t = &st->targets[0];
+    const char *name = tok_name(S, &st->name);
+    if (check_expr(C, st->expr) < 0)
+        return;
+    if (check_target_labels(C, t, name, NULL) < 0 || check_target_covered(C, t, st->expr) < 0)
+        return;
+    if (st->expr->is_number && t->nlabels > 0) {
+        diag_error(S->diag, t->span, "the extents of let tensor '%s' cannot be inferred from a number; "
+                   "declare it 'tmp %s[...]' and assign it", name, name);
+        return;
+    }
+    sym *v = declare(S, SYM_LET_TENSOR, &st->name);
+    if (!v)
+        return;
+    v->io = IO_LET;
+    v->rank = t->nlabels;
+    for (int i = 0; i < t->nlabels; i++)
+        v->ext[i] = st->lab_ext[t->labels[i].label];
+    v->dt = expr_dtype(st->expr);
+    v->written = 1;
+    v->last_write = C->stmt_no;
+    v->stmt = st;
+    t->sym = v;
+    v->var = S->nvars;
+    add_sym(S, &S->vars, &S->nvars, v);
+    st->index = S->nassign++;
+}
+
+sema_program *sema_check(cst_program *cst, tx_arena *a, tx_diag *d)
+{
+    sema_program *S = arena_alloc(a, sizeof *S);
+    S->cst = cst;
+    S->arena = a;
+    S->diag = d;
+    checker C = {.S = S};
+    (void)push_sym;
+    int errors_before = d->nerrors;
+    for (cst_stmt *st = cst->first; st; st = st->next) {
+        int before = d->nerrors;
+        switch (st->kind) {
+        case STMT_DIM:
+            new_dim(S, &st->name, &st->value);
+            break;
+        case STMT_TENSOR:
+            check_tensor_decl(S, st);
+            break;
+        case STMT_SPARSE:
+            diag_error(d, st->span, "sparse maps are not supported yet");
+            break;
+        case STMT_ASSIGN:
+            stmt_begin(&C, st);
+            check_assign(&C, st);
+            C.stmt_no++;
+            break;
+        case STMT_LET:
+            stmt_begin(&C, st);
+            check_let(&C, st);
+            C.stmt_no++;
+            break;
+        case STMT_LET_TENSOR:
+            stmt_begin(&C, st);
+            check_let_tensor(&C, st);
+            C.stmt_no++;
+            break;
+        case STMT_MULTI:
+            stmt_begin(&C, st);
+            if (st->expr->kind == CST_CALL)
+                check_expr(&C, st->expr);
+            else
+                diag_error(d, st->span, "a parenthesised list of targets needs a multi-output call "
+                           "(eigh, qr or svd)");
+            /* count the targets as written, so one error does not cascade
+               into "read before it is written" at every later use */
+            for (int i = 0; i < st->ntargets; i++) {
+                sym *t = sema_lookup(S, tok_name(S, &st->targets[i].name));
+                if (t && t->kind == SYM_TENSOR)
+                    t->written = 1;
+            }
+            C.stmt_no++;
+            break;
+        }
+        if (d->nerrors > before && d->nerrors >= 50) {
+            diag_error(d, st->span, "too many errors; stopping");
+            break;
+        }
+    }
+    if (d->nerrors == errors_before)
+        for (int i = 0; i < S->ntensors; i++) {
+            sym *t = S->tensors[i];
+            if (t->io == IO_OUT && !t->written)
+                diag_error(d, t->span, "output '%s' is never written", t->name);
+        }
+    return d->nerrors > errors_before ? NULL : S;
+}

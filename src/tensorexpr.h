@@ -1,0 +1,164 @@
+/*
+ * tensorexpr.h — the public interface of libtensorexpr.
+ *
+ * A .tx program (see tx(5)) is compiled once with tx_compile(), its tensors
+ * are bound to caller-owned arrays with tx_bind(), and tx_run() JIT-compiles
+ * it through libtcc (specialised on the bound extents) and runs it.  A
+ * program can be run many times with new bindings; it is recompiled only
+ * when an extent changes.
+ *
+ * Call order: tx_new → tx_compile → (tx_set_dim | tx_bind | tx_bind_sparse)*
+ * → tx_run → ... → tx_program_free → tx_free.
+ *
+ * Every function that can fail returns a status (or NULL) and leaves a
+ * message for tx_errmsg(); none prints or exits.  A context is used by one
+ * thread at a time; separate contexts are independent.
+ */
+#ifndef TENSOREXPR_H
+#define TENSOREXPR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TX_VERSION_MAJOR 0
+#define TX_VERSION_MINOR 1
+#define TX_VERSION_PATCH 0
+#define TX_VERSION_STRING "0.1.0"
+
+#if defined(TX_BUILDING_LIBRARY) && defined(__GNUC__)
+#define TX_API __attribute__((visibility("default")))
+#else
+#define TX_API
+#endif
+
+/* Status codes: fixed values, never renumbered. */
+typedef enum {
+    TX_OK = 0,
+    TX_ERR_NOMEM = 1,   /* out of memory */
+    TX_ERR_ARG = 2,     /* bad argument: unknown name, NULL pointer, bad value */
+    TX_ERR_COMPILE = 3, /* the .tx program has errors (see tx_errmsg) */
+    TX_ERR_BIND = 4,    /* a binding does not fit its declaration */
+    TX_ERR_RUN = 5,     /* a run-time check failed (dims, bad data) */
+    TX_ERR_JIT = 6      /* libtcc could not compile the generated code */
+} tx_status;
+
+typedef struct tx_ctx tx_ctx;
+typedef struct tx_program tx_program;
+
+/* A sparse map (tx(5) §7): the targets of source tuple s are
+   targets[offsets[s] .. offsets[s+1]), sorted ascending. */
+#ifndef TX_SPARSE_MAP_DEFINED
+#define TX_SPARSE_MAP_DEFINED
+typedef struct {
+    int64_t nsrc;
+    const int64_t *offsets;
+    const int64_t *targets;
+} tx_sparse_map;
+#endif
+
+typedef enum { TX_IN = 1, TX_OUT = 2, TX_INOUT = 3 } tx_io;
+typedef enum { TX_F32 = 1, TX_F64 = 2 } tx_dtype;
+
+/* What a program declares for one of its parameter tensors. */
+typedef struct {
+    const char *name;          /* as written in the .tx file (UTF-8) */
+    tx_io io;
+    tx_dtype dtype;
+    int ndim;
+    const char *const *dims;   /* per mode: the dim's name, or NULL if the extent is a constant */
+    const int64_t *extents;    /* per mode: the constant extent, or -1 if symbolic */
+} tx_tensor_info;
+
+/* Options of a context; they apply to programs compiled after they are set. */
+typedef enum {
+    TX_OPTION_OPT_LEVEL = 1, /* 0, 1 or 2 (default 2) */
+    TX_OPTION_TIMING = 2     /* 1: tx_run records per-statement times (tx_timing) */
+} tx_option;
+
+/* Options of tx_emit(). A zeroed struct gives the defaults. */
+typedef struct {
+    const char *name; /* the C function's name; NULL: derived from the file name */
+    int no_blas;      /* 1: self-contained C99, no cblas.h/lapacke.h */
+    int header;       /* 1: emit the header (.h) instead of the source */
+} tx_emit_options;
+
+/* Returns a new context, or NULL if out of memory. */
+TX_API tx_ctx *tx_new(void);
+
+/* Frees a context. Programs compiled in it must be freed first. NULL is a no-op. */
+TX_API void tx_free(tx_ctx *ctx);
+
+/* Sets an option (tx_option) for later compilations. Returns TX_OK or TX_ERR_ARG. */
+TX_API int tx_set_option(tx_ctx *ctx, tx_option option, int value);
+
+/* Compiles SRC (LEN bytes, need not be NUL-terminated); FILENAME is used in
+   diagnostics and to name the generated function. Returns NULL on error;
+   tx_errmsg() then holds every diagnostic, one per line block. */
+TX_API tx_program *tx_compile(tx_ctx *ctx, const char *src, size_t len, const char *filename);
+
+/* The message of the last failure in CTX ("" if none). Valid until the next
+   call on CTX or on a program compiled in it. */
+TX_API const char *tx_errmsg(const tx_ctx *ctx);
+
+/* A fixed description of a status code. */
+TX_API const char *tx_strerror(int status);
+
+/* Binds tensor TENSOR (an in, out or inout tensor) to DATA, a row-major
+   array of the declared element type with NDIM modes of the given SHAPE.
+   The shape is checked against the declaration: constant extents must match
+   and a symbolic dim must agree with every other binding of it. The array
+   stays owned by the caller and must live until the last tx_run using it. */
+TX_API int tx_bind(tx_program *p, const char *tensor, void *data, int ndim, const int64_t *shape);
+
+/* Binds sparse map MAP. (Sparse maps are not supported yet: returns TX_ERR_ARG.) */
+TX_API int tx_bind_sparse(tx_program *p, const char *map, const tx_sparse_map *m);
+
+/* Sets symbolic dim DIM to EXTENT (>= 0). Bindings must agree with it. */
+TX_API int tx_set_dim(tx_program *p, const char *dim, int64_t extent);
+
+/* Runs the program on the current bindings: JIT-compiles on the first run
+   and whenever an extent changed since the last compilation. Every
+   parameter tensor must be bound. Returns TX_OK (0) or an error status. */
+TX_API int tx_run(tx_program *p);
+
+/* The standalone C99 source of the program (tx(5) §8), NUL-terminated, in
+   malloc'd memory the caller frees; its length in *LEN if LEN is not NULL.
+   Same as tx_emit() with default options. NULL on error. */
+TX_API char *tx_emit_c(tx_program *p, size_t *len);
+
+/* Standalone C source or header with options (see tx_emit_options). */
+TX_API char *tx_emit(tx_program *p, const tx_emit_options *opts, size_t *len);
+
+/* The optimised operation graph as a text listing (DOT = 0) or Graphviz
+   (DOT = 1), in malloc'd memory the caller frees. NULL on error. */
+TX_API char *tx_graph(tx_program *p, int dot, size_t *len);
+
+/* Number of parameter tensors (in, out, inout), in declaration order. */
+TX_API int tx_tensor_count(const tx_program *p);
+
+/* Describes parameter tensor I (0-based). Pointers stay valid while P lives. */
+TX_API int tx_tensor_get(const tx_program *p, int i, tx_tensor_info *info);
+
+/* Resolves the extents of TENSOR from the dims set and the shapes bound so
+   far into SHAPE (its ndim entries). TX_ERR_BIND if a dim is still unknown. */
+TX_API int tx_tensor_shape(tx_program *p, const char *tensor, int64_t *shape);
+
+/* Number of statements of the program. */
+TX_API int tx_stmt_count(const tx_program *p);
+
+/* With TX_OPTION_TIMING: the seconds statement I took in the last run, and
+   its source line. I = -1 gives the time the last run spent generating and
+   JIT-compiling code (0 when it reused the compiled code). */
+TX_API int tx_timing(const tx_program *p, int i, double *seconds, int *line);
+
+/* Frees a program. NULL is a no-op. */
+TX_API void tx_program_free(tx_program *p);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* TENSOREXPR_H */

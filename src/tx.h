@@ -1,0 +1,446 @@
+/*
+ * tx.h — the compiler's internal header, shared by every phase.
+ *
+ * Pipeline (DESIGN.md §1):
+ *   lex (grammar/lexer.re) → parse (grammar/parser.y, actions in cst.c)
+ *   → CST (cst.c, a DAG) → sema.c → lower.c → OpGraph (graph.c)
+ *   → passes (opt.c) → emit.c → jit.c
+ * Prefixes: arena_, diag_, lex_, parse_, cst_, sema_, lower_, graph_,
+ * opt_, emit_, jit_, mangle_.
+ */
+#ifndef TX_H
+#define TX_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tensorexpr.h"
+
+/* ---- limits (documented in tx(5), LIMITS) ---- */
+#define TX_MAX_MODES 16        /* modes of one tensor */
+#define TX_MAX_LABELS 256      /* distinct label names in one program */
+#define TX_MAX_NAME 255        /* bytes of a name or label */
+#define TX_MAX_DEPTH 1000      /* parser stack: nesting of expressions */
+#define TX_MAX_STMTS 100000    /* statements in one program */
+
+/* Internal invariant failure: abort with file and line. */
+#define TX_ASSERT(c) ((c) ? (void)0 : tx_assert_fail(#c, __FILE__, __LINE__))
+void tx_assert_fail(const char *what, const char *file, int line);
+
+/* ---- arena.c: one arena per compilation, freed in one call ---- */
+typedef struct tx_arena tx_arena;
+/* A new, empty arena; NULL if out of memory. */
+tx_arena *arena_new(void);
+/* Makes allocation failures in A longjmp to ON_OOM (NULL: return NULL). */
+#include <setjmp.h>
+void arena_on_oom(tx_arena *a, jmp_buf *on_oom);
+/* Frees every block of A. NULL is a no-op. */
+void arena_free(tx_arena *a);
+/* SIZE zeroed bytes aligned for any type; longjmps to the arena's OOM
+   handler if set, else returns NULL, when memory runs out. */
+void *arena_alloc(tx_arena *a, size_t size);
+/* A NUL-terminated copy of S[0..N). */
+char *arena_strndup(tx_arena *a, const char *s, size_t n);
+/* printf into arena memory. */
+char *arena_printf(tx_arena *a, const char *fmt, ...);
+
+/* ---- buf.c: growable byte buffer (malloc'd; emit and diagnostics) ---- */
+typedef struct {
+    char *p;
+    size_t len, cap;
+    int oom; /* set once an allocation failed; later appends are dropped */
+} tx_buf;
+/* Appends N bytes. */
+void buf_put(tx_buf *b, const char *s, size_t n);
+/* Appends a NUL-terminated string. */
+void buf_puts(tx_buf *b, const char *s);
+/* Appends printf-formatted text. */
+void buf_printf(tx_buf *b, const char *fmt, ...);
+/* Appends vprintf-formatted text. */
+void buf_vprintf(tx_buf *b, const char *fmt, va_list ap);
+/* Releases the buffer's memory and zeroes it. */
+void buf_free(tx_buf *b);
+
+/* ---- diag.c: located diagnostics ---- */
+typedef struct {
+    uint32_t off, len;  /* byte offset and length in the source */
+    uint32_t line, col; /* 1-based; col counts characters, not bytes */
+} tx_span;
+
+typedef struct {
+    const char *name; /* file name for messages */
+    const char *text; /* the source (not NUL-terminated) */
+    size_t len;
+} tx_source;
+
+typedef struct {
+    const tx_source *src;
+    tx_buf out;   /* every diagnostic, formatted */
+    int nerrors;
+} tx_diag;
+
+/* Reports an error at SPAN: "file:line:col: error: MSG", the source line
+   and a caret line under the span. */
+void diag_error(tx_diag *d, tx_span span, const char *fmt, ...);
+/* A note attached to the previous error, at SPAN (no caret if span.len 0
+   and line 0). */
+void diag_note(tx_diag *d, tx_span span, const char *fmt, ...);
+/* The span covering A through B (B after A in the source). */
+tx_span span_join(tx_span a, tx_span b);
+/* The span of bytes [off, off+len) of the source, line and column computed. */
+tx_span span_at(const tx_source *src, uint32_t off, uint32_t len);
+
+/* ---- lexer (grammar/lexer.re) ---- */
+typedef struct {
+    int kind;      /* TK_* from the generated parser.h, 0 at end of input */
+    const char *z; /* the token's bytes in the source (borrowed) */
+    uint32_t n;
+    tx_span span;
+} tx_token;
+
+typedef struct {
+    const tx_source *src;
+    tx_diag *diag;
+    const unsigned char *cur, *lim, *tok, *line_start;
+    uint32_t line;
+} tx_lexer;
+
+/* Prepares LX to read SRC from the start. */
+void lex_init(tx_lexer *lx, const tx_source *src, tx_diag *diag);
+/* Reads the next token into *T. Returns its kind: 0 at the end of input, -1
+   after reporting a lexical error (the caller stops). */
+int lex_next(tx_lexer *lx, tx_token *t);
+/* Classifies the label at S[0..N): returns 1 for a name, 2 for a
+   non-negative integer (its length in *LEN), 0 if neither. */
+int lex_label(const char *s, size_t n, size_t *len);
+/* The keyword kind of identifier S[0..N), or 0. */
+int lex_keyword(const char *s, size_t n);
+/* Describes a token kind for messages ("';'", "identifier"). */
+const char *lex_kind_name(int kind);
+
+/* ---- labels ---- */
+typedef struct { uint64_t w[TX_MAX_LABELS / 64]; } labelset;
+static inline void ls_add(labelset *s, int l) { s->w[l >> 6] |= (uint64_t)1 << (l & 63); }
+static inline int ls_has(const labelset *s, int l) { return (int)((s->w[l >> 6] >> (l & 63)) & 1); }
+static inline labelset ls_union(labelset a, labelset b)
+{ for (int i = 0; i < TX_MAX_LABELS / 64; i++) a.w[i] |= b.w[i]; return a; }
+static inline labelset ls_inter(labelset a, labelset b)
+{ for (int i = 0; i < TX_MAX_LABELS / 64; i++) a.w[i] &= b.w[i]; return a; }
+static inline labelset ls_minus(labelset a, labelset b)
+{ for (int i = 0; i < TX_MAX_LABELS / 64; i++) a.w[i] &= ~b.w[i]; return a; }
+static inline int ls_empty(labelset a)
+{ for (int i = 0; i < TX_MAX_LABELS / 64; i++) if (a.w[i]) return 0; return 1; }
+static inline int ls_eq(labelset a, labelset b)
+{ for (int i = 0; i < TX_MAX_LABELS / 64; i++) if (a.w[i] != b.w[i]) return 0; return 1; }
+
+/* An extent: a symbolic dim (dim >= 0, index into the program's dims) or a
+   constant (dim == -1, value). */
+typedef struct { int dim; int64_t value; } tx_extent;
+static inline int ext_eq(tx_extent a, tx_extent b)
+{ return a.dim == b.dim && (a.dim >= 0 || a.value == b.value); }
+
+/* ---- symbols (filled by sema) ---- */
+typedef enum { SYM_DIM = 1, SYM_TENSOR, SYM_MAP, SYM_LET, SYM_LET_TENSOR } sym_kind;
+typedef enum { IO_IN = 1, IO_OUT, IO_INOUT, IO_TMP, IO_LET } io_kind;
+typedef enum { DT_F32 = 1, DT_F64 = 2 } dtype;
+
+typedef struct cst_node cst_node;
+typedef struct cst_stmt cst_stmt;
+
+typedef struct sym {
+    sym_kind kind;
+    const char *name; /* NUL-terminated, UTF-8 */
+    tx_span span;     /* where it was declared */
+    int index;        /* dims: index in program order; tensors: parameter order or -1 */
+    /* SYM_DIM */
+    int is_const;
+    int64_t value;
+    /* SYM_TENSOR, SYM_LET_TENSOR */
+    io_kind io;
+    dtype dt;
+    int rank;
+    tx_extent ext[TX_MAX_MODES];
+    int written;      /* sema: has a statement written it so far */
+    int var;          /* graph: variable index */
+    /* SYM_LET */
+    cst_node *let_node;
+    cst_stmt *stmt;   /* SYM_LET, SYM_LET_TENSOR: the defining statement */
+    int def_index;    /* SYM_LET: statement number of the definition */
+    int last_write;   /* tensors: statement number of the latest write, -1 */
+    int *reads;       /* SYM_LET: variables it reads (transitively), -1 ended */
+    struct sym *next; /* hash chain */
+} sym;
+
+/* ---- cst.c: the concrete syntax tree, a DAG ---- */
+typedef enum {
+    CST_NUM = 1,   /* num */
+    CST_NAME,      /* bare name: a scalar tensor (sema resolves) */
+    CST_REF,       /* name("labels") */
+    CST_LET,       /* a bare `let` node; every use is this same node */
+    CST_NEG, CST_ADD, CST_SUB, CST_MUL, CST_DIV, CST_POW,
+    CST_CALL,      /* fn(args) */
+    CST_ARG_OP,    /* an operator argument: + * max min */
+    CST_ARG_STR,   /* a label-string argument */
+    CST_ARG_LIST,  /* [a, b, ...] */
+    CST_EXTENT     /* an extent in a declaration: name or integer */
+} cst_kind;
+
+typedef struct {
+    int n;
+    cst_node **v;
+} cst_list;
+
+/* One parsed label of an index string. */
+typedef struct {
+    int label;     /* label id, or -1 for an integer chip */
+    int64_t chip;  /* the integer when label == -1 */
+    tx_span span;
+} cst_label;
+
+struct cst_node {
+    cst_kind kind;
+    tx_span span;
+    cst_node *a, *b;
+    double num;
+    tx_token name;     /* CST_NAME, CST_REF, CST_LET, CST_CALL (function keyword), CST_ARG_OP */
+    tx_token str;      /* CST_REF, CST_ARG_STR: the index string */
+    cst_list args;     /* CST_CALL, CST_ARG_LIST */
+    /* parsed index string (CST_REF): */
+    int nlabels;
+    cst_label *labels;
+    /* sema: */
+    sym *sym;          /* CST_REF, CST_NAME, CST_LET */
+    labelset ls;       /* labels occurring in this subtree */
+    int is_number;     /* subtree is a compile-time number */
+    int depth;         /* height of the subtree (bounded: TX_MAX_DEPTH) */
+};
+
+typedef enum {
+    STMT_DIM = 1, STMT_TENSOR, STMT_SPARSE,
+    STMT_ASSIGN, STMT_LET, STMT_LET_TENSOR, STMT_MULTI
+} stmt_kind;
+
+typedef struct {
+    tx_token name;
+    int has_idx;
+    tx_token str;
+    int nlabels;
+    cst_label *labels;
+    tx_span span;
+    sym *sym;
+} cst_target;
+
+struct cst_stmt {
+    stmt_kind kind;
+    tx_span span;
+    int op;              /* STMT_ASSIGN: TK_EQ, TK_PLUSEQ, TK_MINUSEQ */
+    tx_span op_span;
+    int ntargets;
+    cst_target *targets; /* STMT_ASSIGN, STMT_LET_TENSOR, STMT_MULTI */
+    cst_node *expr;      /* right side; STMT_LET: the CST_LET node */
+    /* declarations */
+    tx_token name;       /* STMT_DIM, STMT_TENSOR, STMT_SPARSE */
+    tx_token value;      /* STMT_DIM: constant, kind 0 if none */
+    int io;              /* STMT_TENSOR: TK_IN/TK_OUT/TK_INOUT/TK_TMP */
+    int dtype_tok;       /* TK_F32, TK_F64 or 0 */
+    cst_list extents;    /* STMT_TENSOR */
+    tx_token src_str, dst_str; /* STMT_SPARSE */
+    /* sema: */
+    int index;           /* statement number among assignments (0-based) */
+    int nlab;            /* labels bound in this statement */
+    tx_extent *lab_ext;  /* per label id (nlabel_names entries) */
+    labelset lab_bound;
+    labelset target_ls;
+    cst_stmt *next;
+};
+
+/* The parsed program and the state its builder keeps. */
+typedef struct {
+    tx_arena *arena;
+    tx_diag *diag;
+    const tx_source *src;
+    cst_stmt *first, *last;
+    int nstmts;
+    /* label names, interned program-wide */
+    int nlabel_names;
+    const char *label_names[TX_MAX_LABELS];
+    /* bare lets visible so far (a chain through sym) for the DAG */
+    sym *lets;
+    /* parser state for declarations */
+    int decl_io, decl_dtype;
+    int failed; /* a syntax or limit error was reported */
+    tx_token last_token;
+} cst_program;
+
+/* Parses SRC into a CST allocated in A; errors go to D. Returns NULL if
+   there were syntax errors. (grammar/parser.y) */
+cst_program *parse_program(const tx_source *src, tx_arena *a, tx_diag *d);
+
+/* Builder actions called by the grammar (cst.c); each returns arena memory. */
+cst_node *cst_num(cst_program *P, const tx_token *t);
+cst_node *cst_name(cst_program *P, const tx_token *t);
+cst_node *cst_ref(cst_program *P, const tx_token *name, const tx_token *str, const tx_token *rparen);
+cst_node *cst_unary(cst_program *P, cst_kind k, const tx_token *op, cst_node *a);
+cst_node *cst_binary(cst_program *P, cst_kind k, cst_node *a, cst_node *b);
+cst_node *cst_paren(cst_program *P, const tx_token *l, cst_node *e, const tx_token *r);
+cst_node *cst_call(cst_program *P, const tx_token *fn, cst_list *args, const tx_token *rparen);
+cst_node *cst_arg_op(cst_program *P, const tx_token *op);
+cst_node *cst_arg_str(cst_program *P, const tx_token *s);
+cst_node *cst_arg_list(cst_program *P, const tx_token *l, cst_list *items, const tx_token *r);
+cst_node *cst_extent(cst_program *P, const tx_token *t);
+cst_list *cst_list_new(cst_program *P, cst_node *first);
+cst_list *cst_list_add(cst_program *P, cst_list *l, cst_node *n);
+void cst_decl_begin(cst_program *P, const tx_token *io, const tx_token *dt);
+void cst_decl_tensor(cst_program *P, const tx_token *name, cst_list *extents, const tx_token *end);
+void cst_decl_dim(cst_program *P, const tx_token *name, const tx_token *value);
+void cst_decl_sparse(cst_program *P, const tx_token *kw, const tx_token *name,
+                     const tx_token *src, const tx_token *dst);
+cst_target *cst_target_new(cst_program *P, const tx_token *name, const tx_token *str, const tx_token *rparen);
+cst_list *cst_targets_new(cst_program *P, cst_target *t);
+cst_list *cst_targets_add(cst_program *P, cst_list *l, cst_target *t);
+void cst_assign(cst_program *P, cst_target *t, const tx_token *op, cst_node *e);
+void cst_assign_multi(cst_program *P, const tx_token *lparen, cst_list *targets, cst_node *e);
+void cst_let(cst_program *P, const tx_token *kw, const tx_token *name, cst_node *e);
+void cst_let_tensor(cst_program *P, const tx_token *kw, const tx_token *name,
+                    const tx_token *str, cst_node *e);
+/* Interns label name S[0..N); returns its id or -1 when the table is full. */
+int cst_label_id(cst_program *P, const char *s, size_t n);
+
+/* ---- sema.c ---- */
+typedef struct {
+    cst_program *cst;
+    tx_arena *arena;
+    tx_diag *diag;
+    sym *table[256];      /* hash of names */
+    int ndims;
+    sym **dims;           /* symbolic and constant dims, in order of first appearance */
+    int nsym_dims;        /* symbolic dims only (parameters), in order */
+    sym **sym_dims;
+    int ntensors;         /* parameter tensors (in/out/inout), declaration order */
+    sym **tensors;
+    int nvars;            /* every tensor variable: params, tmp, let tensors */
+    sym **vars;
+    int nassign;          /* assignment statements */
+} sema_program;
+
+/* Checks the program: names, declarations, labels, extents, read/write
+   rules. Returns NULL after reporting errors to D. */
+sema_program *sema_check(cst_program *cst, tx_arena *a, tx_diag *d);
+/* Looks a name up; NULL if not declared. */
+sym *sema_lookup(sema_program *S, const char *name);
+
+/* ---- graph.c: the OpGraph ---- */
+typedef enum {
+    OP_INPUT = 1, /* a tensor variable's value on entry (in, inout) */
+    OP_INDEX,     /* a labelled view of a variable value: diagonal, chip, naming */
+    OP_CONST,     /* a scalar number */
+    OP_CONTRACT,  /* product of operands (each ^±1) times coef, summed over `summed` */
+    OP_ADD,       /* sum of coef_i · operand_i, each broadcast to the output labels */
+    OP_MAP,       /* elementwise function of one operand */
+    OP_STORE      /* writes a value into a tensor variable: =, +=, -= */
+} op_kind;
+
+typedef enum { MAP_POW = 1 } map_fn;
+
+typedef struct g_value g_value;
+struct g_value {
+    int id;
+    op_kind op;
+    dtype dt;
+    int rank;
+    int label[TX_MAX_MODES];    /* label ids; -1 for a variable's positional modes */
+    tx_extent ext[TX_MAX_MODES];
+    int nin;
+    g_value **in;
+    double *coef_in;            /* OP_ADD: per operand; OP_CONTRACT: exponent per operand (1 or -1) */
+    double coef;                /* OP_CONST: the value; OP_CONTRACT: scale */
+    labelset summed;            /* OP_CONTRACT */
+    map_fn fn; double fn_arg;   /* OP_MAP */
+    /* OP_INDEX: for each mode of in[0], a label id or -1 with a chip index */
+    int idx_label[TX_MAX_MODES];
+    int64_t idx_chip[TX_MAX_MODES];
+    tx_span chip_span[TX_MAX_MODES];
+    /* OP_INPUT, OP_STORE */
+    int var;                    /* variable index (sema_program.vars) */
+    int store_op;               /* OP_STORE: '=', '+', '-' */
+    int store_label[TX_MAX_MODES]; /* OP_STORE: label of in[0] feeding each target mode */
+    /* bookkeeping */
+    int stmt;                   /* statement index, -1 for program entry */
+    tx_span span;
+    int nuses;
+    int dead;
+};
+
+typedef struct {
+    tx_arena *arena;
+    sema_program *S;
+    int n, cap;
+    g_value **v;                /* topological order */
+    const char *const *label_names;
+} graph;
+
+/* A new, empty graph over the checked program S. */
+graph *graph_new(tx_arena *a, sema_program *S);
+/* Appends V (ids assigned in order) and counts its uses. */
+g_value *graph_add(graph *g, g_value *v);
+/* A zeroed value of kind OP in G's arena. */
+g_value *graph_value(graph *g, op_kind op);
+/* Checks every invariant of G; returns 0, or -1 with a message in MSG. */
+int graph_check(const graph *g, char *msg, size_t msglen);
+/* Appends G as a text listing (dot = 0) or Graphviz (dot = 1) to OUT. */
+void graph_print(const graph *g, tx_buf *out, int dot);
+/* The name of a label id. */
+const char *graph_label_name(const graph *g, int label);
+
+/* ---- lower.c ---- */
+/* Lowers the checked program to an OpGraph; NULL on out of memory. */
+graph *lower_program(sema_program *S, tx_arena *a, tx_diag *d);
+
+/* ---- opt.c ---- */
+/* Runs the passes of LEVEL (0..2) in order, checking the graph between
+   them. Returns 0, or -1 with the failing check in MSG. */
+int opt_run(graph *g, int level, char *msg, size_t msglen);
+
+/* ---- emit.c ---- */
+typedef struct {
+    const char *fn_name;      /* the C function (standalone flavour) */
+    int jit;                  /* 1: the JIT flavour (entry tx_entry(void **)) */
+    int no_blas;
+    const int64_t *dim_values;/* JIT: the extent of each symbolic dim (specialisation) */
+    int timing;               /* JIT: record statement times */
+} emit_options;
+
+/* One run-time error the generated code can return. */
+typedef struct {
+    int code;
+    const char *msg;
+} emit_error;
+
+/* Emits C for G into OUT. Returns 0, or -1 on out of memory. The error
+   table of the generated code (codes from 1) is stored in *ERRS and *NERRS,
+   in G's arena. */
+int emit_c(graph *g, const emit_options *o, tx_buf *out, emit_error **errs, int *nerrs);
+/* Emits the header declaring the standalone function. */
+int emit_header(graph *g, const emit_options *o, tx_buf *out);
+/* Appends the mangled C identifier for .tx name NAME with PREFIX to OUT:
+   PREFIX, then NAME with '_' doubled and every byte outside [A-Za-z0-9]
+   written as _xx (hex). Injective: distinct names never collide. */
+void mangle_name(tx_buf *out, const char *prefix, const char *name);
+
+/* ---- jit.c ---- */
+typedef struct jit_module jit_module;
+typedef int (*jit_entry)(void *const *args);
+/* Compiles C source SRC in memory with libtcc, registering the runtime
+   symbols generated code uses. Returns NULL with a message in ERR on
+   failure. */
+jit_module *jit_compile(const char *src, tx_buf *err);
+/* The module's entry point tx_entry. */
+jit_entry jit_entry_point(jit_module *m);
+/* Frees the module and its code. NULL is a no-op. */
+void jit_free(jit_module *m);
+
+/* ---- runtime symbols the generated JIT code calls ---- */
+double tx_rt_now(void);
+
+#endif /* TX_H */

@@ -1,0 +1,265 @@
+#!/usr/bin/python3
+"""Standalone-C test runner: emits C for corpus programs and checks it.
+
+    /usr/bin/python3 tests/run_cc.py [--txc build/txc] [--cc cc] [FILES...]
+
+For each test file (default: a representative subset of tests/num):
+
+  1. txc FILE.tx -o T/prog.c --header T/prog.h --name prog --no-blas
+  2. write a driver T/main.c that includes prog.h, reads every in/inout
+     tensor from a raw little-endian file, fills every out tensor with NaN,
+     calls prog(dims..., tensors...) positionally (symbolic dims in order of
+     first appearance in the source, then in/out/inout tensors in declaration
+     order), checks the return code (printing prog_error(code) otherwise) and
+     writes every out/inout tensor to a raw file
+  3. cc -std=c99 -pedantic -Wall -Wextra -Werror T/prog.c T/main.c -lm
+     (any warning fails the test), run it
+  4. compare with the numpy expectation of the file's directives (same rules
+     as run_num.py), and with `txc run` on the same inputs (1e-12 relative for
+     f64 outputs, the file's tolerance for f32 ones)
+
+Prints one line per failure and a final `N passed, N failed`.
+"""
+
+import os
+import shlex
+import subprocess
+import sys
+import tempfile
+
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import run_num as rn                                    # noqa: E402
+
+import numpy as np                                      # noqa: E402
+
+DEFAULT_FILES = [
+    'matmul.tx',            # the first program
+    'decl_example.tx',      # dim n,m; dim b = 16; f32 in, inout, tmp, scalar in
+    'explicit_dims.tx',     # dims declared m, n: parameter order by first appearance
+    'const_dim.tx',         # constant dim and literal extents are not parameters
+    'f32_basic.tx',         # f32 tensors
+    'mixed_precision.tx',   # f32 and f64 mixed, f32 inout
+    'scalar_in.tx',         # scalar inputs as pointers to one element
+    'scalar_out.tx',        # scalar out and inout
+    'accumulate_inout.tx',  # inout += / -=
+    'tmp_scratch.tx',       # tmp tensors
+    'unicode_names.tx',     # non-ASCII tensor, label and dim names
+    'c_keywords.tx',        # int, double, main, free, printf, NULL
+    'c_names2.tx',          # static, const, errno, EOF, NAN, sizeof; dims for, while, int64_t
+    'four_index.tx',        # five-operand contraction
+    'chip_3d.tx',           # chips
+    'let_tensor.tx',        # let intermediates
+    'nested_add_sum_within.tx',
+    'fill_only.tx',         # no inputs, dims only as parameters
+]
+
+CTYPE = {'f64': 'double', 'f32': 'float'}
+RAWTYPE = {'f64': '<f8', 'f32': '<f4'}
+
+
+def c_string(path):
+    return '"' + path.replace('\\', '\\\\').replace('"', '\\"') + '"'
+
+
+def driver_source(case, prep, tmpdir):
+    """The C driver and the raw file paths of each io tensor."""
+    raw = {d.name: os.path.join(tmpdir, 'r%d.bin' % i) for i, d in enumerate(case.io)}
+    L = []
+    L.append('#include "prog.h"')
+    L.append('#include <stdint.h>')
+    L.append('#include <stdio.h>')
+    L.append('#include <stdlib.h>')
+    L.append('#include <string.h>')
+    L.append('')
+    kinds = {d.kind for d in case.io}
+    if kinds & {'in', 'inout'}:
+        L.append('static void *load(const char *path, size_t bytes)')
+        L.append('{')
+        L.append('    FILE *f = fopen(path, "rb");')
+        L.append('    void *p = malloc(bytes ? bytes : 1);')
+        L.append('    if (!f || !p || fread(p, 1, bytes, f) != bytes) {')
+        L.append('        fprintf(stderr, "driver: cannot read %s\\n", path);')
+        L.append('        exit(2);')
+        L.append('    }')
+        L.append('    fclose(f);')
+        L.append('    return p;')
+        L.append('}')
+        L.append('')
+
+    if 'out' in kinds:
+        L.append('static void *fresh(size_t bytes)')
+        L.append('{')
+        L.append('    void *p = malloc(bytes ? bytes : 1);')
+        L.append('    if (!p) {')
+        L.append('        fprintf(stderr, "driver: out of memory\\n");')
+        L.append('        exit(2);')
+        L.append('    }')
+        L.append('    memset(p, 0xff, bytes);   /* NaN: outputs must be written, not read */')
+        L.append('    return p;')
+        L.append('}')
+        L.append('')
+
+    if kinds & {'out', 'inout'}:
+        L.append('static void store(const char *path, const void *p, size_t bytes)')
+        L.append('{')
+        L.append('    FILE *f = fopen(path, "wb");')
+        L.append('    if (!f || fwrite(p, 1, bytes, f) != bytes || fclose(f) != 0) {')
+        L.append('        fprintf(stderr, "driver: cannot write %s\\n", path);')
+        L.append('        exit(2);')
+        L.append('    }')
+        L.append('}')
+        L.append('')
+
+    L.append('int main(void)')
+    L.append('{')
+    args = []
+    for name in case.dims:
+        args.append('(int64_t)%d' % prep.dims[name])
+    for i, d in enumerate(case.io):
+        ctype = CTYPE[d.dtype]
+        count = int(np.prod(prep.shape(d), dtype=np.int64))
+        nbytes = '(size_t)%d * sizeof(%s)' % (count, ctype)
+        if d.kind in ('in', 'inout'):
+            L.append('    %s *t%d = load(%s, %s);' % (ctype, i, c_string(raw[d.name]), nbytes))
+        else:
+            L.append('    %s *t%d = fresh(%s);' % (ctype, i, nbytes))
+        args.append('t%d' % i)
+    L.append('    int rc = prog(%s);' % ', '.join(args))
+    L.append('    if (rc != 0) {')
+    L.append('        const char *msg = prog_error(rc);')
+    L.append('        fprintf(stderr, "prog returned %d: %s\\n", rc, msg ? msg : "(null)");')
+    L.append('        return 1;')
+    L.append('    }')
+    for i, d in enumerate(case.io):
+        if d.kind in ('out', 'inout'):
+            count = int(np.prod(prep.shape(d), dtype=np.int64))
+            L.append('    store(%s, t%d, (size_t)%d * sizeof(%s));' % (
+                c_string(raw[d.name]), i, count, CTYPE[d.dtype]))
+    for i, d in enumerate(case.io):
+        L.append('    free(t%d);' % i)
+    L.append('    return 0;')
+    L.append('}')
+    return '\n'.join(L) + '\n', raw
+
+
+def run(cmd, what):
+    """None on success, else a reason."""
+    try:
+        r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           timeout=rn.TIMEOUT)
+    except subprocess.TimeoutExpired:
+        return '%s: %s: timeout after %d s' % (what, shlex.join(cmd), rn.TIMEOUT)
+    except OSError as e:
+        return '%s: %s: %s' % (what, shlex.join(cmd), e)
+    if r.returncode != 0:
+        out = (r.stderr + r.stdout).decode('utf-8', 'replace')
+        return '%s: %s: exit %d: %s' % (what, shlex.join(cmd), r.returncode,
+                                        rn.one_line(out, 1500))
+    return None
+
+
+def cc_one(txc, cc, path):
+    """None on pass, else a failure line."""
+    name = os.path.basename(path)
+    try:
+        case = rn.Case(path)
+        prep = rn.Prepared(case)
+    except rn.TestError as e:
+        return '%s: bad test: %s' % (name, e)
+    with tempfile.TemporaryDirectory(prefix='txcc.') as td:
+        progc, progh = os.path.join(td, 'prog.c'), os.path.join(td, 'prog.h')
+        why = run([txc, case.path, '-o', progc, '--header', progh,
+                   '--name', 'prog', '--no-blas'], 'emit')
+        if why:
+            return '%s: %s' % (name, why)
+        src, raw = driver_source(case, prep, td)
+        mainc = os.path.join(td, 'main.c')
+        with open(mainc, 'w') as f:
+            f.write(src)
+        for d in case.io:
+            if d.kind in ('in', 'inout'):
+                prep.inputs[d.name].astype(RAWTYPE[d.dtype]).tofile(raw[d.name])
+        exe = os.path.join(td, 'prog')
+        why = run([cc, '-std=c99', '-pedantic', '-Wall', '-Wextra', '-Werror',
+                   progc, mainc, '-lm', '-o', exe], 'compile')
+        if why:
+            return '%s: %s' % (name, why)
+        why = run([exe], 'run')
+        if why:
+            return '%s: %s' % (name, why)
+        got = {}
+        for d in case.io:
+            if d.kind in ('out', 'inout'):
+                a = np.fromfile(raw[d.name], dtype=RAWTYPE[d.dtype])
+                shape = prep.shape(d)
+                if a.size != int(np.prod(shape, dtype=np.int64)):
+                    return '%s: output %s has %d elements, expected shape %s' % (
+                        name, d.name, a.size, shape)
+                got[d.name] = a.reshape(shape).astype(d.np_dtype)
+        reasons = []
+        why = rn.check_outputs(case, prep, got, label='C vs numpy: ')
+        if why:
+            reasons.append(why)
+        rundir = os.path.join(td, 'run')
+        os.mkdir(rundir)
+        cmd, outs, why = rn.txc_run(txc, case, prep, rundir)
+        if why:
+            reasons.append('txc run failed: %s: %s' % (shlex.join(cmd), why))
+        else:
+            for d in case.io:
+                if d.kind not in ('out', 'inout'):
+                    continue
+                tol = case.tol if d.dtype == 'f32' else 1e-12
+                ref = outs[d.name]
+                if ref.shape != got[d.name].shape:
+                    reasons.append('C vs txc run: %s: shapes %s vs %s' % (
+                        d.name, got[d.name].shape, ref.shape))
+                    continue
+                why = rn.compare(got[d.name], ref.astype(np.float64), d, tol,
+                                 'C vs txc run: ')
+                if why:
+                    reasons.append(why)
+        if reasons:
+            return '%s: %s' % (name, '; '.join(reasons))
+    return None
+
+
+def main(argv):
+    txc, cc, files = rn.DEFAULT_TXC, os.environ.get('CC', 'cc'), []
+    it = iter(argv)
+    for a in it:
+        if a == '--txc':
+            txc = next(it, None)
+        elif a.startswith('--txc='):
+            txc = a.split('=', 1)[1]
+        elif a == '--cc':
+            cc = next(it, None)
+        elif a.startswith('--cc='):
+            cc = a.split('=', 1)[1]
+        elif a in ('-h', '--help'):
+            print(__doc__)
+            return 0
+        elif a.startswith('-'):
+            print('unknown option %s' % a, file=sys.stderr)
+            return 2
+        else:
+            files.append(a)
+    if not txc or not cc:
+        print('--txc and --cc need a value', file=sys.stderr)
+        return 2
+    files = files or [os.path.join(rn.NUMDIR, f) for f in DEFAULT_FILES]
+    if not (os.path.isfile(txc) and os.access(txc, os.X_OK)):
+        print('txc not found or not executable: %s' % txc, file=sys.stderr)
+        return 2
+    txc = os.path.abspath(txc)
+    results = [cc_one(txc, cc, f) for f in files]
+    failed = [r for r in results if r]
+    for r in failed:
+        print('FAIL ' + r)
+    print('%d passed, %d failed' % (len(results) - len(failed), len(failed)))
+    return 1 if failed else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main(sys.argv[1:]))
