@@ -75,6 +75,7 @@ $(B)/libtensorexpr.so: $(LIB_OBJ) $(B)/tcc_shim.o $(B)/libtcc_shlib.a $(B)/libte
 	$(CC) -shared -o $@ -Wl,-soname,libtensorexpr.so.$(MAJOR) -Wl,--version-script=$(B)/libtensorexpr.map \
 	    $(LIB_OBJ) $(B)/tcc_shim.o -Wl,--whole-archive $(B)/libtcc_shlib.a -Wl,--no-whole-archive \
 	    $(LDFLAGS) -ldl -lm -lpthread
+	ln -sf libtensorexpr.so $(B)/libtensorexpr.so.$(MAJOR)
 
 $(B)/txc: $(B)/main.o $(RT_OBJ) $(B)/libtensorexpr.a
 	$(CC) -o $@ $(B)/main.o $(RT_OBJ) $(B)/libtensorexpr.a $(LDFLAGS) $(LDLIBS)

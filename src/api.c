@@ -288,7 +288,7 @@ static int resolve_dims(tx_program *p, int skip, int64_t *dims, const char **fro
     sema_program *S = p->S;
     for (int i = 0; i < S->nsym_dims; i++) {
         dims[i] = p->dim_set[i];
-        from[i] = "tx_set_dim";
+        from[i] = NULL; /* NULL: set explicitly */
     }
     for (int k = 0; k < S->ntensors; k++) {
         if (k == skip || !p->bind[k].bound)
@@ -302,10 +302,14 @@ static int resolve_dims(tx_program *p, int skip, int64_t *dims, const char **fro
             if (dims[d] < 0) {
                 dims[d] = v;
                 from[d] = t->name;
-            } else if (dims[d] != v)
+            } else if (dims[d] != v) {
+                if (!from[d])
+                    return fail(p->ctx, TX_ERR_BIND, "dim '%s' is set to %lld, but mode %d of '%s' is %lld",
+                                S->sym_dims[d]->name, (long long)dims[d], m, t->name, (long long)v);
                 return fail(p->ctx, TX_ERR_BIND,
-                            "dim '%s' is %lld from %s but %lld from '%s' (mode %d)", S->sym_dims[d]->name,
-                            (long long)dims[d], from[d], (long long)v, t->name, m);
+                            "dim '%s' is %lld in '%s' but %lld in mode %d of '%s'", S->sym_dims[d]->name,
+                            (long long)dims[d], from[d], (long long)v, m, t->name);
+            }
         }
     }
     return TX_OK;

@@ -1,0 +1,38 @@
+#!/bin/sh
+# Runs every test suite and prints one closing line "N passed, N failed".
+# Called by `make check` with TXC, B and PYTHON set.
+B=${B:-build}
+TXC=${TXC:-$B/txc}
+PYTHON=${PYTHON:-/usr/bin/python3}
+export TXC
+total_pass=0 total_fail=0
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+
+count() { # name: reads "N passed, N failed" or Check's summary from $log
+    p=$(sed -n 's/.*\b\([0-9][0-9]*\) passed, \([0-9][0-9]*\) failed.*/\1/p' "$log" | tail -1)
+    f=$(sed -n 's/.*\b\([0-9][0-9]*\) passed, \([0-9][0-9]*\) failed.*/\2/p' "$log" | tail -1)
+    if [ -z "$p" ]; then # Check: "100%: Checks: 29, Failures: 0, Errors: 0"
+        n=$(sed -n 's/.*Checks: \([0-9]*\), Failures: \([0-9]*\), Errors: \([0-9]*\).*/\1 \2 \3/p' "$log" | tail -1)
+        set -- $n
+        p=$(( ${1:-0} - ${2:-0} - ${3:-0} )); f=$(( ${2:-0} + ${3:-0} ))
+    fi
+    [ "$status" != 0 ] && [ "${f:-0}" = 0 ] && f=1   # a crash counts
+    total_pass=$((total_pass + ${p:-0})); total_fail=$((total_fail + ${f:-0}))
+    echo "== $1: ${p:-0} passed, ${f:-0} failed"
+}
+run() { # name command...
+    name=$1; shift
+    "$@" >"$log" 2>&1; status=$?
+    [ "$status" != 0 ] && cat "$log"
+    count "$name"
+}
+run "npy (Check)" "$B/check_npy"
+run "unit (Check)" "$B/check_unit"
+run "library API (Check)" "$B/check_api"
+run "golden diagnostics and listings" sh tests/run_golden.sh
+run "numerical vs numpy, -O0 and -O2" "$PYTHON" tests/run_num.py --txc "$TXC" -j 2
+run "standalone C vs numpy and txc run" "$PYTHON" tests/run_cc.py --txc "$TXC"
+run "examples" sh tests/run_examples.sh
+echo "$total_pass passed, $total_fail failed"
+[ "$total_fail" = 0 ]

@@ -1,0 +1,36 @@
+#!/bin/sh
+# Golden tests (cproc style):
+#   tests/diag/X.tx  -> tests/diag/X.err   `txc check X.tx`: expected stderr; exit status 1
+#   tests/graph/X.tx -> tests/graph/X.out  `txc graph X.tx`: expected listing; exit status 0
+# Run from inside the directory, so file names in messages are bare.
+# With UPDATE=1 the expected files are rewritten from the current output
+# (review the diff before committing).
+TXC=${TXC:-build/txc}
+case $TXC in /*) ;; *) TXC=$(pwd)/$TXC ;; esac
+pass=0 fail=0
+check_one() { # dir file expected-ext exit-status command...
+    dir=$1 f=$2 ext=$3 want=$4; shift 4
+    exp=${f%.tx}.$ext
+    out=$(cd "tests/$dir" && "$@" "$f" 2>&1 >/dev/null; echo "exit $?")
+    [ "$ext" = out ] && out=$(cd "tests/$dir" && "$@" "$f" 2>&1; echo "exit $?")
+    if [ "${UPDATE:-0}" = 1 ]; then
+        printf '%s\n' "$out" > "tests/$dir/$exp"
+    fi
+    if [ "$out" = "$(cat "tests/$dir/$exp" 2>/dev/null)" ] && [ "${out##*exit }" = "$want" ]; then
+        pass=$((pass + 1))
+    else
+        fail=$((fail + 1))
+        echo "FAIL tests/$dir/$f"
+        printf '%s\n' "$out" | diff -u "tests/$dir/$exp" - | head -20
+    fi
+}
+for p in tests/diag/*.tx; do
+    [ -e "$p" ] || continue
+    check_one diag "$(basename "$p")" err 1 "$TXC" check
+done
+for p in tests/graph/*.tx; do
+    [ -e "$p" ] || continue
+    check_one graph "$(basename "$p")" out 0 "$TXC" graph
+done
+echo "golden: $pass passed, $fail failed"
+[ "$fail" = 0 ]
