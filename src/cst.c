@@ -17,14 +17,6 @@
 
 static tx_span tok_span(const tx_token *t) { return t->span; }
 
-static unsigned name_hash(const char *s, size_t n)
-{
-    unsigned h = 2166136261u;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ (unsigned char)s[i]) * 16777619u;
-    return h;
-}
-
 static cst_node *node_new(cst_program *P, cst_kind k, tx_span span)
 {
     cst_node *n = arena_alloc(P->arena, sizeof *n);
@@ -47,7 +39,8 @@ static void set_depth(cst_program *P, cst_node *n)
     n->depth = d + 1;
     if (n->depth > TX_MAX_DEPTH && !P->failed) {
         P->failed = 1;
-        diag_error(P->diag, n->span, "expression nested too deeply (the limit is %d levels)", TX_MAX_DEPTH);
+        diag_error(P->diag, n->span, "expression too deeply nested or too long (the limit is %d levels; "
+                   "split it with let)", TX_MAX_DEPTH);
     }
 }
 
@@ -434,7 +427,6 @@ void cst_let(cst_program *P, const tx_token *kw, const tx_token *name, cst_node 
         l->next = P->lets;
         P->lets = l;
     }
-    (void)name_hash;
 }
 
 void cst_let_tensor(cst_program *P, const tx_token *kw, const tx_token *name,

@@ -44,6 +44,7 @@ typedef struct {
     int stmt_no;
     int pref[TX_MAX_LABELS]; /* label order preference for this statement */
     memo *memos;
+    int failed;      /* an error was reported */
 } lowerer;
 
 static g_value *lower(lowerer *L, cst_node *n, labelset keep);
@@ -62,7 +63,13 @@ static void set_labels(lowerer *L, g_value *v, labelset ls)
             ids[j] = ids[j - 1];
             ids[j - 1] = t;
         }
-    TX_ASSERT(n <= TX_MAX_MODES);
+    if (n > TX_MAX_MODES) {
+        if (!L->failed)
+            diag_error(L->diag, L->st->span, "an intermediate of this statement would have %d modes; "
+                       "the limit is %d (split the statement with let)", n, TX_MAX_MODES);
+        L->failed = 1;
+        n = TX_MAX_MODES;
+    }
     v->rank = n;
     for (int i = 0; i < n; i++) {
         v->label[i] = ids[i];
@@ -476,6 +483,8 @@ graph *lower_program(sema_program *S, tx_arena *a, tx_diag *d)
         default: /* declarations; bare lets are lowered at their uses */
             break;
         }
+        if (L.failed)
+            return NULL;
     }
     return g;
 }

@@ -129,15 +129,6 @@ static sym *declare(sema_program *S, sym_kind kind, const tx_token *name)
     return s;
 }
 
-static void push_sym(sema_program *S, sym ***arr, int *n, sym *s)
-{
-    sym **v = arena_alloc(S->arena, sizeof(sym *) * (size_t)(*n + 1));
-    if (*n)
-        memcpy(v, *arr, sizeof(sym *) * (size_t)*n);
-    v[(*n)++] = s;
-    *arr = v;
-}
-
 /* Grows an array of sym pointers geometrically (arena). */
 static void add_sym(sema_program *S, sym ***arr, int *n, sym *s)
 {
@@ -672,7 +663,6 @@ sema_program *sema_check(cst_program *cst, tx_arena *a, tx_diag *d)
     S->arena = a;
     S->diag = d;
     checker C = {.S = S};
-    (void)push_sym;
     int errors_before = d->nerrors;
     for (cst_stmt *st = cst->first; st; st = st->next) {
         int before = d->nerrors;
