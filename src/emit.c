@@ -25,7 +25,7 @@ typedef struct {
     tx_buf *out;
     emit_error *errs;
     int nerrs, caperrs;
-    int uses_pow;
+    int uses_pow, uses_fmax, uses_fmin;
 } emitter;
 
 void mangle_name(tx_buf *out, const char *prefix, const char *name)
@@ -131,8 +131,11 @@ static const char *ctype(dtype t) { return t == DT_F32 ? "float" : "double"; }
 /* Is V stored in a buffer of its own (computed by a loop nest)? */
 static int is_computed(const g_value *v)
 {
-    return v->op == OP_CONTRACT || v->op == OP_ADD || v->op == OP_MAP;
+    return (v->op == OP_CONTRACT || v->op == OP_ADD || v->op == OP_MAP || v->op == OP_REDUCE ||
+            v->op == OP_SCAN) && !v->inlined && !v->dead;
 }
+
+static void put_elementwise(emitter *E, const g_value *v);
 
 /* Row-major offset of V's element at its labels' loop variables. */
 static void put_offset_labels(emitter *E, const g_value *v)
@@ -156,6 +159,12 @@ static void put_offset_labels(emitter *E, const g_value *v)
 /* The C expression reading value V's element at the current loop indices. */
 static void put_access(emitter *E, const g_value *v)
 {
+    if (v->inlined) { /* fused: computed right here, inside the user's loops */
+        put(E, "(");
+        put_elementwise(E, v);
+        put(E, ")");
+        return;
+    }
     switch (v->op) {
     case OP_CONST:
         num_literal(E->out, v->coef);
@@ -250,50 +259,34 @@ static void put_product(emitter *E, const g_value *v)
     }
 }
 
-static void emit_compute(emitter *E, const g_value *v)
+/* The C name of an elementwise function applied to double arguments. */
+static const char *map_c_name(emitter *E, map_fn f)
 {
-    int depth = 1;
-    int summed[TX_MAX_LABELS], nsum = 0;
-    tx_extent sext[TX_MAX_LABELS];
-    if (v->op == OP_CONTRACT)
-        for (int i = 0; i < v->nin; i++)
-            for (int m = 0; m < v->in[i]->rank; m++) {
-                int l = v->in[i]->label[m], seen = 0;
-                if (!ls_has(&v->summed, l))
-                    continue;
-                for (int k = 0; k < nsum; k++)
-                    seen |= summed[k] == l;
-                if (!seen) {
-                    summed[nsum] = l;
-                    sext[nsum++] = v->in[i]->ext[m];
-                }
-            }
-    put(E, "%*s{ /* %%%d */\n", 4 * depth, "", v->id);
-    depth++;
-    open_loops(E, v->label, v->ext, v->rank, &depth);
-    put(E, "%*s{\n", 4 * depth, "");
-    depth++;
-    if (v->op == OP_CONTRACT && nsum) {
-        put(E, "%*sdouble tx_acc = 0.0;\n", 4 * depth, "");
-        int d2 = depth;
-        open_loops(E, summed, sext, nsum, &d2);
-        put(E, "%*stx_acc += ", 4 * d2, "");
-        put_product(E, v);
-        put(E, ";\n");
+    switch (f) {
+    case MAP_EXP: return "exp";
+    case MAP_LOG: return "log";
+    case MAP_SQRT: return "sqrt";
+    case MAP_ABS: return "fabs";
+    case MAP_SIN: return "sin";
+    case MAP_COS: return "cos";
+    case MAP_TANH: return "tanh";
+    case MAP_MAX: E->uses_fmax = 1; return "tx_fmax";
+    case MAP_MIN: E->uses_fmin = 1; return "tx_fmin";
+    default: return "?";
     }
-    put(E, "%*stx_v%d[", 4 * depth, "", v->id);
-    put_offset_labels(E, v);
-    put(E, "] = (%s)(", ctype(v->dt));
+}
+
+/* The value of elementwise V (map, linear combination, or a product with
+   nothing summed) at the current loop indices, as a double expression. */
+static void put_elementwise(emitter *E, const g_value *v)
+{
     switch (v->op) {
     case OP_CONTRACT:
         if (v->coef != 1) {
             num_literal(E->out, v->coef);
             put(E, " * ");
         }
-        if (nsum)
-            put(E, "tx_acc");
-        else
-            put_product(E, v);
+        put_product(E, v);
         break;
     case OP_ADD:
         for (int i = 0; i < v->nin; i++) {
@@ -309,11 +302,154 @@ static void emit_compute(emitter *E, const g_value *v)
         }
         break;
     case OP_MAP:
-        put_pow(E, v->in[0], v->fn_arg);
+        if (v->fn == MAP_POW) {
+            put_pow(E, v->in[0], v->fn_arg);
+            break;
+        }
+        put(E, "%s((double)", map_c_name(E, v->fn));
+        put_access(E, v->in[0]);
+        if (v->nin == 2) {
+            put(E, ", (double)");
+            put_access(E, v->in[1]);
+        }
+        put(E, ")");
         break;
     default:
-        TX_ASSERT(0);
+        TX_ASSERT(!"not an elementwise value");
     }
+}
+
+/* The identity of a reduce/scan operator, and the update acc = acc op x. */
+static const char *reduce_init(reduce_op r)
+{
+    switch (r) {
+    case RED_ADD: return "0.0";
+    case RED_MUL: return "1.0";
+    case RED_MAX: return "(-1.0/0.0)";
+    default: return "(1.0/0.0)";
+    }
+}
+
+static void put_reduce_update(emitter *E, reduce_op r, const g_value *x)
+{
+    switch (r) {
+    case RED_ADD: put(E, "tx_acc += (double)"); put_access(E, x); break;
+    case RED_MUL: put(E, "tx_acc *= (double)"); put_access(E, x); break;
+    case RED_MAX:
+        E->uses_fmax = 1;
+        put(E, "tx_acc = tx_fmax((double)");
+        put_access(E, x);
+        put(E, ", tx_acc)");
+        break;
+    default:
+        E->uses_fmin = 1;
+        put(E, "tx_acc = tx_fmin((double)");
+        put_access(E, x);
+        put(E, ", tx_acc)");
+        break;
+    }
+}
+
+/* Distinct labels of V's operands that are in SET, in order of appearance. */
+static int labels_in(const g_value *v, labelset set, int *labels, tx_extent *ext)
+{
+    int n = 0;
+    for (int i = 0; i < v->nin; i++)
+        for (int m = 0; m < v->in[i]->rank; m++) {
+            int l = v->in[i]->label[m], seen = 0;
+            if (!ls_has(&set, l))
+                continue;
+            for (int k = 0; k < n; k++)
+                seen |= labels[k] == l;
+            if (!seen) {
+                labels[n] = l;
+                ext[n++] = v->in[i]->ext[m];
+            }
+        }
+    return n;
+}
+
+static void emit_compute(emitter *E, const g_value *v)
+{
+    int depth = 1;
+    int summed[TX_MAX_LABELS], nsum = 0;
+    tx_extent sext[TX_MAX_LABELS];
+    if (v->op == OP_CONTRACT || v->op == OP_REDUCE)
+        nsum = labels_in(v, v->summed, summed, sext);
+    put(E, "%*s{ /* %%%d */\n", 4 * depth, "", v->id);
+    depth++;
+    if (v->op == OP_SCAN) {
+        /* every label but the scanned one outside; the scan carries tx_acc */
+        int outer[TX_MAX_MODES], no = 0, pos = 0;
+        tx_extent oext[TX_MAX_MODES];
+        for (int i = 0; i < v->rank; i++) {
+            if (v->label[i] == v->scan_label) {
+                pos = i;
+                continue;
+            }
+            outer[no] = v->label[i];
+            oext[no++] = v->ext[i];
+        }
+        open_loops(E, outer, oext, no, &depth);
+        put(E, "%*s{\n", 4 * depth, "");
+        depth++;
+        put(E, "%*sdouble tx_acc = %s;\n", 4 * depth, "", reduce_init(v->red));
+        put(E, "%*sfor (int64_t ", 4 * depth, "");
+        put_label(E, v->scan_label);
+        if (v->scan_reverse) {
+            put(E, " = ");
+            put_extent(E, v->ext[pos]);
+            put(E, " - 1; ");
+            put_label(E, v->scan_label);
+            put(E, " >= 0; ");
+            put_label(E, v->scan_label);
+            put(E, "--) {\n");
+        } else {
+            put(E, " = 0; ");
+            put_label(E, v->scan_label);
+            put(E, " < ");
+            put_extent(E, v->ext[pos]);
+            put(E, "; ");
+            put_label(E, v->scan_label);
+            put(E, "++) {\n");
+        }
+        put(E, "%*s", 4 * depth + 4, "");
+        put_reduce_update(E, v->red, v->in[0]);
+        put(E, ";\n%*stx_v%d[", 4 * depth + 4, "", v->id);
+        put_offset_labels(E, v);
+        put(E, "] = (%s)tx_acc;\n%*s}\n", ctype(v->dt), 4 * depth, "");
+        depth--;
+        put(E, "%*s}\n    }\n", 4 * depth, "");
+        return;
+    }
+    open_loops(E, v->label, v->ext, v->rank, &depth);
+    put(E, "%*s{\n", 4 * depth, "");
+    depth++;
+    int reduces = (v->op == OP_CONTRACT && nsum) || v->op == OP_REDUCE;
+    if (reduces) {
+        put(E, "%*sdouble tx_acc = %s;\n", 4 * depth, "", v->op == OP_REDUCE ? reduce_init(v->red) : "0.0");
+        int d2 = depth;
+        open_loops(E, summed, sext, nsum, &d2);
+        put(E, "%*s", 4 * d2, "");
+        if (v->op == OP_REDUCE)
+            put_reduce_update(E, v->red, v->in[0]);
+        else {
+            put(E, "tx_acc += ");
+            put_product(E, v);
+        }
+        put(E, ";\n");
+    }
+    put(E, "%*stx_v%d[", 4 * depth, "", v->id);
+    put_offset_labels(E, v);
+    put(E, "] = (%s)(", ctype(v->dt));
+    if (reduces) {
+        if (v->op == OP_CONTRACT && v->coef != 1) {
+            num_literal(E->out, v->coef);
+            put(E, " * ");
+        }
+        put(E, "tx_acc");
+    } else
+        put_elementwise(E, v);
     put(E, ");\n");
     depth--;
     put(E, "%*s}\n", 4 * depth, "");
@@ -361,13 +497,15 @@ static void emit_size(emitter *E, const tx_extent *ext, int rank, size_t elem, i
 
 static void emit_prelude(emitter *E)
 {
-    put(E, "/* Generated by txc %s from %s. Do not edit. */\n", TX_VERSION_STRING,
-        SP(E)->cst->src->name ? "a .tx program" : "a .tx program");
+    put(E, "/* Generated by txc %s from a .tx program. Do not edit. */\n", TX_VERSION_STRING);
     if (E->o->jit) {
+        /* no headers under libtcc: declare what jit.c registers */
         put(E, "typedef long int64_t;\n"
                "void *malloc(unsigned long);\n"
                "void free(void *);\n"
                "double pow(double, double);\n"
+               "double exp(double), log(double), sqrt(double), fabs(double);\n"
+               "double sin(double), cos(double), tanh(double);\n"
                "double tx_rt_now(void);\n");
     } else {
         put(E, "#include <stdint.h>\n#include <stdlib.h>\n");
@@ -380,6 +518,11 @@ static void emit_prelude(emitter *E)
            "    *r = a * b;\n"
            "    return 1;\n"
            "}\n\n");
+    /* max and min as numpy's maximum and minimum: a NaN wins */
+    if (E->uses_fmax)
+        put(E, "static double tx_fmax(double a, double b) { return a > b || a != a ? a : b; }\n\n");
+    if (E->uses_fmin)
+        put(E, "static double tx_fmin(double a, double b) { return a < b || a != a ? a : b; }\n\n");
 }
 
 static void emit_signature(emitter *E)
@@ -421,7 +564,6 @@ int emit_c(graph *g, const emit_options *o, tx_buf *out, emit_error **errs, int 
     emitter E = {.g = g, .o = o, .out = out};
     sema_program *S = g->S;
     int oom = add_error(&E, "out of memory");
-    emit_prelude(&E);
 
     /* the body first, into its own buffer: the error table it builds goes
        before it in standalone C */
@@ -438,7 +580,7 @@ int emit_c(graph *g, const emit_options *o, tx_buf *out, emit_error **errs, int 
         }
     }
     for (int k = 0; k < g->n; k++)
-        if (is_computed(g->v[k]) && !g->v[k]->dead)
+        if (is_computed(g->v[k]))
             put(&E, "    %s *tx_v%d = 0;\n", ctype(g->v[k]->dt), k);
     put(&E, "    (void)tx_n;\n");
 
@@ -484,7 +626,7 @@ int emit_c(graph *g, const emit_options *o, tx_buf *out, emit_error **errs, int 
     }
     for (int k = 0; k < g->n; k++) {
         g_value *v = g->v[k];
-        if (!is_computed(v) || v->dead)
+        if (!is_computed(v))
             continue;
         int code = add_error(&E, "the size of an intermediate overflows");
         emit_size(&E, v->ext, v->rank, v->dt == DT_F32 ? 4 : 8, code);
@@ -496,7 +638,7 @@ int emit_c(graph *g, const emit_options *o, tx_buf *out, emit_error **errs, int 
     int cur_stmt = -2;
     for (int k = 0; k < g->n; k++) {
         g_value *v = g->v[k];
-        if (v->dead || v->op == OP_INPUT || v->op == OP_CONST || v->op == OP_INDEX)
+        if (v->dead || v->inlined || v->op == OP_INPUT || v->op == OP_CONST || v->op == OP_INDEX)
             continue;
         if (v->stmt != cur_stmt) {
             if (o->timing && cur_stmt >= 0)
@@ -522,11 +664,12 @@ int emit_c(graph *g, const emit_options *o, tx_buf *out, emit_error **errs, int 
             put(&E, ");\n");
         }
     for (int k = 0; k < g->n; k++)
-        if (is_computed(g->v[k]) && !g->v[k]->dead)
+        if (is_computed(g->v[k]))
             put(&E, "    free(tx_v%d);\n", k);
     put(&E, "    return tx_status;\n}\n");
 
     E.out = out;
+    emit_prelude(&E); /* after the body: it knows which helpers the body used */
     if (!o->jit) {
         put(&E, "const char *%s_error(int code)\n{\n    switch (code) {\n    case 0: return \"success\";\n",
             o->fn_name);
@@ -536,10 +679,6 @@ int emit_c(graph *g, const emit_options *o, tx_buf *out, emit_error **errs, int 
             put(&E, ";\n");
         }
         put(&E, "    default: return \"unknown error\";\n    }\n}\n\n");
-    }
-    if (!o->jit && !E.uses_pow) {
-        /* drop the unused math.h include to keep the file minimal? keep it:
-           harmless, and -lm is documented as the most a program needs */
     }
     buf_put(out, body.p ? body.p : "", body.len);
     int failed = body.oom || out->oom;

@@ -133,6 +133,25 @@ int graph_check(const graph *g, char *msg, size_t msglen)
                 FAIL("%%%d: summed labels are not the operands' labels less the output's", k);
             break;
         }
+        case OP_REDUCE: {
+            labelset all = {{0}}, out = {{0}};
+            if (v->nin != 1)
+                FAIL("%%%d: reduce of %d operands", k, v->nin);
+            for (int m = 0; m < v->in[0]->rank; m++)
+                ls_add(&all, v->in[0]->label[m]);
+            for (int i = 0; i < v->rank; i++)
+                ls_add(&out, v->label[i]);
+            if (!ls_eq(ls_inter(all, out), out) || !ls_eq(ls_minus(all, out), v->summed))
+                FAIL("%%%d: reduced labels are not the operand's labels less the output's", k);
+            break;
+        }
+        case OP_SCAN:
+            if (v->nin != 1 || v->rank != v->in[0]->rank || has_label(v, v->scan_label) < 0)
+                FAIL("%%%d: scan changes the shape or lacks its label", k);
+            for (int m = 0; m < v->in[0]->rank; m++)
+                if (has_label(v, v->in[0]->label[m]) < 0)
+                    FAIL("%%%d: scan loses label %s", k, graph_label_name(g, v->in[0]->label[m]));
+            break;
         case OP_ADD:
         case OP_MAP:
             for (int i = 0; i < v->nin; i++)
@@ -140,8 +159,8 @@ int graph_check(const graph *g, char *msg, size_t msglen)
                     if (has_label(v, v->in[i]->label[m]) < 0)
                         FAIL("%%%d: operand %d label %s is not an output label", k, i,
                              graph_label_name(g, v->in[i]->label[m]));
-            if (v->op == OP_MAP && (v->nin != 1 || v->rank != v->in[0]->rank))
-                FAIL("%%%d: map changes the shape", k);
+            if (v->op == OP_MAP && v->nin != ((v->fn == MAP_MAX || v->fn == MAP_MIN) ? 2 : 1))
+                FAIL("%%%d: map has %d operands", k, v->nin);
             break;
         case OP_STORE: {
             const g_value *w = v->in[0];
@@ -189,6 +208,18 @@ static void print_type(const graph *g, tx_buf *o, const g_value *v)
         print_extent(g, o, v->ext[i]);
     }
     buf_puts(o, "]");
+}
+
+const char *graph_map_name(map_fn f)
+{
+    static const char *names[] = {"?", "pow", "exp", "log", "sqrt", "abs", "sin", "cos", "tanh", "max", "min"};
+    return (unsigned)f < sizeof names / sizeof names[0] ? names[f] : "?";
+}
+
+const char *graph_reduce_name(reduce_op r)
+{
+    static const char *names[] = {"?", "+", "*", "max", "min"};
+    return (unsigned)r < sizeof names / sizeof names[0] ? names[r] : "?";
 }
 
 static void print_labelset(const graph *g, tx_buf *o, labelset s)
@@ -256,7 +287,20 @@ static void print_op(const graph *g, tx_buf *o, const g_value *v, int dot)
         }
         break;
     case OP_MAP:
-        buf_printf(o, "map %%%d ^ %.17g", v->in[0]->id, v->fn_arg);
+        if (v->fn == MAP_POW)
+            buf_printf(o, "map %%%d ^ %.17g", v->in[0]->id, v->fn_arg);
+        else if (v->nin == 2)
+            buf_printf(o, "map %s(%%%d, %%%d)", graph_map_name(v->fn), v->in[0]->id, v->in[1]->id);
+        else
+            buf_printf(o, "map %s(%%%d)", graph_map_name(v->fn), v->in[0]->id);
+        break;
+    case OP_REDUCE:
+        buf_printf(o, "reduce %s %%%d%sover ", graph_reduce_name(v->red), v->in[0]->id, sep);
+        print_labelset(g, o, v->summed);
+        break;
+    case OP_SCAN:
+        buf_printf(o, "scan%s %s %%%d along %s", v->scan_reverse ? "r" : "", graph_reduce_name(v->red),
+                   v->in[0]->id, graph_label_name(g, v->scan_label));
         break;
     case OP_STORE:
         buf_printf(o, "store %s(\"", var_name(g, v->var));
@@ -304,6 +348,8 @@ void graph_print(const graph *g, tx_buf *out, int dot)
             buf_printf(out, "%%%d = %s", k, line.p ? line.p : "");
             if (v->nuses > 1)
                 buf_printf(out, "   (%d uses)", v->nuses);
+            if (v->inlined)
+                buf_puts(out, "   (fused into its user)");
             buf_puts(out, "\n");
         }
         buf_free(&line);

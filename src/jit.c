@@ -47,6 +47,13 @@ static const struct { const char *name; const void *addr; } runtime_symbols[] = 
     {"malloc", (const void *)malloc},
     {"free", (const void *)free},
     {"pow", (const void *)pow},
+    {"exp", (const void *)exp},
+    {"log", (const void *)log},
+    {"sqrt", (const void *)sqrt},
+    {"fabs", (const void *)fabs},
+    {"sin", (const void *)sin},
+    {"cos", (const void *)cos},
+    {"tanh", (const void *)tanh},
     {"tx_rt_now", (const void *)tx_rt_now},
 };
 

@@ -124,6 +124,18 @@ static labelset closable(cst_node *n)
         return n->ls;
     case CST_NEG: case CST_POW: case CST_LET:
         return closable(n->a);
+    case CST_CALL:
+        if (n->fn) { /* elementwise: whatever its arguments can close */
+            labelset c = closable(n->args.v[0]);
+            return n->args.n == 2 ? ls_union(c, closable(n->args.v[1])) : c;
+        }
+        if (n->name.kind == TK_REDUCE)
+            return n->ls; /* reduce closes every label it is given */
+        {
+            labelset c = closable(n->args.v[1]), k = {{0}};
+            ls_add(&k, n->scan_label); /* the scanned label stays open */
+            return ls_minus(c, k);
+        }
     default: {
         labelset none = {{0}};
         return none;
@@ -350,6 +362,109 @@ static g_value *lower_pow(lowerer *L, cst_node *n, labelset keep)
     return sum_out(L, m, keep, n->span);
 }
 
+/* Labels of N that no product inside it can close. */
+static labelset unclosable(cst_node *n)
+{
+    return ls_minus(n->ls, closable(n));
+}
+
+/* An elementwise function of one or two arguments: transparent, like ^. */
+static g_value *lower_map(lowerer *L, cst_node *n, labelset keep)
+{
+    int nin = n->args.n;
+    labelset k = ls_inter(n->ls, keep);
+    for (int i = 0; i < nin; i++)
+        k = ls_union(k, unclosable(n->args.v[i]));
+    g_value *m = new_value(L, OP_MAP, nin, n->span);
+    m->fn = (map_fn)n->fn;
+    m->dt = DT_F32;
+    labelset have = {{0}};
+    for (int i = 0; i < nin; i++) {
+        cst_node *a = n->args.v[i];
+        g_value *x = lower(L, a, ls_inter(a->ls, k));
+        if (!x)
+            return NULL;
+        m->in[i] = x;
+        m->coef_in[i] = 1;
+        m->dt = join_dt(m->dt, x->dt);
+        have = ls_union(have, value_labels(x));
+    }
+    set_labels(L, m, have);
+    graph_add(L->g, m);
+    return sum_out(L, m, keep, n->span);
+}
+
+/* Labels that occur in N outside every reduce call nested in it. */
+static labelset open_labels(cst_node *n)
+{
+    labelset s = {{0}};
+    switch (n->kind) {
+    case CST_REF:
+        return n->ls;
+    case CST_CALL:
+        if (n->name.kind == TK_REDUCE)
+            return s; /* it reduces its own labels */
+        for (int i = 0; i < n->args.n; i++)
+            if (n->args.v[i]->kind != CST_ARG_OP && n->args.v[i]->kind != CST_ARG_STR)
+                s = ls_union(s, open_labels(n->args.v[i]));
+        return s;
+    default:
+        if (n->a)
+            s = open_labels(n->a);
+        if (n->b)
+            s = ls_union(s, open_labels(n->b));
+        return s;
+    }
+}
+
+/* reduce(op, x): x is evaluated elementwise over every label it has
+   outside nested reduces (products inside x do not sum them: the reduce
+   does, with its own op); those the rest of the statement does not use
+   are then reduced with op. reduce(+, x) is a plain summation, so it
+   lowers to the same contraction. */
+static g_value *lower_reduce(lowerer *L, cst_node *n, labelset keep)
+{
+    cst_node *x = n->args.v[1];
+    int op = n->args.v[0]->fn;
+    g_value *v = lower(L, x, ls_union(ls_inter(x->ls, keep), open_labels(x)));
+    if (!v)
+        return NULL;
+    if (op == RED_ADD)
+        return sum_out(L, v, keep, n->span);
+    labelset have = value_labels(v), out = ls_inter(have, keep);
+    if (ls_eq(out, have))
+        return v;
+    g_value *r = new_value(L, OP_REDUCE, 1, n->span);
+    r->in[0] = v;
+    r->coef_in[0] = 1;
+    r->red = (reduce_op)op;
+    r->dt = v->dt;
+    r->summed = ls_minus(have, out);
+    set_labels(L, r, out);
+    return graph_add(L->g, r);
+}
+
+/* scan(op, x, "k"): transparent like an elementwise function, with k kept. */
+static g_value *lower_scan(lowerer *L, cst_node *n, labelset keep)
+{
+    cst_node *x = n->args.v[1];
+    labelset k = ls_union(ls_inter(n->ls, keep), unclosable(x));
+    ls_add(&k, n->scan_label);
+    g_value *v = lower(L, x, ls_inter(x->ls, k));
+    if (!v)
+        return NULL;
+    g_value *s = new_value(L, OP_SCAN, 1, n->span);
+    s->in[0] = v;
+    s->coef_in[0] = 1;
+    s->red = (reduce_op)n->args.v[0]->fn;
+    s->scan_label = n->scan_label;
+    s->scan_reverse = n->name.kind == TK_SCANR;
+    s->dt = v->dt;
+    set_labels(L, s, value_labels(v));
+    graph_add(L->g, s);
+    return sum_out(L, s, keep, n->span);
+}
+
 static g_value *lower_let(lowerer *L, cst_node *n, labelset keep)
 {
     labelset k = ls_inter(n->ls, keep);
@@ -385,6 +500,10 @@ static g_value *lower(lowerer *L, cst_node *n, labelset keep)
         return lower_pow(L, n, keep);
     case CST_LET:
         return lower_let(L, n, keep);
+    case CST_CALL:
+        if (n->fn)
+            return lower_map(L, n, keep);
+        return n->name.kind == TK_REDUCE ? lower_reduce(L, n, keep) : lower_scan(L, n, keep);
     default:
         TX_ASSERT(!"unexpected node in lowering");
         return NULL;

@@ -3,7 +3,8 @@
  * they run, with graph_check between them (QBE's main.c). Each pass lives
  * in a file of its own (pass_*.c) as it is added.
  *
- * Levels: -O0 runs no pass; -O1 and -O2 run the list below.
+ * Levels: -O0 runs no pass; -O1 and -O2 run the list below (each pass
+ * names the lowest level it runs at).
  */
 #include <stdio.h>
 
@@ -18,6 +19,7 @@ typedef struct {
 /* The passes, in order. The graph as lowered is already correct; passes
    only make it cheaper. */
 static const pass passes[] = {
+    {"fuse", 1, pass_fuse},   /* elementwise chains into their users' loops */
     {NULL, 0, NULL},
 };
 

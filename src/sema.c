@@ -8,6 +8,7 @@
  * bound to two different extents is an error) and records the bindings on
  * the statement for lowering. Every error points at the exact span.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -314,6 +315,7 @@ static double eval_number(cst_node *n)
     case CST_DIV: return eval_number(n->a) / eval_number(n->b);
     case CST_POW: return n->num; /* folded when checked */
     case CST_LET: return eval_number(n->a);
+    case CST_CALL: return n->num; /* folded when checked */
     default: return 0;
     }
 }
@@ -394,6 +396,113 @@ static int check_ref(checker *C, cst_node *n)
     return 0;
 }
 
+/* An argument that must be an expression (not an operator, string or list). */
+static int expect_expr_arg(checker *C, cst_node *call, int i)
+{
+    cst_node *a = call->args.v[i];
+    if (a->kind == CST_ARG_OP || a->kind == CST_ARG_STR || a->kind == CST_ARG_LIST) {
+        diag_error(C->S->diag, a->span, "argument %d of '%.*s' must be an expression", i + 1,
+                   (int)call->name.n, call->name.z);
+        return -1;
+    }
+    return check_expr(C, a);
+}
+
+static double fold_map(int fn, double x, double y)
+{
+    switch (fn) {
+    case MAP_EXP: return exp(x);
+    case MAP_LOG: return log(x);
+    case MAP_SQRT: return sqrt(x);
+    case MAP_ABS: return fabs(x);
+    case MAP_SIN: return sin(x);
+    case MAP_COS: return cos(x);
+    case MAP_TANH: return tanh(x);
+    case MAP_MAX: return x > y || x != x ? x : y;
+    case MAP_MIN: return x < y || x != x ? x : y;
+    }
+    return x;
+}
+
+/* Elementwise functions, max/min, reduce and scan (tx(5) §6). The
+   linear-algebra calls come with their own issue. */
+static int check_call(checker *C, cst_node *n)
+{
+    sema_program *S = C->S;
+    int nargs = n->args.n, want = 0;
+    const char *fname = arena_strndup(S->arena, n->name.z, n->name.n);
+    switch (n->name.kind) {
+    case TK_EXP: n->fn = MAP_EXP; want = 1; break;
+    case TK_LOG: n->fn = MAP_LOG; want = 1; break;
+    case TK_SQRT: n->fn = MAP_SQRT; want = 1; break;
+    case TK_ABS: n->fn = MAP_ABS; want = 1; break;
+    case TK_SIN: n->fn = MAP_SIN; want = 1; break;
+    case TK_COS: n->fn = MAP_COS; want = 1; break;
+    case TK_TANH: n->fn = MAP_TANH; want = 1; break;
+    case TK_MAX: n->fn = MAP_MAX; want = 2; break;
+    case TK_MIN: n->fn = MAP_MIN; want = 2; break;
+    case TK_REDUCE: want = 2; break;
+    case TK_SCAN: case TK_SCANR: want = 3; break;
+    default:
+        diag_error(S->diag, n->name.span, "'%s' is not supported yet", fname);
+        return -1;
+    }
+    if (nargs != want) {
+        static const char *forms[] = {"", "%s(x)", "%s(x, y)", "%s(op, x, \"k\")"};
+        char form[64];
+        snprintf(form, sizeof form, n->name.kind == TK_REDUCE ? "%s(op, x)" : forms[want], fname);
+        diag_error(S->diag, n->span, "'%s' takes %d argument%s, not %d: %s", fname, want,
+                   want == 1 ? "" : "s", nargs, form);
+        return -1;
+    }
+    if (n->fn) { /* elementwise: transparent to labels */
+        for (int i = 0; i < nargs; i++)
+            if (expect_expr_arg(C, n, i) < 0)
+                return -1;
+        n->ls = n->args.v[0]->ls;
+        n->is_number = n->args.v[0]->is_number;
+        if (nargs == 2) {
+            n->ls = ls_union(n->ls, n->args.v[1]->ls);
+            n->is_number = n->is_number && n->args.v[1]->is_number;
+        }
+        if (n->is_number)
+            n->num = fold_map(n->fn, eval_number(n->args.v[0]), nargs == 2 ? eval_number(n->args.v[1]) : 0);
+        return 0;
+    }
+    cst_node *op = n->args.v[0];
+    if (op->kind != CST_ARG_OP) {
+        diag_error(S->diag, op->span, "the first argument of '%s' is its operator: + * max or min", fname);
+        return -1;
+    }
+    switch (op->name.kind) {
+    case TK_PLUS: op->fn = RED_ADD; break;
+    case TK_STAR: op->fn = RED_MUL; break;
+    case TK_MAX: op->fn = RED_MAX; break;
+    default: op->fn = RED_MIN; break;
+    }
+    if (expect_expr_arg(C, n, 1) < 0)
+        return -1;
+    cst_node *x = n->args.v[1];
+    n->ls = x->ls;
+    n->is_number = x->is_number;
+    n->num = x->num;
+    if (n->name.kind == TK_REDUCE)
+        return 0;
+    cst_node *k = n->args.v[2];
+    if (k->kind != CST_ARG_STR || k->nlabels != 1 || k->labels[0].label < 0) {
+        diag_error(S->diag, k->span, "the third argument of '%s' is the one label to scan along, e.g. \"k\"",
+                   fname);
+        return -1;
+    }
+    if (!ls_has(&x->ls, k->labels[0].label)) {
+        diag_error(S->diag, k->labels[0].span, "'%s' scans along label '%s', which its argument does not have",
+                   fname, S->cst->label_names[k->labels[0].label]);
+        return -1;
+    }
+    n->scan_label = k->labels[0].label;
+    return 0;
+}
+
 static int check_expr(checker *C, cst_node *n)
 {
     sema_program *S = C->S;
@@ -471,8 +580,7 @@ static int check_expr(checker *C, cst_node *n)
         n->ls = n->a->ls;
         return 0;
     case CST_CALL:
-        diag_error(S->diag, n->name.span, "'%.*s' is not supported yet", (int)n->name.n, n->name.z);
-        return -1;
+        return check_call(C, n);
     default:
         diag_error(S->diag, n->span, "this is not an expression");
         return -1;
@@ -490,6 +598,14 @@ static dtype expr_dtype(cst_node *n)
     case CST_POW: return expr_dtype(n->a);
     case CST_ADD: case CST_SUB: case CST_MUL: case CST_DIV:
         return expr_dtype(n->a) == DT_F64 || expr_dtype(n->b) == DT_F64 ? DT_F64 : DT_F32;
+    case CST_CALL: {
+        dtype t = DT_F32;
+        for (int i = 0; i < n->args.n; i++)
+            if (n->args.v[i]->kind != CST_ARG_OP && n->args.v[i]->kind != CST_ARG_STR &&
+                expr_dtype(n->args.v[i]) == DT_F64)
+                t = DT_F64;
+        return t;
+    }
     default: return DT_F64;
     }
 }

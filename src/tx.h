@@ -213,6 +213,8 @@ struct cst_node {
     sym *sym;          /* CST_REF, CST_NAME, CST_LET */
     labelset ls;       /* labels occurring in this subtree */
     int is_number;     /* subtree is a compile-time number */
+    int fn;            /* CST_CALL: sema's map_fn, or 0; CST_ARG_OP: reduce_op */
+    int scan_label;    /* CST_CALL scan/scanr: the label id */
     int depth;         /* height of the subtree (bounded: TX_MAX_DEPTH) */
 };
 
@@ -337,11 +339,19 @@ typedef enum {
     OP_CONST,     /* a scalar number */
     OP_CONTRACT,  /* product of operands (each ^±1) times coef, summed over `summed` */
     OP_ADD,       /* sum of coef_i · operand_i, each broadcast to the output labels */
-    OP_MAP,       /* elementwise function of one operand */
+    OP_MAP,       /* elementwise function of one or two operands (broadcast) */
+    OP_REDUCE,    /* operand reduced with op over `summed` (op + is OP_CONTRACT) */
+    OP_SCAN,      /* inclusive prefix of the operand with op along one label */
     OP_STORE      /* writes a value into a tensor variable: =, +=, -= */
 } op_kind;
 
-typedef enum { MAP_POW = 1 } map_fn;
+typedef enum {
+    MAP_POW = 1, MAP_EXP, MAP_LOG, MAP_SQRT, MAP_ABS, MAP_SIN, MAP_COS, MAP_TANH,
+    MAP_MAX, MAP_MIN /* binary */
+} map_fn;
+
+/* The operators of reduce and scan. */
+typedef enum { RED_ADD = 1, RED_MUL, RED_MAX, RED_MIN } reduce_op;
 
 typedef struct g_value g_value;
 struct g_value {
@@ -357,6 +367,9 @@ struct g_value {
     double coef;                /* OP_CONST: the value; OP_CONTRACT: scale */
     labelset summed;            /* OP_CONTRACT */
     map_fn fn; double fn_arg;   /* OP_MAP */
+    reduce_op red;              /* OP_REDUCE, OP_SCAN */
+    int scan_label, scan_reverse; /* OP_SCAN */
+    int inlined;                /* set by pass_fuse: computed inside its one user's loops */
     /* OP_INDEX: for each mode of in[0], a label id or -1 with a chip index */
     int idx_label[TX_MAX_MODES];
     int64_t idx_chip[TX_MAX_MODES];
@@ -392,6 +405,9 @@ int graph_check(const graph *g, char *msg, size_t msglen);
 void graph_print(const graph *g, tx_buf *out, int dot);
 /* The name of a label id. */
 const char *graph_label_name(const graph *g, int label);
+/* The .tx spelling of an elementwise function and of a reduce operator. */
+const char *graph_map_name(map_fn f);
+const char *graph_reduce_name(reduce_op r);
 
 /* ---- lower.c ---- */
 /* Lowers the checked program to an OpGraph; NULL on out of memory. */
@@ -401,6 +417,11 @@ graph *lower_program(sema_program *S, tx_arena *a, tx_diag *d);
 /* Runs the passes of LEVEL (0..2) in order, checking the graph between
    them. Returns 0, or -1 with the failing check in MSG. */
 int opt_run(graph *g, int level, char *msg, size_t msglen);
+
+/* ---- pass_fuse.c ---- */
+/* Marks elementwise values with one user for computation inside that
+   user's loop nest (no buffer, no pass over memory). */
+void pass_fuse(graph *g);
 
 /* ---- emit.c ---- */
 typedef struct {
