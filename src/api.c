@@ -38,7 +38,9 @@ struct tx_program {
     binding *bind;        /* per parameter tensor */
     int64_t *dim_set;     /* per symbolic dim: value given by tx_set_dim, or -1 */
     jit_module *jit;
+    tx_arena *jit_arena;  /* the graph the JIT code was generated from */
     int64_t *jit_dims;    /* extents the JIT code is specialised on */
+    int opt_level;
     emit_error *errs;
     int nerrs;
     int timing;
@@ -169,6 +171,7 @@ void tx_program_free(tx_program *p)
     if (!p)
         return;
     jit_free(p->jit);
+    arena_free(p->jit_arena);
     arena_free(p->arena);
     free(p->text);
     free(p);
@@ -231,6 +234,7 @@ tx_program *tx_compile(tx_ctx *ctx, const char *src, size_t len, const char *fil
         return NULL;
     }
     char msg[512];
+    p->g->blas = 1;
     if (opt_run(p->g, ctx->opt_level, msg, sizeof msg) < 0)
         tx_assert_fail(msg, __FILE__, __LINE__); /* a broken graph is our bug */
     buf_free(&diag.out);
@@ -243,6 +247,7 @@ tx_program *tx_compile(tx_ctx *ctx, const char *src, size_t len, const char *fil
     for (int i = 0; i < S->nsym_dims; i++)
         p->dim_set[i] = -1;
     p->timing = ctx->timing;
+    p->opt_level = ctx->opt_level;
     p->times = arena_alloc(p->arena, sizeof(double) * (size_t)(S->nassign + 1));
     p->stmt_lines = arena_alloc(p->arena, sizeof(int) * (size_t)(S->nassign + 1));
     for (cst_stmt *st = S->cst->first; st; st = st->next)
@@ -474,6 +479,38 @@ int tx_timing(const tx_program *p, int i, double *seconds, int *line)
     return TX_OK;
 }
 
+/* The program's graph lowered again into a new arena (*ARENA, which the
+   caller frees) and optimised for extents DIMS (NULL: estimates), with or
+   without BLAS calls; NULL if out of memory. */
+static graph *specialise(tx_program *p, const int64_t *dims, int blas, tx_arena **arena)
+{
+    tx_arena *a = arena_new();
+    if (!a)
+        return NULL;
+    jmp_buf oom;
+    if (setjmp(oom)) {
+        arena_free(a);
+        return NULL;
+    }
+    arena_on_oom(a, &oom);
+    tx_diag diag = {.src = &p->src};
+    graph *g = lower_program(p->S, a, &diag);
+    buf_free(&diag.out);
+    TX_ASSERT(g); /* it lowered once already */
+    g->blas = blas;
+    if (dims) {
+        int64_t *d = arena_alloc(a, sizeof(int64_t) * (size_t)(p->S->nsym_dims + 1));
+        memcpy(d, dims, sizeof(int64_t) * (size_t)p->S->nsym_dims);
+        g->dim_values = d;
+    }
+    char msg[512];
+    if (opt_run(g, p->opt_level, msg, sizeof msg) < 0)
+        tx_assert_fail(msg, __FILE__, __LINE__);
+    arena_on_oom(a, NULL);
+    *arena = a;
+    return g;
+}
+
 int tx_run(tx_program *p)
 {
     if (!p)
@@ -501,13 +538,22 @@ int tx_run(tx_program *p)
     if (p->jit && memcmp(dims, p->jit_dims, sizeof(int64_t) * (size_t)n) != 0) {
         jit_free(p->jit);
         p->jit = NULL;
+        arena_free(p->jit_arena);
+        p->jit_arena = NULL;
     }
     p->jit_seconds = 0;
     if (!p->jit) {
         double t0 = tx_rt_now();
+        /* lower again and optimise knowing the extents: the contraction
+           order and the kernels are chosen for these sizes */
+        graph *g = specialise(p, dims, 1, &p->jit_arena);
+        if (!g) {
+            st = fail(p->ctx, TX_ERR_NOMEM, "out of memory");
+            goto out;
+        }
         emit_options o = {.fn_name = p->fn_name, .jit = 1, .dim_values = dims, .timing = p->timing};
         tx_buf src = {0};
-        if (emit_c(p->g, &o, &src, &p->errs, &p->nerrs) < 0) {
+        if (emit_c(g, &o, &src, &p->errs, &p->nerrs) < 0) {
             buf_free(&src);
             st = fail(p->ctx, TX_ERR_NOMEM, "out of memory");
             goto out;
@@ -556,7 +602,14 @@ char *tx_emit(tx_program *p, const tx_emit_options *opts, size_t *len)
     const char *name = opts->name ? opts->name : p->fn_name;
     emit_options o = {.fn_name = name, .no_blas = opts->no_blas};
     tx_buf out = {0};
-    int r = opts->header ? emit_header(p->g, &o, &out) : emit_c(p->g, &o, &out, NULL, NULL);
+    tx_arena *a = NULL;
+    graph *g = specialise(p, NULL, !opts->no_blas, &a);
+    if (!g) {
+        fail(p->ctx, TX_ERR_NOMEM, "out of memory");
+        return NULL;
+    }
+    int r = opts->header ? emit_header(g, &o, &out) : emit_c(g, &o, &out, NULL, NULL);
+    arena_free(a);
     if (r < 0 || !out.p) {
         buf_free(&out);
         fail(p->ctx, TX_ERR_NOMEM, "out of memory");

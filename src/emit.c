@@ -25,7 +25,7 @@ typedef struct {
     tx_buf *out;
     emit_error *errs;
     int nerrs, caperrs;
-    int uses_pow, uses_fmax, uses_fmin;
+    int uses_pow, uses_fmax, uses_fmin, uses_blas;
 } emitter;
 
 void mangle_name(tx_buf *out, const char *prefix, const char *name)
@@ -132,7 +132,7 @@ static const char *ctype(dtype t) { return t == DT_F32 ? "float" : "double"; }
 static int is_computed(const g_value *v)
 {
     return (v->op == OP_CONTRACT || v->op == OP_ADD || v->op == OP_MAP || v->op == OP_REDUCE ||
-            v->op == OP_SCAN) && !v->inlined && !v->dead;
+            v->op == OP_SCAN) && !v->inlined && !v->dead && !(v->blas && v->blas->store);
 }
 
 static void put_elementwise(emitter *E, const g_value *v);
@@ -456,6 +456,195 @@ static void emit_compute(emitter *E, const g_value *v)
     put(E, "    }\n");
 }
 
+
+/* ---- BLAS calls (plans made by pass_blas.c) ---- */
+
+/* Position of the last mode of label group G in S (the plan made sure
+   the group is consecutive there). */
+static int last_of(const mode_seq *s, const int *G, int n)
+{
+    int last = -1;
+    for (int i = 0; i < n; i++)
+        for (int p = 0; p < s->n; p++)
+            if (s->label[p] == G[i] && p > last)
+                last = p;
+    return last;
+}
+
+/* The stride of mode P of S: the product of the extents after it. */
+static void put_stride(emitter *E, const mode_seq *s, int p)
+{
+    int any = 0;
+    for (int i = p + 1; i < s->n; i++) {
+        put(E, any ? "*" : "(");
+        put_extent(E, s->ext[i]);
+        any = 1;
+    }
+    put(E, any ? ")" : "1");
+}
+
+/* max(1, stride): BLAS wants a leading dimension of at least 1. */
+static void put_ld(emitter *E, const mode_seq *s, int p)
+{
+    put(E, "TX_LD(");
+    put_stride(E, s, p);
+    put(E, ")");
+}
+
+/* The product of the extents of the labels of G (as found in S). */
+static void put_group_size(emitter *E, const mode_seq *s, const int *G, int n)
+{
+    if (n == 0) {
+        put(E, "1");
+        return;
+    }
+    put(E, "(int)(");
+    for (int i = 0; i < n; i++) {
+        if (i)
+            put(E, "*");
+        for (int p = 0; p < s->n; p++)
+            if (s->label[p] == G[i]) {
+                put_extent(E, s->ext[p]);
+                break;
+            }
+    }
+    put(E, ")");
+}
+
+static void emit_blas(emitter *E, const g_value *v)
+{
+    const blas_plan *p = v->blas;
+    mode_seq sa, sb, sc;
+    TX_ASSERT(graph_modes(p->a, &sa) == 0 && graph_modes(p->b, &sb) == 0);
+    if (p->store) {
+        sc.n = p->store->rank;
+        for (int i = 0; i < sc.n; i++) {
+            sc.label[i] = p->store->store_label[i];
+            sc.ext[i] = p->store->ext[i];
+        }
+    } else {
+        sc.n = v->rank;
+        for (int i = 0; i < sc.n; i++) {
+            sc.label[i] = v->label[i];
+            sc.ext[i] = v->ext[i];
+        }
+    }
+    const char *x = v->dt == DT_F32 ? "s" : "d";
+    const char *t = ctype(v->dt);
+    int op = p->store ? p->store->store_op : '=';
+    E->uses_blas = 1;
+    int depth = 2;
+    put(E, "    { /* %%%d: BLAS */\n", v->id);
+    int batch_ext_labels[TX_MAX_MODES];
+    tx_extent bext[TX_MAX_MODES];
+    for (int i = 0; i < p->nb; i++) {
+        batch_ext_labels[i] = p->batch[i];
+        for (int m = 0; m < sc.n; m++)
+            if (sc.label[m] == p->batch[i])
+                bext[i] = sc.ext[m];
+    }
+    open_loops(E, batch_ext_labels, bext, p->nb, &depth);
+    put(E, "%*s{\n", 4 * depth, "");
+    depth++;
+    /* the matrix labels sit at 0: addresses below are the blocks' corners */
+    int groups[3][TX_MAX_MODES], ng[3] = {p->nm, p->nn, p->nk};
+    memcpy(groups[0], p->m, sizeof groups[0]);
+    memcpy(groups[1], p->n, sizeof groups[1]);
+    memcpy(groups[2], p->k, sizeof groups[2]);
+    for (int gi = 0; gi < 3; gi++)
+        for (int i = 0; i < ng[gi]; i++) {
+            put(E, "%*sconst int64_t ", 4 * depth, "");
+            put_label(E, groups[gi][i]);
+            put(E, " = 0;\n");
+        }
+    put(E, "%*sconst %s *tx_a = &", 4 * depth, "", t);
+    put_access(E, p->a);
+    put(E, ";\n%*sconst %s *tx_b = &", 4 * depth, "", t);
+    put_access(E, p->b);
+    put(E, ";\n%*s%s *tx_c = &", 4 * depth, "", t);
+    if (p->store) {
+        put_var(E, p->store->var);
+        put(E, "[");
+        if (sc.n == 0)
+            put(E, "0");
+        for (int i = 0; i < sc.n - 1; i++)
+            put(E, "(");
+        for (int i = 0; i < sc.n; i++) {
+            if (i) {
+                put(E, ")*");
+                put_extent(E, sc.ext[i]);
+                put(E, " + ");
+            }
+            put_label(E, sc.label[i]);
+        }
+        put(E, "];\n");
+    } else {
+        put(E, "tx_v%d[", v->id);
+        put_offset_labels(E, v);
+        put(E, "];\n");
+    }
+    put(E, "%*sconst %s tx_alpha = ", 4 * depth, "", t);
+    num_literal(E->out, op == '-' ? -v->coef : v->coef);
+    put(E, ", tx_beta = %s;\n", op == '=' ? "0.0" : "1.0");
+    int am = last_of(&sa, p->m, p->nm), ak = last_of(&sa, p->k, p->nk);
+    int bk = last_of(&sb, p->k, p->nk), bn = last_of(&sb, p->n, p->nn);
+    int cm = last_of(&sc, p->m, p->nm), cn = last_of(&sc, p->n, p->nn);
+    put(E, "%*s", 4 * depth, "");
+    if (p->nm == 0 && p->nn == 0) {
+        put(E, "*tx_c = (%s)(tx_alpha * cblas_%sdot(", t, x);
+        put_group_size(E, &sa, p->k, p->nk);
+        put(E, ", tx_a, ");
+        put_stride(E, &sa, ak);
+        put(E, ", tx_b, ");
+        put_stride(E, &sb, bk);
+        put(E, ") + tx_beta * *tx_c);\n");
+    } else if (p->nn == 0) { /* y[m] = A[m x k] x[k] */
+        int kunit = ak == sa.n - 1;
+        put(E, "cblas_%sgemv(CblasRowMajor, %s, ", x, kunit ? "CblasNoTrans" : "CblasTrans");
+        put_group_size(E, &sa, kunit ? p->m : p->k, kunit ? p->nm : p->nk);
+        put(E, ", ");
+        put_group_size(E, &sa, kunit ? p->k : p->m, kunit ? p->nk : p->nm);
+        put(E, ", tx_alpha, tx_a, ");
+        put_ld(E, &sa, kunit ? am : ak);
+        put(E, ", tx_b, ");
+        put_stride(E, &sb, bk);
+        put(E, ", tx_beta, tx_c, ");
+        put_stride(E, &sc, cm);
+        put(E, ");\n");
+    } else if (p->nm == 0) { /* y[n] = x[k] B[k x n] */
+        int nunit = bn == sb.n - 1;
+        put(E, "cblas_%sgemv(CblasRowMajor, %s, ", x, nunit ? "CblasTrans" : "CblasNoTrans");
+        put_group_size(E, &sb, nunit ? p->k : p->n, nunit ? p->nk : p->nn);
+        put(E, ", ");
+        put_group_size(E, &sb, nunit ? p->n : p->k, nunit ? p->nn : p->nk);
+        put(E, ", tx_alpha, tx_b, ");
+        put_ld(E, &sb, nunit ? bk : bn);
+        put(E, ", tx_a, ");
+        put_stride(E, &sa, ak);
+        put(E, ", tx_beta, tx_c, ");
+        put_stride(E, &sc, cn);
+        put(E, ");\n");
+    } else {
+        int ta = ak != sa.n - 1, tb = bn != sb.n - 1;
+        put(E, "cblas_%sgemm(CblasRowMajor, %s, %s, ", x, ta ? "CblasTrans" : "CblasNoTrans",
+            tb ? "CblasTrans" : "CblasNoTrans");
+        put_group_size(E, &sc, p->m, p->nm);
+        put(E, ", ");
+        put_group_size(E, &sc, p->n, p->nn);
+        put(E, ", ");
+        put_group_size(E, &sa, p->k, p->nk);
+        put(E, ", tx_alpha, tx_a, ");
+        put_ld(E, &sa, ta ? ak : am);
+        put(E, ", tx_b, ");
+        put_ld(E, &sb, tb ? bn : bk);
+        put(E, ", tx_beta, tx_c, ");
+        put_ld(E, &sc, cm);
+        put(E, ");\n");
+    }
+    depth--;
+    put(E, "%*s}\n    }\n", 4 * depth, "");
+}
+
 static void emit_store(emitter *E, const g_value *s)
 {
     sym *var = SP(E)->vars[s->var];
@@ -507,10 +696,26 @@ static void emit_prelude(emitter *E)
                "double exp(double), log(double), sqrt(double), fabs(double);\n"
                "double sin(double), cos(double), tanh(double);\n"
                "double tx_rt_now(void);\n");
+        if (E->uses_blas) /* cblas.h does not parse under libtcc; enums are ints */
+            put(E, "enum { CblasRowMajor = 101, CblasNoTrans = 111, CblasTrans = 112 };\n"
+                   "void cblas_dgemm(int, int, int, int, int, int, double, const double *, int,\n"
+                   "                 const double *, int, double, double *, int);\n"
+                   "void cblas_sgemm(int, int, int, int, int, int, float, const float *, int,\n"
+                   "                 const float *, int, float, float *, int);\n"
+                   "void cblas_dgemv(int, int, int, int, double, const double *, int, const double *, int,\n"
+                   "                 double, double *, int);\n"
+                   "void cblas_sgemv(int, int, int, int, float, const float *, int, const float *, int,\n"
+                   "                 float, float *, int);\n"
+                   "double cblas_ddot(int, const double *, int, const double *, int);\n"
+                   "float cblas_sdot(int, const float *, int, const float *, int);\n");
     } else {
         put(E, "#include <stdint.h>\n#include <stdlib.h>\n");
         put(E, "#include <math.h>\n");
+        if (E->uses_blas)
+            put(E, "#include <cblas.h>\n");
     }
+    if (E->uses_blas)
+        put(E, "\n#define TX_LD(x) ((x) > 1 ? (int)(x) : 1)\n");
     put(E, "\nstatic int tx_mul_ok(int64_t a, int64_t b, int64_t *r)\n"
            "{\n"
            "    if (a < 0 || b < 0 || (b != 0 && a > (int64_t)0x7fffffffffffffff / b))\n"
@@ -648,8 +853,11 @@ int emit_c(graph *g, const emit_options *o, tx_buf *out, emit_error **errs, int 
             if (o->timing)
                 put(&E, "    tx_t0 = tx_rt_now();\n");
         }
-        if (v->op == OP_STORE)
-            emit_store(&E, v);
+        if (v->op == OP_STORE) {
+            if (!v->absorbed)
+                emit_store(&E, v);
+        } else if (v->blas)
+            emit_blas(&E, v);
         else
             emit_compute(&E, v);
     }

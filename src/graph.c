@@ -44,6 +44,56 @@ g_value *graph_add(graph *g, g_value *v)
     return v;
 }
 
+int graph_modes(const g_value *v, mode_seq *s)
+{
+    if (v->op == OP_INDEX) {
+        const g_value *w = v->in[0];
+        s->n = w->rank;
+        for (int m = 0; m < w->rank; m++) {
+            s->label[m] = v->idx_label[m];
+            s->chip[m] = v->idx_chip[m];
+            s->ext[m] = w->ext[m];
+        }
+        return 0;
+    }
+    if ((v->op == OP_CONTRACT || v->op == OP_ADD || v->op == OP_MAP || v->op == OP_REDUCE ||
+         v->op == OP_SCAN) && !v->inlined) {
+        s->n = v->rank;
+        for (int m = 0; m < v->rank; m++) {
+            s->label[m] = v->label[m];
+            s->chip[m] = 0;
+            s->ext[m] = v->ext[m];
+        }
+        return 0;
+    }
+    return -1;
+}
+
+void graph_renumber(graph *g)
+{
+    int n = 0;
+    for (int k = 0; k < g->n; k++)
+        if (g->v[k])
+            g->v[n++] = g->v[k];
+    g->n = n;
+    for (int k = 0; k < n; k++) {
+        g->v[k]->id = k;
+        g->v[k]->nuses = 0;
+    }
+    for (int k = 0; k < n; k++)
+        for (int i = 0; i < g->v[k]->nin; i++)
+            g->v[k]->in[i]->nuses++;
+}
+
+double graph_extent_estimate(const graph *g, tx_extent x)
+{
+    if (x.dim < 0)
+        return (double)x.value;
+    if (g->dim_values)
+        return (double)g->dim_values[g->S->dims[x.dim]->index];
+    return 64;
+}
+
 const char *graph_label_name(const graph *g, int label)
 {
     return label >= 0 ? g->label_names[label] : "?";

@@ -11,6 +11,7 @@
  * libtcc 0.9.27 keeps global state while it compiles, so compilations are
  * serialised by one mutex; running compiled code needs no lock.
  */
+#include <cblas.h>
 #include <libtcc.h>
 #include <math.h>
 #include <pthread.h>
@@ -55,6 +56,12 @@ static const struct { const char *name; const void *addr; } runtime_symbols[] = 
     {"cos", (const void *)cos},
     {"tanh", (const void *)tanh},
     {"tx_rt_now", (const void *)tx_rt_now},
+    {"cblas_dgemm", (const void *)cblas_dgemm},
+    {"cblas_sgemm", (const void *)cblas_sgemm},
+    {"cblas_dgemv", (const void *)cblas_dgemv},
+    {"cblas_sgemv", (const void *)cblas_sgemv},
+    {"cblas_ddot", (const void *)cblas_ddot},
+    {"cblas_sdot", (const void *)cblas_sdot},
 };
 
 static pthread_mutex_t tcc_lock = PTHREAD_MUTEX_INITIALIZER;

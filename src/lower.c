@@ -31,6 +31,7 @@
 typedef struct memo {
     cst_node *let;
     labelset keep;
+    int wide;
     g_value *v;
     struct memo *next;
 } memo;
@@ -45,7 +46,17 @@ typedef struct {
     int pref[TX_MAX_LABELS]; /* label order preference for this statement */
     memo *memos;
     int failed;      /* an error was reported */
+    int wide;        /* the statement mixes in f64: compute everything in f64 */
 } lowerer;
+
+/* Appends V to the graph; in a statement that involves f64 every computed
+   value is f64 (tx(5) §4.2: a statement mixing f32 and f64 computes in f64). */
+static g_value *add(lowerer *L, g_value *v)
+{
+    if (L->wide && v->op != OP_INDEX && v->op != OP_INPUT && v->op != OP_STORE && v->op != OP_CONST)
+        v->dt = DT_F64;
+    return graph_add(L->g, v);
+}
 
 static g_value *lower(lowerer *L, cst_node *n, labelset keep);
 
@@ -113,15 +124,24 @@ static g_value *sum_out(lowerer *L, g_value *v, labelset keep, tx_span span)
     c->dt = v->dt;
     c->summed = ls_minus(have, out);
     set_labels(L, c, out);
-    return graph_add(L->g, c);
+    return add(L, c);
 }
 
-/* Labels of N that some product inside N (or N itself) can close. */
+/* Labels of N that some product inside N (or N itself) can close. A
+   product with a number (2 * x) is a scaling, not a contraction, and a sum
+   only closes what its operands can: so abs(A("i,j") - B("i,j")) into a
+   scalar is the sum of |A - B|, and sin(2 * x("k")) the sum of sines. */
 static labelset closable(cst_node *n)
 {
     switch (n->kind) {
-    case CST_MUL: case CST_DIV: case CST_ADD: case CST_SUB:
+    case CST_MUL: case CST_DIV:
+        if (n->a->is_number)
+            return closable(n->b);
+        if (n->b->is_number)
+            return closable(n->a);
         return n->ls;
+    case CST_ADD: case CST_SUB:
+        return ls_union(closable(n->a), closable(n->b));
     case CST_NEG: case CST_POW: case CST_LET:
         return closable(n->a);
     case CST_CALL:
@@ -148,7 +168,7 @@ static g_value *const_value(lowerer *L, double x, tx_span span)
     g_value *c = new_value(L, OP_CONST, 0, span);
     c->coef = x;
     c->dt = DT_F32; /* a number does not widen the computation */
-    return graph_add(L->g, c);
+    return add(L, c);
 }
 
 static g_value *lower_ref(lowerer *L, cst_node *n, labelset keep)
@@ -181,7 +201,7 @@ static g_value *lower_ref(lowerer *L, cst_node *n, labelset keep)
         }
     }
     v->rank = r;
-    graph_add(L->g, v);
+    add(L, v);
     return sum_out(L, v, keep, n->span);
 }
 
@@ -248,7 +268,10 @@ static g_value *lower_product(lowerer *L, cst_node *n, labelset keep)
             if (j != i)
                 others = ls_union(others, f->node[j]->ls);
         labelset k = ls_inter(f->node[i]->ls, ls_union(keep, others));
-        if (f->exp[i] < 0)
+        /* a denominator is an elementwise reciprocal: what it cannot close
+           is summed after dividing; but a sum as a factor has its own
+           target (tx(5) §4.1), what the rest of the statement uses */
+        if (f->exp[i] < 0 && f->node[i]->kind != CST_ADD && f->node[i]->kind != CST_SUB)
             k = ls_union(k, ls_minus(f->node[i]->ls, closable(f->node[i])));
         vals[i] = lower(L, f->node[i], k);
         if (!vals[i]) {
@@ -279,7 +302,7 @@ static g_value *lower_product(lowerer *L, cst_node *n, labelset keep)
     c->summed = ls_minus(all, out);
     set_labels(L, c, out);
     free(f);
-    return graph_add(L->g, c);
+    return add(L, c);
 }
 
 typedef struct {
@@ -340,7 +363,7 @@ static g_value *lower_sum(lowerer *L, cst_node *n, labelset keep)
     a->dt = dt;
     set_labels(L, a, target);
     free(t);
-    return graph_add(L->g, a);
+    return add(L, a);
 }
 
 static g_value *lower_pow(lowerer *L, cst_node *n, labelset keep)
@@ -358,7 +381,7 @@ static g_value *lower_pow(lowerer *L, cst_node *n, labelset keep)
     m->rank = x->rank;
     memcpy(m->label, x->label, sizeof m->label);
     memcpy(m->ext, x->ext, sizeof m->ext);
-    graph_add(L->g, m);
+    add(L, m);
     return sum_out(L, m, keep, n->span);
 }
 
@@ -390,7 +413,7 @@ static g_value *lower_map(lowerer *L, cst_node *n, labelset keep)
         have = ls_union(have, value_labels(x));
     }
     set_labels(L, m, have);
-    graph_add(L->g, m);
+    add(L, m);
     return sum_out(L, m, keep, n->span);
 }
 
@@ -441,7 +464,7 @@ static g_value *lower_reduce(lowerer *L, cst_node *n, labelset keep)
     r->dt = v->dt;
     r->summed = ls_minus(have, out);
     set_labels(L, r, out);
-    return graph_add(L->g, r);
+    return add(L, r);
 }
 
 /* scan(op, x, "k"): transparent like an elementwise function, with k kept. */
@@ -461,7 +484,7 @@ static g_value *lower_scan(lowerer *L, cst_node *n, labelset keep)
     s->scan_reverse = n->name.kind == TK_SCANR;
     s->dt = v->dt;
     set_labels(L, s, value_labels(v));
-    graph_add(L->g, s);
+    add(L, s);
     return sum_out(L, s, keep, n->span);
 }
 
@@ -469,7 +492,7 @@ static g_value *lower_let(lowerer *L, cst_node *n, labelset keep)
 {
     labelset k = ls_inter(n->ls, keep);
     for (memo *m = L->memos; m; m = m->next)
-        if (m->let == n && ls_eq(m->keep, k))
+        if (m->let == n && ls_eq(m->keep, k) && m->wide == L->wide)
             return m->v;
     g_value *v = lower(L, n->a, k);
     if (!v)
@@ -477,6 +500,7 @@ static g_value *lower_let(lowerer *L, cst_node *n, labelset keep)
     memo *m = arena_alloc(L->g->arena, sizeof *m);
     m->let = n;
     m->keep = k;
+    m->wide = L->wide;
     m->v = v;
     m->next = L->memos;
     L->memos = m;
@@ -522,6 +546,7 @@ static int reads_var(const g_value *v, int var)
 static void begin_stmt(lowerer *L, cst_stmt *st, cst_target *t)
 {
     L->st = st;
+    L->wide = st->wide;
     for (int i = 0; i < TX_MAX_LABELS; i++)
         L->pref[i] = TX_MAX_MODES + i;
     for (int i = 0; t && i < t->nlabels; i++)
@@ -544,7 +569,7 @@ static int lower_store(lowerer *L, cst_stmt *st, cst_target *t, int op)
         c->coef_in[0] = 1;
         c->dt = v->dt;
         set_labels(L, c, value_labels(v));
-        v = graph_add(L->g, c);
+        v = add(L, c);
     }
     g_value *s = new_value(L, OP_STORE, op == '=' ? 1 : 2, st->span);
     s->in[0] = v;

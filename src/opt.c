@@ -19,6 +19,8 @@ typedef struct {
 /* The passes, in order. The graph as lowered is already correct; passes
    only make it cheaper. */
 static const pass passes[] = {
+    {"order", 1, pass_order}, /* n-ary contractions into the cheapest pairwise order */
+    {"blas", 1, pass_blas},   /* GEMM/GEMV/DOT-shaped contractions to BLAS calls */
     {"fuse", 1, pass_fuse},   /* elementwise chains into their users' loops */
     {NULL, 0, NULL},
 };

@@ -716,6 +716,7 @@ static void check_assign(checker *C, cst_stmt *st)
         }
     v->written = 1;
     v->last_write = C->stmt_no;
+    st->wide = v->dt == DT_F64 || expr_dtype(st->expr) == DT_F64;
     st->index = S->nassign++;
 }
 
@@ -763,6 +764,7 @@ static void check_let_tensor(checker *C, cst_stmt *st)
     for (int i = 0; i < t->nlabels; i++)
         v->ext[i] = st->lab_ext[t->labels[i].label];
     v->dt = expr_dtype(st->expr);
+    st->wide = v->dt == DT_F64;
     v->written = 1;
     v->last_write = C->stmt_no;
     v->stmt = st;

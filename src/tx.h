@@ -254,6 +254,7 @@ struct cst_stmt {
     tx_extent *lab_ext;  /* per label id (nlabel_names entries) */
     labelset lab_bound;
     labelset target_ls;
+    int wide;            /* involves an f64 tensor: computed in f64 */
     cst_stmt *next;
 };
 
@@ -354,6 +355,26 @@ typedef enum {
 typedef enum { RED_ADD = 1, RED_MUL, RED_MAX, RED_MIN } reduce_op;
 
 typedef struct g_value g_value;
+
+/* A contraction mapped to BLAS (pass_blas.c): C[batch][m][n] =
+   coef * A[batch][m][k] * B[batch][k][n], each label group fused into
+   one matrix dimension. */
+typedef struct {
+    int nb, nm, nn, nk;
+    int batch[TX_MAX_MODES], m[TX_MAX_MODES], n[TX_MAX_MODES], k[TX_MAX_MODES];
+    g_value *a, *b;      /* the operands playing A and B (maybe swapped) */
+    g_value *store;      /* non-NULL: the result goes straight into this store's tensor */
+} blas_plan;
+
+/* The memory layout of an addressable value: its modes in memory order,
+   each a label or a fixed index (chip), row-major over EXT. */
+typedef struct {
+    int n;
+    int label[TX_MAX_MODES];   /* -1 for a chip */
+    int64_t chip[TX_MAX_MODES];
+    tx_extent ext[TX_MAX_MODES];
+} mode_seq;
+
 struct g_value {
     int id;
     op_kind op;
@@ -370,6 +391,8 @@ struct g_value {
     reduce_op red;              /* OP_REDUCE, OP_SCAN */
     int scan_label, scan_reverse; /* OP_SCAN */
     int inlined;                /* set by pass_fuse: computed inside its one user's loops */
+    blas_plan *blas;            /* set by pass_blas: computed by a BLAS call */
+    int absorbed;               /* OP_STORE: its contraction wrote the tensor directly */
     /* OP_INDEX: for each mode of in[0], a label id or -1 with a chip index */
     int idx_label[TX_MAX_MODES];
     int64_t idx_chip[TX_MAX_MODES];
@@ -391,6 +414,8 @@ typedef struct {
     int n, cap;
     g_value **v;                /* topological order */
     const char *const *label_names;
+    const int64_t *dim_values;  /* per symbolic dim, when known (JIT); else NULL */
+    int blas;                   /* passes may map contractions to BLAS */
 } graph;
 
 /* A new, empty graph over the checked program S. */
@@ -405,6 +430,15 @@ int graph_check(const graph *g, char *msg, size_t msglen);
 void graph_print(const graph *g, tx_buf *out, int dot);
 /* The name of a label id. */
 const char *graph_label_name(const graph *g, int label);
+/* The layout of V if it lives in memory (a view of a tensor variable, or
+   a computed, non-fused value): 0 and *S filled, else -1. */
+int graph_modes(const g_value *v, mode_seq *s);
+/* Renumbers G's values in list order and recounts their uses (after a
+   pass edited the list). */
+void graph_renumber(graph *g);
+/* The extent X as a number for cost models: exact when constant or known
+   (JIT), else an estimate (64). */
+double graph_extent_estimate(const graph *g, tx_extent x);
 /* The .tx spelling of an elementwise function and of a reduce operator. */
 const char *graph_map_name(map_fn f);
 const char *graph_reduce_name(reduce_op r);
@@ -417,6 +451,21 @@ graph *lower_program(sema_program *S, tx_arena *a, tx_diag *d);
 /* Runs the passes of LEVEL (0..2) in order, checking the graph between
    them. Returns 0, or -1 with the failing check in MSG. */
 int opt_run(graph *g, int level, char *msg, size_t msglen);
+
+/* ---- pass_order.c ---- */
+/* Splits every contraction of three or more operands into pairwise ones
+   in the cheapest order (exact dynamic programming over subsets up to 12
+   operands, greedy beyond). */
+void pass_order(graph *g);
+/* The FLOPs of contraction V as opt_einsum counts them. */
+double order_flops(const graph *g, const g_value *v);
+
+/* ---- pass_blas.c ---- */
+/* Maps pairwise contractions of GEMM, GEMV or DOT shape to BLAS calls,
+   copying an operand to a GEMM-able layout only where strides cannot
+   express it (TTGT), and writing straight into a stored tensor where its
+   layout allows. Runs only when g->blas is set. */
+void pass_blas(graph *g);
 
 /* ---- pass_fuse.c ---- */
 /* Marks elementwise values with one user for computation inside that

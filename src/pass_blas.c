@@ -1,0 +1,261 @@
+/*
+ * pass_blas.c — pairwise contractions to BLAS.
+ *
+ * A contraction of two operands is GEMM-shaped once its labels are sorted
+ * into four groups: batch (both operands and the result), m (A and the
+ * result), n (B and the result), k (A and B, summed). It maps to one BLAS
+ * call per batch index when each group occupies consecutive modes of its
+ * operand in one order (so the group is one matrix dimension with one
+ * stride) and one of each matrix's two dimensions has unit stride (row-
+ * or column-major, a transposition flag). Strides and flags are chosen so
+ * that no copy is made where the layouts allow; otherwise the operand is
+ * first copied into [batch, m, k] or [batch, k, n] order (TTGT).
+ *
+ * The result is laid out [batch, m, n]; when its only user stores it
+ * into a tensor whose layout fits (possibly as Cᵀ = Bᵀ·Aᵀ), the BLAS call
+ * writes the tensor directly, with beta = 1 for += and alpha negated for
+ * -=, and the store emits nothing.
+ *
+ * Shapes: m and n empty is a dot product, one of them empty a GEMV,
+ * otherwise a GEMM; batch labels become loops around the call.
+ */
+#include <string.h>
+
+#include "tx.h"
+
+static int count_in(const mode_seq *s, int label, int *pos)
+{
+    int c = 0;
+    for (int i = 0; i < s->n; i++)
+        if (s->label[i] == label) {
+            c++;
+            *pos = i;
+        }
+    return c;
+}
+
+/* Position of the last mode of group G in S if G occupies consecutive
+   modes in this order, each once; -1 if not; -2 for an empty group. */
+static int group_last(const mode_seq *s, const int *G, int n)
+{
+    if (n == 0)
+        return -2;
+    int prev = -1, p = 0;
+    for (int i = 0; i < n; i++) {
+        if (count_in(s, G[i], &p) != 1 || (i > 0 && p != prev + 1))
+            return -1;
+        prev = p;
+    }
+    return prev;
+}
+
+/* Can S serve as the matrix [rows R × cols C] (either may be empty)? */
+static int matrix_ok(const mode_seq *s, const int *R, int nr, const int *C, int nc)
+{
+    int lr = group_last(s, R, nr), lc = group_last(s, C, nc);
+    if (lr == -1 || lc == -1)
+        return 0;
+    if (nr == 0 || nc == 0)
+        return 1; /* a vector: any stride */
+    return lc == s->n - 1 || lr == s->n - 1;
+}
+
+static int batch_ok(const mode_seq *s, const int *B, int nb)
+{
+    int p;
+    for (int i = 0; i < nb; i++)
+        if (count_in(s, B[i], &p) != 1)
+            return 0;
+    return 1;
+}
+
+/* Labels of GROUP sorted by their position in S. */
+static void sort_by(const mode_seq *s, int *group, int n)
+{
+    int pos[TX_MAX_MODES];
+    for (int i = 0; i < n; i++) {
+        pos[i] = s->n;
+        count_in(s, group[i], &pos[i]);
+    }
+    for (int i = 1; i < n; i++)
+        for (int j = i; j > 0 && pos[j] < pos[j - 1]; j--) {
+            int t = pos[j]; pos[j] = pos[j - 1]; pos[j - 1] = t;
+            t = group[j]; group[j] = group[j - 1]; group[j - 1] = t;
+        }
+}
+
+static int has(const g_value *v, int l)
+{
+    for (int i = 0; i < v->rank; i++)
+        if (v->label[i] == l)
+            return 1;
+    return 0;
+}
+
+/* A copy of W with its labels in the order B, then G1, then G2. */
+static g_value *copy_as(graph *g, g_value *w, const g_value *like, const blas_plan *p, const int *g1, int n1,
+                        const int *g2, int n2)
+{
+    g_value *c = graph_value(g, OP_CONTRACT);
+    c->nin = 1;
+    c->in = arena_alloc(g->arena, sizeof(g_value *));
+    c->coef_in = arena_alloc(g->arena, sizeof(double));
+    c->in[0] = w;
+    c->coef_in[0] = 1;
+    c->coef = 1;
+    c->dt = w->dt;
+    c->stmt = like->stmt;
+    c->span = like->span;
+    int order[3 * TX_MAX_MODES], n = 0;
+    for (int i = 0; i < p->nb; i++) order[n++] = p->batch[i];
+    for (int i = 0; i < n1; i++) order[n++] = g1[i];
+    for (int i = 0; i < n2; i++) order[n++] = g2[i];
+    c->rank = n;
+    for (int i = 0; i < n; i++) {
+        c->label[i] = order[i];
+        for (int m = 0; m < w->rank; m++)
+            if (w->label[m] == order[i])
+                c->ext[i] = w->ext[m];
+    }
+    return c;
+}
+
+/* The store V's value goes to, if V can write it directly. */
+static g_value *direct_store(graph *g, g_value *v)
+{
+    if (v->nuses != 1 || v->id + 1 >= g->n)
+        return NULL;
+    g_value *s = g->v[v->id + 1];
+    if (s->op != OP_STORE || s->in[0] != v || s->dt != v->dt)
+        return NULL;
+    for (int i = 0; i < 2; i++) { /* it must not read the tensor it writes */
+        const g_value *w = v->in[i];
+        if (w->op == OP_INDEX && w->in[0]->var == s->var)
+            return NULL;
+    }
+    return s;
+}
+
+static void store_modes(const g_value *s, mode_seq *ms)
+{
+    ms->n = s->rank;
+    for (int i = 0; i < s->rank; i++) {
+        ms->label[i] = s->store_label[i];
+        ms->chip[i] = 0;
+        ms->ext[i] = s->ext[i];
+    }
+}
+
+static void plan_one(graph *g, g_value *v, g_value **pre, int *npre)
+{
+    g_value *A = v->in[0], *B = v->in[1];
+    if (v->coef_in[0] != 1 || v->coef_in[1] != 1 || A->dt != v->dt || B->dt != v->dt)
+        return;
+    if (A->rank == 0 || B->rank == 0 || A->inlined || B->inlined)
+        return;
+    blas_plan p = {0};
+    for (int i = 0; i < A->rank; i++) {
+        int l = A->label[i];
+        if (has(B, l) && has(v, l)) p.batch[p.nb++] = l;
+        else if (has(B, l)) p.k[p.nk++] = l;
+        else if (has(v, l)) p.m[p.nm++] = l;
+        else return; /* a label only A has and sums: not a product shape */
+    }
+    for (int i = 0; i < B->rank; i++) {
+        int l = B->label[i];
+        if (!has(A, l)) {
+            if (!has(v, l))
+                return;
+            p.n[p.nn++] = l;
+        }
+    }
+    if (p.nk == 0)
+        return; /* nothing summed: an elementwise or outer product, fused instead */
+    mode_seq sa, sb;
+    if (graph_modes(A, &sa) < 0 || graph_modes(B, &sb) < 0)
+        return;
+    if (!batch_ok(&sa, p.batch, p.nb) || !batch_ok(&sb, p.batch, p.nb))
+        return;
+    sort_by(&sa, p.m, p.nm);
+    sort_by(&sb, p.n, p.nn);
+    /* k order: A's, else B's; whichever operand then does not fit is copied */
+    sort_by(&sa, p.k, p.nk);
+    if (!matrix_ok(&sa, p.m, p.nm, p.k, p.nk) || !matrix_ok(&sb, p.k, p.nk, p.n, p.nn)) {
+        int kb[TX_MAX_MODES];
+        memcpy(kb, p.k, sizeof kb);
+        sort_by(&sb, kb, p.nk);
+        if (matrix_ok(&sb, kb, p.nk, p.n, p.nn) && matrix_ok(&sa, p.m, p.nm, kb, p.nk))
+            memcpy(p.k, kb, sizeof kb);
+    }
+    if (!matrix_ok(&sa, p.m, p.nm, p.k, p.nk)) {
+        A = copy_as(g, A, v, &p, p.m, p.nm, p.k, p.nk);
+        pre[(*npre)++] = A;
+    }
+    if (!matrix_ok(&sb, p.k, p.nk, p.n, p.nn)) {
+        B = copy_as(g, B, v, &p, p.k, p.nk, p.n, p.nn);
+        pre[(*npre)++] = B;
+    }
+    p.a = A;
+    p.b = B;
+    v->in[0] = A;
+    v->in[1] = B;
+
+    /* the result: straight into the stored tensor if its layout fits */
+    g_value *s = direct_store(g, v);
+    if (s) {
+        mode_seq sc;
+        store_modes(s, &sc);
+        if (batch_ok(&sc, p.batch, p.nb) && group_last(&sc, p.m, p.nm) != -1 &&
+            group_last(&sc, p.n, p.nn) != -1) {
+            int lm = group_last(&sc, p.m, p.nm), ln = group_last(&sc, p.n, p.nn);
+            if (p.nm == 0 || p.nn == 0 || ln == sc.n - 1) {
+                p.store = s;
+            } else if (lm == sc.n - 1) { /* Cᵀ = Bᵀ·Aᵀ */
+                blas_plan q = p;
+                q.a = p.b;
+                q.b = p.a;
+                q.nm = p.nn;
+                q.nn = p.nm;
+                memcpy(q.m, p.n, sizeof q.m);
+                memcpy(q.n, p.m, sizeof q.n);
+                q.store = s;
+                p = q;
+            }
+        }
+    }
+    if (!p.store) { /* a temporary laid out [batch, m, n] */
+        int order[TX_MAX_MODES], n = 0;
+        for (int i = 0; i < p.nb; i++) order[n++] = p.batch[i];
+        for (int i = 0; i < p.nm; i++) order[n++] = p.m[i];
+        for (int i = 0; i < p.nn; i++) order[n++] = p.n[i];
+        tx_extent ext[TX_MAX_MODES];
+        for (int i = 0; i < n; i++)
+            for (int m = 0; m < v->rank; m++)
+                if (v->label[m] == order[i])
+                    ext[i] = v->ext[m];
+        memcpy(v->label, order, sizeof(int) * (size_t)n);
+        memcpy(v->ext, ext, sizeof(tx_extent) * (size_t)n);
+    } else {
+        p.store->absorbed = 1;
+    }
+    v->blas = arena_alloc(g->arena, sizeof *v->blas);
+    *v->blas = p;
+}
+
+void pass_blas(graph *g)
+{
+    if (!g->blas)
+        return;
+    g_value **list = arena_alloc(g->arena, sizeof(g_value *) * (size_t)(3 * g->n + 1));
+    int n = 0;
+    for (int k = 0; k < g->n; k++) {
+        g_value *v = g->v[k];
+        if (v->op == OP_CONTRACT && v->nin == 2 && !v->dead)
+            plan_one(g, v, list, &n);
+        list[n++] = v;
+    }
+    g->v = list;
+    g->n = n;
+    g->cap = 3 * g->n + 1;
+    graph_renumber(g);
+}

@@ -1,0 +1,286 @@
+/*
+ * pass_order.c — contraction order.
+ *
+ * Lowering makes one n-ary contraction per product chain, so that
+ * A("i,k") * B("k,j") * d("k") is one three-way contraction over k, as
+ * tx(5) says. Here each of three or more operands is split into pairwise
+ * contractions in the cheapest order. The cost of a pairwise contraction
+ * is opt_einsum's: the product of the extents of every label it touches,
+ * times two when it sums a label. Up to 12 operands the order is exact
+ * (dynamic programming over subsets: the labels a partial product keeps
+ * depend only on which operands it holds); beyond, greedy, as opt_einsum.
+ * Ties go to the order with the smaller intermediates (the memory term).
+ * Extents are the bound ones at JIT time, estimates (64) otherwise.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "tx.h"
+
+#define EXACT_MAX 12
+
+static labelset value_labels(const g_value *v)
+{
+    labelset s = {{0}};
+    for (int i = 0; i < v->rank; i++)
+        ls_add(&s, v->label[i]);
+    return s;
+}
+
+typedef struct {
+    const graph *g;
+    int n;
+    labelset lab[64];
+    labelset out;
+    double ext[TX_MAX_LABELS];
+} problem;
+
+static double size_of(const problem *P, labelset s)
+{
+    double z = 1;
+    for (int w = 0; w < TX_MAX_LABELS / 64; w++)
+        for (uint64_t b = s.w[w]; b; b &= b - 1)
+            z *= P->ext[w * 64 + __builtin_ctzll(b)];
+    return z;
+}
+
+/* Labels a partial product of the operands in MASK keeps: those used by
+   the output or by an operand outside MASK. */
+static labelset kept(const problem *P, uint64_t mask, labelset have)
+{
+    labelset need = P->out;
+    for (int i = 0; i < P->n; i++)
+        if (!(mask >> i & 1))
+            need = ls_union(need, P->lab[i]);
+    return ls_inter(have, need);
+}
+
+static double pair_flops(const problem *P, labelset a, labelset b, labelset result)
+{
+    labelset all = ls_union(a, b);
+    return size_of(P, all) * (ls_eq(all, result) ? 1 : 2);
+}
+
+double order_flops(const graph *g, const g_value *v)
+{
+    labelset all = value_labels(v), out = all;
+    double ext[TX_MAX_LABELS];
+    for (int i = 0; i < v->nin; i++)
+        for (int m = 0; m < v->in[i]->rank; m++) {
+            ls_add(&all, v->in[i]->label[m]);
+            ext[v->in[i]->label[m]] = graph_extent_estimate(g, v->in[i]->ext[m]);
+        }
+    for (int m = 0; m < v->rank; m++)
+        ext[v->label[m]] = graph_extent_estimate(g, v->ext[m]);
+    double z = 1;
+    for (int l = 0; l < TX_MAX_LABELS; l++)
+        if (ls_has(&all, l))
+            z *= ext[l];
+    double terms = v->nin > 1 ? v->nin - 1 : 1;
+    return z * (terms + (ls_eq(all, out) ? 0 : 1));
+}
+
+typedef struct {
+    double flops, mem;
+    uint64_t left; /* the split that achieves it; 0 for a single operand */
+    labelset ls;
+} best;
+
+/* A new pairwise contraction of A and B keeping labels KEEP. */
+static g_value *make_pair(graph *g, const g_value *like, g_value *a, double ea, g_value *b, double eb,
+                          labelset keep)
+{
+    g_value *c = graph_value(g, OP_CONTRACT);
+    c->nin = 2;
+    c->in = arena_alloc(g->arena, sizeof(g_value *) * 2);
+    c->coef_in = arena_alloc(g->arena, sizeof(double) * 2);
+    c->in[0] = a;
+    c->in[1] = b;
+    c->coef_in[0] = ea;
+    c->coef_in[1] = eb;
+    c->coef = 1;
+    c->dt = a->dt == DT_F64 || b->dt == DT_F64 ? DT_F64 : DT_F32;
+    c->stmt = like->stmt;
+    c->span = like->span;
+    labelset all = ls_union(value_labels(a), value_labels(b));
+    c->summed = ls_minus(all, keep);
+    int r = 0;
+    const g_value *ops[2] = {a, b};
+    for (int o = 0; o < 2; o++) /* keep the operands' label order */
+        for (int m = 0; m < ops[o]->rank; m++) {
+            int l = ops[o]->label[m], seen = 0;
+            for (int k = 0; k < r; k++)
+                seen |= c->label[k] == l;
+            if (!seen && ls_has(&keep, l)) {
+                TX_ASSERT(r < TX_MAX_MODES);
+                c->label[r] = l;
+                c->ext[r++] = ops[o]->ext[m];
+            }
+        }
+    c->rank = r;
+    return c;
+}
+
+typedef struct {
+    graph *g;
+    g_value *v;
+    best *B;
+    g_value **added;
+    int nadded;
+} builder;
+
+/* Builds the product of the operands in MASK; returns it and its exponent. */
+static g_value *build(builder *b, uint64_t mask, double *exp)
+{
+    g_value *v = b->v;
+    if ((mask & (mask - 1)) == 0) {
+        int i = __builtin_ctzll(mask);
+        *exp = v->coef_in[i];
+        return v->in[i];
+    }
+    uint64_t l = b->B[mask].left, r = mask & ~l;
+    double el, er;
+    g_value *x = build(b, l, &el), *y = build(b, r, &er);
+    g_value *c = make_pair(b->g, v, x, el, y, er, b->B[mask].ls);
+    b->added[b->nadded++] = c;
+    *exp = 1;
+    return c;
+}
+
+/* Greedy pairing for many operands: repeatedly contract the pair whose
+   result is smallest relative to its inputs (opt_einsum's greedy). */
+static void greedy(problem *P, best *B, uint64_t *groups, int n)
+{
+    int live = n;
+    while (live > 1) {
+        int bi = -1, bj = -1;
+        double bcost = 0, bflops = 0;
+        uint64_t all = 0;
+        for (int i = 0; i < n; i++)
+            all |= groups[i];
+        for (int i = 0; i < n; i++)
+            for (int j = i + 1; j < n; j++) {
+                if (!groups[i] || !groups[j])
+                    continue;
+                uint64_t m = groups[i] | groups[j];
+                labelset have = ls_union(B[groups[i]].ls, B[groups[j]].ls);
+                /* labels needed beyond this pair: output and the other live groups */
+                labelset need = P->out;
+                for (int k = 0; k < n; k++)
+                    if (groups[k] && k != i && k != j)
+                        need = ls_union(need, B[groups[k]].ls);
+                labelset res = ls_inter(have, need);
+                double cost = size_of(P, res) - size_of(P, B[groups[i]].ls) - size_of(P, B[groups[j]].ls);
+                double fl = pair_flops(P, B[groups[i]].ls, B[groups[j]].ls, res);
+                if (bi < 0 || cost < bcost || (cost == bcost && fl < bflops)) {
+                    bi = i;
+                    bj = j;
+                    bcost = cost;
+                    bflops = fl;
+                }
+                (void)m;
+            }
+        uint64_t m = groups[bi] | groups[bj];
+        labelset need = P->out;
+        for (int k = 0; k < n; k++)
+            if (groups[k] && k != bi && k != bj)
+                need = ls_union(need, B[groups[k]].ls);
+        B[m].ls = ls_inter(ls_union(B[groups[bi]].ls, B[groups[bj]].ls), need);
+        B[m].left = groups[bi];
+        groups[bi] = m;
+        groups[bj] = 0;
+        live--;
+        (void)all;
+    }
+}
+
+static void order_one(graph *g, g_value *v, g_value ***list, int *nlist)
+{
+    problem P = {.g = g, .n = v->nin};
+    P.out = value_labels(v);
+    for (int i = 0; i < v->nin; i++) {
+        P.lab[i] = value_labels(v->in[i]);
+        for (int m = 0; m < v->in[i]->rank; m++)
+            P.ext[v->in[i]->label[m]] = graph_extent_estimate(g, v->in[i]->ext[m]);
+    }
+    int n = v->nin;
+    /* the greedy path names subsets beyond 2^n only by the masks it makes,
+       so a hash would do; a dense table is fine for n <= 20 */
+    size_t nsub = (size_t)1 << (n <= 20 ? n : 20);
+    best *B = calloc(nsub, sizeof *B);
+    if (!B)
+        return; /* keep the n-ary contraction: correct, just slower */
+    for (int i = 0; i < n; i++)
+        B[(uint64_t)1 << i].ls = P.lab[i];
+    uint64_t full = ((uint64_t)1 << n) - 1;
+    if (n <= EXACT_MAX) {
+        for (uint64_t m = 1; m <= full; m++) {
+            if ((m & (m - 1)) == 0)
+                continue;
+            labelset have = {{0}};
+            for (int i = 0; i < n; i++)
+                if (m >> i & 1)
+                    have = ls_union(have, P.lab[i]);
+            B[m].ls = kept(&P, m, have);
+            int first = 1;
+            /* every split into (l, m\l), each unordered pair once */
+            for (uint64_t l = (m - 1) & m; l; l = (l - 1) & m) {
+                uint64_t r = m & ~l;
+                if (l < r)
+                    continue;
+                double fl = B[l].flops + B[r].flops + pair_flops(&P, B[l].ls, B[r].ls, B[m].ls);
+                double mem = B[l].mem + B[r].mem + size_of(&P, B[m].ls);
+                if (first || fl < B[m].flops || (fl == B[m].flops && mem < B[m].mem)) {
+                    B[m].flops = fl;
+                    B[m].mem = mem;
+                    B[m].left = l;
+                    first = 0;
+                }
+            }
+        }
+    } else if (n <= 20) {
+        uint64_t groups[64];
+        for (int i = 0; i < n; i++)
+            groups[i] = (uint64_t)1 << i;
+        greedy(&P, B, groups, n);
+    } else {
+        free(B);
+        return;
+    }
+    builder b = {.g = g, .v = v, .B = B};
+    b.added = arena_alloc(g->arena, sizeof(g_value *) * (size_t)n);
+    double el, er;
+    uint64_t l = B[full].left, r = full & ~l;
+    g_value *x = build(&b, l, &el), *y = build(&b, r, &er);
+    free(B);
+    for (int i = 0; i < b.nadded; i++)
+        (*list)[(*nlist)++] = b.added[i];
+    v->nin = 2;
+    v->in[0] = x;
+    v->in[1] = y;
+    v->coef_in[0] = el;
+    v->coef_in[1] = er;
+    v->summed = ls_minus(ls_union(value_labels(x), value_labels(y)), value_labels(v));
+}
+
+void pass_order(graph *g)
+{
+    int extra = 0;
+    for (int k = 0; k < g->n; k++)
+        if (g->v[k]->op == OP_CONTRACT && g->v[k]->nin >= 3)
+            extra += g->v[k]->nin;
+    if (!extra)
+        return;
+    g_value **list = arena_alloc(g->arena, sizeof(g_value *) * (size_t)(g->n + extra));
+    int n = 0;
+    for (int k = 0; k < g->n; k++) {
+        g_value *v = g->v[k];
+        if (v->op == OP_CONTRACT && v->nin >= 3 && v->nin <= 20)
+            order_one(g, v, &list, &n);
+        list[n++] = v;
+    }
+    g->v = list;
+    g->n = n;
+    g->cap = n;
+    graph_renumber(g);
+}
