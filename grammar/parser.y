@@ -21,6 +21,7 @@
 %type fn {tx_token}
 %type minmax {tx_token}
 %stack_size 1000
+/* = TX_MAX_NESTING */
 
 %include {
 #define NDEBUG 1
@@ -142,19 +143,65 @@ args(A) ::= arg(X).                    { A = cst_list_new(P, X); }
 args(A) ::= args(L) COMMA arg(X).      { A = cst_list_add(P, L, X); }
 arg(A) ::= expr(X).                    { A = X; }
 arg(A) ::= STRING(S).                  { A = cst_arg_str(P, &S); }
-arg(A) ::= PLUS|STAR(T).               { A = cst_arg_op(P, &T); }
+arg(A) ::= PLUS|STAR|SLASH(T).         { A = cst_arg_op(P, &T); } /* / only to say it is not a reduce operator */
 arg(A) ::= minmax(T).                  { A = cst_arg_op(P, &T); }
 arg(A) ::= LBRACKET(L) exprlist(X) RBRACKET(R). { A = cst_arg_list(P, &L, X, &R); }
 exprlist(A) ::= expr(X).               { A = cst_list_new(P, X); }
 exprlist(A) ::= exprlist(L) COMMA expr(X). { A = cst_list_add(P, L, X); }
 
 %code {
+static int expects(const int *expected, int n, int kind)
+{
+    for (int i = 0; i < n; i++)
+        if (expected[i] == kind)
+            return 1;
+    return 0;
+}
+
+/* The span just after token T (for "missing ';'"). */
+static tx_span after(const tx_token *t)
+{
+    tx_span s = t->span;
+    for (uint32_t i = 0; i < t->n; i++)
+        if (((unsigned char)t->z[i] & 0xC0) != 0x80)
+            s.col++;
+    s.off += t->n;
+    s.len = 0;
+    return s;
+}
+
 static void parse_syntax_error(cst_program *P, int major, const tx_token *tok,
                                const int *expected, int nexpected)
 {
     if (P->failed)
         return;
     P->failed = 1;
+    const tx_token *prev = &P->prev_token, *prev2 = &P->prev2_token;
+    int shown = tok->n > 40 ? 40 : (int)tok->n;
+    /* the common mistakes, said plainly */
+    if ((major == TK_F32 || major == TK_F64) && expects(expected, nexpected, TK_IDENT)) {
+        diag_error(P->diag, tok->span, "the element type is written once, right after in/out/inout/tmp, "
+                   "and applies to the whole list; declare %.*s tensors in a declaration of their own",
+                   shown, tok->z);
+        return;
+    }
+    if (major >= TK_DIM && major <= TK_SCANR && expects(expected, nexpected, TK_IDENT)) {
+        diag_error(P->diag, tok->span, "'%.*s' is a keyword and cannot be used as a name", shown, tok->z);
+        return;
+    }
+    if (expects(expected, nexpected, TK_SEMI) && prev->kind && tok->span.line > prev->span.line) {
+        diag_error(P->diag, after(prev), "missing ';' at the end of the statement");
+        return;
+    }
+    if (major == TK_COMMA && prev->kind == TK_MINUS && prev2->kind == TK_LPAREN) {
+        diag_error(P->diag, prev->span, "'-' is not a reduce or scan operator; use + * max or min");
+        return;
+    }
+    if (prev->kind == TK_LPAREN && prev2->kind == TK_IDENT && nexpected == 1 && expected[0] == TK_STRING) {
+        diag_error(P->diag, prev2->span, "unknown function '%.*s'; a tensor is indexed with a string, "
+                   "as %.*s(\"i,j\")", (int)prev2->n, prev2->z, (int)prev2->n, prev2->z);
+        return;
+    }
     tx_buf what = {0};
     if (nexpected > 0 && nexpected <= 6) {
         buf_puts(&what, "; expected ");
@@ -165,11 +212,17 @@ static void parse_syntax_error(cst_program *P, int major, const tx_token *tok,
         }
     }
     if (major == 0)
-        diag_error(P->diag, tok->span, "unexpected end of input%s", what.p ? what.p : "");
+        diag_error(P->diag, tok->span, "unexpected end of input%s", what.p ? what.p : " in the middle of a statement");
+    else if (major == TK_IDENT || major == TK_NUMBER || major == TK_STRING)
+        diag_error(P->diag, tok->span, "unexpected %s '%.*s'%s", lex_kind_name(major), shown, tok->z,
+                   what.p ? what.p : "");
+    else if (major >= TK_DIM && major <= TK_SCANR)
+        diag_error(P->diag, tok->span, "unexpected keyword '%.*s'%s", shown, tok->z, what.p ? what.p : "");
     else
-        diag_error(P->diag, tok->span, "unexpected %s '%.*s'%s", lex_kind_name(major),
-                   (int)(tok->n > 40 ? 40 : tok->n), tok->z, what.p ? what.p : "");
+        diag_error(P->diag, tok->span, "unexpected %s%s", lex_kind_name(major), what.p ? what.p : "");
     buf_free(&what);
+    if (expects(expected, nexpected, TK_RPAREN) && P->nopen > 0)
+        diag_note(P->diag, P->open_paren[P->nopen - 1], "to match this '('");
 }
 
 static void parse_stack_overflow(cst_program *P)
@@ -178,7 +231,8 @@ static void parse_stack_overflow(cst_program *P)
         return;
     P->failed = 1;
     diag_error(P->diag, P->last_token.span,
-               "expression nested too deeply (the limit is %d levels)", TX_MAX_DEPTH / 2);
+               "expression nested too deeply (parentheses and calls nest at most about %d levels)",
+               TX_MAX_NESTING / 2);
 }
 
 cst_program *parse_program(const tx_source *src, tx_arena *a, tx_diag *d)
@@ -201,8 +255,14 @@ cst_program *parse_program(const tx_source *src, tx_arena *a, tx_diag *d)
             P->failed = 1;
             break;
         }
+        P->prev2_token = P->prev_token;
+        P->prev_token = P->last_token;
         P->last_token = t;
         txParse(&parser, kind, t);
+        if (kind == TK_LPAREN && P->nopen < TX_MAX_DEPTH)
+            P->open_paren[P->nopen++] = t.span;
+        else if (kind == TK_RPAREN && P->nopen > 0)
+            P->nopen--;
     } while (kind != 0 && !P->failed);
     txParseFinalize(&parser);
     return P->failed || d->nerrors ? NULL : P;

@@ -3,7 +3,8 @@
  * these functions, one per rule.
  *
  * The tree is a DAG: `let x = e;` makes one CST_LET node, and every later
- * use of the bare name `x` is that same node (TensorWrapper's reusable
+ * use of the bare name `x` (a CST_LETUSE, which keeps the use's location)
+ * points at that same node (TensorWrapper's reusable
  * intermediates), so "computed once, shared" is visible in the structure
  * itself. Index strings are split into labels here, with a span for each,
  * so later phases can point at a single label.
@@ -87,6 +88,8 @@ static int parse_labels(cst_program *P, const tx_token *t, int *nout, cst_label 
             i++;
         size_t len = 0;
         int kind = lex_label(z + i, n - i, &len);
+        if (kind && i + len < n && z[i + len] != ',' && z[i + len] != ' ' && z[i + len] != '\t')
+            kind = 0; /* "1a", "i-j": not one label */
         if (kind == 0) {
             size_t e = i;
             while (e < n && z[e] != ',')
@@ -185,8 +188,13 @@ static sym *let_find(cst_program *P, const char *z, size_t n)
 cst_node *cst_name(cst_program *P, const tx_token *t)
 {
     sym *s = let_find(P, t->z, t->n);
-    if (s) /* the DAG: a use of a let is the let's own node */
-        return s->let_node;
+    if (s) { /* the DAG: a use of a let points at the let's own node */
+        cst_node *u = node_new(P, CST_LETUSE, tok_span(t));
+        u->a = s->let_node;
+        u->name = *t;
+        u->is_number = s->let_node->is_number;
+        return u;
+    }
     cst_node *n = node_new(P, CST_NAME, tok_span(t));
     n->name = *t;
     return n;
@@ -224,8 +232,6 @@ cst_node *cst_binary(cst_program *P, cst_kind k, cst_node *a, cst_node *b)
 cst_node *cst_paren(cst_program *P, const tx_token *l, cst_node *e, const tx_token *r)
 {
     (void)P;
-    if (e->kind == CST_LET)
-        return e; /* a let node keeps the span of its definition */
     e->span = span_join(l->span, r->span);
     return e;
 }

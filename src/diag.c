@@ -57,9 +57,18 @@ static void show_line(tx_diag *d, tx_span span)
     buf_puts(o, "    ");
     for (size_t i = start; i < end; i++) {
         unsigned char c = t[i];
-        if (c == '\t' || (c >= 0x20 && c < 0x7f) || c >= 0x80)
+        if (c == '\t' || (c >= 0x20 && c < 0x7f))
             buf_put(o, (const char *)&t[i], 1);
-        else
+        else if (c >= 0xC2 && c <= 0xF4) { /* copy a valid UTF-8 sequence whole */
+            int n = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : 2, ok = i + (size_t)n <= end;
+            for (int k = 1; ok && k < n; k++)
+                ok = (t[i + (size_t)k] & 0xC0) == 0x80;
+            if (ok) {
+                buf_put(o, (const char *)&t[i], (size_t)n);
+                i += (size_t)n - 1;
+            } else
+                buf_put(o, "?", 1);
+        } else
             buf_put(o, "?", 1);
     }
     buf_puts(o, "\n    ");

@@ -400,6 +400,12 @@ void graph_print(const graph *g, tx_buf *out, int dot)
                 buf_printf(out, "   (%d uses)", v->nuses);
             if (v->inlined)
                 buf_puts(out, "   (fused into its user)");
+            if (v->blas)
+                buf_printf(out, "   (BLAS %s%s)",
+                           v->blas->nm == 0 && v->blas->nn == 0 ? "dot" : v->blas->nm == 0 || v->blas->nn == 0 ? "gemv" : "gemm",
+                           v->blas->store ? ", into the stored tensor" : "");
+            if (v->absorbed)
+                buf_puts(out, "   (written by the BLAS call)");
             buf_puts(out, "\n");
         }
         buf_free(&line);

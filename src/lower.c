@@ -142,7 +142,7 @@ static labelset closable(cst_node *n)
         return n->ls;
     case CST_ADD: case CST_SUB:
         return ls_union(closable(n->a), closable(n->b));
-    case CST_NEG: case CST_POW: case CST_LET:
+    case CST_NEG: case CST_POW: case CST_LET: case CST_LETUSE:
         return closable(n->a);
     case CST_CALL:
         if (n->fn) { /* elementwise: whatever its arguments can close */
@@ -522,8 +522,8 @@ static g_value *lower(lowerer *L, cst_node *n, labelset keep)
         return lower_sum(L, n, keep);
     case CST_POW:
         return lower_pow(L, n, keep);
-    case CST_LET:
-        return lower_let(L, n, keep);
+    case CST_LETUSE:
+        return lower_let(L, n->a, keep);
     case CST_CALL:
         if (n->fn)
             return lower_map(L, n, keep);

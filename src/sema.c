@@ -48,19 +48,19 @@ static const char *tok_name(sema_program *S, const tx_token *t)
 static const char *kind_word(const sym *s)
 {
     switch (s->kind) {
-    case SYM_DIM: return "dim";
-    case SYM_MAP: return "sparse map";
-    case SYM_LET: return "let";
-    case SYM_LET_TENSOR: return "let tensor";
+    case SYM_DIM: return "a dim";
+    case SYM_MAP: return "a sparse map";
+    case SYM_LET: return "a let";
+    case SYM_LET_TENSOR: return "a let tensor";
     case SYM_TENSOR:
         switch (s->io) {
-        case IO_IN: return "input tensor";
-        case IO_OUT: return "output tensor";
-        case IO_INOUT: return "inout tensor";
-        default: return "tmp tensor";
+        case IO_IN: return "an input tensor";
+        case IO_OUT: return "an output tensor";
+        case IO_INOUT: return "an inout tensor";
+        default: return "a tmp tensor";
         }
     }
-    return "name";
+    return "a name";
 }
 
 static size_t edit_distance(const char *a, const char *b)
@@ -100,13 +100,25 @@ static const char *suggest(sema_program *S, const char *name, unsigned want)
     return best;
 }
 
-static void unknown_name(sema_program *S, tx_span span, const char *what, const char *name, unsigned want)
+/* Reports an unknown NAME used with RANK labels: a let defined further
+   down, a near miss, or how to declare it. */
+static void unknown_name(sema_program *S, tx_span span, const char *what, const char *name, unsigned want,
+                         int rank)
 {
+    for (cst_stmt *st = S->cst->first; st; st = st->next)
+        if ((st->kind == STMT_LET || st->kind == STMT_LET_TENSOR) && st->name.n == strlen(name) &&
+            memcmp(st->name.z, name, st->name.n) == 0 && st->span.off > span.off) {
+            diag_error(S->diag, span, "'%s' is used before its definition (line %u)", name, st->span.line);
+            return;
+        }
     const char *s = suggest(S, name, want);
-    if (s)
+    if (s) {
         diag_error(S->diag, span, "unknown %s '%s'; did you mean '%s'?", what, name, s);
-    else
-        diag_error(S->diag, span, "unknown %s '%s'; declare it first (e.g. 'in %s[n];')", what, name, name);
+        return;
+    }
+    static const char *shapes[] = {"", "[n]", "[n,m]", "[n,m,k]"};
+    diag_error(S->diag, span, "unknown %s '%s'; declare it first (e.g. 'in %s%s;')", what, name, name,
+               rank >= 0 && rank <= 3 ? shapes[rank] : "[n,...]");
 }
 
 static sym *declare(sema_program *S, sym_kind kind, const tx_token *name)
@@ -115,7 +127,7 @@ static sym *declare(sema_program *S, sym_kind kind, const tx_token *name)
     sym *old = sema_lookup(S, n);
     if (old) {
         diag_error(S->diag, name->span, "'%s' is already declared", n);
-        diag_note(S->diag, old->span, "'%s' was declared here as a %s", n, kind_word(old));
+        diag_note(S->diag, old->span, "'%s' was declared here as %s", n, kind_word(old));
         return NULL;
     }
     sym *s = arena_alloc(S->arena, sizeof *s);
@@ -206,7 +218,7 @@ static int extent_of(sema_program *S, cst_node *e, tx_extent *out)
     if (!d)
         return -1;
     if (d->kind != SYM_DIM) {
-        diag_error(S->diag, e->span, "'%s' is a %s, not a dim", n, kind_word(d));
+        diag_error(S->diag, e->span, "'%s' is %s, not a dim", n, kind_word(d));
         return -1;
     }
     if (d->is_const) {
@@ -277,15 +289,18 @@ static int bind_label(checker *C, int label, tx_extent e, tx_span span, const ch
             char a[300], b[300];
             describe_extent(C->S, old, a, sizeof a);
             describe_extent(C->S, e, b, sizeof b);
-            diag_error(C->S->diag, span,
-                       "label '%s' is bound to two different extents: %s, and %s %s",
+            diag_error(C->S->diag, span, "label '%s' is bound to two different extents: %s and %s (%s)",
                        C->S->cst->label_names[label], a, b, where);
+            if (st->lab_span[label].line)
+                diag_note(C->S->diag, st->lab_span[label], "'%s' was bound to %s here",
+                          C->S->cst->label_names[label], a);
             return -1;
         }
         return 0;
     }
     ls_add(&st->lab_bound, label);
     st->lab_ext[label] = e;
+    st->lab_span[label] = span;
     return 0;
 }
 
@@ -314,7 +329,7 @@ static double eval_number(cst_node *n)
     case CST_MUL: return eval_number(n->a) * eval_number(n->b);
     case CST_DIV: return eval_number(n->a) / eval_number(n->b);
     case CST_POW: return n->num; /* folded when checked */
-    case CST_LET: return eval_number(n->a);
+    case CST_LET: case CST_LETUSE: return eval_number(n->a);
     case CST_CALL: return n->num; /* folded when checked */
     default: return 0;
     }
@@ -322,7 +337,7 @@ static double eval_number(cst_node *n)
 
 static int check_expr(checker *C, cst_node *n);
 
-static int check_let_use(checker *C, cst_node *n)
+static int check_let_use(checker *C, cst_node *n, tx_span use)
 {
     /* A let was checked at its definition; merge its label bindings into
        this statement and make sure nothing it reads changed since. */
@@ -332,14 +347,15 @@ static int check_let_use(checker *C, cst_node *n)
         return 0; /* the definition itself */
     for (int id = 0; id < S->cst->nlabel_names; id++)
         if (ls_has(&n->ls, id) &&
-            bind_label(C, id, l->stmt->lab_ext[id], C->stmt->span, "(through let)") < 0) {
-            diag_note(S->diag, l->span, "'%s' binds label '%s' here", l->name, S->cst->label_names[id]);
+            bind_label(C, id, l->stmt->lab_ext[id], use, "through let") < 0) {
+            diag_note(S->diag, l->stmt->lab_span[id], "let '%s' binds label '%s' here", l->name,
+                      S->cst->label_names[id]);
             return -1;
         }
     for (int i = 0; l->reads && l->reads[i] >= 0; i++) {
         sym *v = S->vars[l->reads[i]];
         if (v->last_write > l->def_index) {
-            diag_error(S->diag, C->stmt->span,
+            diag_error(S->diag, use,
                        "let '%s' is used after '%s', which it reads, was written again",
                        l->name, v->name);
             diag_note(S->diag, l->span,
@@ -357,7 +373,7 @@ static int check_ref(checker *C, cst_node *n)
     const char *name = tok_name(S, &n->name);
     sym *t = sema_lookup(S, name);
     if (!t) {
-        unknown_name(S, n->name.span, "tensor", name, 1u << SYM_TENSOR | 1u << SYM_LET_TENSOR);
+        unknown_name(S, n->name.span, "tensor", name, 1u << SYM_TENSOR | 1u << SYM_LET_TENSOR, n->nlabels);
         return -1;
     }
     if (t->kind == SYM_LET) {
@@ -366,7 +382,7 @@ static int check_ref(checker *C, cst_node *n)
         return -1;
     }
     if (t->kind != SYM_TENSOR && t->kind != SYM_LET_TENSOR) {
-        diag_error(S->diag, n->name.span, "'%s' is a %s, not a tensor", name, kind_word(t));
+        diag_error(S->diag, n->name.span, "'%s' is %s, not a tensor", name, kind_word(t));
         return -1;
     }
     n->sym = t;
@@ -381,14 +397,15 @@ static int check_ref(checker *C, cst_node *n)
         cst_label *l = &n->labels[i];
         if (l->label < 0) {
             if (t->ext[i].dim < 0 && l->chip >= t->ext[i].value) {
-                diag_error(S->diag, l->span, "index %lld is out of range for mode %d of '%s' (extent %lld)",
-                           (long long)l->chip, i, name, (long long)t->ext[i].value);
+                diag_error(S->diag, l->span, "index %lld is out of range for mode %d of '%s' (extent %lld: "
+                           "indices 0 to %lld)", (long long)l->chip, i, name, (long long)t->ext[i].value,
+                           (long long)t->ext[i].value - 1);
                 return -1;
             }
             continue;
         }
         char where[400];
-        snprintf(where, sizeof where, "here (mode %d of '%s')", i, name);
+        snprintf(where, sizeof where, "mode %d of '%s'", i, name);
         if (bind_label(C, l->label, t->ext[i], l->span, where) < 0)
             return -1;
         ls_add(&n->ls, l->label);
@@ -475,6 +492,10 @@ static int check_call(checker *C, cst_node *n)
         return -1;
     }
     switch (op->name.kind) {
+    case TK_MINUS: case TK_SLASH:
+        diag_error(S->diag, op->span, "'%.*s' is not an operator '%s' can use; use + * max or min",
+                   (int)op->name.n, op->name.z, fname);
+        return -1;
     case TK_PLUS: op->fn = RED_ADD; break;
     case TK_STAR: op->fn = RED_MUL; break;
     case TK_MAX: op->fn = RED_MAX; break;
@@ -516,7 +537,7 @@ static int check_expr(checker *C, cst_node *n)
         sym *t = sema_lookup(S, name);
         if (!t) {
             unknown_name(S, n->span, "name", name,
-                         1u << SYM_TENSOR | 1u << SYM_LET_TENSOR | 1u << SYM_LET);
+                         1u << SYM_TENSOR | 1u << SYM_LET_TENSOR | 1u << SYM_LET, 0);
             return -1;
         }
         if (t->kind == SYM_LET) { /* defined later than this use */
@@ -524,7 +545,7 @@ static int check_expr(checker *C, cst_node *n)
             return -1;
         }
         if (t->kind != SYM_TENSOR && t->kind != SYM_LET_TENSOR) {
-            diag_error(S->diag, n->span, "'%s' is a %s; only tensors and numbers can be used in expressions",
+            diag_error(S->diag, n->span, "'%s' is %s; only tensors and numbers can be used in expressions",
                        name, kind_word(t));
             return -1;
         }
@@ -536,10 +557,14 @@ static int check_expr(checker *C, cst_node *n)
         n->sym = t;
         return check_tensor_read(C, t, n->span);
     }
-    case CST_LET:
-        if (!n->sym)
+    case CST_LETUSE:
+        if (!n->a->sym)
             return -1; /* its declaration failed and was reported */
-        return check_let_use(C, n);
+        if (check_let_use(C, n->a, n->span) < 0)
+            return -1;
+        n->ls = n->a->ls;
+        n->num = n->a->num;
+        return 0;
     case CST_NEG:
         if (check_expr(C, n->a) < 0)
             return -1;
@@ -594,7 +619,7 @@ static dtype expr_dtype(cst_node *n)
     switch (n->kind) {
     case CST_NUM: return DT_F32;
     case CST_REF: case CST_NAME: return n->sym ? n->sym->dt : DT_F64;
-    case CST_LET: case CST_NEG: return expr_dtype(n->a);
+    case CST_LET: case CST_LETUSE: case CST_NEG: return expr_dtype(n->a);
     case CST_POW: return expr_dtype(n->a);
     case CST_ADD: case CST_SUB: case CST_MUL: case CST_DIV:
         return expr_dtype(n->a) == DT_F64 || expr_dtype(n->b) == DT_F64 ? DT_F64 : DT_F32;
@@ -615,6 +640,7 @@ static void stmt_begin(checker *C, cst_stmt *st)
     C->stmt = st;
     C->nreads = 0;
     st->lab_ext = arena_alloc(C->S->arena, sizeof(tx_extent) * (size_t)(C->S->cst->nlabel_names + 1));
+    st->lab_span = arena_alloc(C->S->arena, sizeof(tx_span) * (size_t)(C->S->cst->nlabel_names + 1));
 }
 
 /* Checks the labels of a target against its tensor: count, no chips, no
@@ -675,11 +701,11 @@ static void check_assign(checker *C, cst_stmt *st)
     const char *name = tok_name(S, &t->name);
     sym *v = sema_lookup(S, name);
     if (!v) {
-        unknown_name(S, t->name.span, "tensor", name, 1u << SYM_TENSOR);
+        unknown_name(S, t->name.span, "tensor", name, 1u << SYM_TENSOR, t->nlabels);
         return;
     }
     if (v->kind != SYM_TENSOR) {
-        diag_error(S->diag, t->name.span, "cannot assign to '%s', a %s", name, kind_word(v));
+        diag_error(S->diag, t->name.span, "cannot assign to '%s', %s", name, kind_word(v));
         return;
     }
     t->sym = v;
@@ -698,16 +724,21 @@ static void check_assign(checker *C, cst_stmt *st)
                    v->rank, v->rank == 1 ? "" : "s", t->nlabels, t->nlabels == 1 ? "" : "s");
         return;
     }
+    /* after an error in this statement the target still counts as
+       written, so one mistake does not cascade into "read before it is
+       written" at every later use */
     if (st->op != TK_EQ && !v->written) {
         diag_error(S->diag, st->op_span, "'%.*s' on '%s', which has not been written yet",
                    (int)st->op_span.len, S->cst->src->text + st->op_span.off, name);
         diag_note(S->diag, v->span, "assign it with '=' first, or declare it inout to pass it in");
+        v->written = 1;
         return;
     }
-    if (check_expr(C, st->expr) < 0)
+    if (check_expr(C, st->expr) < 0 || check_target_labels(C, t, name, v) < 0 ||
+        check_target_covered(C, t, st->expr) < 0) {
+        v->written = 1;
         return;
-    if (check_target_labels(C, t, name, v) < 0 || check_target_covered(C, t, st->expr) < 0)
-        return;
+    }
     /* target labels that only the target has take the tensor's extents */
     for (int i = 0; i < t->nlabels; i++)
         if (!ls_has(&st->lab_bound, t->labels[i].label)) {
@@ -781,9 +812,13 @@ sema_program *sema_check(cst_program *cst, tx_arena *a, tx_diag *d)
     S->arena = a;
     S->diag = d;
     checker C = {.S = S};
-    int errors_before = d->nerrors;
+    int errors_before = d->nerrors, decl_errors = 0;
     for (cst_stmt *st = cst->first; st; st = st->next) {
         int before = d->nerrors;
+        /* statements after a failed declaration would only report its
+           consequences: check declarations alone from then on */
+        if (decl_errors && st->kind != STMT_DIM && st->kind != STMT_TENSOR && st->kind != STMT_SPARSE)
+            continue;
         switch (st->kind) {
         case STMT_DIM:
             new_dim(S, &st->name, &st->value);
@@ -826,6 +861,8 @@ sema_program *sema_check(cst_program *cst, tx_arena *a, tx_diag *d)
             C.stmt_no++;
             break;
         }
+        if (d->nerrors > before && (st->kind == STMT_DIM || st->kind == STMT_TENSOR))
+            decl_errors = 1;
         if (d->nerrors > before && d->nerrors >= 50) {
             diag_error(d, st->span, "too many errors; stopping");
             break;

@@ -21,7 +21,8 @@
 #define TX_MAX_MODES 16        /* modes of one tensor */
 #define TX_MAX_LABELS 256      /* distinct label names in one program */
 #define TX_MAX_NAME 255        /* bytes of a name or label */
-#define TX_MAX_DEPTH 1000      /* parser stack: nesting of expressions */
+#define TX_MAX_DEPTH 10000     /* height of an expression tree */
+#define TX_MAX_NESTING 1000    /* parser stack: nesting of parentheses and calls */
 #define TX_MAX_STMTS 100000    /* statements in one program */
 
 /* Internal invariant failure: abort with file and line. */
@@ -177,7 +178,8 @@ typedef enum {
     CST_NUM = 1,   /* num */
     CST_NAME,      /* bare name: a scalar tensor (sema resolves) */
     CST_REF,       /* name("labels") */
-    CST_LET,       /* a bare `let` node; every use is this same node */
+    CST_LET,       /* a bare `let` node, one per definition */
+    CST_LETUSE,    /* a use of a bare let: a = the CST_LET node (shared) */
     CST_NEG, CST_ADD, CST_SUB, CST_MUL, CST_DIV, CST_POW,
     CST_CALL,      /* fn(args) */
     CST_ARG_OP,    /* an operator argument: + * max min */
@@ -252,6 +254,7 @@ struct cst_stmt {
     int index;           /* statement number among assignments (0-based) */
     int nlab;            /* labels bound in this statement */
     tx_extent *lab_ext;  /* per label id (nlabel_names entries) */
+    tx_span *lab_span;   /* where each label was first bound */
     labelset lab_bound;
     labelset target_ls;
     int wide;            /* involves an f64 tensor: computed in f64 */
@@ -273,7 +276,9 @@ typedef struct {
     /* parser state for declarations */
     int decl_io, decl_dtype;
     int failed; /* a syntax or limit error was reported */
-    tx_token last_token;
+    tx_token last_token, prev_token, prev2_token;
+    int nopen;                /* unmatched '(' and their positions */
+    tx_span open_paren[TX_MAX_DEPTH];
 } cst_program;
 
 /* Parses SRC into a CST allocated in A; errors go to D. Returns NULL if

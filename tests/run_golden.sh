@@ -1,7 +1,8 @@
 #!/bin/sh
 # Golden tests (cproc style):
 #   tests/diag/X.tx  -> tests/diag/X.err   `txc check X.tx`: expected stderr; exit status 1
-#   tests/graph/X.tx -> tests/graph/X.out  `txc graph X.tx`: expected listing; exit status 0
+#   tests/graph/X.tx -> tests/graph/X.out  `txc graph -O0 X.tx` (the lowering) and
+#                                          `txc graph -O2 X.tx` (optimised); exit status 0
 # Run from inside the directory, so file names in messages are bare.
 # With UPDATE=1 the expected files are rewritten from the current output
 # (review the diff before committing).
@@ -12,7 +13,8 @@ check_one() { # dir file expected-ext exit-status command...
     dir=$1 f=$2 ext=$3 want=$4; shift 4
     exp=${f%.tx}.$ext
     out=$(cd "tests/$dir" && "$@" "$f" 2>&1 >/dev/null; echo "exit $?")
-    [ "$ext" = out ] && out=$(cd "tests/$dir" && "$@" "$f" 2>&1; echo "exit $?")
+    [ "$ext" = out ] && out=$(cd "tests/$dir" && "$@" -O0 "$f" 2>&1; echo "exit $?"; echo "--- -O2";
+                              "$@" -O2 "$f" 2>&1; echo "exit $?")
     if [ "${UPDATE:-0}" = 1 ]; then
         printf '%s\n' "$out" > "tests/$dir/$exp"
     fi
