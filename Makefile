@@ -30,7 +30,7 @@ endif
 DEB_PACKAGES := re2c lemon libtcc-dev check libopenblas-dev liblapacke-dev python3-numpy pkg-config
 
 LIB_SRC  := src/arena.c src/buf.c src/diag.c src/cst.c src/sema.c src/graph.c src/lower.c \
-            src/opt.c src/pass_order.c src/pass_blas.c src/pass_fuse.c src/emit.c src/jit.c src/api.c
+            src/opt.c src/pass_cse.c src/pass_order.c src/pass_blas.c src/pass_fuse.c src/emit.c src/jit.c src/api.c
 LIB_OBJ  := $(B)/lexer.o $(B)/parser.o $(patsubst src/%.c,$(B)/%.o,$(LIB_SRC))
 RT_OBJ   := $(B)/npy.o
 

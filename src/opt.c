@@ -19,6 +19,9 @@ typedef struct {
 /* The passes, in order. The graph as lowered is already correct; passes
    only make it cheaper. */
 static const pass passes[] = {
+    {"cse", 1, pass_cse},     /* one value for each distinct computation */
+    {"fold", 1, pass_fold},   /* constant operands into scale factors */
+    {"dce", 1, pass_dce},     /* drop values nothing uses */
     {"order", 1, pass_order}, /* n-ary contractions into the cheapest pairwise order */
     {"blas", 1, pass_blas},   /* GEMM/GEMV/DOT-shaped contractions to BLAS calls */
     {"fuse", 1, pass_fuse},   /* elementwise chains into their users' loops */

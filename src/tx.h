@@ -457,6 +457,14 @@ graph *lower_program(sema_program *S, tx_arena *a, tx_diag *d);
    them. Returns 0, or -1 with the failing check in MSG. */
 int opt_run(graph *g, int level, char *msg, size_t msglen);
 
+/* ---- pass_cse.c ---- */
+/* Merges values that compute the same thing (common subexpressions). */
+void pass_cse(graph *g);
+/* Folds constant operands of contractions into their scale. */
+void pass_fold(graph *g);
+/* Removes values nothing uses. */
+void pass_dce(graph *g);
+
 /* ---- pass_order.c ---- */
 /* Splits every contraction of three or more operands into pairwise ones
    in the cheapest order (exact dynamic programming over subsets up to 12

@@ -1,0 +1,189 @@
+/*
+ * pass_cse.c — common subexpressions, constant factors, dead values.
+ *
+ * cse: two values are the same when they apply the same op with the same
+ * attributes to the same operands: the same view of the same version of a
+ * tensor, or the same contraction of the same values over the same labels
+ * (operand order and label order do not matter, users read by label).
+ * Users of the later one are pointed at the first, across statements: an
+ * SSA value is never overwritten, so reusing it later is always valid.
+ * This makes the b("i,j,k") of two statements one load and an identical
+ * subtree one computation.
+ *
+ * fold: a constant operand of a contraction becomes part of its scale.
+ *
+ * dce: values nothing uses (and that are not stores) are removed.
+ */
+#include <string.h>
+
+#include "tx.h"
+
+static labelset value_labels(const g_value *v)
+{
+    labelset s = {{0}};
+    for (int i = 0; i < v->rank; i++)
+        if (v->label[i] >= 0)
+            ls_add(&s, v->label[i]);
+    return s;
+}
+
+/* Operands and their coefficients in a canonical order (by id) for the
+   ops where order does not matter. */
+static int commutes(const g_value *v)
+{
+    return v->op == OP_CONTRACT || v->op == OP_ADD;
+}
+
+static int same_operands(const g_value *a, const g_value *b)
+{
+    if (a->nin != b->nin)
+        return 0;
+    if (!commutes(a)) {
+        for (int i = 0; i < a->nin; i++)
+            if (a->in[i] != b->in[i] || a->coef_in[i] != b->coef_in[i])
+                return 0;
+        return 1;
+    }
+    /* a multiset match: each operand of a pairs with an unused equal one of b */
+    int used[64] = {0};
+    if (a->nin > 64)
+        return 0;
+    for (int i = 0; i < a->nin; i++) {
+        int found = 0;
+        for (int j = 0; j < b->nin && !found; j++)
+            if (!used[j] && a->in[i] == b->in[j] && a->coef_in[i] == b->coef_in[j])
+                used[j] = found = 1;
+        if (!found)
+            return 0;
+    }
+    return 1;
+}
+
+static int same_value(const g_value *a, const g_value *b)
+{
+    if (a->op != b->op || a->dt != b->dt || a->rank != b->rank || !same_operands(a, b))
+        return 0;
+    switch (a->op) {
+    case OP_INPUT:
+    case OP_STORE:
+        return 0; /* variables' states are unique */
+    case OP_CONST:
+        return a->coef == b->coef;
+    case OP_INDEX:
+        for (int m = 0; m < a->in[0]->rank; m++)
+            if (a->idx_label[m] != b->idx_label[m] || (a->idx_label[m] < 0 && a->idx_chip[m] != b->idx_chip[m]))
+                return 0;
+        return 1;
+    case OP_CONTRACT:
+        return a->coef == b->coef && ls_eq(a->summed, b->summed) && ls_eq(value_labels(a), value_labels(b));
+    case OP_ADD:
+        return ls_eq(value_labels(a), value_labels(b));
+    case OP_MAP:
+        return a->fn == b->fn && a->fn_arg == b->fn_arg && ls_eq(value_labels(a), value_labels(b));
+    case OP_REDUCE:
+        return a->red == b->red && ls_eq(a->summed, b->summed) && ls_eq(value_labels(a), value_labels(b));
+    case OP_SCAN:
+        return a->red == b->red && a->scan_label == b->scan_label && a->scan_reverse == b->scan_reverse &&
+               ls_eq(value_labels(a), value_labels(b));
+    }
+    return 0;
+}
+
+static unsigned value_hash(const g_value *v)
+{
+    unsigned h = (unsigned)v->op * 2654435761u ^ (unsigned)v->rank * 40503u;
+    for (int i = 0; i < v->nin; i++)
+        h += (unsigned)v->in[i]->id * 2246822519u; /* order-free */
+    if (v->op == OP_CONST) {
+        unsigned char b[sizeof(double)];
+        memcpy(b, &v->coef, sizeof b);
+        for (size_t i = 0; i < sizeof b; i++)
+            h = h * 31 + b[i];
+    }
+    return h;
+}
+
+void pass_cse(graph *g)
+{
+    int nb = 1;
+    while (nb < 2 * g->n)
+        nb *= 2;
+    g_value **table = arena_alloc(g->arena, sizeof(g_value *) * (size_t)nb);
+    int *next = arena_alloc(g->arena, sizeof(int) * (size_t)(g->n + 1)); /* chains by id */
+    g_value **repl = arena_alloc(g->arena, sizeof(g_value *) * (size_t)(g->n + 1));
+    int *head = arena_alloc(g->arena, sizeof(int) * (size_t)nb);
+    for (int b = 0; b < nb; b++)
+        head[b] = -1;
+    (void)table;
+    for (int k = 0; k < g->n; k++) {
+        g_value *v = g->v[k];
+        for (int i = 0; i < v->nin; i++) /* operands already replaced */
+            if (repl[v->in[i]->id])
+                v->in[i] = repl[v->in[i]->id];
+        if (v->op == OP_STORE || v->op == OP_INPUT)
+            continue;
+        unsigned b = value_hash(v) & (unsigned)(nb - 1);
+        g_value *found = NULL;
+        for (int j = head[b]; j >= 0 && !found; j = next[j])
+            if (same_value(g->v[j], v))
+                found = g->v[j];
+        if (found) {
+            repl[k] = found;
+            v->dead = 1;
+            continue;
+        }
+        next[k] = head[b];
+        head[b] = k;
+    }
+    int n = 0;
+    for (int k = 0; k < g->n; k++)
+        if (!g->v[k]->dead)
+            g->v[n++] = g->v[k];
+    g->n = n;
+    graph_renumber(g);
+}
+
+void pass_fold(graph *g)
+{
+    for (int k = 0; k < g->n; k++) {
+        g_value *v = g->v[k];
+        if (v->op != OP_CONTRACT || v->nin < 2)
+            continue;
+        int others = 0;
+        for (int i = 0; i < v->nin; i++)
+            others += v->in[i]->op != OP_CONST;
+        if (others == 0)
+            continue; /* keep a contraction of numbers as it is */
+        int n = 0;
+        for (int i = 0; i < v->nin; i++) {
+            g_value *w = v->in[i];
+            if (w->op == OP_CONST) {
+                v->coef = v->coef_in[i] > 0 ? v->coef * w->coef : v->coef / w->coef;
+                continue;
+            }
+            v->in[n] = w;
+            v->coef_in[n++] = v->coef_in[i];
+        }
+        v->nin = n;
+    }
+    graph_renumber(g);
+}
+
+void pass_dce(graph *g)
+{
+    /* backwards, so a value whose only users die dies too */
+    for (int k = g->n - 1; k >= 0; k--) {
+        g_value *v = g->v[k];
+        if (v->op == OP_STORE || v->nuses > 0)
+            continue;
+        v->dead = 1;
+        for (int i = 0; i < v->nin; i++)
+            v->in[i]->nuses--;
+    }
+    int n = 0;
+    for (int k = 0; k < g->n; k++)
+        if (!g->v[k]->dead)
+            g->v[n++] = g->v[k];
+    g->n = n;
+    graph_renumber(g);
+}
