@@ -829,15 +829,35 @@ int emit_c(graph *g, const emit_options *o, tx_buf *out, emit_error **errs, int 
             put(&E, ") { tx_status = %d; goto tx_done; }\n", oom);
         }
     }
+    /* liveness: an intermediate's buffer is allocated where it is computed
+       and freed after its last reader (a fused value reads where its user
+       is computed) */
+    int *pos = arena_alloc(g->arena, sizeof(int) * (size_t)(g->n + 1));
+    int *last = arena_alloc(g->arena, sizeof(int) * (size_t)(g->n + 1));
+    g_value **user = arena_alloc(g->arena, sizeof(g_value *) * (size_t)(g->n + 1));
+    for (int k = 0; k < g->n; k++)
+        for (int i = 0; i < g->v[k]->nin; i++)
+            user[g->v[k]->in[i]->id] = g->v[k];
+    for (int k = g->n - 1; k >= 0; k--)
+        pos[k] = g->v[k]->inlined && user[k] ? pos[user[k]->id] : k;
     for (int k = 0; k < g->n; k++) {
-        g_value *v = g->v[k];
-        if (!is_computed(v))
-            continue;
-        int code = add_error(&E, "the size of an intermediate overflows");
-        emit_size(&E, v->ext, v->rank, v->dt == DT_F32 ? 4 : 8, code);
-        put(&E, "    tx_v%d = (%s *)malloc(tx_n ? (unsigned long)tx_n : 1);\n", k, ctype(v->dt));
-        put(&E, "    if (!tx_v%d) { tx_status = %d; goto tx_done; }\n", k, oom);
+        last[k] = -1;
+        for (int i = 0; i < g->v[k]->nin; i++) {
+            int w = g->v[k]->in[i]->id;
+            if (pos[k] > last[w])
+                last[w] = pos[k];
+        }
     }
+    int *free_head = arena_alloc(g->arena, sizeof(int) * (size_t)(g->n + 1));
+    int *free_next = arena_alloc(g->arena, sizeof(int) * (size_t)(g->n + 1));
+    for (int k = 0; k < g->n; k++)
+        free_head[k] = -1;
+    for (int k = 0; k < g->n; k++)
+        if (is_computed(g->v[k]) && last[k] >= 0) {
+            free_next[k] = free_head[last[k]];
+            free_head[last[k]] = k;
+        }
+    int ovf = add_error(&E, "the size of an intermediate overflows");
 
     /* the statements */
     int cur_stmt = -2;
@@ -853,6 +873,11 @@ int emit_c(graph *g, const emit_options *o, tx_buf *out, emit_error **errs, int 
             if (o->timing)
                 put(&E, "    tx_t0 = tx_rt_now();\n");
         }
+        if (is_computed(v)) {
+            emit_size(&E, v->ext, v->rank, v->dt == DT_F32 ? 4 : 8, ovf);
+            put(&E, "    tx_v%d = (%s *)malloc(tx_n ? (unsigned long)tx_n : 1);\n", k, ctype(v->dt));
+            put(&E, "    if (!tx_v%d) { tx_status = %d; goto tx_done; }\n", k, oom);
+        }
         if (v->op == OP_STORE) {
             if (!v->absorbed)
                 emit_store(&E, v);
@@ -860,6 +885,8 @@ int emit_c(graph *g, const emit_options *o, tx_buf *out, emit_error **errs, int 
             emit_blas(&E, v);
         else
             emit_compute(&E, v);
+        for (int j = free_head[k]; j >= 0; j = free_next[j]) /* read for the last time here */
+            put(&E, "    free(tx_v%d);\n    tx_v%d = 0;\n", j, j);
     }
     if (o->timing && cur_stmt >= 0)
         put(&E, "    tx_times[%d] += tx_rt_now() - tx_t0;\n", cur_stmt);
