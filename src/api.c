@@ -630,7 +630,25 @@ char *tx_graph(tx_program *p, int dot, size_t *len)
     if (!p)
         return NULL;
     tx_buf out = {0};
-    graph_print(p->g, &out, dot);
+    /* the graph for the dims set so far (estimates for the others), and
+       the naive cost: the same program lowered, no passes */
+    tx_arena *a = NULL, *a0 = NULL;
+    graph *g = specialise(p, p->dim_set, 1, &a);
+    int level = p->opt_level;
+    p->opt_level = 0;
+    graph *g0 = specialise(p, p->dim_set, 0, &a0);
+    p->opt_level = level;
+    if (!g || !g0) {
+        arena_free(a);
+        arena_free(a0);
+        fail(p->ctx, TX_ERR_NOMEM, "out of memory");
+        return NULL;
+    }
+    graph_print(g, &out, dot);
+    if (!dot)
+        buf_printf(&out, "# naive (as written, -O0): %.4g flop\n", graph_flops(g0));
+    arena_free(a);
+    arena_free(a0);
     if (out.oom || !out.p) {
         buf_free(&out);
         fail(p->ctx, TX_ERR_NOMEM, "out of memory");

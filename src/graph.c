@@ -89,7 +89,7 @@ double graph_extent_estimate(const graph *g, tx_extent x)
 {
     if (x.dim < 0)
         return (double)x.value;
-    if (g->dim_values)
+    if (g->dim_values && g->dim_values[g->S->dims[x.dim]->index] >= 0)
         return (double)g->dim_values[g->S->dims[x.dim]->index];
     return 64;
 }
@@ -376,8 +376,49 @@ static void dot_escape(tx_buf *o, const char *s)
     }
 }
 
+static double elements(const graph *g, const g_value *v)
+{
+    double z = 1;
+    for (int i = 0; i < v->rank; i++)
+        z *= graph_extent_estimate(g, v->ext[i]);
+    return z;
+}
+
+double graph_value_flops(const graph *g, const g_value *v)
+{
+    switch (v->op) {
+    case OP_CONTRACT:
+        return order_flops(g, v);
+    case OP_ADD:
+        return elements(g, v) * (v->nin > 1 ? v->nin - 1 : 1);
+    case OP_MAP:
+    case OP_SCAN:
+        return elements(g, v);
+    case OP_REDUCE:
+        return elements(g, v->in[0]);
+    default:
+        return 0;
+    }
+}
+
+double graph_value_bytes(const graph *g, const g_value *v)
+{
+    int mem = (v->op == OP_CONTRACT || v->op == OP_ADD || v->op == OP_MAP || v->op == OP_REDUCE ||
+               v->op == OP_SCAN) && !v->inlined && !(v->blas && v->blas->store);
+    return mem ? elements(g, v) * (v->dt == DT_F32 ? 4 : 8) : 0;
+}
+
+double graph_flops(const graph *g)
+{
+    double f = 0;
+    for (int k = 0; k < g->n; k++)
+        f += graph_value_flops(g, g->v[k]);
+    return f;
+}
+
 void graph_print(const graph *g, tx_buf *out, int dot)
 {
+    double total_flops = 0, total_bytes = 0;
     if (dot)
         buf_puts(out, "digraph opgraph {\n  node [shape=box, fontname=\"monospace\"];\n");
     for (int k = 0; k < g->n; k++) {
@@ -388,6 +429,11 @@ void graph_print(const graph *g, tx_buf *out, int dot)
         print_op(g, &line, v, dot);
         buf_puts(&line, dot ? "\n" : " : ");
         print_type(g, &line, v);
+        double fl = graph_value_flops(g, v), by = graph_value_bytes(g, v);
+        total_flops += fl;
+        total_bytes += by;
+        if (dot && (fl || by))
+            buf_printf(&line, "\n%.3g flop, %.3g B", fl, by);
         if (dot) {
             buf_printf(out, "  v%d [label=\"%%%d = ", k, k);
             dot_escape(out, line.p ? line.p : "");
@@ -406,10 +452,20 @@ void graph_print(const graph *g, tx_buf *out, int dot)
                            v->blas->store ? ", into the stored tensor" : "");
             if (v->absorbed)
                 buf_puts(out, "   (written by the BLAS call)");
+            if (fl || by)
+                buf_printf(out, "   [%.3g flop, %.3g B]", fl, by);
             buf_puts(out, "\n");
         }
         buf_free(&line);
     }
     if (dot)
         buf_puts(out, "}\n");
+    else {
+        buf_printf(out, "# total: %.4g flop, %.4g B of intermediates", total_flops, total_bytes);
+        int estimated = 0;
+        for (int i = 0; i < g->S->nsym_dims; i++)
+            if (!g->dim_values || g->dim_values[i] < 0)
+                estimated = 1;
+        buf_puts(out, estimated ? " (extents not given are taken as 64)\n" : "\n");
+    }
 }

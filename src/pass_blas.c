@@ -146,7 +146,27 @@ static void store_modes(const g_value *s, mode_seq *ms)
     }
 }
 
-static void plan_one(graph *g, g_value *v, g_value **pre, int *npre)
+/* Would a result laid out ORDER (N labels) let USER, a contraction that
+   sums some of them with its other operand, read it as a matrix whose
+   summed labels are the last ones (no copy)? */
+static int suits_user(const g_value *v, const g_value *user, const int *order, int n)
+{
+    if (!user || user->op != OP_CONTRACT || user->nin != 2)
+        return 0;
+    const g_value *other = user->in[0] == v ? user->in[1] : user->in[0];
+    int nk = 0;
+    for (int i = 0; i < n; i++)
+        if (has(other, order[i]) && !has(user, order[i]))
+            nk++;
+    if (nk == 0)
+        return 0;
+    for (int i = n - nk; i < n; i++) /* the summed labels form the suffix */
+        if (!(has(other, order[i]) && !has(user, order[i])))
+            return 0;
+    return 1;
+}
+
+static void plan_one(graph *g, g_value *v, g_value **pre, int *npre, const g_value *user)
 {
     g_value *A = v->in[0], *B = v->in[1];
     if (v->coef_in[0] != 1 || v->coef_in[1] != 1 || A->dt != v->dt || B->dt != v->dt)
@@ -223,11 +243,26 @@ static void plan_one(graph *g, g_value *v, g_value **pre, int *npre)
             }
         }
     }
-    if (!p.store) { /* a temporary laid out [batch, m, n] */
-        int order[TX_MAX_MODES], n = 0;
+    if (!p.store) { /* a temporary laid out [batch, m, n], or [batch, n, m] as
+                       Cᵀ = Bᵀ·Aᵀ when that is how its user wants to read it */
+        int order[TX_MAX_MODES], n = 0, swapped[TX_MAX_MODES], ns = 0;
         for (int i = 0; i < p.nb; i++) order[n++] = p.batch[i];
         for (int i = 0; i < p.nm; i++) order[n++] = p.m[i];
         for (int i = 0; i < p.nn; i++) order[n++] = p.n[i];
+        for (int i = 0; i < p.nb; i++) swapped[ns++] = p.batch[i];
+        for (int i = 0; i < p.nn; i++) swapped[ns++] = p.n[i];
+        for (int i = 0; i < p.nm; i++) swapped[ns++] = p.m[i];
+        if (p.nm && p.nn && !suits_user(v, user, order, n) && suits_user(v, user, swapped, ns)) {
+            blas_plan q = p;
+            q.a = p.b;
+            q.b = p.a;
+            q.nm = p.nn;
+            q.nn = p.nm;
+            memcpy(q.m, p.n, sizeof q.m);
+            memcpy(q.n, p.m, sizeof q.n);
+            p = q;
+            memcpy(order, swapped, sizeof order);
+        }
         tx_extent ext[TX_MAX_MODES];
         for (int i = 0; i < n; i++)
             for (int m = 0; m < v->rank; m++)
@@ -247,11 +282,15 @@ void pass_blas(graph *g)
     if (!g->blas)
         return;
     g_value **list = arena_alloc(g->arena, sizeof(g_value *) * (size_t)(3 * g->n + 1));
+    g_value **user = arena_alloc(g->arena, sizeof(g_value *) * (size_t)(g->n + 1));
+    for (int k = 0; k < g->n; k++)
+        for (int i = 0; i < g->v[k]->nin; i++)
+            user[g->v[k]->in[i]->id] = g->v[k];
     int n = 0;
     for (int k = 0; k < g->n; k++) {
         g_value *v = g->v[k];
         if (v->op == OP_CONTRACT && v->nin == 2 && !v->dead)
-            plan_one(g, v, list, &n);
+            plan_one(g, v, list, &n, v->nuses == 1 ? user[k] : NULL);
         list[n++] = v;
     }
     g->v = list;

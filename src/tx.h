@@ -431,6 +431,11 @@ g_value *graph_add(graph *g, g_value *v);
 g_value *graph_value(graph *g, op_kind op);
 /* Checks every invariant of G; returns 0, or -1 with a message in MSG. */
 int graph_check(const graph *g, char *msg, size_t msglen);
+/* Cost estimates of value V (opt_einsum's FLOP count for contractions,
+   one per element otherwise) and of its buffer, and the FLOPs of all of G. */
+double graph_value_flops(const graph *g, const g_value *v);
+double graph_value_bytes(const graph *g, const g_value *v);
+double graph_flops(const graph *g);
 /* Appends G as a text listing (dot = 0) or Graphviz (dot = 1) to OUT. */
 void graph_print(const graph *g, tx_buf *out, int dot);
 /* The name of a label id. */
