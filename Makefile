@@ -4,6 +4,8 @@
 #   make demo       install missing Debian packages (as root), build, run an example
 #   make check      install missing Debian packages (as root), build, run every test
 #   make check SANITIZE=1   the same with AddressSanitizer and UBSan
+#   make bench      the benchmark suite against numpy and OpenBLAS (bench/results.md)
+#   make install    PREFIX=/usr/local DESTDIR=   (and make uninstall)
 #   make clean
 #
 # Generated sources (lexer.c, parser.c/.h) and every build output go to
@@ -123,7 +125,41 @@ check: deps
 	$(MAKE) all $(TEST_BINS)
 	TXC=$(B)/txc B=$(B) PYTHON=$(PYTHON) sh tests/run_all.sh
 
+bench: deps
+	$(MAKE) all
+	sh bench/run.sh
+
+# ---- install ----
+PREFIX  ?= /usr/local
+DESTDIR ?=
+LIBDIR  := $(DESTDIR)$(PREFIX)/lib
+MANPAGES := $(wildcard man/*.1 man/*.3 man/*.5)
+
+$(B)/tensorexpr.pc: | $(B)
+	printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$${prefix}/lib' 'includedir=$${prefix}/include' '' \
+	    'Name: tensorexpr' 'Description: compiler for einsum-style tensor expressions to C, with a libtcc JIT' \
+	    'Version: $(VERSION)' 'Cflags: -I$${includedir}' 'Libs: -L$${libdir} -ltensorexpr' \
+	    'Libs.private: -ltcc -lopenblas -ldl -lm -lpthread' > $@
+
+install: all $(B)/tensorexpr.pc
+	install -d $(DESTDIR)$(PREFIX)/bin $(LIBDIR)/pkgconfig $(DESTDIR)$(PREFIX)/include
+	install -m 755 $(B)/txc $(DESTDIR)$(PREFIX)/bin/txc
+	install -m 644 $(B)/libtensorexpr.a $(LIBDIR)/libtensorexpr.a
+	install -m 755 $(B)/libtensorexpr.so $(LIBDIR)/libtensorexpr.so.$(VERSION)
+	ln -sf libtensorexpr.so.$(VERSION) $(LIBDIR)/libtensorexpr.so.$(MAJOR)
+	ln -sf libtensorexpr.so.$(MAJOR) $(LIBDIR)/libtensorexpr.so
+	install -m 644 src/tensorexpr.h $(DESTDIR)$(PREFIX)/include/tensorexpr.h
+	install -m 644 $(B)/tensorexpr.pc $(LIBDIR)/pkgconfig/tensorexpr.pc
+	for m in $(MANPAGES); do s=$${m##*.}; install -d $(DESTDIR)$(PREFIX)/share/man/man$$s; \
+	    install -m 644 $$m $(DESTDIR)$(PREFIX)/share/man/man$$s/; done
+
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/bin/txc $(LIBDIR)/libtensorexpr.a $(LIBDIR)/libtensorexpr.so \
+	    $(LIBDIR)/libtensorexpr.so.$(MAJOR) $(LIBDIR)/libtensorexpr.so.$(VERSION) \
+	    $(DESTDIR)$(PREFIX)/include/tensorexpr.h $(LIBDIR)/pkgconfig/tensorexpr.pc
+	for m in $(MANPAGES); do s=$${m##*.}; rm -f $(DESTDIR)$(PREFIX)/share/man/man$$s/$${m##*/}; done
+
 clean:
 	rm -rf build build-san
 
-.PHONY: all deps demo check clean
+.PHONY: all deps demo check bench install uninstall clean

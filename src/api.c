@@ -429,6 +429,8 @@ int tx_tensor_shape(tx_program *p, const char *tensor, int64_t *shape)
     int k = tensor ? find_tensor(p, tensor) : -1;
     if (k < 0)
         return fail(p->ctx, TX_ERR_ARG, "the program has no tensor '%s'", tensor ? tensor : "(null)");
+    if (!shape && p->S->tensors[k]->rank > 0)
+        return fail(p->ctx, TX_ERR_ARG, "tx_tensor_shape: NULL shape");
     int n = p->S->nsym_dims;
     int64_t *dims = malloc(sizeof(int64_t) * (size_t)(n + 1));
     const char **from = malloc(sizeof(char *) * (size_t)(n + 1));
