@@ -29,7 +29,8 @@ ifeq ($(SANITIZE),1)
   B := build-san
 endif
 
-DEB_PACKAGES := re2c lemon libtcc-dev check libopenblas-dev liblapacke-dev python3-numpy pkg-config
+DEB_PACKAGES := re2c lemon libtcc-dev check libopenblas-dev liblapacke-dev python3-numpy pkg-config \
+                clang libclang-rt-14-dev man-db groff
 
 LIB_SRC  := src/arena.c src/buf.c src/diag.c src/cst.c src/sema.c src/graph.c src/lower.c \
             src/opt.c src/pass_cse.c src/pass_order.c src/pass_blas.c src/pass_fuse.c src/emit.c src/jit.c src/api.c
@@ -125,6 +126,26 @@ check: deps
 	$(MAKE) all $(TEST_BINS)
 	TXC=$(B)/txc B=$(B) PYTHON=$(PYTHON) sh tests/run_all.sh
 
+# ---- fuzzing (libFuzzer; clang) ----
+FUZZ_SECONDS ?= 60
+FUZZ_DIR := build-fuzz
+FUZZ_FLAGS := -std=c99 -D_POSIX_C_SOURCE=200809L -g -O1 -fsanitize=fuzzer,address,undefined \
+              -Isrc -I$(FUZZ_DIR) -Iruntime
+
+$(FUZZ_DIR)/fuzz_compile: tests/fuzz/fuzz_compile.c $(LIB_SRC) grammar/parser.y grammar/lexer.re src/tx.h
+	mkdir -p $(FUZZ_DIR)/corpus
+	lemon -q -d$(FUZZ_DIR) -T/usr/share/lemon/lempar.c grammar/parser.y
+	re2c -W -Werror -8 -I /usr/share/re2c/stdlib -o $(FUZZ_DIR)/lexer.c grammar/lexer.re
+	clang $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_compile.c $(LIB_SRC) $(FUZZ_DIR)/lexer.c $(FUZZ_DIR)/parser.c \
+	    -ltcc -lopenblas -ldl -lm -lpthread
+
+fuzz: deps
+	$(MAKE) $(FUZZ_DIR)/fuzz_compile
+	mkdir -p $(FUZZ_DIR)/corpus
+	cp -n tests/num/*.tx tests/diag/*.tx tests/graph/*.tx examples/*.tx $(FUZZ_DIR)/corpus/ 2>/dev/null || true
+	ASAN_OPTIONS=detect_leaks=1 $(FUZZ_DIR)/fuzz_compile -max_total_time=$(FUZZ_SECONDS) -max_len=4096 \
+	    -timeout=20 -rss_limit_mb=4096 -print_final_stats=1 $(FUZZ_DIR)/corpus 2>&1 | tail -25
+
 bench: deps
 	$(MAKE) all
 	sh bench/run.sh
@@ -162,4 +183,4 @@ uninstall:
 clean:
 	rm -rf build build-san
 
-.PHONY: all deps demo check bench install uninstall clean
+.PHONY: all deps demo check bench fuzz install uninstall clean

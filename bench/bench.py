@@ -601,6 +601,12 @@ def tables_md(data):
     th = data['threads']
     out = []
     out.append('### OPENBLAS_NUM_THREADS=%d\n' % th)
+    if 'other_load' in data:
+        out.append('Other processes used %.0f%% of the CPUs during this run (1-min load '
+                   'average %s at the start, %s at the end)%s.\n' % (
+                       100 * data['other_load'], data['loadavg'][0], data['loadavg'][1],
+                       ' — the machine was NOT quiet, expect noise'
+                       if data['other_load'] > 0.05 else ''))
     out.append('Times are medians of %d interleaved rounds (each round ≥ %d ms of '
                'back-to-back calls) per call; ratios are speedups of tensorexpr '
                '(contender time / tensorexpr time, > 1 = tensorexpr faster).\n'
@@ -640,6 +646,28 @@ def tables_md(data):
                   cl['first_run_s'] * 1e3, cl['steady_s'] * 1e3, cl['latency_s'] * 1e3,
                   cl['jit_s'] * 1e3))
     return '\n'.join(out)
+
+
+def cpu_snapshot():
+    """(wall, busy CPU-seconds of the whole machine, CPU-seconds of this process)."""
+    tick = os.sysconf('SC_CLK_TCK')
+    with open('/proc/stat') as f:
+        v = [int(x) for x in f.readline().split()[1:]]
+    busy = (sum(v[:8]) - v[3] - v[4]) / tick          # all but idle and iowait
+    t = os.times()
+    return time.perf_counter(), busy, t.user + t.system
+
+
+def other_load(a, b):
+    """Share of the machine's CPUs that other processes used between snapshots."""
+    wall = b[0] - a[0]
+    other = (b[1] - a[1]) - (b[2] - a[2])
+    return max(0.0, other / (wall * (os.cpu_count() or 1))) if wall > 0 else 0.0
+
+
+def loadavg():
+    with open('/proc/loadavg') as f:
+        return f.read().split()[0]
 
 
 def machine_info():
@@ -689,6 +717,7 @@ def run_suite(threads, quick):
     txl = TxLib(txlib)
     results = []
     t_start = time.perf_counter()
+    snap0, load0 = cpu_snapshot(), loadavg()
     try:
         for make in build_kernels(rng, blas, elem, quick):
             res = run_kernel(txl, make)
@@ -699,6 +728,7 @@ def run_suite(threads, quick):
             results.append(res)
             gc.collect()
         comp = compile_latency(txlib, rng)
+        snap1, load1 = cpu_snapshot(), loadavg()
     except BenchError as e:
         die(str(e))
     finally:
@@ -709,6 +739,7 @@ def run_suite(threads, quick):
         'argv': [sys.executable] + sys.argv, 'elapsed_s': time.perf_counter() - t_start,
         'date': datetime.datetime.now().astimezone().isoformat(timespec='seconds'),
         'machine': machine_info(),
+        'other_load': other_load(snap0, snap1), 'loadavg': [load0, load1],
     }
     print()
     print(tables_md(data))

@@ -153,14 +153,9 @@ static char *function_name(tx_arena *a, const char *filename)
         int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
         buf_put(&b, ok ? &c : "_", 1);
     }
-    static const char *reserved[] = {
-        "auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else",
-        "enum", "extern", "float", "for", "goto", "if", "inline", "int", "long", "register",
-        "restrict", "return", "short", "signed", "sizeof", "static", "struct", "switch",
-        "typedef", "union", "unsigned", "void", "volatile", "while", "main", NULL};
-    int bad = !b.p || !b.len || (b.p[0] >= '0' && b.p[0] <= '9') || b.p[0] == '_';
-    for (int i = 0; !bad && reserved[i]; i++)
-        bad = strcmp(b.p, reserved[i]) == 0;
+    int bad = !b.p || !emit_name_ok(b.p);
+    /* tx_ + a name is never one of the generated tx_ names, which do not
+       nest the prefix */
     char *out = bad ? arena_printf(a, "tx_%s", b.p ? b.p : "program") : arena_strndup(a, b.p, b.len);
     buf_free(&b);
     return out;
@@ -346,23 +341,20 @@ int tx_bind(tx_program *p, const char *tensor, void *data, int ndim, const int64
             return fail(p->ctx, TX_ERR_BIND, "'%s': mode %d has extent %lld, but the array's is %lld", tensor,
                         m, (long long)t->ext[m].value, (long long)shape[m]);
     }
-    binding old = p->bind[k];
+    /* a dim set with tx_set_dim must agree now; agreement between
+       bindings is checked by tx_run, so that a caller can rebind every
+       tensor with new extents one after the other */
+    for (int m = 0; m < ndim; m++) {
+        if (t->ext[m].dim < 0)
+            continue;
+        int d = p->S->dims[t->ext[m].dim]->index;
+        if (p->dim_set[d] >= 0 && p->dim_set[d] != shape[m])
+            return fail(p->ctx, TX_ERR_BIND, "dim '%s' is set to %lld, but mode %d of '%s' is %lld",
+                        p->S->sym_dims[d]->name, (long long)p->dim_set[d], m, tensor, (long long)shape[m]);
+    }
     p->bind[k].bound = 1;
     p->bind[k].data = data;
     memcpy(p->bind[k].shape, shape, sizeof(int64_t) * (size_t)ndim);
-    int64_t dims[TX_MAX_LABELS];
-    const char *from[TX_MAX_LABELS];
-    int64_t *d = p->S->nsym_dims <= TX_MAX_LABELS ? dims : malloc(sizeof(int64_t) * (size_t)p->S->nsym_dims);
-    const char **f = p->S->nsym_dims <= TX_MAX_LABELS ? from : malloc(sizeof(char *) * (size_t)p->S->nsym_dims);
-    int st = d && f ? resolve_dims(p, -1, d, f) : fail(p->ctx, TX_ERR_NOMEM, "out of memory");
-    if (d != dims)
-        free(d);
-    if (f != from)
-        free(f);
-    if (st != TX_OK) {
-        p->bind[k] = old;
-        return st;
-    }
     return TX_OK;
 }
 
@@ -384,23 +376,17 @@ int tx_set_dim(tx_program *p, const char *dim, int64_t extent)
     int d = find_dim(p, dim);
     if (d < 0) {
         sym *s = sema_lookup(p->S, dim);
+        if (s && s->kind == SYM_DIM && s->value == extent)
+            return TX_OK; /* setting a constant dim to its own value is harmless */
         if (s && s->kind == SYM_DIM)
-            return fail(p->ctx, TX_ERR_ARG, "dim '%s' is the constant %lld; it cannot be set", dim,
-                        (long long)s->value);
+            return fail(p->ctx, TX_ERR_ARG, "dim '%s' is the constant %lld; it cannot be set to %lld", dim,
+                        (long long)s->value, (long long)extent);
         return fail(p->ctx, TX_ERR_ARG, "the program has no dim '%s'", dim);
     }
     if (extent < 0)
         return fail(p->ctx, TX_ERR_ARG, "dim '%s': extent %lld is negative", dim, (long long)extent);
-    int64_t old = p->dim_set[d];
-    p->dim_set[d] = extent;
-    int64_t *dims = malloc(sizeof(int64_t) * (size_t)p->S->nsym_dims);
-    const char **from = malloc(sizeof(char *) * (size_t)p->S->nsym_dims);
-    int st = dims && from ? resolve_dims(p, -1, dims, from) : fail(p->ctx, TX_ERR_NOMEM, "out of memory");
-    free(dims);
-    free(from);
-    if (st != TX_OK)
-        p->dim_set[d] = old;
-    return st;
+    p->dim_set[d] = extent; /* bindings are checked against it by tx_run */
+    return TX_OK;
 }
 
 int tx_tensor_count(const tx_program *p)
@@ -602,6 +588,11 @@ char *tx_emit(tx_program *p, const tx_emit_options *opts, size_t *len)
     if (!opts)
         opts = &def;
     const char *name = opts->name ? opts->name : p->fn_name;
+    if (opts->name && !emit_name_ok(opts->name)) {
+        fail(p->ctx, TX_ERR_ARG, "'%s' cannot name the generated function: use a C identifier that is not a "
+             "keyword or a C library name, and does not start with '_' or 'tx_'", opts->name);
+        return NULL;
+    }
     emit_options o = {.fn_name = name, .no_blas = opts->no_blas};
     tx_buf out = {0};
     tx_arena *a = NULL;

@@ -28,6 +28,34 @@ typedef struct {
     int uses_pow, uses_fmax, uses_fmin, uses_blas;
 } emitter;
 
+int emit_name_ok(const char *s)
+{
+    /* C keywords, and what the headers a generated file includes declare */
+    static const char *taken[] = {
+        "auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else",
+        "enum", "extern", "float", "for", "goto", "if", "inline", "int", "long", "register",
+        "restrict", "return", "short", "signed", "sizeof", "static", "struct", "switch",
+        "typedef", "union", "unsigned", "void", "volatile", "while", "main",
+        "malloc", "calloc", "realloc", "free", "abort", "exit", "atexit", "getenv", "system", "abs",
+        "labs", "div", "ldiv", "rand", "srand", "atof", "atoi", "atol", "strtod", "strtol", "qsort",
+        "bsearch", "exp", "log", "sqrt", "fabs", "sin", "cos", "tan", "tanh", "sinh", "cosh", "pow",
+        "floor", "ceil", "fmod", "fmax", "fmin", "log10", "log2", "exp2", "atan", "atan2", "asin",
+        "acos", "round", "trunc", "hypot", "cbrt", "erf", "gamma", "NULL", "size_t", "wchar_t",
+        "int8_t", "int16_t", "int32_t", "int64_t", "uint8_t", "uint16_t", "uint32_t", "uint64_t",
+        "intptr_t", "uintptr_t", "intmax_t", "uintmax_t", NULL};
+    if (!s || !*s || (*s >= '0' && *s <= '9') || *s == '_' || strncmp(s, "tx_", 3) == 0 ||
+        strncmp(s, "TX_", 3) == 0 || strncmp(s, "cblas_", 6) == 0 || strncmp(s, "Cblas", 5) == 0 ||
+        strncmp(s, "LAPACK", 6) == 0)
+        return 0;
+    for (const char *p = s; *p; p++)
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '_'))
+            return 0;
+    for (int i = 0; taken[i]; i++)
+        if (strcmp(s, taken[i]) == 0)
+            return 0;
+    return 1;
+}
+
 void mangle_name(tx_buf *out, const char *prefix, const char *name)
 {
     static const char hex[] = "0123456789abcdef";
@@ -586,6 +614,16 @@ static void emit_blas(emitter *E, const g_value *v)
     put(E, "%*sconst %s tx_alpha = ", 4 * depth, "", t);
     num_literal(E->out, op == '-' ? -v->coef : v->coef);
     put(E, ", tx_beta = %s;\n", op == '=' ? "0.0" : "1.0");
+    /* BLAS takes int sizes: every one is at most its buffer's element count */
+    const mode_seq *bufs[3] = {&sa, &sb, &sc};
+    put(E, "%*sif (", 4 * depth, "");
+    for (int bi = 0; bi < 3; bi++) {
+        put(E, bi ? " || " : "");
+        put_stride(E, bufs[bi], -1);
+        put(E, " > 2147483647");
+    }
+    put(E, ") { tx_status = %d; goto tx_done; }\n",
+        add_error(E, "a matrix is too large for BLAS (more than 2^31-1 elements)"));
     int am = last_of(&sa, p->m, p->nm), ak = last_of(&sa, p->k, p->nk);
     int bk = last_of(&sb, p->k, p->nk), bn = last_of(&sb, p->n, p->nn);
     int cm = last_of(&sc, p->m, p->nm), cn = last_of(&sc, p->n, p->nn);

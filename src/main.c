@@ -91,6 +91,15 @@ static char *read_file(const char *path, size_t *len)
    renamed into place only when complete. */
 static int write_file_atomic(const char *path, const char *data, size_t len)
 {
+    struct stat st;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+        /* a device or pipe (-o /dev/stdout): write to it, never replace it */
+        FILE *f = fopen(path, "wb");
+        if (!f)
+            return -1;
+        int ok = fwrite(data, 1, len, f) == len;
+        return fclose(f) == 0 && ok ? 0 : -1;
+    }
     size_t n = strlen(path);
     char *tmp = malloc(n + 16);
     if (!tmp)
@@ -164,26 +173,6 @@ static tx_program *compile_file(tx_ctx *ctx, const char *file, int *status)
 
 /* ---- txc FILE.tx: emit C ---- */
 
-static int valid_c_name(const char *s)
-{
-    static const char *kw[] = {"auto", "break", "case", "char", "const", "continue", "default", "do",
-                               "double", "else", "enum", "extern", "float", "for", "goto", "if",
-                               "inline", "int", "long", "register", "restrict", "return", "short",
-                               "signed", "sizeof", "static", "struct", "switch", "typedef", "union",
-                               "unsigned", "void", "volatile", "while", "main", NULL};
-    if (!*s || (*s >= '0' && *s <= '9'))
-        return 0;
-    for (const char *p = s; *p; p++)
-        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '_'))
-            return 0;
-    if (s[0] == '_' || strncmp(s, "tx_", 3) == 0)
-        return 0;
-    for (int i = 0; kw[i]; i++)
-        if (strcmp(s, kw[i]) == 0)
-            return 0;
-    return 1;
-}
-
 static char *replace_ext(const char *file, const char *ext)
 {
     size_t n = strlen(file);
@@ -203,15 +192,24 @@ static int cmd_emit(int argc, char **argv)
 {
     common_opts c = {0};
     const char *out = NULL, *header = NULL, *name = NULL;
-    int no_blas = 0;
+    int no_blas = 0, header_default = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (parse_opt_level(a, &c))
             continue;
-        if ((strcmp(a, "-o") == 0 || strcmp(a, "--header") == 0 || strcmp(a, "--name") == 0)) {
+        if (strcmp(a, "--header") == 0) {
+            /* the path is optional: FILE.h next to the output by default */
+            size_t n = i + 1 < argc ? strlen(argv[i + 1]) : 0;
+            if (n > 2 && strcmp(argv[i + 1] + n - 2, ".h") == 0)
+                header = argv[++i];
+            else
+                header_default = 1;
+        } else if (strncmp(a, "--header=", 9) == 0) {
+            header = a + 9;
+        } else if ((strcmp(a, "-o") == 0 || strcmp(a, "--name") == 0)) {
             if (i + 1 >= argc)
                 return usage("%s needs an argument", a);
-            const char **dst = a[1] == 'o' ? &out : a[2] == 'h' ? &header : &name;
+            const char **dst = a[1] == 'o' ? &out : &name;
             *dst = argv[++i];
         } else if (strcmp(a, "--no-blas") == 0)
             no_blas = 1;
@@ -224,9 +222,6 @@ static int cmd_emit(int argc, char **argv)
     }
     if (!c.file)
         return usage("no input file");
-    if (name && !valid_c_name(name))
-        return usage("--name '%s' is not a usable C function name (a C identifier, not a keyword, "
-                     "not starting with '_' or 'tx_')", name);
     tx_ctx *ctx = tx_new();
     if (!ctx)
         return fprintf(stderr, "txc: out of memory\n"), EXIT_RUNTIME;
@@ -239,11 +234,22 @@ static int cmd_emit(int argc, char **argv)
         return status;
     }
     char *out_path = out ? strdup(out) : replace_ext(c.file, ".c");
+    char *header_path = header_default && !header && out_path ? replace_ext(out_path, ".h") : NULL;
+    if (header_path)
+        header = header_path;
     tx_emit_options eo = {.name = name, .no_blas = no_blas};
     size_t len = 0, hlen = 0;
     char *code = tx_emit(p, &eo, &len);
     eo.header = 1;
     char *hcode = header ? tx_emit(p, &eo, &hlen) : NULL;
+    if (!code && name) {
+        int st = usage("--name: %s", tx_errmsg(ctx));
+        tx_program_free(p);
+        tx_free(ctx);
+        free(out_path);
+        free(header_path);
+        return st;
+    }
     if (!out_path || !code || (header && !hcode)) {
         fprintf(stderr, "txc: %s\n", tx_errmsg(ctx));
         status = EXIT_RUNTIME;
@@ -257,6 +263,7 @@ static int cmd_emit(int argc, char **argv)
     free(code);
     free(hcode);
     free(out_path);
+    free(header_path);
     tx_program_free(p);
     tx_free(ctx);
     return status;
@@ -381,17 +388,21 @@ static int64_t count_elems(const int64_t *shape, int ndim)
     return n;
 }
 
+/* Prints an output that has no file: all of a small one, the start and
+   the sum of a large one. */
 static void print_tensor(const run_binding *b)
 {
     int64_t n = count_elems(b->shape, b->info.ndim);
-    printf("%s%s = ", b->name, b->info.ndim ? "" : "");
-    if (b->info.ndim) {
-        printf("array of shape (");
-        for (int i = 0; i < b->info.ndim; i++)
-            printf("%s%lld", i ? ", " : "", (long long)b->shape[i]);
-        printf(b->info.ndim == 1 ? ",)" : ")");
-        printf(", %s:", b->info.dtype == TX_F32 ? "f32" : "f64");
+    const char *t = b->info.dtype == TX_F32 ? "f32" : "f64";
+    if (b->info.ndim == 0) {
+        double x = b->info.dtype == TX_F32 ? *(float *)b->data : *(double *)b->data;
+        printf("%s = %.17g (%s)\n", b->name, x, t);
+        return;
     }
+    printf("%s = array of shape (", b->name);
+    for (int i = 0; i < b->info.ndim; i++)
+        printf("%s%lld", i ? ", " : "", (long long)b->shape[i]);
+    printf("%s), %s:", b->info.ndim == 1 ? "," : "", t);
     double sum = 0;
     for (int64_t i = 0; i < n; i++) {
         double x = b->info.dtype == TX_F32 ? ((float *)b->data)[i] : ((double *)b->data)[i];
@@ -534,7 +545,7 @@ static int cmd_run(int argc, char **argv)
                 break;
             }
             if (tx_tensor_shape(p, b->name, b->shape) != TX_OK) {
-                fprintf(stderr, "txc: %s; give it with -D or bind a tensor that has it\n", tx_errmsg(ctx));
+                fprintf(stderr, "txc: %s\n", tx_errmsg(ctx));
                 status = EXIT_RUNTIME;
                 break;
             }

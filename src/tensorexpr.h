@@ -109,15 +109,19 @@ TX_API const char *tx_strerror(int status);
 
 /* Binds tensor TENSOR (an in, out or inout tensor) to DATA, a row-major
    array of the declared element type with NDIM modes of the given SHAPE.
-   The shape is checked against the declaration: constant extents must match
-   and a symbolic dim must agree with every other binding of it. The array
+   The shape is checked against the declaration now (rank, constant
+   extents, dims set with tx_set_dim); that the bindings agree with each
+   other on every symbolic dim is checked by tx_run, so all tensors can be
+   rebound with new extents one after the other. The array
    stays owned by the caller and must live until the last tx_run using it. */
 TX_API int tx_bind(tx_program *p, const char *tensor, void *data, int ndim, const int64_t *shape);
 
 /* Binds sparse map MAP. (Sparse maps are not supported yet: returns TX_ERR_ARG.) */
 TX_API int tx_bind_sparse(tx_program *p, const char *map, const tx_sparse_map *m);
 
-/* Sets symbolic dim DIM to EXTENT (>= 0). Bindings must agree with it. */
+/* Sets symbolic dim DIM to EXTENT (>= 0). Later bindings must agree with
+   it; earlier ones are checked by tx_run. Setting a constant dim to its own
+   value is accepted. */
 TX_API int tx_set_dim(tx_program *p, const char *dim, int64_t extent);
 
 /* Runs the program on the current bindings: JIT-compiles on the first run

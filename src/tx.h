@@ -511,6 +511,9 @@ typedef struct {
 int emit_c(graph *g, const emit_options *o, tx_buf *out, emit_error **errs, int *nerrs);
 /* Emits the header declaring the standalone function. */
 int emit_header(graph *g, const emit_options *o, tx_buf *out);
+/* Can S name the generated C function? A C identifier that is no keyword,
+   nothing the included headers declare, and not in our tx_ namespace. */
+int emit_name_ok(const char *s);
 /* Appends the mangled C identifier for .tx name NAME with PREFIX to OUT:
    PREFIX, then NAME with '_' doubled and every byte outside [A-Za-z0-9]
    written as _xx (hex). Injective: distinct names never collide. */
