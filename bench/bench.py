@@ -459,7 +459,7 @@ def run_kernel(txl, make):
         for label, _, fn, res in k.contenders:
             errs[label] = check('%s %s: %s' % (k.name, k.size, label), res(), want)
 
-        run, lib = txl.lib.tx_run, txl.lib
+        run = txl.lib.tx_run
 
         def txrun():
             if run(p):
@@ -606,7 +606,7 @@ def tables_md(data):
                    'average %s at the start, %s at the end)%s.\n' % (
                        100 * data['other_load'], data['loadavg'][0], data['loadavg'][1],
                        ' — the machine was NOT quiet, expect noise'
-                       if data['other_load'] > 0.05 else ''))
+                       if data['other_load'] > 0.10 else ''))
     out.append('Times are medians of %d interleaved rounds (each round ≥ %d ms of '
                'back-to-back calls) per call; ratios are speedups of tensorexpr '
                '(contender time / tensorexpr time, > 1 = tensorexpr faster).\n'
