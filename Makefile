@@ -34,7 +34,7 @@ DEB_PACKAGES := re2c lemon libtcc-dev check libopenblas-dev liblapacke-dev pytho
 
 LIB_SRC  := src/arena.c src/buf.c src/diag.c src/cst.c src/sema.c src/graph.c src/lower.c \
             src/opt.c src/pass_cse.c src/pass_order.c src/pass_blas.c src/pass_fuse.c src/emit.c src/jit.c src/api.c
-LIB_OBJ  := $(B)/lexer.o $(B)/parser.o $(patsubst src/%.c,$(B)/%.o,$(LIB_SRC))
+LIB_OBJ  := $(B)/lexer.o $(B)/parser.o $(patsubst src/%.c,$(B)/%.o,$(LIB_SRC)) $(B)/prims.o $(B)/prims_text.o
 RT_OBJ   := $(B)/npy.o
 
 all: $(B)/txc $(B)/libtensorexpr.a $(B)/libtensorexpr.so
@@ -58,6 +58,14 @@ $(B)/parser.o: $(B)/parser.c src/tx.h src/tensorexpr.h
 $(B)/%.o: src/%.c src/tx.h src/tensorexpr.h $(B)/parser.h
 	$(CC) $(ALL_CFLAGS) -c $< -o $@
 $(B)/npy.o: runtime/npy.c runtime/npy.h | $(B)
+	$(CC) $(ALL_CFLAGS) -c $< -o $@
+# the inner-loop primitives: gcc -O3 for the JIT; their text for standalone C
+$(B)/prims.o: runtime/prims.c runtime/prims.inc runtime/prims.h | $(B)
+	$(CC) $(ALL_CFLAGS) -O3 -Wno-unused-function -c $< -o $@
+$(B)/prims_text.c: runtime/prims.inc | $(B)
+	{ echo '#include "prims.h"'; echo 'const char tx_prims_source[] ='; \
+	  sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/    "/' -e 's/$$/\\n"/' runtime/prims.inc; echo ';'; } > $@
+$(B)/prims_text.o: $(B)/prims_text.c
 	$(CC) $(ALL_CFLAGS) -c $< -o $@
 
 # ---- libraries and the CLI ----

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "tx.h"
+#include "prims.h"
 
 typedef struct {
     graph *g;
@@ -25,7 +26,7 @@ typedef struct {
     tx_buf *out;
     emit_error *errs;
     int nerrs, caperrs;
-    int uses_pow, uses_fmax, uses_fmin, uses_blas;
+    int uses_pow, uses_fmax, uses_fmin, uses_blas, uses_blocks;
 } emitter;
 
 int emit_name_ok(const char *s)
@@ -397,8 +398,24 @@ static int labels_in(const g_value *v, labelset set, int *labels, tx_extent *ext
     return n;
 }
 
+static int blk_supported(const g_value *v, int *need, int base);
+static void emit_block_loop(emitter *E, const g_value *x, const int *labels, const tx_extent *ext, int rank,
+                            int target_var, const g_value *temp, dtype tdt, int op);
+
 static void emit_compute(emitter *E, const g_value *v)
 {
+    if ((v->op == OP_MAP || v->op == OP_ADD || (v->op == OP_CONTRACT && ls_empty(v->summed))) && v->rank > 0) {
+        /* an elementwise value: blocked, through the primitives */
+        g_value root = *v;
+        int need = 0;
+        root.inlined = 1;
+        if (blk_supported(&root, &need, 0)) {
+            put(E, "    { /* %%%d */\n", v->id);
+            emit_block_loop(E, &root, v->label, v->ext, v->rank, -1, v, v->dt, 0);
+            put(E, "    }\n");
+            return;
+        }
+    }
     int depth = 1;
     int summed[TX_MAX_LABELS], nsum = 0;
     tx_extent sext[TX_MAX_LABELS];
@@ -683,11 +700,298 @@ static void emit_blas(emitter *E, const g_value *v)
     put(E, "%*s}\n    }\n", 4 * depth, "");
 }
 
+
+/* ---- blocked inner loops through the runtime primitives (prims.inc) ---- */
+
+#define BLK_MAX_BUFFERS 32
+
+/* The stride of extent product after mode P of S, as a number when every
+   extent is known (JIT), else -1. */
+static int64_t stride_value(emitter *E, const mode_seq *s, int p)
+{
+    int64_t z = 1;
+    for (int i = p + 1; i < s->n; i++) {
+        tx_extent x = s->ext[i];
+        int64_t v = x.dim < 0 ? x.value : E->o->jit ? E->o->dim_values[SP(E)->dims[x.dim]->index] : -1;
+        if (v < 0)
+            return -1;
+        z *= v;
+    }
+    return z;
+}
+
+/* Is V (with the values fused into it) something the primitives can
+   evaluate? Counts its nodes into *NEED: each needs one scratch buffer at
+   most. */
+static int blk_supported(const g_value *v, int *need, int base)
+{
+    (void)base;
+    if (++*need > BLK_MAX_BUFFERS)
+        return 0;
+    if (!v->inlined)
+        return v->op == OP_CONST || v->op == OP_INDEX || is_computed(v) ||
+               ((v->op == OP_INPUT || v->op == OP_STORE) && v->rank == 0);
+    if (v->op != OP_MAP && v->op != OP_ADD && v->op != OP_CONTRACT)
+        return 0;
+    for (int i = 0; i < v->nin; i++)
+        if (!blk_supported(v->in[i], need, 0))
+            return 0;
+    return 1;
+}
+
+typedef struct {
+    int nbuf, nptr, depth, label;
+} blk_state;
+
+/* An operand of a primitive: a scratch buffer or a direct pointer. */
+typedef struct {
+    int buf, ptr;
+} blk_op;
+
+static void put_op(emitter *E, blk_op o)
+{
+    if (o.ptr >= 0)
+        put(E, "tx_p%d", o.ptr);
+    else
+        put(E, "(tx_blk + %d * TX_BLOCK)", o.buf);
+}
+
+/* The stride of label L through memory-resident value W. */
+static void put_label_stride(emitter *E, const g_value *w, int L, int64_t *known)
+{
+    mode_seq s;
+    *known = 0;
+    if (graph_modes(w, &s) < 0) { /* a scalar variable */
+        put(E, "0");
+        return;
+    }
+    int any = 0;
+    for (int p = 0; p < s.n; p++)
+        if (s.label[p] == L) {
+            int64_t v = stride_value(E, &s, p);
+            *known = any || v < 0 ? -1 : v;
+            put(E, any ? " + " : "");
+            put_stride(E, &s, p);
+            any = 1;
+        }
+    if (!any)
+        put(E, "0");
+}
+
+/* Emits code leaving the block of V's values in a scratch buffer (or a
+   direct pointer for a unit-stride f64 leaf) and returns which. Buffers
+   are a stack: those above the result are free again afterwards. */
+static blk_op blk_eval(emitter *E, blk_state *B, const g_value *v)
+{
+    int ind = 4 * B->depth, base = B->nbuf;
+    blk_op r = {base, -1};
+    if (!v->inlined) {
+        if (v->op == OP_CONST) {
+            put(E, "%*stx_p_fill(tx_bn, ", ind, "");
+            num_literal(E->out, v->coef);
+            put(E, ", tx_blk + %d * TX_BLOCK);\n", base);
+            B->nbuf = base + 1;
+            return r;
+        }
+        /* a stride of exactly 1 (known in the JIT) reads the tensor in place */
+        tx_buf save = *E->out;
+        int64_t known;
+        tx_buf stride = {0};
+        tx_buf *out = E->out;
+        E->out = &stride;
+        put_label_stride(E, v, B->label, &known);
+        E->out = out;
+        (void)save;
+        if (known == 1 && v->dt == DT_F64) {
+            r.buf = -1;
+            r.ptr = B->nptr++;
+            put(E, "%*sconst double *tx_p%d = &", ind, "", r.ptr);
+            put_access(E, v);
+            put(E, ";\n");
+        } else {
+            put(E, "%*stx_p_load_%s(tx_bn, &", ind, "", v->dt == DT_F32 ? "f32" : "f64");
+            put_access(E, v);
+            put(E, ", %s, tx_blk + %d * TX_BLOCK);\n", stride.p ? stride.p : "0", base);
+            B->nbuf = base + 1;
+        }
+        buf_free(&stride);
+        return r;
+    }
+    blk_op in[64];
+    for (int i = 0; i < v->nin && i < 64; i++)
+        in[i] = blk_eval(E, B, v->in[i]);
+    /* the result goes where the first operand is, if that is a buffer
+       (the primitives work in place); else to a fresh one, so that no
+       operand is overwritten before it is read */
+    blk_op d = {in[0].buf >= 0 ? in[0].buf : B->nbuf++, -1};
+    switch (v->op) {
+    case OP_ADD:
+        put(E, "%*s", ind, "");
+        if (v->nin == 1) {
+            put(E, "tx_p_scale_add(tx_bn, ");
+            num_literal(E->out, v->coef_in[0]);
+            put(E, ", ");
+            put_op(E, in[0]);
+            put(E, ", 0.0, ");
+            put_op(E, d);
+            put(E, ");\n");
+            break;
+        }
+        put(E, "tx_p_axpby(tx_bn, ");
+        num_literal(E->out, v->coef_in[0]);
+        put(E, ", ");
+        put_op(E, in[0]);
+        put(E, ", ");
+        num_literal(E->out, v->coef_in[1]);
+        put(E, ", ");
+        put_op(E, in[1]);
+        put(E, ", ");
+        put_op(E, d);
+        put(E, ");\n");
+        for (int i = 2; i < v->nin; i++) {
+            put(E, "%*stx_p_axpby(tx_bn, 1.0, ", ind, "");
+            put_op(E, d);
+            put(E, ", ");
+            num_literal(E->out, v->coef_in[i]);
+            put(E, ", ");
+            put_op(E, in[i]);
+            put(E, ", ");
+            put_op(E, d);
+            put(E, ");\n");
+        }
+        break;
+    case OP_CONTRACT: { /* an elementwise product */
+        int first = 1;
+        put(E, "%*s", ind, "");
+        if (v->coef_in[0] < 0) {
+            put(E, "tx_p_recip(tx_bn, 1.0, ");
+            put_op(E, in[0]);
+        } else if (v->nin >= 2) {
+            put(E, "tx_p_%s(tx_bn, ", v->coef_in[1] < 0 ? "div" : "mul");
+            put_op(E, in[0]);
+            put(E, ", ");
+            put_op(E, in[1]);
+            first = 2;
+        } else {
+            put(E, "tx_p_scale_add(tx_bn, 1.0, ");
+            put_op(E, in[0]);
+            put(E, ", 0.0");
+        }
+        put(E, ", ");
+        put_op(E, d);
+        put(E, ");\n");
+        for (int i = first; i < v->nin; i++) {
+            put(E, "%*stx_p_%s(tx_bn, ", ind, "", v->coef_in[i] < 0 ? "div" : "mul");
+            put_op(E, d);
+            put(E, ", ");
+            put_op(E, in[i]);
+            put(E, ", ");
+            put_op(E, d);
+            put(E, ");\n");
+        }
+        if (v->coef != 1) {
+            put(E, "%*stx_p_scale_add(tx_bn, ", ind, "");
+            num_literal(E->out, v->coef);
+            put(E, ", ");
+            put_op(E, d);
+            put(E, ", 0.0, ");
+            put_op(E, d);
+            put(E, ");\n");
+        }
+        break;
+    }
+    case OP_MAP:
+        put(E, "%*s", ind, "");
+        if (v->fn == MAP_POW) {
+            put(E, "tx_p_pow(tx_bn, ");
+            put_op(E, in[0]);
+            put(E, ", ");
+            num_literal(E->out, v->fn_arg);
+        } else if (v->nin == 2) {
+            put(E, "tx_p_%s(tx_bn, ", v->fn == MAP_MAX ? "max" : "min");
+            put_op(E, in[0]);
+            put(E, ", ");
+            put_op(E, in[1]);
+        } else {
+            put(E, "tx_p_map(tx_bn, %d, ", (int)v->fn);
+            put_op(E, in[0]);
+        }
+        put(E, ", ");
+        put_op(E, d);
+        put(E, ");\n");
+        break;
+    default:
+        TX_ASSERT(!"not an elementwise value");
+    }
+    B->nbuf = d.buf + 1;
+    return d;
+}
+
+/* The blocked loop nest computing elementwise value X at every index of
+   LABELS/EXT (the last label blocked) into TARGET (a variable or a
+   temporary, row-major over the labels' order given by its own modes),
+   with OP 0 (=), 1 (+=) or 2 (-=). TARGET_VAR >= 0 writes variable
+   TARGET_VAR, else temporary TEMP. */
+static void emit_block_loop(emitter *E, const g_value *x, const int *labels, const tx_extent *ext, int rank,
+                            int target_var, const g_value *temp, dtype tdt, int op)
+{
+    int depth = 2;
+    E->uses_blocks = 1;
+    put(E, "%*sif (!tx_blk && !(tx_blk = (double *)malloc(%d * TX_BLOCK * sizeof(double)))) "
+        "{ tx_status = 1; goto tx_done; }\n", 4 * depth, "", BLK_MAX_BUFFERS);
+    open_loops(E, labels, ext, rank - 1, &depth);
+    int L = labels[rank - 1];
+    put(E, "%*sfor (int64_t tx_i = 0; tx_i < ", 4 * depth, "");
+    put_extent(E, ext[rank - 1]);
+    put(E, "; tx_i += TX_BLOCK) {\n");
+    depth++;
+    put(E, "%*sconst int64_t tx_bn = ", 4 * depth, "");
+    put_extent(E, ext[rank - 1]);
+    put(E, " - tx_i < TX_BLOCK ? ");
+    put_extent(E, ext[rank - 1]);
+    put(E, " - tx_i : TX_BLOCK;\n%*sconst int64_t ", 4 * depth, "");
+    put_label(E, L);
+    put(E, " = tx_i;\n");
+    blk_state B = {0, 0, depth, L};
+    blk_op r = blk_eval(E, &B, x);
+    put(E, "%*stx_p_store_%s(tx_bn, ", 4 * depth, "", tdt == DT_F32 ? "f32" : "f64");
+    put_op(E, r);
+    put(E, ", &");
+    if (target_var >= 0) {
+        put_var(E, target_var);
+        put(E, "[");
+        for (int i = 0; i < rank - 1; i++)
+            put(E, "(");
+        for (int i = 0; i < rank; i++) {
+            if (i) {
+                put(E, ")*");
+                put_extent(E, ext[i]);
+                put(E, " + ");
+            }
+            put_label(E, labels[i]);
+        }
+        put(E, "]");
+    } else {
+        put(E, "tx_v%d[", temp->id);
+        put_offset_labels(E, temp);
+        put(E, "]");
+    }
+    put(E, ", 1, %d);\n", op);
+    depth--;
+    put(E, "%*s}\n", 4 * depth, "");
+}
+
 static void emit_store(emitter *E, const g_value *s)
 {
     sym *var = SP(E)->vars[s->var];
-    int depth = 2;
+    int depth = 2, need = 0;
     put(E, "    { /* %%%d */\n", s->id);
+    if (s->rank > 0 && blk_supported(s->in[0], &need, 0)) {
+        emit_block_loop(E, s->in[0], s->store_label, s->ext, s->rank, s->var, NULL, var->dt,
+                        s->store_op == '=' ? 0 : s->store_op == '+' ? 1 : 2);
+        put(E, "    }\n");
+        return;
+    }
     open_loops(E, s->store_label, s->ext, s->rank, &depth);
     put(E, "%*s", 4 * depth, "");
     put_var(E, s->var);
@@ -761,6 +1065,8 @@ static void emit_prelude(emitter *E)
            "    *r = a * b;\n"
            "    return 1;\n"
            "}\n\n");
+    if (E->uses_blocks)
+        put(E, "%s\n", E->o->jit ? tx_prim_prototypes : tx_prims_source);
     /* max and min as numpy's maximum and minimum: a NaN wins */
     if (E->uses_fmax)
         put(E, "static double tx_fmax(double a, double b) { return a > b || a != a ? a : b; }\n\n");
@@ -813,7 +1119,7 @@ int emit_c(graph *g, const emit_options *o, tx_buf *out, emit_error **errs, int 
     tx_buf body = {0};
     E.out = &body;
     emit_signature(&E);
-    put(&E, "    int tx_status = 0;\n    int64_t tx_n;\n");
+    put(&E, "    int tx_status = 0;\n    int64_t tx_n;\n    double *tx_blk = 0; /* scratch blocks */\n");
     for (int i = 0; i < S->nvars; i++) {
         sym *t = S->vars[i];
         if (t->io == IO_TMP || t->io == IO_LET) {
@@ -929,7 +1235,7 @@ int emit_c(graph *g, const emit_options *o, tx_buf *out, emit_error **errs, int 
     if (o->timing && cur_stmt >= 0)
         put(&E, "    tx_times[%d] += tx_rt_now() - tx_t0;\n", cur_stmt);
 
-    put(&E, "\ntx_done:\n");
+    put(&E, "\ntx_done:\n    free(tx_blk);\n");
     for (int i = 0; i < S->nvars; i++)
         if (S->vars[i]->io == IO_TMP || S->vars[i]->io == IO_LET) {
             put(&E, "    free(");

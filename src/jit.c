@@ -20,6 +20,7 @@
 #include <time.h>
 
 #include "tx.h"
+#include "prims.h"
 
 struct jit_module {
     TCCState *tcc;
@@ -95,6 +96,8 @@ static jit_module *compile_locked(const char *src, tx_buf *err)
         goto fail;
     for (size_t i = 0; i < sizeof runtime_symbols / sizeof runtime_symbols[0]; i++)
         tcc_add_symbol(m->tcc, runtime_symbols[i].name, runtime_symbols[i].addr);
+    for (const tx_prim_symbol *p = tx_prim_symbols; p->name; p++)
+        tcc_add_symbol(m->tcc, p->name, p->addr);
     if (tcc_compile_string(m->tcc, src) < 0)
         goto fail;
     if (tcc_relocate(m->tcc, TCC_RELOCATE_AUTO) < 0)
