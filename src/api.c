@@ -39,6 +39,7 @@ struct tx_program {
     int64_t *dim_set;     /* per symbolic dim: value given by tx_set_dim, or -1 */
     jit_module *jit;
     tx_arena *jit_arena;  /* the graph the JIT code was generated from */
+    void *workspace;      /* the JIT code's intermediates */
     int64_t *jit_dims;    /* extents the JIT code is specialised on */
     int opt_level;
     emit_error *errs;
@@ -166,6 +167,7 @@ void tx_program_free(tx_program *p)
     if (!p)
         return;
     jit_free(p->jit);
+    free(p->workspace);
     arena_free(p->jit_arena);
     arena_free(p->arena);
     free(p->text);
@@ -510,7 +512,7 @@ int tx_run(tx_program *p)
     int n = S->nsym_dims;
     int64_t *dims = malloc(sizeof(int64_t) * (size_t)(n + 1));
     const char **from = malloc(sizeof(char *) * (size_t)(n + 1));
-    void **args = malloc(sizeof(void *) * (size_t)(S->ntensors + 2));
+    void **args = malloc(sizeof(void *) * (size_t)(S->ntensors + 3));
     int st = TX_OK;
     if (!dims || !from || !args) {
         st = fail(p->ctx, TX_ERR_NOMEM, "out of memory");
@@ -539,7 +541,9 @@ int tx_run(tx_program *p)
             st = fail(p->ctx, TX_ERR_NOMEM, "out of memory");
             goto out;
         }
-        emit_options o = {.fn_name = p->fn_name, .jit = 1, .dim_values = dims, .timing = p->timing};
+        size_t ws = 0;
+        emit_options o = {.fn_name = p->fn_name, .jit = 1, .dim_values = dims, .timing = p->timing,
+                          .workspace = &ws};
         tx_buf src = {0};
         if (emit_c(g, &o, &src, &p->errs, &p->nerrs) < 0) {
             buf_free(&src);
@@ -557,11 +561,22 @@ int tx_run(tx_program *p)
         }
         buf_free(&err);
         memcpy(p->jit_dims, dims, sizeof(int64_t) * (size_t)n);
+        /* the intermediates' memory, planned by liveness at emission, is
+           allocated once and reused by every run until extents change */
+        free(p->workspace);
+        p->workspace = ws ? malloc(ws) : NULL;
+        if (ws && !p->workspace) {
+            jit_free(p->jit);
+            p->jit = NULL;
+            st = fail(p->ctx, TX_ERR_NOMEM, "out of memory (a workspace of %zu bytes)", ws);
+            goto out;
+        }
         p->jit_seconds = tx_rt_now() - t0;
     }
     for (int k = 0; k < S->ntensors; k++)
         args[k] = p->bind[k].data;
     args[S->ntensors] = p->times;
+    args[S->ntensors + 1] = p->workspace;
     memset(p->times, 0, sizeof(double) * (size_t)S->nassign);
     int code = jit_entry_point(p->jit)(args);
     if (code != 0) {

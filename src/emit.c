@@ -1108,6 +1108,87 @@ static void emit_signature(emitter *E)
     put(E, ")\n{\n");
 }
 
+/* Bytes of a buffer with extents EXT, all known (JIT); -1 if they are not
+   known or the size overflows. */
+static int64_t known_bytes(emitter *E, const tx_extent *ext, int rank, int64_t elem)
+{
+    int64_t z = elem;
+    for (int i = 0; i < rank; i++) {
+        tx_extent x = ext[i];
+        int64_t v = x.dim < 0 ? x.value : E->o->jit ? E->o->dim_values[SP(E)->dims[x.dim]->index] : -1;
+        if (v < 0 || (v && z > INT64_MAX / 2 / v))
+            return -1;
+        z *= v;
+    }
+    return z;
+}
+
+/* A workspace plan: offsets of the scratch blocks, the tmp and let
+   tensors (live throughout) and every computed intermediate (live from
+   its computation to its last reader; first fit into freed space). */
+typedef struct {
+    int64_t *off;     /* per value id; -1: not in the workspace */
+    int64_t *var_off; /* per variable */
+    int64_t size;
+} workspace_plan;
+
+static int64_t round64(int64_t x) { return (x + 63) / 64 * 64; }
+
+static int plan_workspace(emitter *E, const int *last, workspace_plan *w)
+{
+    graph *g = E->g;
+    sema_program *S = g->S;
+    w->off = arena_alloc(g->arena, sizeof(int64_t) * (size_t)(g->n + 1));
+    w->var_off = arena_alloc(g->arena, sizeof(int64_t) * (size_t)(S->nvars + 1));
+    int64_t top = round64(BLK_MAX_BUFFERS * 256 * 8); /* scratch blocks at 0 */
+    for (int i = 0; i < S->nvars; i++) {
+        sym *t = S->vars[i];
+        w->var_off[i] = -1;
+        if (t->io != IO_TMP && t->io != IO_LET)
+            continue;
+        int64_t b = known_bytes(E, t->ext, t->rank, t->dt == DT_F32 ? 4 : 8);
+        if (b < 0 || top > INT64_MAX / 4 - b)
+            return -1;
+        w->var_off[i] = top;
+        top += round64(b > 0 ? b : 1);
+    }
+    /* live blocks: [start, end) with the position after which they free */
+    int64_t vars_end = top;
+    int n = g->n;
+    int64_t *bstart = arena_alloc(g->arena, sizeof(int64_t) * (size_t)(n + 1));
+    int64_t *bend = arena_alloc(g->arena, sizeof(int64_t) * (size_t)(n + 1));
+    int *bdies = arena_alloc(g->arena, sizeof(int) * (size_t)(n + 1));
+    int nb = 0;
+    for (int k = 0; k < n; k++) {
+        w->off[k] = -1;
+        g_value *v = g->v[k];
+        if (!is_computed(v))
+            continue;
+        int64_t b = known_bytes(E, v->ext, v->rank, v->dt == DT_F32 ? 4 : 8);
+        if (b < 0 || top > INT64_MAX / 4 - b)
+            return -1;
+        b = round64(b > 0 ? b : 1);
+        /* the lowest gap between blocks still live here that fits */
+        int64_t at = vars_end;
+        for (int moved = 1; moved;) {
+            moved = 0;
+            for (int i = 0; i < nb; i++)
+                if (bdies[i] >= k && at < bend[i] && bstart[i] < at + b) {
+                    at = bend[i];
+                    moved = 1;
+                }
+        }
+        w->off[k] = at;
+        bstart[nb] = at;
+        bend[nb] = at + b;
+        bdies[nb++] = last[k] >= 0 ? last[k] : k;
+        if (at + b > top)
+            top = at + b;
+    }
+    w->size = top;
+    return 0;
+}
+
 int emit_c(graph *g, const emit_options *o, tx_buf *out, emit_error **errs, int *nerrs)
 {
     emitter E = {.g = g, .o = o, .out = out};
@@ -1158,21 +1239,6 @@ int emit_c(graph *g, const emit_options *o, tx_buf *out, emit_error **errs, int 
             put(&E, ")) return %d;\n", add_error(&E, msg));
         }
     }
-    /* sizes (overflow-checked) and allocations */
-    for (int i = 0; i < S->nvars; i++) {
-        sym *t = S->vars[i];
-        char msg[600];
-        snprintf(msg, sizeof msg, "the size of '%s' overflows", t->name);
-        int code = add_error(&E, msg);
-        emit_size(&E, t->ext, t->rank, t->dt == DT_F32 ? 4 : 8, code);
-        if (t->io == IO_TMP || t->io == IO_LET) {
-            put(&E, "    ");
-            put_var(&E, i);
-            put(&E, " = (%s *)malloc(tx_n ? (unsigned long)tx_n : 1);\n    if (!", ctype(t->dt));
-            put_var(&E, i);
-            put(&E, ") { tx_status = %d; goto tx_done; }\n", oom);
-        }
-    }
     /* liveness: an intermediate's buffer is allocated where it is computed
        and freed after its last reader (a fused value reads where its user
        is computed) */
@@ -1202,6 +1268,34 @@ int emit_c(graph *g, const emit_options *o, tx_buf *out, emit_error **errs, int 
             free_head[last[k]] = k;
         }
     int ovf = add_error(&E, "the size of an intermediate overflows");
+    workspace_plan ws = {0};
+    int use_ws = o->jit && o->workspace && plan_workspace(&E, last, &ws) == 0;
+    if (use_ws) {
+        *o->workspace = (size_t)ws.size;
+        put(&E, "    char *tx_ws = (char *)tx_args[%d];\n    tx_blk = (double *)tx_ws;\n", S->ntensors + 1);
+        for (int i = 0; i < S->nvars; i++)
+            if (ws.var_off[i] >= 0) {
+                put(&E, "    ");
+                put_var(&E, i);
+                put(&E, " = (%s *)(tx_ws + %lld);\n", ctype(S->vars[i]->dt), (long long)ws.var_off[i]);
+            }
+    } else if (o->workspace)
+        *o->workspace = 0;
+    /* sizes (overflow-checked) and allocations */
+    for (int i = 0; i < S->nvars; i++) {
+        sym *t = S->vars[i];
+        char msg[600];
+        snprintf(msg, sizeof msg, "the size of '%s' overflows", t->name);
+        int code = add_error(&E, msg);
+        emit_size(&E, t->ext, t->rank, t->dt == DT_F32 ? 4 : 8, code);
+        if ((t->io == IO_TMP || t->io == IO_LET) && !use_ws) {
+            put(&E, "    ");
+            put_var(&E, i);
+            put(&E, " = (%s *)malloc(tx_n ? (unsigned long)tx_n : 1);\n    if (!", ctype(t->dt));
+            put_var(&E, i);
+            put(&E, ") { tx_status = %d; goto tx_done; }\n", oom);
+        }
+    }
 
     /* the statements */
     int cur_stmt = -2;
@@ -1217,7 +1311,9 @@ int emit_c(graph *g, const emit_options *o, tx_buf *out, emit_error **errs, int 
             if (o->timing)
                 put(&E, "    tx_t0 = tx_rt_now();\n");
         }
-        if (is_computed(v)) {
+        if (is_computed(v) && use_ws) {
+            put(&E, "    tx_v%d = (%s *)(tx_ws + %lld);\n", k, ctype(v->dt), (long long)ws.off[k]);
+        } else if (is_computed(v)) {
             emit_size(&E, v->ext, v->rank, v->dt == DT_F32 ? 4 : 8, ovf);
             put(&E, "    tx_v%d = (%s *)malloc(tx_n ? (unsigned long)tx_n : 1);\n", k, ctype(v->dt));
             put(&E, "    if (!tx_v%d) { tx_status = %d; goto tx_done; }\n", k, oom);
@@ -1229,13 +1325,18 @@ int emit_c(graph *g, const emit_options *o, tx_buf *out, emit_error **errs, int 
             emit_blas(&E, v);
         else
             emit_compute(&E, v);
-        for (int j = free_head[k]; j >= 0; j = free_next[j]) /* read for the last time here */
+        for (int j = free_head[k]; !use_ws && j >= 0; j = free_next[j]) /* read for the last time here */
             put(&E, "    free(tx_v%d);\n    tx_v%d = 0;\n", j, j);
     }
     if (o->timing && cur_stmt >= 0)
         put(&E, "    tx_times[%d] += tx_rt_now() - tx_t0;\n", cur_stmt);
 
-    put(&E, "\ntx_done:\n    free(tx_blk);\n");
+    put(&E, "\ntx_done:\n");
+    if (use_ws) {
+        put(&E, "    (void)tx_blk;\n    return tx_status;\n}\n");
+        goto body_done;
+    }
+    put(&E, "    free(tx_blk);\n");
     for (int i = 0; i < S->nvars; i++)
         if (S->vars[i]->io == IO_TMP || S->vars[i]->io == IO_LET) {
             put(&E, "    free(");
@@ -1246,7 +1347,7 @@ int emit_c(graph *g, const emit_options *o, tx_buf *out, emit_error **errs, int 
         if (is_computed(g->v[k]))
             put(&E, "    free(tx_v%d);\n", k);
     put(&E, "    return tx_status;\n}\n");
-
+body_done:
     E.out = out;
     emit_prelude(&E); /* after the body: it knows which helpers the body used */
     if (!o->jit) {

@@ -461,6 +461,11 @@ void graph_print(const graph *g, tx_buf *out, int dot)
     if (dot)
         buf_puts(out, "}\n");
     else {
+        double pair = 0;
+        for (int k = 0; k < g->n; k++)
+            if (g->v[k]->op == OP_CONTRACT && g->v[k]->nin >= 2)
+                pair += order_flops(g, g->v[k]);
+        buf_printf(out, "# contractions: %.17g flop\n", pair);
         buf_printf(out, "# total: %.4g flop, %.4g B of intermediates", total_flops, total_bytes);
         int estimated = 0;
         for (int i = 0; i < g->S->nsym_dims; i++)

@@ -28,7 +28,7 @@ enum { EXIT_PROGRAM = 1, EXIT_USAGE = 2, EXIT_RUNTIME = 3 };
 static const char usage_text[] =
     "usage: txc FILE.tx [-o OUT.c] [--header OUT.h] [--name FN] [-O0|-O1|-O2] [--no-blas]\n"
     "       txc run FILE.tx NAME=FILE.npy ... [-D dim=N ...] [--random] [--time] [-O0|-O1|-O2]\n"
-    "       txc graph FILE.tx [--dot] [-O0|-O1|-O2]\n"
+    "       txc graph FILE.tx [--dot] [-D dim=N ...] [-O0|-O1|-O2]\n"
     "       txc check FILE.tx\n"
     "       txc --help | --version\n";
 
@@ -274,12 +274,18 @@ static int cmd_emit(int argc, char **argv)
 static int cmd_graph(int argc, char **argv, int check_only)
 {
     common_opts c = {0};
-    int dot = 0;
+    int dot = 0, nd = 0;
+    const char *dims[64];
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!check_only && parse_opt_level(a, &c))
             continue;
-        if (!check_only && strcmp(a, "--dot") == 0)
+        if (!check_only && strncmp(a, "-D", 2) == 0) {
+            const char *d = a[2] ? a + 2 : (i + 1 < argc ? argv[++i] : NULL);
+            if (!d || !strchr(d, '=') || nd == 64)
+                return usage("-D needs dim=N");
+            dims[nd++] = d;
+        } else if (!check_only && strcmp(a, "--dot") == 0)
             dot = 1;
         else if (a[0] == '-' && a[1])
             return usage("unknown option '%s'", a);
@@ -297,7 +303,19 @@ static int cmd_graph(int argc, char **argv, int check_only)
         tx_set_option(ctx, TX_OPTION_OPT_LEVEL, c.opt_level);
     int status = 0;
     tx_program *p = compile_file(ctx, c.file, &status);
-    if (p && !check_only) {
+    for (int j = 0; p && j < nd; j++) {
+        const char *eq = strchr(dims[j], '=');
+        char *name = strndup(dims[j], (size_t)(eq - dims[j]));
+        char *end;
+        long long v = strtoll(eq + 1, &end, 10);
+        if (!name || *end || end == eq + 1 || v < 0 || tx_set_dim(p, name, v) != TX_OK) {
+            fprintf(stderr, "txc: -D %s: %s\n", dims[j], *end || v < 0 ? "the extent must be a non-negative integer"
+                                                                      : tx_errmsg(ctx));
+            status = EXIT_USAGE;
+        }
+        free(name);
+    }
+    if (p && !check_only && !status) {
         char *g = tx_graph(p, dot, NULL);
         if (g)
             fputs(g, stdout);

@@ -497,6 +497,9 @@ typedef struct {
     int no_blas;
     const int64_t *dim_values;/* JIT: the extent of each symbolic dim (specialisation) */
     int timing;               /* JIT: record statement times */
+    size_t *workspace;        /* JIT: if set, intermediates live in one workspace
+                                 of *workspace bytes (args[ntensors + 1]), planned
+                                 by liveness, instead of malloc'd buffers */
 } emit_options;
 
 /* One run-time error the generated code can return. */

@@ -33,6 +33,7 @@ run "library API (Check)" "$B/check_api"
 run "golden diagnostics and listings" sh tests/run_golden.sh
 run "numerical vs numpy, -O0 and -O2" "$PYTHON" tests/run_num.py --txc "$TXC" -j 2
 run "standalone C vs numpy and txc run" "$PYTHON" tests/run_cc.py --txc "$TXC"
+run "contraction order vs numpy's optimal path" "$PYTHON" tests/run_order.py --txc "$TXC"
 run "examples" sh tests/run_examples.sh
 echo "$total_pass passed, $total_fail failed"
 [ "$total_fail" = 0 ]
