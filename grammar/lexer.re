@@ -131,8 +131,27 @@ static int bad_char(tx_lexer *lx, tx_token *t)
         diag_error(lx->diag, t->span, "invalid UTF-8 byte 0x%02X in the source", lx->tok[0]);
     else if (cp == 0)
         diag_error(lx->diag, t->span, "NUL byte in the source");
-    else if (cp == '"')
+    else if (cp == '"') {
+        /* a closing quote further on: an invalid byte inside the string */
+        const unsigned char *p = lx->tok + 1;
+        while (p < lx->lim && *p != '"' && *p != '\n') {
+            unsigned c2;
+            int k = utf8_len(p, lx->lim, &c2);
+            if (k == 0 || c2 == 0) {
+                tx_span sp = t->span;
+                for (const unsigned char *q = lx->tok; q < p; q++)
+                    if ((*q & 0xC0) != 0x80)
+                        sp.col++;
+                sp.off += (uint32_t)(p - lx->tok);
+                sp.len = 1;
+                diag_error(lx->diag, sp, k == 0 ? "invalid UTF-8 byte 0x%02X in an index string"
+                                                : "NUL byte in an index string", *p);
+                return -1;
+            }
+            p += k;
+        }
         diag_error(lx->diag, t->span, "unterminated index string (a string ends on the same line with '\"')");
+    }
     else if (cp < 0x20 || cp == 0x7F)
         diag_error(lx->diag, t->span, "control character 0x%02X in the source", cp);
     else if (cp < 0x80)
@@ -148,7 +167,8 @@ int lex_label(const char *s, size_t n, size_t *len)
     const unsigned char *cur = (const unsigned char *)s, *lim = cur + n, *start = cur;
     const unsigned char *YYMARKER = NULL;
     /*!re2c
-        re2c:api:style = free-form;
+        re2c:api = custom;
+            re2c:api:style = free-form;
         re2c:define:YYCTYPE = "unsigned char";
         re2c:define:YYCURSOR = "cur";
         re2c:define:YYLIMIT = "lim";
@@ -175,6 +195,7 @@ int lex_next(tx_lexer *lx, tx_token *t)
     for (;;) {
         lx->tok = lx->cur;
         /*!re2c
+            re2c:api = custom;
             re2c:api:style = free-form;
             re2c:define:YYCTYPE = "unsigned char";
             re2c:define:YYCURSOR = "lx->cur";

@@ -203,7 +203,10 @@ static void parse_syntax_error(cst_program *P, int major, const tx_token *tok,
         return;
     }
     tx_buf what = {0};
-    if (nexpected > 0 && nexpected <= 6) {
+    if (expects(expected, nexpected, TK_IDENT) && expects(expected, nexpected, TK_NUMBER) &&
+        expects(expected, nexpected, TK_LPAREN) && nexpected > 6)
+        buf_puts(&what, "; expected an expression");
+    else if (nexpected > 0 && nexpected <= 6) {
         buf_puts(&what, "; expected ");
         for (int i = 0; i < nexpected; i++) {
             if (i)

@@ -1,5 +1,5 @@
 /*
- * prims.c — the inner-loop primitives (prims.inc) compiled with gcc -O3
+ * prims.c - the inner-loop primitives (prims.inc) compiled with gcc -O3
  * into libtensorexpr, and the table by which jit.c registers them with
  * libtcc. The standalone emitter copies prims.inc itself into its output.
  */

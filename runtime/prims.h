@@ -1,5 +1,5 @@
 /*
- * prims.h — how the compiler reaches the inner-loop primitives.
+ * prims.h - how the compiler reaches the inner-loop primitives.
  */
 #ifndef TX_PRIMS_H
 #define TX_PRIMS_H

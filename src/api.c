@@ -356,7 +356,8 @@ int tx_bind(tx_program *p, const char *tensor, void *data, int ndim, const int64
     }
     p->bind[k].bound = 1;
     p->bind[k].data = data;
-    memcpy(p->bind[k].shape, shape, sizeof(int64_t) * (size_t)ndim);
+    if (ndim > 0)
+        memcpy(p->bind[k].shape, shape, sizeof(int64_t) * (size_t)ndim);
     return TX_OK;
 }
 

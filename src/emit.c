@@ -652,7 +652,8 @@ static void emit_blas(emitter *E, const g_value *v)
         put_stride(E, &sa, ak);
         put(E, ", tx_b, ");
         put_stride(E, &sb, bk);
-        put(E, ") + tx_beta * *tx_c);\n");
+        /* beta = 0 must not read C, which may hold anything (even NaN) */
+        put(E, ")%s);\n", op == '=' ? "" : " + tx_beta * *tx_c");
     } else if (p->nn == 0) { /* y[m] = A[m x k] x[k] */
         int kunit = ak == sa.n - 1;
         put(E, "cblas_%sgemv(CblasRowMajor, %s, ", x, kunit ? "CblasNoTrans" : "CblasTrans");

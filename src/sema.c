@@ -226,6 +226,7 @@ static int extent_of(sema_program *S, cst_node *e, tx_extent *out)
         out->value = d->value;
     } else {
         out->dim = d->var;
+        out->value = 0;
     }
     return 0;
 }
@@ -236,7 +237,7 @@ static void check_tensor_decl(sema_program *S, cst_stmt *st)
         diag_error(S->diag, st->span, "tensor has %d modes; the limit is %d", st->extents.n, TX_MAX_MODES);
         return;
     }
-    tx_extent ext[TX_MAX_MODES];
+    tx_extent ext[TX_MAX_MODES] = {{0, 0}};
     for (int i = 0; i < st->extents.n; i++)
         if (extent_of(S, st->extents.v[i], &ext[i]) < 0)
             return;

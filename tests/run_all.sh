@@ -10,6 +10,7 @@ log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 
 count() { # name: reads "N passed, N failed" or Check's summary from $log
+    suite=$1
     p=$(sed -n 's/.*\b\([0-9][0-9]*\) passed, \([0-9][0-9]*\) failed.*/\1/p' "$log" | tail -1)
     f=$(sed -n 's/.*\b\([0-9][0-9]*\) passed, \([0-9][0-9]*\) failed.*/\2/p' "$log" | tail -1)
     if [ -z "$p" ]; then # Check: "100%: Checks: 29, Failures: 0, Errors: 0"
@@ -19,7 +20,7 @@ count() { # name: reads "N passed, N failed" or Check's summary from $log
     fi
     [ "$status" != 0 ] && [ "${f:-0}" = 0 ] && f=1   # a crash counts
     total_pass=$((total_pass + ${p:-0})); total_fail=$((total_fail + ${f:-0}))
-    echo "== $1: ${p:-0} passed, ${f:-0} failed"
+    echo "== $suite: ${p:-0} passed, ${f:-0} failed"
 }
 run() { # name command...
     name=$1; shift
