@@ -17,6 +17,7 @@
 
 struct tx_ctx {
     tx_buf msg;
+    int status;       /* of the last failure, or TX_OK */
     int opt_level;
     int timing;
 };
@@ -71,6 +72,7 @@ static int fail(tx_ctx *ctx, int status, const char *fmt, ...)
 {
     if (!ctx)
         return status;
+    ctx->status = status;
     ctx->msg.len = 0;
     ctx->msg.oom = 0;
     va_list ap;
@@ -120,6 +122,11 @@ const char *tx_errmsg(const tx_ctx *ctx)
     if (ctx->msg.oom)
         return "out of memory";
     return ctx->msg.p ? ctx->msg.p : "";
+}
+
+int tx_errcode(const tx_ctx *ctx)
+{
+    return ctx ? ctx->status : TX_ERR_ARG;
 }
 
 const char *tx_strerror(int status)
@@ -225,6 +232,7 @@ tx_program *tx_compile(tx_ctx *ctx, const char *src, size_t len, const char *fil
         if (!diag.nerrors)
             diag_error(&diag, (tx_span){0, 0, 0, 0}, "internal error: lowering failed");
         set_msg(ctx, "%s", diag.out.p ? diag.out.p : "");
+        ctx->status = diag.out.oom ? TX_ERR_NOMEM : TX_ERR_COMPILE;
         buf_free(&diag.out);
         arena_on_oom(p->arena, NULL);
         tx_program_free(p);
@@ -263,6 +271,7 @@ tx_program *tx_compile(tx_ctx *ctx, const char *src, size_t len, const char *fil
     }
     arena_on_oom(p->arena, NULL);
     set_msg(ctx, "%s", "");
+    ctx->status = TX_OK;
     return p;
 }
 
@@ -487,7 +496,10 @@ static graph *specialise(tx_program *p, const int64_t *dims, int blas, tx_arena 
     tx_diag diag = {.src = &p->src};
     graph *g = lower_program(p->S, a, &diag);
     buf_free(&diag.out);
-    TX_ASSERT(g); /* it lowered once already */
+    if (!g) { /* it lowered once already: only memory can fail now */
+        arena_free(a);
+        return NULL;
+    }
     g->blas = blas;
     if (dims) {
         int64_t *d = arena_alloc(a, sizeof(int64_t) * (size_t)(p->S->nsym_dims + 1));
@@ -589,6 +601,7 @@ int tx_run(tx_program *p)
         goto out;
     }
     set_msg(p->ctx, "%s", "");
+    p->ctx->status = TX_OK;
 out:
     free(dims);
     free(from);

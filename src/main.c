@@ -59,6 +59,8 @@ static char *read_file(const char *path, size_t *len)
         return NULL;
     size_t cap = 4096, n = 0;
     char *buf = malloc(cap);
+    if (!buf)
+        errno = ENOMEM;
     while (buf) {
         size_t got = fread(buf + n, 1, cap - n, f);
         n += got;
@@ -159,12 +161,17 @@ static tx_program *compile_file(tx_ctx *ctx, const char *file, int *status)
     char *src = read_file(file, &len);
     if (!src) {
         fprintf(stderr, "txc: cannot read %s: %s\n", file, strerror(errno));
-        *status = EXIT_USAGE;
+        *status = errno == ENOMEM ? EXIT_RUNTIME : EXIT_USAGE;
         return NULL;
     }
     tx_program *p = tx_compile(ctx, src, len, file);
     free(src);
     if (!p) {
+        if (tx_errcode(ctx) == TX_ERR_NOMEM) {
+            fprintf(stderr, "txc: %s: out of memory\n", file);
+            *status = EXIT_RUNTIME;
+            return NULL;
+        }
         fputs(tx_errmsg(ctx), stderr);
         *status = EXIT_PROGRAM;
     }
@@ -504,8 +511,10 @@ static int cmd_run(int argc, char **argv)
         /* every parameter tensor, with its file if one was given */
         ntensors = tx_tensor_count(p);
         all = calloc((size_t)ntensors + 1, sizeof *all);
-        if (!all)
+        if (!all) {
+            ntensors = 0;
             status = (fprintf(stderr, "txc: out of memory\n"), EXIT_RUNTIME);
+        }
         for (int k = 0; !status && k < ntensors; k++) {
             tx_tensor_get(p, k, &all[k].info);
             all[k].name = all[k].info.name;

@@ -104,6 +104,10 @@ TX_API tx_program *tx_compile(tx_ctx *ctx, const char *src, size_t len, const ch
    call on CTX or on a program compiled in it. */
 TX_API const char *tx_errmsg(const tx_ctx *ctx);
 
+/* The status of the last failure in CTX (TX_ERR_COMPILE after a program
+   with errors, TX_ERR_NOMEM when memory ran out, ...). */
+TX_API int tx_errcode(const tx_ctx *ctx);
+
 /* A fixed description of a status code. */
 TX_API const char *tx_strerror(int status);
 

@@ -36,5 +36,7 @@ run "numerical vs numpy, -O0 and -O2" "$PYTHON" tests/run_num.py --txc "$TXC" -j
 run "standalone C vs numpy and txc run" "$PYTHON" tests/run_cc.py --txc "$TXC"
 run "contraction order vs numpy's optimal path" "$PYTHON" tests/run_order.py --txc "$TXC"
 run "examples" sh tests/run_examples.sh
+run "bad run-time input and allocation failures" sh tests/run_cli.sh
+run "fuzzing smoke run (libFuzzer, ASan, UBSan)" sh tests/run_fuzz_smoke.sh
 echo "$total_pass passed, $total_fail failed"
 [ "$total_fail" = 0 ]

@@ -1,0 +1,75 @@
+#!/bin/sh
+# Command-line failure behaviour of `txc run` (tx(5), txc(1)):
+#  - every bad run-time input gives exit 3 and a message naming the tensor
+#    and the file, and leaves existing output files untouched;
+#  - an allocation failure at any point (LD_PRELOAD tests/cli/failmalloc.c)
+#    gives exit 3, never a crash, and also loses no output.
+# Prints "N passed, N failed".
+TXC=${TXC:-build/txc}
+B=${B:-build}
+PYTHON=${PYTHON:-/usr/bin/python3}
+case $TXC in /*) ;; *) TXC=$(pwd)/$TXC ;; esac
+ROOT=$(pwd)
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+cc -shared -fPIC -O2 -o "$T/failmalloc.so" tests/cli/failmalloc.c -ldl || exit 1
+pass=0 fail=0
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL $*"; }
+
+cd "$T" || exit 1
+cat > mm.tx <<'TX'
+in  A[n,k], B[k,m];
+out C[n,m];
+C("i,j") = A("i,k") * B("k,j");
+TX
+"$PYTHON" - <<'PY'
+import numpy as np
+np.save('A.npy', np.ones((4, 3))); np.save('B.npy', np.ones((3, 5)))
+np.save('A3.npy', np.ones((2, 3, 4))); np.save('Bk.npy', np.ones((7, 5)))
+np.save('Abe.npy', np.ones((4, 3), dtype='>f8')); np.save('Ai.npy', np.ones((4, 3), dtype='<i8'))
+np.save('Ab.npy', np.ones((4, 3), dtype='|b1'))
+open('trunc.npy', 'wb').write(open('A.npy', 'rb').read()[:100])
+open('text.npy', 'w').write('not an array\n')
+open('empty.npy', 'w').close()
+open('C.npy', 'w').write('precious')
+PY
+
+# case: args... -- expected phrase
+check() {
+    name=$1 phrase=$2; shift 2
+    "$TXC" run mm.tx "$@" >out.txt 2>err.txt
+    rc=$?
+    if [ $rc -ne 3 ]; then bad "$name: exit $rc, want 3: $(cat err.txt)"; return; fi
+    if ! grep -q -- "$phrase" err.txt; then bad "$name: message lacks '$phrase': $(cat err.txt)"; return; fi
+    if [ "$(cat C.npy)" != precious ]; then bad "$name: C.npy was touched"; return; fi
+    ok
+}
+check truncated "'A'.*trunc.npy.*truncated" A=trunc.npy B=B.npy C=C.npy
+check not-npy "'A'.*text.npy.*not a .npy" A=text.npy B=B.npy C=C.npy
+check empty "'A'.*empty.npy" A=empty.npy B=B.npy C=C.npy
+check big-endian "'A'.*Abe.npy.*big-endian" A=Abe.npy B=B.npy C=C.npy
+check int-dtype "'A'.*Ai.npy.*<i8" A=Ai.npy B=B.npy C=C.npy
+check bool-dtype "'A'.*Ab.npy.*|b1" A=Ab.npy B=B.npy C=C.npy
+check wrong-rank "'A'.*A3.npy.*3 dimensions" A=A3.npy B=B.npy C=C.npy
+check inconsistent "dim 'k'" A=A.npy B=Bk.npy C=C.npy
+check missing-file "'A'.*nothere.npy" A=nothere.npy B=B.npy C=C.npy
+check missing-binding "'B' is not bound" A=A.npy C=C.npy
+check set-dim-conflict "dim 'n'" A=A.npy B=B.npy C=C.npy -D n=9
+check overflow "overflow\|too large" --random -D n=4611686018427387904 -D k=4 -D m=4 C=C.npy
+
+# allocation failures: sweep until the run succeeds
+n=0
+while [ $n -lt 3000 ]; do
+    TX_FAILMALLOC=$n LD_PRELOAD="$T/failmalloc.so" "$TXC" run mm.tx A=A.npy B=B.npy C=C.npy >/dev/null 2>err.txt
+    rc=$?
+    if [ $rc -eq 0 ]; then break; fi
+    if [ $rc -eq 3 ] && [ "$(cat C.npy)" = precious ]; then :
+    elif [ $rc -eq 1 ] && grep -q "tcc: error: memory full" err.txt; then : # libtcc exits on OOM itself
+    else bad "allocation failure $n: exit $rc, C.npy $(head -c 8 C.npy): $(head -c 200 err.txt)"; fi
+    n=$((n + 1))
+done
+if [ $rc -eq 0 ]; then ok; echo "(allocation failures injected at each of $n allocations)"; else bad "run never succeeded"; fi
+cd "$ROOT" || exit 1
+echo "$pass passed, $fail failed"
+[ $fail = 0 ]
