@@ -21,7 +21,7 @@ WARN     := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 CFLAGS   ?= -O2 -g
 ALL_CFLAGS := -std=c99 -D_POSIX_C_SOURCE=200809L $(WARN) $(CFLAGS) -fPIC -fvisibility=hidden \
               -DTX_BUILDING_LIBRARY -Isrc -I$(B) -Iruntime
-LDLIBS   := -ltcc -lopenblas -ldl -lm -lpthread
+LDLIBS   := -ltcc -llapacke -lopenblas -ldl -lm -lpthread
 
 ifeq ($(SANITIZE),1)
   ALL_CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
@@ -34,7 +34,8 @@ DEB_PACKAGES := re2c lemon libtcc-dev check libopenblas-dev liblapacke-dev pytho
 
 LIB_SRC  := src/arena.c src/buf.c src/diag.c src/cst.c src/sema.c src/graph.c src/lower.c \
             src/opt.c src/pass_cse.c src/pass_order.c src/pass_blas.c src/pass_fuse.c src/emit.c src/jit.c src/api.c
-LIB_OBJ  := $(B)/lexer.o $(B)/parser.o $(patsubst src/%.c,$(B)/%.o,$(LIB_SRC)) $(B)/prims.o $(B)/prims_text.o
+LIB_OBJ  := $(B)/lexer.o $(B)/parser.o $(patsubst src/%.c,$(B)/%.o,$(LIB_SRC)) $(B)/prims.o $(B)/prims_text.o \
+            $(B)/linalg.o $(B)/linalg_text.o
 RT_OBJ   := $(B)/npy.o
 
 all: $(B)/txc $(B)/libtensorexpr.a $(B)/libtensorexpr.so
@@ -62,11 +63,14 @@ $(B)/npy.o: runtime/npy.c runtime/npy.h | $(B)
 # the inner-loop primitives: gcc -O3 for the JIT; their text for standalone C
 $(B)/prims.o: runtime/prims.c runtime/prims.inc runtime/prims.h | $(B)
 	$(CC) $(ALL_CFLAGS) -O3 -Wno-unused-function -c $< -o $@
-$(B)/prims_text.c: runtime/prims.inc | $(B)
-	{ echo '#include "prims.h"'; echo 'const char tx_prims_source[] ='; \
-	  sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/    "/' -e 's/$$/\\n"/' runtime/prims.inc; echo ';'; } > $@
-$(B)/prims_text.o: $(B)/prims_text.c
+# runtime/X.inc as a C string tx_X_source, for the standalone emitter
+$(B)/%_text.c: runtime/%.inc | $(B)
+	{ echo '#include "prims.h"'; echo 'const char tx_$*_source[] ='; \
+	  sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/    "/' -e 's/$$/\\n"/' $<; echo ';'; } > $@
+$(B)/%_text.o: $(B)/%_text.c
 	$(CC) $(ALL_CFLAGS) -c $< -o $@
+$(B)/linalg.o: runtime/linalg.c runtime/linalg.inc runtime/prims.h | $(B)
+	$(CC) $(ALL_CFLAGS) -O2 -Wno-unused-function -c $< -o $@
 
 # ---- libraries and the CLI ----
 $(B)/libtensorexpr.a: $(LIB_OBJ)
@@ -85,7 +89,7 @@ $(B)/libtensorexpr.map: | $(B)
 $(B)/libtensorexpr.so: $(LIB_OBJ) $(B)/tcc_shim.o $(B)/libtcc_shlib.a $(B)/libtensorexpr.map
 	$(CC) -shared -o $@ -Wl,-soname,libtensorexpr.so.$(MAJOR) -Wl,--version-script=$(B)/libtensorexpr.map \
 	    $(LIB_OBJ) $(B)/tcc_shim.o -Wl,--whole-archive $(B)/libtcc_shlib.a -Wl,--no-whole-archive \
-	    $(LDFLAGS) -lopenblas -ldl -lm -lpthread
+	    $(LDFLAGS) -llapacke -lopenblas -ldl -lm -lpthread
 	ln -sf libtensorexpr.so $(B)/libtensorexpr.so.$(MAJOR)
 
 $(B)/txc: $(B)/main.o $(RT_OBJ) $(B)/libtensorexpr.a
@@ -141,13 +145,13 @@ FUZZ_FLAGS := -std=c99 -D_POSIX_C_SOURCE=200809L -g -O1 -fsanitize=fuzzer,addres
               -Isrc -I$(FUZZ_DIR) -Iruntime
 
 $(FUZZ_DIR)/fuzz_compile: tests/fuzz/fuzz_compile.c $(LIB_SRC) grammar/parser.y grammar/lexer.re src/tx.h \
-                          runtime/prims.c runtime/prims.inc $(B)/prims_text.c
+                          runtime/prims.c runtime/prims.inc $(B)/prims_text.c runtime/linalg.c $(B)/linalg_text.c
 	mkdir -p $(FUZZ_DIR)/corpus
 	lemon -q -d$(FUZZ_DIR) -T/usr/share/lemon/lempar.c grammar/parser.y
 	re2c -W -Werror -8 -I /usr/share/re2c/stdlib -o $(FUZZ_DIR)/lexer.c grammar/lexer.re
 	clang $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_compile.c $(LIB_SRC) $(FUZZ_DIR)/lexer.c $(FUZZ_DIR)/parser.c \
-	    runtime/prims.c $(B)/prims_text.c \
-	    -ltcc -lopenblas -ldl -lm -lpthread
+	    runtime/prims.c $(B)/prims_text.c runtime/linalg.c $(B)/linalg_text.c \
+	    -ltcc -llapacke -lopenblas -ldl -lm -lpthread
 
 fuzz: deps
 	$(MAKE) $(FUZZ_DIR)/fuzz_compile
@@ -170,7 +174,7 @@ $(B)/tensorexpr.pc: | $(B)
 	printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$${prefix}/lib' 'includedir=$${prefix}/include' '' \
 	    'Name: tensorexpr' 'Description: compiler for einsum-style tensor expressions to C, with a libtcc JIT' \
 	    'Version: $(VERSION)' 'Cflags: -I$${includedir}' 'Libs: -L$${libdir} -ltensorexpr' \
-	    'Libs.private: -ltcc -lopenblas -ldl -lm -lpthread' > $@
+	    'Libs.private: -ltcc -llapacke -lopenblas -ldl -lm -lpthread' > $@
 
 install: all $(B)/tensorexpr.pc
 	install -d $(DESTDIR)$(PREFIX)/bin $(LIBDIR)/pkgconfig $(DESTDIR)$(PREFIX)/include

@@ -15,5 +15,9 @@ extern const tx_prim_symbol tx_prim_symbols[];
 extern const char tx_prim_prototypes[];
 /* The text of prims.inc (generated at build time), for standalone code. */
 extern const char tx_prims_source[];
+/* The same three for the linear-algebra calls (linalg.inc). */
+extern const tx_prim_symbol tx_linalg_symbols[];
+extern const char tx_linalg_prototypes[];
+extern const char tx_linalg_source[];
 
 #endif

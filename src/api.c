@@ -525,7 +525,7 @@ int tx_run(tx_program *p)
     int n = S->nsym_dims;
     int64_t *dims = malloc(sizeof(int64_t) * (size_t)(n + 1));
     const char **from = malloc(sizeof(char *) * (size_t)(n + 1));
-    void **args = malloc(sizeof(void *) * (size_t)(S->ntensors + 3));
+    void **args = malloc(sizeof(void *) * (size_t)(S->ntensors + 4));
     int st = TX_OK;
     if (!dims || !from || !args) {
         st = fail(p->ctx, TX_ERR_NOMEM, "out of memory");
@@ -588,8 +588,10 @@ int tx_run(tx_program *p)
     }
     for (int k = 0; k < S->ntensors; k++)
         args[k] = p->bind[k].data;
+    int64_t detail = 0;
     args[S->ntensors] = p->times;
     args[S->ntensors + 1] = p->workspace;
+    args[S->ntensors + 2] = &detail;
     memset(p->times, 0, sizeof(double) * (size_t)S->nassign);
     int code = jit_entry_point(p->jit)(args);
     if (code != 0) {
@@ -597,7 +599,10 @@ int tx_run(tx_program *p)
         for (int i = 0; i < p->nerrs; i++)
             if (p->errs[i].code == code)
                 msg = p->errs[i].msg;
-        st = fail(p->ctx, code == 1 ? TX_ERR_NOMEM : TX_ERR_RUN, "%s", msg);
+        if (strstr(msg, "%lld"))
+            st = fail(p->ctx, code == 1 ? TX_ERR_NOMEM : TX_ERR_RUN, msg, (long long)detail);
+        else
+            st = fail(p->ctx, code == 1 ? TX_ERR_NOMEM : TX_ERR_RUN, "%s", msg);
         goto out;
     }
     set_msg(p->ctx, "%s", "");
@@ -630,6 +635,17 @@ char *tx_emit(tx_program *p, const tx_emit_options *opts, size_t *len)
         fail(p->ctx, TX_ERR_NOMEM, "out of memory");
         return NULL;
     }
+    for (int k = 0; opts->no_blas && k < g->n; k++)
+        if (g->v[k]->op == OP_LINALG) {
+            tx_buf d = {0};
+            tx_diag diag = {.src = &p->src};
+            diag_error(&diag, g->v[k]->span, "this call needs LAPACK, which --no-blas leaves out");
+            fail(p->ctx, TX_ERR_COMPILE, "%s", diag.out.p ? diag.out.p : "");
+            buf_free(&diag.out);
+            buf_free(&d);
+            arena_free(a);
+            return NULL;
+        }
     int r = opts->header ? emit_header(g, &o, &out) : emit_c(g, &o, &out, NULL, NULL);
     arena_free(a);
     if (r < 0 || !out.p) {

@@ -26,7 +26,7 @@ typedef struct {
     tx_buf *out;
     emit_error *errs;
     int nerrs, caperrs;
-    int uses_pow, uses_fmax, uses_fmin, uses_blas, uses_blocks;
+    int uses_pow, uses_fmax, uses_fmin, uses_blas, uses_blocks, uses_linalg;
 } emitter;
 
 int emit_name_ok(const char *s)
@@ -134,6 +134,32 @@ static int add_error(emitter *E, const char *msg)
 /* The C expression of extent X. */
 static void put_extent(emitter *E, tx_extent x)
 {
+    if (x.dim == EXT_DERIVED) {
+        const dext *d = &SP(E)->derived[x.value];
+        if (E->o->jit) {
+            put(E, "%lld", (long long)sema_extent_eval(SP(E), x, E->o->dim_values));
+            return;
+        }
+        if (d->kind == 1) {
+            put(E, "((");
+            put_extent(E, d->a);
+            put(E, ") < (");
+            put_extent(E, d->b);
+            put(E, ") ? (");
+            put_extent(E, d->a);
+            put(E, ") : (");
+            put_extent(E, d->b);
+            put(E, "))");
+            return;
+        }
+        put(E, "(%lld", (long long)d->c);
+        for (int i = 0; i < d->nterm; i++) {
+            put(E, " %c %lld*", d->coef[i] < 0 ? '-' : '+', (long long)(d->coef[i] < 0 ? -d->coef[i] : d->coef[i]));
+            mangle_name(E->out, "d_", SP(E)->dims[d->dim[i]]->name);
+        }
+        put(E, ")");
+        return;
+    }
     if (x.dim < 0) {
         put(E, "%lld", (long long)x.value);
         return;
@@ -161,7 +187,8 @@ static const char *ctype(dtype t) { return t == DT_F32 ? "float" : "double"; }
 static int is_computed(const g_value *v)
 {
     return (v->op == OP_CONTRACT || v->op == OP_ADD || v->op == OP_MAP || v->op == OP_REDUCE ||
-            v->op == OP_SCAN) && !v->inlined && !v->dead && !(v->blas && v->blas->store);
+            v->op == OP_SCAN || v->op == OP_SLICE || v->op == OP_PART || (v->op == OP_LINALG && v->nout == 1)) &&
+           !v->inlined && !v->dead && !(v->blas && v->blas->store);
 }
 
 static void put_elementwise(emitter *E, const g_value *v);
@@ -713,7 +740,7 @@ static int64_t stride_value(emitter *E, const mode_seq *s, int p)
     int64_t z = 1;
     for (int i = p + 1; i < s->n; i++) {
         tx_extent x = s->ext[i];
-        int64_t v = x.dim < 0 ? x.value : E->o->jit ? E->o->dim_values[SP(E)->dims[x.dim]->index] : -1;
+        int64_t v = sema_extent_eval(SP(E), x, E->o->jit ? E->o->dim_values : NULL);
         if (v < 0)
             return -1;
         z *= v;
@@ -982,6 +1009,155 @@ static void emit_block_loop(emitter *E, const g_value *x, const int *labels, con
     put(E, "%*s}\n", 4 * depth, "");
 }
 
+
+/* ---- slices and linear-algebra calls ---- */
+
+/* slice: loops over the box in the operand's own indices (lo .. lo+ext),
+   writing the temporary at index - lo. */
+static void emit_slice(emitter *E, const g_value *v)
+{
+    int depth = 2;
+    put(E, "    { /* %%%d: slice */\n", v->id);
+    for (int i = 0; i < v->rank; i++) {
+        put(E, "%*sfor (int64_t ", 4 * depth, "");
+        put_label(E, v->label[i]);
+        put(E, " = ");
+        put_extent(E, v->slice_lo[i]);
+        put(E, "; ");
+        put_label(E, v->label[i]);
+        put(E, " < ");
+        put_extent(E, v->slice_lo[i]);
+        put(E, " + ");
+        put_extent(E, v->ext[i]);
+        put(E, "; ");
+        put_label(E, v->label[i]);
+        put(E, "++)\n");
+        depth++;
+    }
+    put(E, "%*stx_v%d[", 4 * depth, "", v->id);
+    for (int i = 0; i < v->rank - 1; i++)
+        put(E, "(");
+    for (int i = 0; i < v->rank; i++) {
+        if (i) {
+            put(E, ")*");
+            put_extent(E, v->ext[i]);
+            put(E, " + ");
+        }
+        put(E, "(");
+        put_label(E, v->label[i]);
+        put(E, " - ");
+        put_extent(E, v->slice_lo[i]);
+        put(E, ")");
+    }
+    put(E, "] = (%s)", ctype(v->dt));
+    put_access(E, v->in[0]);
+    put(E, ";\n    }\n");
+}
+
+/* The address of the first element of memory-resident value W. */
+static void put_base(emitter *E, const g_value *w)
+{
+    if (w->op == OP_INDEX || w->op == OP_INPUT || w->op == OP_STORE)
+        put_var(E, w->op == OP_INDEX ? w->in[0]->var : w->var);
+    else
+        put(E, "tx_v%d", w->id);
+}
+
+static const char *la_word(la_fn f)
+{
+    static const char *w[] = {"?", "cholesky", "inv", "pow", "solve", "eigh", "qr", "svd", "slice"};
+    return w[f];
+}
+
+/* A LAPACK-backed call: the arguments are contiguous and row-major (the
+   lowering made sure); the results are the node's own buffer, or its
+   parts'. Each outcome other than success becomes an error code whose
+   message names the call and its line. */
+static void emit_linalg(emitter *E, const g_value *v, g_value *const *parts)
+{
+    const char *S_ = v->dt == DT_F32 ? "s" : "d";
+    const g_value *a = v->in[0];
+    E->uses_linalg = 1;
+    put(E, "    { /* %%%d: %s */\n        int64_t tx_detail = 0;\n        int tx_info = ", v->id, la_word(v->la));
+    switch (v->la) {
+    case LA_CHOL: case LA_INV:
+        put(E, "tx_la_%s_%s(", v->la == LA_CHOL ? "chol" : "inv", S_);
+        put_extent(E, a->ext[0]);
+        put(E, ", ");
+        put_base(E, a);
+        put(E, ", tx_v%d, &tx_detail);\n", v->id);
+        break;
+    case LA_POW:
+        put(E, "tx_la_pow_%s(", S_);
+        put_extent(E, a->ext[0]);
+        put(E, ", ");
+        put_base(E, a);
+        put(E, ", %lld, tx_v%d, &tx_detail);\n", (long long)v->la_pow, v->id);
+        break;
+    case LA_SOLVE:
+        put(E, "tx_la_solve_%s(", S_);
+        put_extent(E, a->ext[0]);
+        put(E, ", ");
+        if (v->in[1]->rank == 2)
+            put_extent(E, v->in[1]->ext[1]);
+        else
+            put(E, "1");
+        put(E, ", ");
+        put_base(E, a);
+        put(E, ", ");
+        put_base(E, v->in[1]);
+        put(E, ", tx_v%d, &tx_detail);\n", v->id);
+        break;
+    case LA_EIGH:
+        put(E, "tx_la_eigh_%s(", S_);
+        put_extent(E, a->ext[0]);
+        put(E, ", ");
+        put_base(E, a);
+        put(E, ", ");
+        if (v->nin == 2)
+            put_base(E, v->in[1]);
+        else
+            put(E, "0");
+        put(E, ", tx_v%d, tx_v%d, &tx_detail);\n", parts[0]->id, parts[1]->id);
+        break;
+    case LA_QR: case LA_SVD:
+        put(E, "tx_la_%s_%s(", v->la == LA_QR ? "qr" : "svd", S_);
+        put_extent(E, a->ext[0]);
+        put(E, ", ");
+        put_extent(E, a->ext[1]);
+        put(E, ", ");
+        put_base(E, a);
+        for (int i = 0; i < v->nout; i++)
+            put(E, ", tx_v%d", parts[i]->id);
+        put(E, ", &tx_detail);\n");
+        break;
+    default:
+        TX_ASSERT(!"not a linear-algebra call");
+    }
+    /* the outcomes, in the words of tx(5) */
+    const char *file = SP(E)->cst->src->name;
+    unsigned line = v->span.line;
+    const char *w = la_word(v->la);
+    struct { int info; const char *what; } outcomes[] = {
+        {1, "matrix is not positive definite (leading minor %lld)"},
+        {2, "matrix is singular (pivot %lld is zero)"},
+        {3, "the decomposition did not converge"},
+        {4, "the second matrix is not positive definite (leading minor %lld)"},
+        {-1, "out of memory"},
+        {-2, "an extent is too large for LAPACK"},
+    };
+    for (size_t i = 0; i < sizeof outcomes / sizeof outcomes[0]; i++) {
+        char msg[700];
+        snprintf(msg, sizeof msg, "%s:%u: %s: %s", file, line, w, outcomes[i].what);
+        int code = add_error(E, msg);
+        put(E, "        if (tx_info == %d) { tx_status = %d; ", outcomes[i].info, code);
+        if (E->o->jit)
+            put(E, "*tx_detailp = tx_detail; ");
+        put(E, "goto tx_done; }\n");
+    }
+    put(E, "        (void)tx_detail;\n    }\n");
+}
+
 static void emit_store(emitter *E, const g_value *s)
 {
     sym *var = SP(E)->vars[s->var];
@@ -1054,8 +1230,10 @@ static void emit_prelude(emitter *E)
     } else {
         put(E, "#include <stdint.h>\n#include <stdlib.h>\n");
         put(E, "#include <math.h>\n");
-        if (E->uses_blas)
+        if (E->uses_blas || E->uses_linalg)
             put(E, "#include <cblas.h>\n");
+        if (E->uses_linalg)
+            put(E, "#include <lapacke.h>\n");
     }
     if (E->uses_blas)
         put(E, "\n#define TX_LD(x) ((x) > 1 ? (int)(x) : 1)\n");
@@ -1068,6 +1246,8 @@ static void emit_prelude(emitter *E)
            "}\n\n");
     if (E->uses_blocks)
         put(E, "%s\n", E->o->jit ? tx_prim_prototypes : tx_prims_source);
+    if (E->uses_linalg)
+        put(E, "%s\n", E->o->jit ? tx_linalg_prototypes : tx_linalg_source);
     /* max and min as numpy's maximum and minimum: a NaN wins */
     if (E->uses_fmax)
         put(E, "static double tx_fmax(double a, double b) { return a > b || a != a ? a : b; }\n\n");
@@ -1089,6 +1269,7 @@ static void emit_signature(emitter *E)
         }
         if (E->o->timing)
             put(E, "    double *tx_times = (double *)tx_args[%d];\n    double tx_t0;\n", k);
+        put(E, "    int64_t *tx_detailp = (int64_t *)tx_args[%d];\n    (void)tx_detailp;\n", k + 2);
         return;
     }
     put(E, "int %s(", E->o->fn_name);
@@ -1116,7 +1297,7 @@ static int64_t known_bytes(emitter *E, const tx_extent *ext, int rank, int64_t e
     int64_t z = elem;
     for (int i = 0; i < rank; i++) {
         tx_extent x = ext[i];
-        int64_t v = x.dim < 0 ? x.value : E->o->jit ? E->o->dim_values[SP(E)->dims[x.dim]->index] : -1;
+        int64_t v = sema_extent_eval(SP(E), x, E->o->jit ? E->o->dim_values : NULL);
         if (v < 0 || (v && z > INT64_MAX / 2 / v))
             return -1;
         z *= v;
@@ -1169,12 +1350,14 @@ static int plan_workspace(emitter *E, const int *last, workspace_plan *w)
         if (b < 0 || top > INT64_MAX / 4 - b)
             return -1;
         b = round64(b > 0 ? b : 1);
-        /* the lowest gap between blocks still live here that fits */
+        /* the lowest gap between blocks still live here that fits (a
+           call's results are live from the call on) */
+        int apos = v->op == OP_PART ? v->in[0]->id : k;
         int64_t at = vars_end;
         for (int moved = 1; moved;) {
             moved = 0;
             for (int i = 0; i < nb; i++)
-                if (bdies[i] >= k && at < bend[i] && bstart[i] < at + b) {
+                if (bdies[i] >= apos && at < bend[i] && bstart[i] < at + b) {
                     at = bend[i];
                     moved = 1;
                 }
@@ -1222,6 +1405,15 @@ int emit_c(graph *g, const emit_options *o, tx_buf *out, emit_error **errs, int 
         put(&E, "    if (");
         mangle_name(&body, "d_", S->sym_dims[i]->name);
         put(&E, " < 0) return %d;\n", add_error(&E, msg));
+    }
+    /* extents only run time can compare: slices' boxes, min(m, n) */
+    for (int i = 0; i < S->nchecks; i++) {
+        const ext_check *c = &S->checks[i];
+        put(&E, "    if (!((");
+        put_extent(&E, c->a);
+        put(&E, ") %s (", c->kind ? "<=" : "==");
+        put_extent(&E, c->b);
+        put(&E, "))) return %d;\n", add_error(&E, c->msg));
     }
     for (int k = 0; k < g->n; k++) {
         g_value *v = g->v[k];
@@ -1312,16 +1504,36 @@ int emit_c(graph *g, const emit_options *o, tx_buf *out, emit_error **errs, int 
             if (o->timing)
                 put(&E, "    tx_t0 = tx_rt_now();\n");
         }
-        if (is_computed(v) && use_ws) {
-            put(&E, "    tx_v%d = (%s *)(tx_ws + %lld);\n", k, ctype(v->dt), (long long)ws.off[k]);
-        } else if (is_computed(v)) {
-            emit_size(&E, v->ext, v->rank, v->dt == DT_F32 ? 4 : 8, ovf);
-            put(&E, "    tx_v%d = (%s *)malloc(tx_n ? (unsigned long)tx_n : 1);\n", k, ctype(v->dt));
-            put(&E, "    if (!tx_v%d) { tx_status = %d; goto tx_done; }\n", k, oom);
+        /* a multi-result call writes its parts: they get memory first */
+        g_value *parts[3] = {0, 0, 0}, *alloc[4] = {v, 0, 0, 0};
+        int nalloc = 1;
+        if (v->op == OP_PART)
+            nalloc = 0; /* allocated with its call */
+        if (v->op == OP_LINALG && v->nout > 1)
+            for (int j = k + 1; j < g->n && nalloc <= v->nout; j++)
+                if (g->v[j]->op == OP_PART && g->v[j]->in[0] == v)
+                    parts[g->v[j]->part] = alloc[nalloc++] = g->v[j];
+        for (int a = 0; a < nalloc; a++) {
+            g_value *w = alloc[a];
+            if (!is_computed(w))
+                continue;
+            if (use_ws) {
+                put(&E, "    tx_v%d = (%s *)(tx_ws + %lld);\n", w->id, ctype(w->dt), (long long)ws.off[w->id]);
+            } else {
+                emit_size(&E, w->ext, w->rank, w->dt == DT_F32 ? 4 : 8, ovf);
+                put(&E, "    tx_v%d = (%s *)malloc(tx_n ? (unsigned long)tx_n : 1);\n", w->id, ctype(w->dt));
+                put(&E, "    if (!tx_v%d) { tx_status = %d; goto tx_done; }\n", w->id, oom);
+            }
         }
         if (v->op == OP_STORE) {
             if (!v->absorbed)
                 emit_store(&E, v);
+        } else if (v->op == OP_PART) {
+            /* written by its call */
+        } else if (v->op == OP_LINALG) {
+            emit_linalg(&E, v, parts);
+        } else if (v->op == OP_SLICE) {
+            emit_slice(&E, v);
         } else if (v->blas)
             emit_blas(&E, v);
         else
@@ -1356,7 +1568,12 @@ body_done:
             o->fn_name);
         for (int i = 0; i < E.nerrs; i++) {
             put(&E, "    case %d: return ", E.errs[i].code);
-            string_literal(out, E.errs[i].msg);
+            /* the library fills in details like the leading minor; a
+               static table cannot */
+            const char *m = E.errs[i].msg, *d = strstr(m, " (");
+            if (d && strstr(d, "%lld"))
+                m = arena_strndup(g->arena, m, (size_t)(d - m));
+            string_literal(out, m);
             put(&E, ";\n");
         }
         put(&E, "    default: return \"unknown error\";\n    }\n}\n\n");

@@ -57,7 +57,8 @@ int graph_modes(const g_value *v, mode_seq *s)
         return 0;
     }
     if ((v->op == OP_CONTRACT || v->op == OP_ADD || v->op == OP_MAP || v->op == OP_REDUCE ||
-         v->op == OP_SCAN) && !v->inlined) {
+         v->op == OP_SCAN || v->op == OP_SLICE || v->op == OP_PART || (v->op == OP_LINALG && v->nout == 1)) &&
+        !v->inlined) {
         s->n = v->rank;
         for (int m = 0; m < v->rank; m++) {
             s->label[m] = v->label[m];
@@ -87,6 +88,14 @@ void graph_renumber(graph *g)
 
 double graph_extent_estimate(const graph *g, tx_extent x)
 {
+    if (x.dim == EXT_DERIVED) {
+        int64_t d[TX_MAX_LABELS];
+        int n = g->S->nsym_dims < TX_MAX_LABELS ? g->S->nsym_dims : TX_MAX_LABELS;
+        for (int i = 0; i < n; i++)
+            d[i] = g->dim_values && g->dim_values[i] >= 0 ? g->dim_values[i] : 64;
+        int64_t v = sema_extent_eval(g->S, x, d);
+        return v < 0 ? 64 : (double)v;
+    }
     if (x.dim < 0)
         return (double)x.value;
     if (g->dim_values && g->dim_values[g->S->dims[x.dim]->index] >= 0)
@@ -132,8 +141,9 @@ int graph_check(const graph *g, char *msg, size_t msglen)
                 if (labelled && v->label[j] == v->label[i])
                     FAIL("%%%d: label %s twice", k, graph_label_name(g, v->label[i]));
         }
-        /* every operand label has the same extent here as there */
-        if (labelled && v->op != OP_INDEX)
+        /* every operand label has the same extent here as there (a call's
+           labels are its own) */
+        if (labelled && v->op != OP_INDEX && v->op != OP_LINALG && v->op != OP_PART && v->op != OP_SLICE)
             for (int i = 0; i < v->nin; i++) {
                 const g_value *w = v->in[i];
                 for (int m = 0; m < w->rank; m++) {
@@ -195,6 +205,21 @@ int graph_check(const graph *g, char *msg, size_t msglen)
                 FAIL("%%%d: reduced labels are not the operand's labels less the output's", k);
             break;
         }
+        case OP_LINALG:
+            if (v->nin < 1 || v->nin > 2 || (v->nout == 1 && v->rank < 1) || (v->nout > 1 && v->rank != 0))
+                FAIL("%%%d: a linear-algebra node of the wrong shape", k);
+            break;
+        case OP_PART:
+            if (v->nin != 1 || v->in[0]->op != OP_LINALG || v->part >= v->in[0]->nout)
+                FAIL("%%%d: part of something that is not a multi-result call", k);
+            break;
+        case OP_SLICE:
+            if (v->nin != 1 || v->rank != v->in[0]->rank)
+                FAIL("%%%d: slice changes the rank", k);
+            for (int m = 0; m < v->rank; m++)
+                if (has_label(v->in[0], v->label[m]) < 0)
+                    FAIL("%%%d: slice label %s is not its operand's", k, graph_label_name(g, v->label[m]));
+            break;
         case OP_SCAN:
             if (v->nin != 1 || v->rank != v->in[0]->rank || has_label(v, v->scan_label) < 0)
                 FAIL("%%%d: scan changes the shape or lacks its label", k);
@@ -240,10 +265,17 @@ int graph_check(const graph *g, char *msg, size_t msglen)
 
 static void print_extent(const graph *g, tx_buf *o, tx_extent e)
 {
-    if (e.dim >= 0)
-        buf_puts(o, g->S->dims[e.dim]->name);
-    else
-        buf_printf(o, "%lld", (long long)e.value);
+    if (e.dim == EXT_DERIVED)
+        buf_puts(o, "(");
+    sema_extent_print(g->S, e, o);
+    if (e.dim == EXT_DERIVED)
+        buf_puts(o, ")");
+}
+
+static const char *la_name(la_fn f)
+{
+    static const char *names[] = {"?", "cholesky", "inv", "pow", "solve", "eigh", "qr", "svd", "slice"};
+    return (unsigned)f < sizeof names / sizeof names[0] ? names[f] : "?";
 }
 
 static void print_type(const graph *g, tx_buf *o, const g_value *v)
@@ -348,6 +380,27 @@ static void print_op(const graph *g, tx_buf *o, const g_value *v, int dot)
         buf_printf(o, "reduce %s %%%d%sover ", graph_reduce_name(v->red), v->in[0]->id, sep);
         print_labelset(g, o, v->summed);
         break;
+    case OP_LINALG:
+        buf_printf(o, "%s %%%d", la_name(v->la), v->in[0]->id);
+        if (v->nin > 1)
+            buf_printf(o, ", %%%d", v->in[1]->id);
+        if (v->la == LA_POW)
+            buf_printf(o, ", %lld", (long long)v->la_pow);
+        if (v->nout > 1)
+            buf_printf(o, " -> %d results", v->nout);
+        break;
+    case OP_PART:
+        buf_printf(o, "result %d of %%%d", v->part + 1, v->in[0]->id);
+        break;
+    case OP_SLICE:
+        buf_printf(o, "slice %%%d from [", v->in[0]->id);
+        for (int m = 0; m < v->rank; m++) {
+            if (m)
+                buf_puts(o, ", ");
+            sema_extent_print(g->S, v->slice_lo[m], o);
+        }
+        buf_puts(o, "]");
+        break;
     case OP_SCAN:
         buf_printf(o, "scan%s %s %%%d along %s", v->scan_reverse ? "r" : "", graph_reduce_name(v->red),
                    v->in[0]->id, graph_label_name(g, v->scan_label));
@@ -393,9 +446,14 @@ double graph_value_flops(const graph *g, const g_value *v)
         return elements(g, v) * (v->nin > 1 ? v->nin - 1 : 1);
     case OP_MAP:
     case OP_SCAN:
+    case OP_SLICE:
         return elements(g, v);
     case OP_REDUCE:
         return elements(g, v->in[0]);
+    case OP_LINALG: { /* of the order of n^3 */
+        double n = v->in[0]->rank ? graph_extent_estimate(g, v->in[0]->ext[0]) : 1;
+        return n * n * n;
+    }
     default:
         return 0;
     }
@@ -404,7 +462,8 @@ double graph_value_flops(const graph *g, const g_value *v)
 double graph_value_bytes(const graph *g, const g_value *v)
 {
     int mem = (v->op == OP_CONTRACT || v->op == OP_ADD || v->op == OP_MAP || v->op == OP_REDUCE ||
-               v->op == OP_SCAN) && !v->inlined && !(v->blas && v->blas->store);
+               v->op == OP_SCAN || v->op == OP_SLICE || v->op == OP_PART ||
+               (v->op == OP_LINALG && v->nout == 1)) && !v->inlined && !(v->blas && v->blas->store);
     return mem ? elements(g, v) * (v->dt == DT_F32 ? 4 : 8) : 0;
 }
 

@@ -98,6 +98,8 @@ static jit_module *compile_locked(const char *src, tx_buf *err)
         tcc_add_symbol(m->tcc, runtime_symbols[i].name, runtime_symbols[i].addr);
     for (const tx_prim_symbol *p = tx_prim_symbols; p->name; p++)
         tcc_add_symbol(m->tcc, p->name, p->addr);
+    for (const tx_prim_symbol *p = tx_linalg_symbols; p->name; p++)
+        tcc_add_symbol(m->tcc, p->name, p->addr);
     if (tcc_compile_string(m->tcc, src) < 0)
         goto fail;
     if (tcc_relocate(m->tcc, TCC_RELOCATE_AUTO) < 0)

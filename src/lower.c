@@ -47,6 +47,7 @@ typedef struct {
     memo *memos;
     int failed;      /* an error was reported */
     int wide;        /* the statement mixes in f64: compute everything in f64 */
+    tx_extent *lab_ext; /* label extents in the current scope (a call's arguments have their own) */
 } lowerer;
 
 /* Appends V to the graph; in a statement that involves f64 every computed
@@ -59,6 +60,7 @@ static g_value *add(lowerer *L, g_value *v)
 }
 
 static g_value *lower(lowerer *L, cst_node *n, labelset keep);
+static g_value *lower_la(lowerer *L, cst_node *n, labelset keep);
 
 /* Fills V's labels and extents from set LS, in the statement's preferred
    order (target labels first, in target order). */
@@ -84,7 +86,7 @@ static void set_labels(lowerer *L, g_value *v, labelset ls)
     v->rank = n;
     for (int i = 0; i < n; i++) {
         v->label[i] = ids[i];
-        v->ext[i] = L->st->lab_ext[ids[i]];
+        v->ext[i] = L->lab_ext[ids[i]];
     }
 }
 
@@ -145,6 +147,10 @@ static labelset closable(cst_node *n)
     case CST_NEG: case CST_POW: case CST_LET: case CST_LETUSE:
         return closable(n->a);
     case CST_CALL:
+        if (n->la) { /* a linear-algebra call is like a tensor: it closes nothing */
+            labelset none = {{0}};
+            return none;
+        }
         if (n->fn) { /* elementwise: whatever its arguments can close */
             labelset c = closable(n->args.v[0]);
             return n->args.n == 2 ? ls_union(c, closable(n->args.v[1])) : c;
@@ -425,6 +431,8 @@ static labelset open_labels(cst_node *n)
     case CST_REF:
         return n->ls;
     case CST_CALL:
+        if (n->la)
+            return n->ls; /* its result's labels */
         if (n->name.kind == TK_REDUCE)
             return s; /* it reduces its own labels */
         for (int i = 0; i < n->args.n; i++)
@@ -525,6 +533,8 @@ static g_value *lower(lowerer *L, cst_node *n, labelset keep)
     case CST_LETUSE:
         return lower_let(L, n->a, keep);
     case CST_CALL:
+        if (n->la)
+            return lower_la(L, n, keep);
         if (n->fn)
             return lower_map(L, n, keep);
         return n->name.kind == TK_REDUCE ? lower_reduce(L, n, keep) : lower_scan(L, n, keep);
@@ -547,21 +557,17 @@ static void begin_stmt(lowerer *L, cst_stmt *st, cst_target *t)
 {
     L->st = st;
     L->wide = st->wide;
+    L->lab_ext = st->lab_ext;
     for (int i = 0; i < TX_MAX_LABELS; i++)
         L->pref[i] = TX_MAX_MODES + i;
     for (int i = 0; t && i < t->nlabels; i++)
         L->pref[t->labels[i].label] = i;
 }
 
-static int lower_store(lowerer *L, cst_stmt *st, cst_target *t, int op)
+/* Stores V into target T of statement ST with OP. */
+static void store_value(lowerer *L, cst_stmt *st, cst_target *t, int op, g_value *v)
 {
     sym *var = t->sym;
-    labelset keep = {{0}};
-    for (int i = 0; i < t->nlabels; i++)
-        ls_add(&keep, t->labels[i].label);
-    g_value *v = lower(L, st->expr, keep);
-    if (!v)
-        return -1;
     if (reads_var(v, var->var) && v->rank > 0) {
         /* C("i,j") = C("j,i"): copy before overwriting the buffer it reads */
         g_value *c = new_value(L, OP_CONTRACT, 1, st->expr->span);
@@ -589,6 +595,131 @@ static int lower_store(lowerer *L, cst_stmt *st, cst_target *t, int op)
     }
     graph_add(L->g, s);
     L->cur[var->var] = s;
+}
+
+static int lower_store(lowerer *L, cst_stmt *st, cst_target *t, int op)
+{
+    labelset keep = {{0}};
+    for (int i = 0; i < t->nlabels; i++)
+        ls_add(&keep, t->labels[i].label);
+    g_value *v = lower(L, st->expr, keep);
+    if (!v)
+        return -1;
+    store_value(L, st, t, op, v);
+    return 0;
+}
+
+/* Lowers the matrix arguments of linear-algebra call N, each in the
+   call's own label scope and laid out row-major in its written label
+   order (copied if it is not already); returns 0 or -1. */
+static int lower_la_args(lowerer *L, cst_node *n, g_value **args, int *nargs)
+{
+    tx_extent *outer = L->lab_ext;
+    L->lab_ext = n->scope_ext;
+    int nmat = n->la == LA_SLICE || n->la == LA_POW ? 1 : n->args.n;
+    for (int i = 0; i < nmat; i++) {
+        cst_node *a = n->args.v[i];
+        int nl = n->narg_labels[i];
+        const int *order = n->arg_labels[i];
+        labelset want = {{0}};
+        for (int k = 0; k < nl; k++)
+            ls_add(&want, order[k]);
+        g_value *v = lower(L, a, want);
+        if (!v) {
+            L->lab_ext = outer;
+            return -1;
+        }
+        /* already contiguous in this order: a whole tensor, or a computed value */
+        int ok = v->rank == nl;
+        for (int k = 0; ok && k < nl; k++)
+            ok = v->label[k] == order[k] || (v->op == OP_INDEX && v->idx_label[k] == order[k]);
+        if (v->op == OP_INDEX)
+            for (int k = 0; ok && k < v->in[0]->rank; k++)
+                ok = k < nl && v->idx_label[k] == order[k];
+        else if (v->op == OP_INPUT || v->op == OP_STORE || v->op == OP_CONST)
+            ok = 0;
+        if (!ok && n->la != LA_SLICE) { /* LAPACK reads row-major, contiguous */
+            g_value *c = new_value(L, OP_CONTRACT, 1, a->span);
+            c->in[0] = v;
+            c->coef_in[0] = 1;
+            c->dt = v->dt;
+            c->rank = nl;
+            for (int k = 0; k < nl; k++) {
+                c->label[k] = order[k];
+                c->ext[k] = L->lab_ext[order[k]];
+            }
+            v = add(L, c);
+        }
+        args[i] = v;
+    }
+    L->lab_ext = outer;
+    *nargs = nmat;
+    return 0;
+}
+
+/* cholesky, inv, pow, solve (one result) and slice inside an expression:
+   like a tensor with the call's labels. */
+static g_value *lower_la(lowerer *L, cst_node *n, labelset keep)
+{
+    g_value *args[2];
+    int nargs = 0;
+    if (lower_la_args(L, n, args, &nargs) < 0)
+        return NULL;
+    g_value *v = new_value(L, n->la == LA_SLICE ? OP_SLICE : OP_LINALG, nargs, n->span);
+    v->la = (la_fn)n->la;
+    v->la_pow = (int64_t)n->num;
+    v->nout = 1;
+    v->dt = DT_F32;
+    for (int i = 0; i < nargs; i++) {
+        v->in[i] = args[i];
+        v->coef_in[i] = 1;
+        v->dt = join_dt(v->dt, args[i]->dt);
+    }
+    v->rank = n->ncall_labels;
+    for (int i = 0; i < n->ncall_labels; i++) {
+        v->label[i] = n->call_labels[i];
+        v->ext[i] = n->la == LA_SLICE ? n->slice_ext[i] : L->lab_ext[n->call_labels[i]];
+        if (n->la == LA_SLICE)
+            v->slice_lo[i] = n->slice_lo[i];
+    }
+    add(L, v);
+    return sum_out(L, v, keep, n->span);
+}
+
+/* (V("i,e"), w("e")) = eigh(A("i,j")) and the like: one node, several
+   results (OP_PART), each stored into its target. */
+static int lower_multi(lowerer *L, cst_stmt *st)
+{
+    cst_node *n = st->expr;
+    g_value *args[2];
+    int nargs = 0;
+    if (lower_la_args(L, n, args, &nargs) < 0)
+        return -1;
+    int nres = n->la == LA_SVD ? 3 : 2;
+    g_value *v = new_value(L, OP_LINALG, nargs, n->span);
+    v->la = (la_fn)n->la;
+    v->nout = nres;
+    v->dt = DT_F32;
+    for (int i = 0; i < nargs; i++) {
+        v->in[i] = args[i];
+        v->coef_in[i] = 1;
+        v->dt = join_dt(v->dt, args[i]->dt);
+    }
+    add(L, v);
+    g_value *parts[3];
+    for (int p = 0; p < nres; p++) {
+        g_value *q = new_value(L, OP_PART, 1, n->span);
+        q->in[0] = v;
+        q->coef_in[0] = 1;
+        q->part = p;
+        q->dt = v->dt;
+        q->rank = sema_multi_labels(n->la, p, n->arg_labels[0][0], n->arg_labels[0][1], st->multi_new, q->label);
+        for (int k = 0; k < q->rank; k++)
+            q->ext[k] = L->lab_ext[q->label[k]];
+        parts[p] = add(L, q);
+    }
+    for (int p = 0; p < nres; p++)
+        store_value(L, st, &st->targets[p], '=', parts[p]);
     return 0;
 }
 
@@ -622,6 +753,11 @@ graph *lower_program(sema_program *S, tx_arena *a, tx_diag *d)
         case STMT_LET_TENSOR:
             begin_stmt(&L, st, &st->targets[0]);
             if (lower_store(&L, st, &st->targets[0], '=') < 0)
+                return NULL;
+            break;
+        case STMT_MULTI:
+            begin_stmt(&L, st, NULL);
+            if (lower_multi(&L, st) < 0)
                 return NULL;
             break;
         default: /* declarations; bare lets are lowered at their uses */

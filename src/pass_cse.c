@@ -66,7 +66,21 @@ static int same_value(const g_value *a, const g_value *b)
     switch (a->op) {
     case OP_INPUT:
     case OP_STORE:
-        return 0; /* variables' states are unique */
+    case OP_PART:
+        return 0; /* variables' states are unique; results come with their call */
+    case OP_LINALG: /* a deterministic function of its operands */
+        if (a->nout != 1 || a->la != b->la || a->la_pow != b->la_pow)
+            return 0;
+        for (int i = 0; i < a->rank; i++)
+            if (a->label[i] != b->label[i])
+                return 0;
+        return 1;
+    case OP_SLICE:
+        for (int i = 0; i < a->rank; i++)
+            if (a->label[i] != b->label[i] || !ext_eq(a->slice_lo[i], b->slice_lo[i]) ||
+                !ext_eq(a->ext[i], b->ext[i]))
+                return 0;
+        return 1;
     case OP_CONST:
         return a->coef == b->coef;
     case OP_INDEX:

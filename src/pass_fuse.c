@@ -64,8 +64,8 @@ void pass_fuse(graph *g)
             user[g->v[k]->in[i]->id] = g->v[k];
     for (int k = 0; k < g->n; k++) {
         g_value *v = g->v[k], *u = user[k];
-        if (v->dead || !u || v->nuses != 1 || !elementwise(v) || u->blas)
-            continue; /* a BLAS call reads its operands from memory */
+        if (v->dead || !u || v->nuses != 1 || !elementwise(v) || u->blas || u->op == OP_LINALG)
+            continue; /* BLAS and LAPACK read their operands from memory */
         if (!ls_eq(value_labels(v), iteration_labels(u)))
             continue;
         if (u->op == OP_STORE && store_hazard(v, u))

@@ -135,11 +135,36 @@ static inline int ls_empty(labelset a)
 static inline int ls_eq(labelset a, labelset b)
 { for (int i = 0; i < TX_MAX_LABELS / 64; i++) if (a.w[i] != b.w[i]) return 0; return 1; }
 
-/* An extent: a symbolic dim (dim >= 0, index into the program's dims) or a
-   constant (dim == -1, value). */
+/* An extent: a symbolic dim (dim >= 0, index into the program's dims), a
+   constant (dim == -1, value), or derived (dim == -2, value indexes the
+   program's derived extents: hi - lo of a slice, min(m, n) of a reduced
+   QR or SVD). Derived extents are interned, so equal ones compare equal. */
 typedef struct { int dim; int64_t value; } tx_extent;
+#define EXT_DERIVED (-2)
 static inline int ext_eq(tx_extent a, tx_extent b)
 { return a.dim == b.dim && (a.dim >= 0 || a.value == b.value); }
+
+/* A derived extent: c + sum of coef[i] * dim[i] (kind 0), or min(a, b)
+   (kind 1). */
+typedef struct dext {
+    int kind;
+    int64_t c;
+    int nterm;
+    int dim[4];
+    int64_t coef[4];
+    tx_extent a, b;
+} dext;
+
+/* Two extents the program needs equal, which only run time can tell
+   (a derived extent against a declared one); MSG says where. */
+typedef struct ext_check {
+    int kind;            /* 0: a == b; 1: a <= b */
+    tx_extent a, b;
+    const char *msg;
+} ext_check;
+
+/* The linear-algebra functions (tx(5) §6). */
+typedef enum { LA_CHOL = 1, LA_INV, LA_POW, LA_SOLVE, LA_EIGH, LA_QR, LA_SVD, LA_SLICE } la_fn;
 
 /* ---- symbols (filled by sema) ---- */
 typedef enum { SYM_DIM = 1, SYM_TENSOR, SYM_MAP, SYM_LET, SYM_LET_TENSOR } sym_kind;
@@ -217,6 +242,13 @@ struct cst_node {
     int is_number;     /* subtree is a compile-time number */
     int fn;            /* CST_CALL: sema's map_fn, or 0; CST_ARG_OP: reduce_op */
     int scan_label;    /* CST_CALL scan/scanr: the label id */
+    int la;            /* CST_CALL: linear-algebra function (la_fn), or 0 */
+    int call_labels[TX_MAX_MODES]; /* CST_CALL linear algebra: result labels, in order */
+    int ncall_labels;
+    int arg_labels[2][TX_MAX_MODES]; /* the arguments' labels in written order */
+    int narg_labels[2];
+    tx_extent slice_lo[TX_MAX_MODES], slice_ext[TX_MAX_MODES]; /* slice: corner and extents */
+    tx_extent *scope_ext; /* CST_CALL linear algebra: label extents inside the call */
     int depth;         /* height of the subtree (bounded: TX_MAX_DEPTH) */
 };
 
@@ -258,6 +290,7 @@ struct cst_stmt {
     labelset lab_bound;
     labelset target_ls;
     int wide;            /* involves an f64 tensor: computed in f64 */
+    int multi_new;       /* STMT_MULTI: the new label its left side names */
     cst_stmt *next;
 };
 
@@ -330,13 +363,26 @@ typedef struct {
     int nvars;            /* every tensor variable: params, tmp, let tensors */
     sym **vars;
     int nassign;          /* assignment statements */
+    int nderived;         /* derived extents */
+    struct dext *derived;
+    int nchecks;          /* extent equalities checked at run time */
+    struct ext_check *checks;
 } sema_program;
 
 /* Checks the program: names, declarations, labels, extents, read/write
    rules. Returns NULL after reporting errors to D. */
 sema_program *sema_check(cst_program *cst, tx_arena *a, tx_diag *d);
+/* The labels of result PART of multi-output call LA (eigh, qr, svd) given
+   the matrix's row and column labels R, C and the new label NW; returns
+   their count. */
+int sema_multi_labels(int la, int part, int r, int c, int nw, int *labels);
 /* Looks a name up; NULL if not declared. */
 sym *sema_lookup(sema_program *S, const char *name);
+/* Appends extent E as text ("n", "16", "n - 1", "min(m, n)"). */
+void sema_extent_print(const sema_program *S, tx_extent e, tx_buf *o);
+/* The value of E given DIM_VALUES (per symbolic dim; NULL: none known);
+   -1 if it depends on a dim not known. */
+int64_t sema_extent_eval(const sema_program *S, tx_extent e, const int64_t *dim_values);
 
 /* ---- graph.c: the OpGraph ---- */
 typedef enum {
@@ -348,6 +394,9 @@ typedef enum {
     OP_MAP,       /* elementwise function of one or two operands (broadcast) */
     OP_REDUCE,    /* operand reduced with op over `summed` (op + is OP_CONTRACT) */
     OP_SCAN,      /* inclusive prefix of the operand with op along one label */
+    OP_LINALG,    /* a LAPACK-backed call: one result, or a tuple of OP_PARTs */
+    OP_PART,      /* result number `part` of the OP_LINALG in[0] */
+    OP_SLICE,     /* a box of in[0]: each label offset by slice_lo */
     OP_STORE      /* writes a value into a tensor variable: =, +=, -= */
 } op_kind;
 
@@ -396,6 +445,11 @@ struct g_value {
     reduce_op red;              /* OP_REDUCE, OP_SCAN */
     int scan_label, scan_reverse; /* OP_SCAN */
     int inlined;                /* set by pass_fuse: computed inside its one user's loops */
+    la_fn la;                   /* OP_LINALG */
+    int nout;                   /* OP_LINALG: results (1: the node itself; else OP_PARTs) */
+    int part;                   /* OP_PART */
+    int64_t la_pow;             /* OP_LINALG pow */
+    tx_extent slice_lo[TX_MAX_MODES]; /* OP_SLICE: per mode of the result */
     blas_plan *blas;            /* set by pass_blas: computed by a BLAS call */
     int absorbed;               /* OP_STORE: its contraction wrote the tensor directly */
     /* OP_INDEX: for each mode of in[0], a label id or -1 with a chip index */
