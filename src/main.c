@@ -257,7 +257,10 @@ static int cmd_emit(int argc, char **argv)
         free(header_path);
         return st;
     }
-    if (!out_path || !code || (header && !hcode)) {
+    if (!code && tx_errcode(ctx) == TX_ERR_COMPILE) { /* e.g. LAPACK calls with --no-blas */
+        fputs(tx_errmsg(ctx), stderr);
+        status = EXIT_PROGRAM;
+    } else if (!out_path || !code || (header && !hcode)) {
         fprintf(stderr, "txc: %s\n", tx_errmsg(ctx));
         status = EXIT_RUNTIME;
     } else if (write_file_atomic(out_path, code, len) < 0) {
@@ -602,7 +605,11 @@ static int cmd_run(int argc, char **argv)
         }
     t_read = now();
     if (!status && tx_run(p) != TX_OK) {
-        fprintf(stderr, "txc: %s: %s\n", c.file, tx_errmsg(ctx));
+        const char *m = tx_errmsg(ctx);
+        if (strncmp(m, c.file, strlen(c.file)) == 0) /* it names the file already */
+            fprintf(stderr, "txc: %s\n", m);
+        else
+            fprintf(stderr, "txc: %s: %s\n", c.file, m);
         status = EXIT_RUNTIME;
     }
     t_ran = now();

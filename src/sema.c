@@ -871,6 +871,8 @@ static int check_la_call(checker *C, cst_node *n, const char *fname, int multi)
             }
             char *msg = arena_printf(S->arena, "%s:%u:%u: slice: the box is out of range for label '%s'",
                                      S->cst->src->name, n->span.line, n->span.col, names[lab[0][i]]);
+            if (lv < 0) /* a dim expression like n - 5 may go below 0 */
+                runtime_check(S, 1, (tx_extent){-1, 0}, l, msg);
             if (!(lv >= 0 && hv >= 0))
                 runtime_check(S, 1, l, h, msg);
             if (!(hv >= 0 && xv >= 0))
