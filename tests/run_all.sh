@@ -37,6 +37,7 @@ run "standalone C vs numpy and txc run" "$PYTHON" tests/run_cc.py --txc "$TXC"
 run "contraction order vs numpy's optimal path" "$PYTHON" tests/run_order.py --txc "$TXC"
 run "examples" sh tests/run_examples.sh
 run "bad run-time input and allocation failures" sh tests/run_cli.sh
+run "linear-algebra failures (not positive definite, singular)" sh tests/run_la_failures.sh
 run "fuzzing smoke run (libFuzzer, ASan, UBSan)" sh tests/run_fuzz_smoke.sh
 echo "$total_pass passed, $total_fail failed"
 [ "$total_fail" = 0 ]
