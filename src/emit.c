@@ -657,7 +657,7 @@ static void emit_blas(emitter *E, const g_value *v)
     }
     put(E, "%*sconst %s tx_alpha = ", 4 * depth, "", t);
     num_literal(E->out, op == '-' ? -v->coef : v->coef);
-    put(E, ", tx_beta = %s;\n", op == '=' ? "0.0" : "1.0");
+    put(E, ", tx_beta = %s;\n%*s(void)tx_beta;\n", op == '=' ? "0.0" : "1.0", 4 * depth, "");
     /* BLAS takes int sizes: every one is at most its buffer's element count */
     const mode_seq *bufs[3] = {&sa, &sb, &sc};
     put(E, "%*sif (", 4 * depth, "");
@@ -1409,6 +1409,8 @@ int emit_c(graph *g, const emit_options *o, tx_buf *out, emit_error **errs, int 
     /* extents only run time can compare: slices' boxes, min(m, n) */
     for (int i = 0; i < S->nchecks; i++) {
         const ext_check *c = &S->checks[i];
+        if (ext_eq(c->a, c->b))
+            continue; /* true by construction */
         put(&E, "    if (!((");
         put_extent(&E, c->a);
         put(&E, ") %s (", c->kind ? "<=" : "==");

@@ -34,6 +34,8 @@ run "library API (Check)" "$B/check_api"
 run "golden diagnostics and listings" sh tests/run_golden.sh
 run "numerical vs numpy, -O0 and -O2" "$PYTHON" tests/run_num.py --txc "$TXC" -j 2
 run "standalone C vs numpy and txc run" "$PYTHON" tests/run_cc.py --txc "$TXC"
+run "standalone C with BLAS and LAPACK" "$PYTHON" tests/run_cc.py --txc "$TXC" --blas tests/num/matmul.tx \
+    tests/num/four_index.tx tests/num/batched_matmul.tx tests/num/f32_basic.tx $(ls tests/num/la_*.tx)
 run "contraction order vs numpy's optimal path" "$PYTHON" tests/run_order.py --txc "$TXC"
 run "examples" sh tests/run_examples.sh
 run "bad run-time input and allocation failures" sh tests/run_cli.sh

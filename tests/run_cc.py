@@ -170,7 +170,7 @@ def cc_one(txc, cc, path):
     with tempfile.TemporaryDirectory(prefix='txcc.') as td:
         progc, progh = os.path.join(td, 'prog.c'), os.path.join(td, 'prog.h')
         why = run([txc, case.path, '-o', progc, '--header', progh,
-                   '--name', 'prog', '--no-blas'], 'emit')
+                   '--name', 'prog'] + ([] if BLAS else ['--no-blas']), 'emit')
         if why:
             return '%s: %s' % (name, why)
         src, raw = driver_source(case, prep, td)
@@ -182,7 +182,7 @@ def cc_one(txc, cc, path):
                 prep.inputs[d.name].astype(RAWTYPE[d.dtype]).tofile(raw[d.name])
         exe = os.path.join(td, 'prog')
         why = run([cc, '-std=c99', '-pedantic', '-Wall', '-Wextra', '-Werror',
-                   progc, mainc, '-lm', '-o', exe], 'compile')
+                   progc, mainc] + (['-llapacke', '-lopenblas'] if BLAS else []) + ['-lm', '-o', exe], 'compile')
         if why:
             return '%s: %s' % (name, why)
         why = run([exe], 'run')
@@ -225,6 +225,9 @@ def cc_one(txc, cc, path):
     return None
 
 
+BLAS = False  # --blas: emit with BLAS/LAPACK calls and link -llapacke -lopenblas
+
+
 def main(argv):
     txc, cc, files = rn.DEFAULT_TXC, os.environ.get('CC', 'cc'), []
     it = iter(argv)
@@ -237,6 +240,9 @@ def main(argv):
             cc = next(it, None)
         elif a.startswith('--cc='):
             cc = a.split('=', 1)[1]
+        elif a == '--blas':
+            global BLAS
+            BLAS = True
         elif a in ('-h', '--help'):
             print(__doc__)
             return 0
