@@ -639,7 +639,9 @@ char *tx_emit(tx_program *p, const tx_emit_options *opts, size_t *len)
         if (g->v[k]->op == OP_LINALG) {
             tx_buf d = {0};
             tx_diag diag = {.src = &p->src};
-            diag_error(&diag, g->v[k]->span, "this call needs LAPACK, which --no-blas leaves out");
+            static const char *names[] = {"?", "cholesky", "inv", "pow", "solve", "eigh", "qr", "svd", "slice"};
+            diag_error(&diag, g->v[k]->span, "'%s' needs LAPACK, which --no-blas leaves out",
+                       names[g->v[k]->la]);
             fail(p->ctx, TX_ERR_COMPILE, "%s", diag.out.p ? diag.out.p : "");
             buf_free(&diag.out);
             buf_free(&d);
