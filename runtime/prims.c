@@ -14,6 +14,7 @@ const tx_prim_symbol tx_prim_symbols[] = {
     PRIM(tx_p_load_f64), PRIM(tx_p_load_f32), PRIM(tx_p_fill), PRIM(tx_p_store_f64),
     PRIM(tx_p_store_f32), PRIM(tx_p_axpby), PRIM(tx_p_scale_add), PRIM(tx_p_mul), PRIM(tx_p_div),
     PRIM(tx_p_recip), PRIM(tx_p_pow), PRIM(tx_p_map), PRIM(tx_p_max), PRIM(tx_p_min), PRIM(tx_p_sum),
+    PRIM(tx_rt_map_check), PRIM(tx_rt_map_has), PRIM(tx_rt_zero),
     {0, 0},
 };
 
@@ -35,4 +36,8 @@ const char tx_prim_prototypes[] =
     "void tx_p_max(int64_t, const double *, const double *, double *);\n"
     "void tx_p_min(int64_t, const double *, const double *, double *);\n"
     "double tx_p_sum(int64_t, const double *);\n"
+    "typedef struct { int64_t nsrc; const int64_t *offsets; const int64_t *targets; } tx_sparse_map;\n"
+    "int tx_rt_map_check(const tx_sparse_map *, int64_t, int64_t);\n"
+    "int tx_rt_map_has(const tx_sparse_map *, int64_t, int64_t);\n"
+    "void tx_rt_zero(void *, int64_t);\n"
     "#define TX_BLOCK 256\n";

@@ -37,6 +37,7 @@ struct tx_program {
     graph *g;
     char *fn_name;        /* default C function name */
     binding *bind;        /* per parameter tensor */
+    const tx_sparse_map **maps; /* per sparse map */
     int64_t *dim_set;     /* per symbolic dim: value given by tx_set_dim, or -1 */
     jit_module *jit;
     tx_arena *jit_arena;  /* the graph the JIT code was generated from */
@@ -247,6 +248,7 @@ tx_program *tx_compile(tx_ctx *ctx, const char *src, size_t len, const char *fil
     sema_program *S = p->S;
     p->fn_name = function_name(p->arena, filename);
     p->bind = arena_alloc(p->arena, sizeof(binding) * (size_t)(S->ntensors + 1));
+    p->maps = arena_alloc(p->arena, sizeof(tx_sparse_map *) * (size_t)(S->nmaps + 1));
     p->dim_set = arena_alloc(p->arena, sizeof(int64_t) * (size_t)(S->nsym_dims + 1));
     p->jit_dims = arena_alloc(p->arena, sizeof(int64_t) * (size_t)(S->nsym_dims + 1));
     for (int i = 0; i < S->nsym_dims; i++)
@@ -372,11 +374,59 @@ int tx_bind(tx_program *p, const char *tensor, void *data, int ndim, const int64
 
 int tx_bind_sparse(tx_program *p, const char *map, const tx_sparse_map *m)
 {
-    (void)m;
     if (!p)
         return TX_ERR_ARG;
-    return fail(p->ctx, TX_ERR_ARG, "the program has no sparse map '%s' (sparse maps are not supported yet)",
-                map ? map : "(null)");
+    if (!map || !m)
+        return fail(p->ctx, TX_ERR_ARG, "tx_bind_sparse: NULL argument");
+    for (int k = 0; k < p->S->nmaps; k++)
+        if (strcmp(p->S->maps[k]->name, map) == 0) {
+            p->maps[k] = m; /* checked by the generated code before every run */
+            return TX_OK;
+        }
+    return fail(p->ctx, TX_ERR_ARG, "the program has no sparse map '%s'", map);
+}
+
+int tx_map_count(const tx_program *p)
+{
+    return p ? p->S->nmaps : 0;
+}
+
+int tx_map_get(const tx_program *p, int i, tx_map_info *info)
+{
+    if (!p || !info || i < 0 || i >= p->S->nmaps)
+        return TX_ERR_ARG;
+    const sym *m = p->S->maps[i];
+    info->name = m->name;
+    info->nsrc = m->nsrc;
+    info->ndst = m->ndst;
+    return TX_OK;
+}
+
+int tx_map_shape(tx_program *p, const char *map, int64_t *shape)
+{
+    if (!p || !map || !shape)
+        return TX_ERR_ARG;
+    for (int k = 0; k < p->S->nmaps; k++) {
+        const sym *m = p->S->maps[k];
+        if (strcmp(m->name, map) != 0)
+            continue;
+        int n = p->S->nsym_dims;
+        int64_t *dims = malloc(sizeof(int64_t) * (size_t)(n + 1));
+        const char **from = malloc(sizeof(char *) * (size_t)(n + 1));
+        int st = dims && from ? resolve_dims(p, -1, dims, from) : fail(p->ctx, TX_ERR_NOMEM, "out of memory");
+        for (int j = 0; st == TX_OK && j < m->nsrc + m->ndst; j++) {
+            tx_extent x = j < m->nsrc ? m->src_ext[j] : m->dst_ext[j - m->nsrc];
+            int64_t v = sema_extent_eval(p->S, x, dims);
+            if (v < 0)
+                st = fail(p->ctx, TX_ERR_BIND, "the extents of sparse map '%s' are not known yet: bind the tensors "
+                          "or set the dims first", map);
+            shape[j] = v;
+        }
+        free(dims);
+        free(from);
+        return st;
+    }
+    return fail(p->ctx, TX_ERR_ARG, "the program has no sparse map '%s'", map);
 }
 
 int tx_set_dim(tx_program *p, const char *dim, int64_t extent)
@@ -522,10 +572,13 @@ int tx_run(tx_program *p)
     for (int k = 0; k < S->ntensors; k++)
         if (!p->bind[k].bound)
             return fail(p->ctx, TX_ERR_BIND, "tensor '%s' is not bound", S->tensors[k]->name);
+    for (int k = 0; k < S->nmaps; k++)
+        if (!p->maps[k])
+            return fail(p->ctx, TX_ERR_BIND, "sparse map '%s' is not bound", S->maps[k]->name);
     int n = S->nsym_dims;
     int64_t *dims = malloc(sizeof(int64_t) * (size_t)(n + 1));
     const char **from = malloc(sizeof(char *) * (size_t)(n + 1));
-    void **args = malloc(sizeof(void *) * (size_t)(S->ntensors + 4));
+    void **args = malloc(sizeof(void *) * (size_t)(S->ntensors + S->nmaps + 4));
     int st = TX_OK;
     if (!dims || !from || !args) {
         st = fail(p->ctx, TX_ERR_NOMEM, "out of memory");
@@ -589,9 +642,12 @@ int tx_run(tx_program *p)
     for (int k = 0; k < S->ntensors; k++)
         args[k] = p->bind[k].data;
     int64_t detail = 0;
-    args[S->ntensors] = p->times;
-    args[S->ntensors + 1] = p->workspace;
-    args[S->ntensors + 2] = &detail;
+    for (int k = 0; k < S->nmaps; k++)
+        args[S->ntensors + k] = (void *)p->maps[k];
+    int base = S->ntensors + S->nmaps;
+    args[base] = p->times;
+    args[base + 1] = p->workspace;
+    args[base + 2] = &detail;
     memset(p->times, 0, sizeof(double) * (size_t)S->nassign);
     int code = jit_entry_point(p->jit)(args);
     if (code != 0) {

@@ -365,6 +365,8 @@ void cst_decl_sparse(cst_program *P, const tx_token *kw, const tx_token *name,
     s->name = *name;
     s->src_str = *src;
     s->dst_str = *dst;
+    if (parse_labels(P, src, &s->nmap_src, &s->map_src) < 0 || parse_labels(P, dst, &s->nmap_dst, &s->map_dst) < 0)
+        fail(P);
 }
 
 cst_target *cst_target_new(cst_program *P, const tx_token *name, const tx_token *str, const tx_token *rparen)

@@ -26,7 +26,7 @@ typedef struct {
     tx_buf *out;
     emit_error *errs;
     int nerrs, caperrs;
-    int uses_pow, uses_fmax, uses_fmin, uses_blas, uses_blocks, uses_linalg;
+    int uses_pow, uses_fmax, uses_fmin, uses_blas, uses_blocks, uses_linalg, uses_maps;
 } emitter;
 
 int emit_name_ok(const char *s)
@@ -425,12 +425,301 @@ static int labels_in(const g_value *v, labelset set, int *labels, tx_extent *ext
     return n;
 }
 
+
+/* ---- loops that follow sparse maps (tx(5) section 7) ---- */
+
+typedef struct {
+    labelset placed;  /* labels bound by enclosing loops */
+    int handled[8];   /* per v->maps: followed by an entry loop or tested */
+    int nloop;        /* entry loops opened so far (for unique names) */
+} sparse_state;
+
+static void put_map(emitter *E, int map)
+{
+    mangle_name(E->out, "m_", SP(E)->maps[map]->name);
+}
+
+/* The row-major index of a map's source (SIDE 0) or target (1) tuple. */
+static void put_map_index(emitter *E, const sym *m, int side)
+{
+    int n = side ? m->ndst : m->nsrc;
+    const int *l = side ? m->dst : m->src;
+    const tx_extent *x = side ? m->dst_ext : m->src_ext;
+    for (int i = 0; i < n - 1; i++)
+        put(E, "(");
+    for (int i = 0; i < n; i++) {
+        if (i) {
+            put(E, ")*");
+            put_extent(E, x[i]);
+            put(E, " + ");
+        }
+        put_label(E, l[i]);
+    }
+}
+
+/* Opens loops over LABELS (extents EXT) for V: a map's target labels are
+   visited through its entries once its source labels are bound; a map
+   whose labels all end up bound by plain loops becomes a membership test.
+   Every loop opens a brace; returns how many to close. */
+static int open_loops_sparse(emitter *E, const g_value *v, const int *labels, const tx_extent *ext, int n,
+                             int *depth, sparse_state *st)
+{
+    int pending[TX_MAX_LABELS], np = 0, braces = 0;
+    for (int i = 0; i < n; i++)
+        pending[np++] = i;
+    while (np > 0) {
+        int done = 0;
+        for (int k = 0; k < v->nmaps && !done; k++) {
+            const sym *m = SP(E)->maps[v->maps[k]];
+            if (st->handled[k])
+                continue;
+            int ok = 1;
+            for (int i = 0; i < m->nsrc; i++)
+                ok &= ls_has(&st->placed, m->src[i]);
+            for (int i = 0; ok && i < m->ndst; i++) {
+                int in = 0;
+                for (int j = 0; j < np; j++)
+                    in |= labels[pending[j]] == m->dst[i];
+                ok = in;
+            }
+            if (!ok)
+                continue;
+            /* for (each entry of the map for the current source tuple) */
+            int e = st->nloop++;
+            put(E, "%*sfor (int64_t tx_e%d = ", 4 * *depth, "", e);
+            put_map(E, v->maps[k]);
+            put(E, "->offsets[");
+            put_map_index(E, m, 0);
+            put(E, "]; tx_e%d < ", e);
+            put_map(E, v->maps[k]);
+            put(E, "->offsets[");
+            put_map_index(E, m, 0);
+            put(E, " + 1]; tx_e%d++) {\n", e);
+            (*depth)++;
+            braces++;
+            put(E, "%*sconst int64_t tx_t%d = ", 4 * *depth, "", e);
+            put_map(E, v->maps[k]);
+            put(E, "->targets[tx_e%d];\n", e);
+            for (int i = 0; i < m->ndst; i++) { /* decode the target tuple */
+                put(E, "%*sconst int64_t ", 4 * *depth, "");
+                put_label(E, m->dst[i]);
+                put(E, " = (tx_t%d", e);
+                for (int j = i + 1; j < m->ndst; j++) {
+                    put(E, " / ");
+                    put_extent(E, m->dst_ext[j]);
+                }
+                put(E, ")");
+                if (i > 0) {
+                    put(E, " %% ");
+                    put_extent(E, m->dst_ext[i]);
+                }
+                put(E, ";\n");
+                ls_add(&st->placed, m->dst[i]);
+                for (int j = 0; j < np; j++)
+                    if (labels[pending[j]] == m->dst[i]) {
+                        pending[j] = pending[--np];
+                        break;
+                    }
+            }
+            st->handled[k] = 1;
+            done = 1;
+        }
+        if (done)
+            continue;
+        /* a plain loop: preferably over a label no waiting map targets */
+        int pick = 0;
+        for (int j = 0; j < np; j++) {
+            int targeted = 0;
+            for (int k = 0; k < v->nmaps; k++)
+                if (!st->handled[k])
+                    for (int i = 0; i < SP(E)->maps[v->maps[k]]->ndst; i++)
+                        targeted |= SP(E)->maps[v->maps[k]]->dst[i] == labels[pending[j]];
+            if (!targeted) {
+                pick = j;
+                break;
+            }
+        }
+        int idx = pending[pick];
+        pending[pick] = pending[--np];
+        put(E, "%*sfor (int64_t ", 4 * *depth, "");
+        put_label(E, labels[idx]);
+        put(E, " = 0; ");
+        put_label(E, labels[idx]);
+        put(E, " < ");
+        put_extent(E, ext[idx]);
+        put(E, "; ");
+        put_label(E, labels[idx]);
+        put(E, "++) {\n");
+        (*depth)++;
+        braces++;
+        ls_add(&st->placed, labels[idx]);
+        /* maps now wholly bound by plain loops: test membership */
+        for (int k = 0; k < v->nmaps; k++) {
+            if (st->handled[k] || !graph_map_covers(E->g, v->maps[k], st->placed))
+                continue;
+            const sym *m = SP(E)->maps[v->maps[k]];
+            put(E, "%*sif (!tx_rt_map_has(", 4 * *depth, "");
+            put_map(E, v->maps[k]);
+            put(E, ", ");
+            put_map_index(E, m, 0);
+            put(E, ", ");
+            put_map_index(E, m, 1);
+            put(E, ")) continue;\n");
+            st->handled[k] = 1;
+        }
+    }
+    return braces;
+}
+
+static void close_braces(emitter *E, int n, int *depth)
+{
+    for (int i = 0; i < n; i++) {
+        (*depth)--;
+        put(E, "%*s}\n", 4 * *depth, "");
+    }
+}
+
+/* Code zeroing COUNT elements of type T at P: entries no map reaches. */
+static void emit_zero(emitter *E, const char *p, const tx_extent *ext, int rank, dtype t)
+{
+    E->uses_maps = 1;
+    put(E, "    tx_rt_zero(%s, (int64_t)sizeof(%s)", p, ctype(t));
+    for (int i = 0; i < rank; i++) {
+        put(E, " * ");
+        put_extent(E, ext[i]);
+    }
+    put(E, ");\n");
+}
+
+/* A value whose loops some sparse map restricts: plain scalar loops that
+   follow the maps; the buffer is zeroed first, so entries no map reaches
+   read as zero. */
+static void emit_compute_sparse(emitter *E, const g_value *v)
+{
+    int depth = 2, nsum = 0, summed[TX_MAX_LABELS];
+    tx_extent sext[TX_MAX_LABELS];
+    if (v->op == OP_CONTRACT || v->op == OP_REDUCE)
+        nsum = labels_in(v, v->summed, summed, sext);
+    E->uses_maps = 1;
+    put(E, "    { /* %%%d: follows sparse maps */\n", v->id);
+    char name[32];
+    snprintf(name, sizeof name, "tx_v%d", v->id);
+    emit_zero(E, name, v->ext, v->rank, v->dt);
+    sparse_state st;
+    memset(&st, 0, sizeof st);
+    if (v->op == OP_CONTRACT) {
+        /* the buffer starts at zero, so the products can be added in in
+           any loop order: one nest over output and summed labels, in the
+           order the maps favour (sources, then their entries, then the
+           rest innermost, contiguous) */
+        int all[TX_MAX_LABELS], na = 0;
+        tx_extent aext[TX_MAX_LABELS];
+        for (int i = 0; i < v->rank; i++) {
+            all[na] = v->label[i];
+            aext[na++] = v->ext[i];
+        }
+        for (int i = 0; i < nsum; i++) {
+            all[na] = summed[i];
+            aext[na++] = sext[i];
+        }
+        int b = open_loops_sparse(E, v, all, aext, na, &depth, &st);
+        put(E, "%*stx_v%d[", 4 * depth, "", v->id);
+        put_offset_labels(E, v);
+        put(E, "] += ");
+        if (v->coef != 1) {
+            num_literal(E->out, v->coef);
+            put(E, " * ");
+        }
+        put_product(E, v);
+        put(E, ";\n");
+        close_braces(E, b, &depth);
+        put(E, "    }\n");
+        return;
+    }
+    int b1 = open_loops_sparse(E, v, v->label, v->ext, v->rank, &depth, &st);
+    int reduces = (v->op == OP_CONTRACT && nsum) || v->op == OP_REDUCE;
+    put(E, "%*sdouble tx_acc = %s;\n", 4 * depth, "",
+        v->op == OP_REDUCE ? reduce_init(v->red) : "0.0");
+    int d2 = depth, b2 = 0;
+    if (reduces)
+        b2 = open_loops_sparse(E, v, summed, sext, nsum, &d2, &st);
+    put(E, "%*s", 4 * d2, "");
+    if (v->op == OP_REDUCE)
+        put_reduce_update(E, v->red, v->in[0]);
+    else if (reduces) {
+        put(E, "tx_acc += ");
+        put_product(E, v);
+    } else {
+        put(E, "tx_acc = ");
+        if (v->op == OP_CONTRACT && v->coef != 1) {
+            num_literal(E->out, v->coef);
+            put(E, " * ");
+        }
+        put_elementwise(E, v);
+    }
+    put(E, ";\n");
+    close_braces(E, b2, &d2);
+    put(E, "%*stx_v%d[", 4 * depth, "", v->id);
+    put_offset_labels(E, v);
+    put(E, "] = (%s)(", ctype(v->dt));
+    if (reduces && v->op == OP_CONTRACT && v->coef != 1) {
+        num_literal(E->out, v->coef);
+        put(E, " * ");
+    }
+    put(E, "tx_acc);\n");
+    close_braces(E, b1, &depth);
+    put(E, "    }\n");
+}
+
+/* A store whose loops a sparse map restricts ('=' zeroes the tensor
+   first: entries no map reaches are written as zero). */
+static void emit_store_sparse(emitter *E, const g_value *s)
+{
+    sym *var = SP(E)->vars[s->var];
+    int depth = 2;
+    E->uses_maps = 1;
+    put(E, "    { /* %%%d: follows sparse maps */\n", s->id);
+    if (s->store_op == '=') {
+        tx_buf nm = {0};
+        mangle_name(&nm, "t_", var->name);
+        emit_zero(E, nm.p, s->ext, s->rank, var->dt);
+        buf_free(&nm);
+    }
+    sparse_state st;
+    memset(&st, 0, sizeof st);
+    int b = open_loops_sparse(E, s, s->store_label, s->ext, s->rank, &depth, &st);
+    put(E, "%*s", 4 * depth, "");
+    put_var(E, s->var);
+    put(E, "[");
+    if (s->rank == 0)
+        put(E, "0");
+    for (int i = 0; i < s->rank - 1; i++)
+        put(E, "(");
+    for (int i = 0; i < s->rank; i++) {
+        if (i) {
+            put(E, ")*");
+            put_extent(E, s->ext[i]);
+            put(E, " + ");
+        }
+        put_label(E, s->store_label[i]);
+    }
+    put(E, "] %s (%s)", s->store_op == '=' ? "=" : s->store_op == '+' ? "+=" : "-=", ctype(var->dt));
+    put_access(E, s->in[0]);
+    put(E, ";\n");
+    close_braces(E, b, &depth);
+    put(E, "    }\n");
+}
+
 static int blk_supported(const g_value *v, int *need, int base);
 static void emit_block_loop(emitter *E, const g_value *x, const int *labels, const tx_extent *ext, int rank,
                             int target_var, const g_value *temp, dtype tdt, int op);
 
 static void emit_compute(emitter *E, const g_value *v)
 {
+    if (v->nmaps && v->op != OP_SCAN) {
+        emit_compute_sparse(E, v);
+        return;
+    }
     if ((v->op == OP_MAP || v->op == OP_ADD || (v->op == OP_CONTRACT && ls_empty(v->summed))) && v->rank > 0) {
         /* an elementwise value: blocked, through the primitives */
         g_value root = *v;
@@ -1160,6 +1449,10 @@ static void emit_linalg(emitter *E, const g_value *v, g_value *const *parts)
 
 static void emit_store(emitter *E, const g_value *s)
 {
+    if (s->nmaps) {
+        emit_store_sparse(E, s);
+        return;
+    }
     sym *var = SP(E)->vars[s->var];
     int depth = 2, need = 0;
     put(E, "    { /* %%%d */\n", s->id);
@@ -1244,7 +1537,7 @@ static void emit_prelude(emitter *E)
            "    *r = a * b;\n"
            "    return 1;\n"
            "}\n\n");
-    if (E->uses_blocks)
+    if (E->uses_blocks || E->uses_maps || SP(E)->nmaps)
         put(E, "%s\n", E->o->jit ? tx_prim_prototypes : tx_prims_source);
     if (E->uses_linalg)
         put(E, "%s\n", E->o->jit ? tx_linalg_prototypes : tx_linalg_source);
@@ -1267,6 +1560,11 @@ static void emit_signature(emitter *E)
             put_var(E, t->var);
             put(E, " = (%s%s *)tx_args[%d];\n", t->io == IO_IN ? "const " : "", ctype(t->dt), k);
         }
+        for (int i = 0; i < S->nmaps; i++, k++) {
+            put(E, "    const tx_sparse_map *");
+            put_map(E, i);
+            put(E, " = (const tx_sparse_map *)tx_args[%d];\n", k);
+        }
         if (E->o->timing)
             put(E, "    double *tx_times = (double *)tx_args[%d];\n    double tx_t0;\n", k);
         put(E, "    int64_t *tx_detailp = (int64_t *)tx_args[%d];\n    (void)tx_detailp;\n", k + 2);
@@ -1283,6 +1581,11 @@ static void emit_signature(emitter *E)
         sym *t = S->tensors[i];
         put(E, "%s%s%s *", first ? "" : ",\n        ", t->io == IO_IN ? "const " : "", ctype(t->dt));
         put_var(E, t->var);
+        first = 0;
+    }
+    for (int i = 0; i < S->nmaps; i++) {
+        put(E, "%sconst tx_sparse_map *", first ? "" : ",\n        ");
+        put_map(E, i);
         first = 0;
     }
     if (first)
@@ -1406,6 +1709,28 @@ int emit_c(graph *g, const emit_options *o, tx_buf *out, emit_error **errs, int 
         mangle_name(&body, "d_", S->sym_dims[i]->name);
         put(&E, " < 0) return %d;\n", add_error(&E, msg));
     }
+    /* every sparse map is checked before any loop reads through it */
+    for (int i = 0; i < S->nmaps; i++) {
+        const sym *m = S->maps[i];
+        char msg[600];
+        snprintf(msg, sizeof msg, "sparse map '%s' is invalid: it needs nsrc equal to the number of source "
+                 "tuples, offsets from 0 that never decrease, and targets in range, ascending for each source",
+                 m->name);
+        E.uses_maps = 1;
+        put(&E, "    if (tx_rt_map_check(");
+        put_map(&E, i);
+        put(&E, ", (int64_t)1");
+        for (int j = 0; j < m->nsrc; j++) {
+            put(&E, " * ");
+            put_extent(&E, m->src_ext[j]);
+        }
+        put(&E, ", (int64_t)1");
+        for (int j = 0; j < m->ndst; j++) {
+            put(&E, " * ");
+            put_extent(&E, m->dst_ext[j]);
+        }
+        put(&E, ")) return %d;\n", add_error(&E, msg));
+    }
     /* extents only run time can compare: slices' boxes, min(m, n) */
     for (int i = 0; i < S->nchecks; i++) {
         const ext_check *c = &S->checks[i];
@@ -1467,7 +1792,7 @@ int emit_c(graph *g, const emit_options *o, tx_buf *out, emit_error **errs, int 
     int use_ws = o->jit && o->workspace && plan_workspace(&E, last, &ws) == 0;
     if (use_ws) {
         *o->workspace = (size_t)ws.size;
-        put(&E, "    char *tx_ws = (char *)tx_args[%d];\n    tx_blk = (double *)tx_ws;\n", S->ntensors + 1);
+        put(&E, "    char *tx_ws = (char *)tx_args[%d];\n    tx_blk = (double *)tx_ws;\n", S->ntensors + S->nmaps + 1);
         for (int i = 0; i < S->nvars; i++)
             if (ws.var_off[i] >= 0) {
                 put(&E, "    ");
@@ -1625,7 +1950,20 @@ int emit_header(graph *g, const emit_options *o, tx_buf *out)
         }
         put(&E, "], row-major%s\n", t->rank == 0 ? " (one element)" : "");
     }
+    for (int i = 0; i < S->nmaps; i++) {
+        const sym *m = S->maps[i];
+        put(&E, " *   ");
+        put_map(&E, i);
+        put(&E, "  const tx_sparse_map *: sparse map %s, from %d source to %d target label%s\n", m->name, m->nsrc,
+            m->ndst, m->ndst == 1 ? "" : "s");
+    }
     put(&E, " *\n * Returns 0 on success, or a code that %s_error() describes.\n */\n", o->fn_name);
+    if (S->nmaps)
+        put(&E, "#ifndef TX_SPARSE_MAP_DEFINED\n#define TX_SPARSE_MAP_DEFINED\n"
+                "typedef struct {\n    int64_t nsrc;            /* source tuples, row-major over the source extents */\n"
+                "    const int64_t *offsets;  /* nsrc + 1 entries: targets of source s are targets[offsets[s]..offsets[s+1]) */\n"
+                "    const int64_t *targets;  /* target tuples, row-major over the target extents, ascending */\n"
+                "} tx_sparse_map;\n#endif\n\n");
     put(&E, "int %s(", o->fn_name);
     int first = 1;
     for (int i = 0; i < S->nsym_dims; i++) {
@@ -1637,6 +1975,11 @@ int emit_header(graph *g, const emit_options *o, tx_buf *out)
         sym *t = S->tensors[i];
         put(&E, "%s%s%s *", first ? "" : ",\n        ", t->io == IO_IN ? "const " : "", ctype(t->dt));
         put_var(&E, t->var);
+        first = 0;
+    }
+    for (int i = 0; i < S->nmaps; i++) {
+        put(&E, "%sconst tx_sparse_map *", first ? "" : ",\n        ");
+        put_map(&E, i);
         first = 0;
     }
     if (first)

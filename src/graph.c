@@ -70,6 +70,41 @@ int graph_modes(const g_value *v, mode_seq *s)
     return -1;
 }
 
+labelset graph_iteration_labels(const g_value *v)
+{
+    labelset it = {{0}};
+    for (int i = 0; i < v->rank; i++)
+        if (v->label[i] >= 0)
+            ls_add(&it, v->label[i]);
+    if (v->op == OP_STORE)
+        for (int i = 0; i < v->rank; i++)
+            ls_add(&it, v->store_label[i]);
+    if (v->op == OP_CONTRACT || v->op == OP_REDUCE)
+        it = ls_union(it, v->summed);
+    return it;
+}
+
+int graph_map_covers(const graph *g, int map, labelset it)
+{
+    const sym *m = g->S->maps[map];
+    for (int i = 0; i < m->nsrc; i++)
+        if (!ls_has(&it, m->src[i]))
+            return 0;
+    for (int i = 0; i < m->ndst; i++)
+        if (!ls_has(&it, m->dst[i]))
+            return 0;
+    return 1;
+}
+
+void graph_restrict(const graph *g, g_value *v, const int *maps, int n)
+{
+    labelset it = graph_iteration_labels(v);
+    v->nmaps = 0;
+    for (int k = 0; k < n && v->nmaps < 8; k++)
+        if (graph_map_covers(g, maps[k], it))
+            v->maps[v->nmaps++] = maps[k];
+}
+
 void graph_renumber(graph *g)
 {
     int n = 0;
@@ -517,6 +552,10 @@ void graph_print(const graph *g, tx_buf *out, int dot)
                            v->blas->store ? ", into the stored tensor" : "");
             if (v->absorbed)
                 buf_puts(out, "   (written by the BLAS call)");
+            for (int m = 0; m < v->nmaps; m++)
+                buf_printf(out, "%s%s", m ? ", " : "   (loops follow sparse map ", g->S->maps[v->maps[m]]->name);
+            if (v->nmaps)
+                buf_puts(out, ")");
             if (fl || by)
                 buf_printf(out, "   [%.3g flop, %.3g B]", fl, by);
             buf_puts(out, "\n");

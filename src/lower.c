@@ -52,10 +52,21 @@ typedef struct {
 
 /* Appends V to the graph; in a statement that involves f64 every computed
    value is f64 (tx(5) §4.2: a statement mixing f32 and f64 computes in f64). */
+/* Attaches the statement's sparse maps whose labels V's loops all run
+   over: those loops then follow the map's entries (tx(5) §7). */
+static void restrict_by_maps(lowerer *L, g_value *v)
+{
+    if (!L->st || v->op == OP_INDEX || v->op == OP_INPUT || v->op == OP_CONST || v->op == OP_PART ||
+        v->op == OP_LINALG)
+        return;
+    graph_restrict(L->g, v, L->st->maps, L->st->nmaps);
+}
+
 static g_value *add(lowerer *L, g_value *v)
 {
     if (L->wide && v->op != OP_INDEX && v->op != OP_INPUT && v->op != OP_STORE && v->op != OP_CONST)
         v->dt = DT_F64;
+    restrict_by_maps(L, v);
     return graph_add(L->g, v);
 }
 
@@ -593,6 +604,7 @@ static void store_value(lowerer *L, cst_stmt *st, cst_target *t, int op, g_value
         s->ext[i] = var->ext[i];
         s->store_label[i] = t->labels[i].label;
     }
+    restrict_by_maps(L, s);
     graph_add(L->g, s);
     L->cur[var->var] = s;
 }

@@ -443,6 +443,103 @@ static void print_tensor(const run_binding *b)
     printf("\n");
 }
 
+typedef struct {
+    tx_map_info info;
+    const char *file;
+    int64_t *offsets, *targets;
+    tx_sparse_map m;
+} map_binding;
+
+/* Binds sparse map B from its mask file (non-zero: the pair is in the
+   map), or a seeded random half-full mask with --random. */
+static int load_map(tx_program *p, tx_ctx *ctx, map_binding *b, int random_inputs)
+{
+    int64_t shape[64];
+    int n = b->info.nsrc + b->info.ndst;
+    if (!b->file && !random_inputs) {
+        fprintf(stderr, "txc: sparse map '%s' is not bound; give %s=MASK.npy or --random\n", b->info.name,
+                b->info.name);
+        return -1;
+    }
+    if (tx_map_shape(p, b->info.name, shape) != TX_OK) {
+        fprintf(stderr, "txc: %s\n", tx_errmsg(ctx));
+        return -1;
+    }
+    int64_t nsrc = count_elems(shape, b->info.nsrc), ndst = count_elems(shape + b->info.nsrc, b->info.ndst);
+    npy_array a = {0};
+    char err[512];
+    if (b->file) {
+        if (npy_read(b->file, &a, err, sizeof err) < 0) {
+            fprintf(stderr, "txc: sparse map '%s': %s\n", b->info.name, err);
+            return -1;
+        }
+        int ok = a.ndim == n;
+        for (int i = 0; ok && i < n; i++)
+            ok = a.shape[i] == shape[i];
+        if (!ok) {
+            fprintf(stderr, "txc: sparse map '%s': %s has shape (", b->info.name, b->file);
+            for (int i = 0; i < a.ndim; i++)
+                fprintf(stderr, "%s%lld", i ? ", " : "", (long long)a.shape[i]);
+            fprintf(stderr, "), but the map's source and target modes are (");
+            for (int i = 0; i < n; i++)
+                fprintf(stderr, "%s%lld", i ? ", " : "", (long long)shape[i]);
+            fprintf(stderr, ")\n");
+            npy_free(&a);
+            return -1;
+        }
+    }
+    if (nsrc < 0 || ndst < 0 || (ndst && nsrc > INT64_MAX / ndst)) {
+        fprintf(stderr, "txc: sparse map '%s' is too large\n", b->info.name);
+        npy_free(&a);
+        return -1;
+    }
+    /* the mask as bytes, from the file or drawn */
+    unsigned char *on = malloc((size_t)(nsrc > 0 && ndst > 0 ? nsrc * ndst : 1));
+    b->offsets = malloc(sizeof(int64_t) * (size_t)(nsrc + 1));
+    if (!on || !b->offsets) {
+        fprintf(stderr, "txc: out of memory for sparse map '%s'\n", b->info.name);
+        free(on);
+        npy_free(&a);
+        return -1;
+    }
+    int64_t count = 0;
+    for (int64_t i = 0; i < nsrc * ndst; i++) {
+        if (!b->file)
+            on[i] = rng_uniform() > 0;
+        else if (a.dtype == NPY_BOOL)
+            on[i] = ((unsigned char *)a.data)[i] != 0;
+        else if (a.dtype == NPY_F32)
+            on[i] = ((float *)a.data)[i] != 0;
+        else
+            on[i] = ((double *)a.data)[i] != 0;
+        count += on[i];
+    }
+    npy_free(&a);
+    b->targets = malloc(sizeof(int64_t) * (size_t)(count ? count : 1));
+    if (!b->targets) {
+        fprintf(stderr, "txc: out of memory for sparse map '%s'\n", b->info.name);
+        free(on);
+        return -1;
+    }
+    int64_t e = 0;
+    for (int64_t s = 0; s < nsrc; s++) {
+        b->offsets[s] = e;
+        for (int64_t t = 0; t < ndst; t++)
+            if (on[s * ndst + t])
+                b->targets[e++] = t;
+    }
+    b->offsets[nsrc] = e;
+    free(on);
+    b->m.nsrc = nsrc;
+    b->m.offsets = b->offsets;
+    b->m.targets = b->targets;
+    if (tx_bind_sparse(p, b->info.name, &b->m) != TX_OK) {
+        fprintf(stderr, "txc: %s\n", tx_errmsg(ctx));
+        return -1;
+    }
+    return 0;
+}
+
 static int cmd_run(int argc, char **argv)
 {
     common_opts c = {0};
@@ -499,8 +596,9 @@ static int cmd_run(int argc, char **argv)
     tx_ctx *ctx = status ? NULL : tx_new();
     tx_program *p = NULL;
     double t_start = now(), t_compiled = 0, t_read = 0, t_ran = 0, t_written = 0;
-    int ntensors = 0;
+    int ntensors = 0, nmaps = 0;
     run_binding *all = NULL;
+    map_binding *maps = NULL;
     if (!status && !ctx)
         status = (fprintf(stderr, "txc: out of memory\n"), EXIT_RUNTIME);
     if (!status) {
@@ -522,11 +620,22 @@ static int cmd_run(int argc, char **argv)
             tx_tensor_get(p, k, &all[k].info);
             all[k].name = all[k].info.name;
         }
+        nmaps = tx_map_count(p);
+        maps = calloc((size_t)nmaps + 1, sizeof *maps);
+        if (!maps)
+            status = (fprintf(stderr, "txc: out of memory\n"), EXIT_RUNTIME);
+        for (int k = 0; !status && k < nmaps; k++)
+            tx_map_get(p, k, &maps[k].info);
         for (int j = 0; !status && j < nb; j++) {
             int found = 0;
             for (int k = 0; k < ntensors; k++)
                 if (strcmp(all[k].name, binds[j].name) == 0) {
                     all[k].file = binds[j].file;
+                    found = 1;
+                }
+            for (int k = 0; k < nmaps; k++)
+                if (strcmp(maps[k].info.name, binds[j].name) == 0) {
+                    maps[k].file = binds[j].file;
                     found = 1;
                 }
             if (!found) {
@@ -603,6 +712,10 @@ static int cmd_run(int argc, char **argv)
                 status = EXIT_RUNTIME;
             }
         }
+    /* sparse maps, from masks over (source modes, target modes) */
+    for (int k = 0; !status && k < nmaps; k++)
+        if (load_map(p, ctx, &maps[k], random_inputs) < 0)
+            status = EXIT_RUNTIME;
     t_read = now();
     if (!status && tx_run(p) != TX_OK) {
         const char *m = tx_errmsg(ctx);
@@ -684,6 +797,11 @@ static int cmd_run(int argc, char **argv)
     for (int k = 0; k < ntensors; k++)
         free(all[k].data);
     free(all);
+    for (int k = 0; k < nmaps; k++) {
+        free(maps[k].offsets);
+        free(maps[k].targets);
+    }
+    free(maps);
     for (int j = 0; j < nb; j++)
         free((char *)binds[j].name);
     free(binds);

@@ -126,7 +126,7 @@ static g_value *direct_store(graph *g, g_value *v)
     if (v->nuses != 1 || v->id + 1 >= g->n)
         return NULL;
     g_value *s = g->v[v->id + 1];
-    if (s->op != OP_STORE || s->in[0] != v || s->dt != v->dt)
+    if (s->op != OP_STORE || s->in[0] != v || s->dt != v->dt || s->nmaps)
         return NULL;
     for (int i = 0; i < 2; i++) { /* it must not read the tensor it writes */
         const g_value *w = v->in[i];
@@ -177,8 +177,8 @@ static double group_extent(const graph *g, const g_value *v, int label)
 static void plan_one(graph *g, g_value *v, g_value **pre, int *npre, const g_value *user)
 {
     g_value *A = v->in[0], *B = v->in[1];
-    if (v->coef_in[0] != 1 || v->coef_in[1] != 1 || A->dt != v->dt || B->dt != v->dt)
-        return;
+    if (v->coef_in[0] != 1 || v->coef_in[1] != 1 || A->dt != v->dt || B->dt != v->dt || v->nmaps)
+        return; /* (a sparse map makes it a sparse loop nest, not a GEMM) */
     if (A->rank == 0 || B->rank == 0 || A->inlined || B->inlined)
         return;
     blas_plan p = {0};

@@ -61,8 +61,11 @@ static int same_operands(const g_value *a, const g_value *b)
 
 static int same_value(const g_value *a, const g_value *b)
 {
-    if (a->op != b->op || a->dt != b->dt || a->rank != b->rank || !same_operands(a, b))
+    if (a->op != b->op || a->dt != b->dt || a->rank != b->rank || !same_operands(a, b) || a->nmaps != b->nmaps)
         return 0;
+    for (int i = 0; i < a->nmaps; i++)
+        if (a->maps[i] != b->maps[i])
+            return 0;
     switch (a->op) {
     case OP_INPUT:
     case OP_STORE:

@@ -33,7 +33,16 @@ typedef struct {
     labelset lab[64];
     labelset out;
     double ext[TX_MAX_LABELS];
+    int nmaps;                 /* the sparse maps restricting the contraction */
+    const int *maps;
 } problem;
+
+/* The fraction of the dense box a sparse map keeps: known when it is
+   bound (JIT), else taken as 0.1 for the cost model. */
+static double density(const graph *g, int map)
+{
+    return g->map_density ? g->map_density[map] : 0.1;
+}
 
 static double size_of(const problem *P, labelset s)
 {
@@ -58,7 +67,11 @@ static labelset kept(const problem *P, uint64_t mask, labelset have)
 static double pair_flops(const problem *P, labelset a, labelset b, labelset result)
 {
     labelset all = ls_union(a, b);
-    return size_of(P, all) * (ls_eq(all, result) ? 1 : 2);
+    double z = size_of(P, all) * (ls_eq(all, result) ? 1 : 2);
+    for (int k = 0; k < P->nmaps; k++) /* loops that follow a map's entries */
+        if (graph_map_covers(P->g, P->maps[k], all))
+            z *= density(P->g, P->maps[k]);
+    return z;
 }
 
 double order_flops(const graph *g, const g_value *v)
@@ -118,6 +131,7 @@ static g_value *make_pair(graph *g, const g_value *like, g_value *a, double ea, 
             }
         }
     c->rank = r;
+    graph_restrict(g, c, like->maps, like->nmaps);
     return c;
 }
 
@@ -196,7 +210,7 @@ static void greedy(problem *P, best *B, uint64_t *groups, int n)
 
 static void order_one(graph *g, g_value *v, g_value ***list, int *nlist)
 {
-    problem P = {.g = g, .n = v->nin};
+    problem P = {.g = g, .n = v->nin, .nmaps = v->nmaps, .maps = v->maps};
     P.out = value_labels(v);
     for (int i = 0; i < v->nin; i++) {
         P.lab[i] = value_labels(v->in[i]);

@@ -441,6 +441,87 @@ static void check_tensor_decl(sema_program *S, cst_stmt *st)
     add_sym(S, &S->vars, &S->nvars, t);
 }
 
+/* sparse NAME : "i,j" -> "a,b"; (tx(5) §7) */
+static void check_sparse_decl(sema_program *S, cst_stmt *st)
+{
+    const char *const *names = S->cst->label_names;
+    if (st->nmap_src == 0 || st->nmap_dst == 0) {
+        diag_error(S->diag, st->nmap_src == 0 ? st->src_str.span : st->dst_str.span,
+                   "a sparse map relates at least one source label to at least one target label");
+        return;
+    }
+    for (int side = 0; side < 2; side++) {
+        cst_label *ls = side ? st->map_dst : st->map_src;
+        int n = side ? st->nmap_dst : st->nmap_src;
+        for (int i = 0; i < n; i++) {
+            if (ls[i].label < 0) {
+                diag_error(S->diag, ls[i].span, "a sparse map relates labels; an integer cannot be one");
+                return;
+            }
+            for (int j = 0; j < st->nmap_src; j++)
+                if ((side || j < i) && st->map_src[j].label == ls[i].label) {
+                    diag_error(S->diag, ls[i].span, "label '%s' appears twice in the sparse map", names[ls[i].label]);
+                    return;
+                }
+            for (int j = 0; side && j < i; j++)
+                if (st->map_dst[j].label == ls[i].label) {
+                    diag_error(S->diag, ls[i].span, "label '%s' appears twice in the sparse map", names[ls[i].label]);
+                    return;
+                }
+        }
+    }
+    sym *m = declare(S, SYM_MAP, &st->name);
+    if (!m)
+        return;
+    m->nsrc = st->nmap_src;
+    m->ndst = st->nmap_dst;
+    for (int i = 0; i < m->nsrc; i++)
+        m->src[i] = st->map_src[i].label;
+    for (int i = 0; i < m->ndst; i++)
+        m->dst[i] = st->map_dst[i].label;
+    m->index = S->nmaps;
+    add_sym(S, &S->maps, &S->nmaps, m);
+}
+
+/* The sparse maps whose labels all occur in statement ST apply to it; the
+   first statement a map applies to fixes its extents, and every later one
+   must agree. */
+static void apply_maps(checker *C, cst_stmt *st)
+{
+    sema_program *S = C->S;
+    for (int k = 0; k < S->nmaps; k++) {
+        sym *m = S->maps[k];
+        int all = 1;
+        for (int i = 0; i < m->nsrc; i++)
+            all &= ls_has(&st->lab_bound, m->src[i]);
+        for (int i = 0; i < m->ndst; i++)
+            all &= ls_has(&st->lab_bound, m->dst[i]);
+        if (!all)
+            continue;
+        for (int side = 0; side < 2; side++)
+            for (int i = 0; i < (side ? m->ndst : m->nsrc); i++) {
+                int l = side ? m->dst[i] : m->src[i];
+                tx_extent *me = side ? &m->dst_ext[i] : &m->src_ext[i];
+                if (!m->map_used)
+                    *me = st->lab_ext[l];
+                else if (!ext_eq(*me, st->lab_ext[l])) {
+                    char a[300], b[300];
+                    describe_extent(S, *me, a, sizeof a);
+                    describe_extent(S, st->lab_ext[l], b, sizeof b);
+                    diag_error(S->diag, st->span, "sparse map '%s' relates label '%s' of extent %s here, but %s in "
+                               "an earlier statement", m->name, S->cst->label_names[l], b, a);
+                    return;
+                }
+            }
+        m->map_used = 1;
+        int *v = arena_alloc(S->arena, sizeof(int) * (size_t)(st->nmaps + 1));
+        if (st->nmaps)
+            memcpy(v, st->maps, sizeof(int) * (size_t)st->nmaps);
+        v[st->nmaps++] = k;
+        st->maps = v;
+    }
+}
+
 /* ---- expressions ---- */
 
 static void note_read(checker *C, int var)
@@ -1219,6 +1300,7 @@ static void check_assign(checker *C, cst_stmt *st)
     v->last_write = C->stmt_no;
     st->wide = v->dt == DT_F64 || expr_dtype(st->expr) == DT_F64;
     st->index = S->nassign++;
+    apply_maps(C, st);
 }
 
 /* The result modes of a multi-output call, in terms of its matrix's row
@@ -1325,6 +1407,7 @@ static void check_multi(checker *C, cst_stmt *st)
         st->wide = 1;
     st->multi_new = nw;
     st->index = S->nassign++;
+    apply_maps(C, st);
 }
 
 static void check_let(checker *C, cst_stmt *st)
@@ -1379,6 +1462,7 @@ static void check_let_tensor(checker *C, cst_stmt *st)
     v->var = S->nvars;
     add_sym(S, &S->vars, &S->nvars, v);
     st->index = S->nassign++;
+    apply_maps(C, st);
 }
 
 sema_program *sema_check(cst_program *cst, tx_arena *a, tx_diag *d)
@@ -1403,7 +1487,7 @@ sema_program *sema_check(cst_program *cst, tx_arena *a, tx_diag *d)
             check_tensor_decl(S, st);
             break;
         case STMT_SPARSE:
-            diag_error(d, st->span, "sparse maps are not supported yet");
+            check_sparse_decl(S, st);
             break;
         case STMT_ASSIGN:
             stmt_begin(&C, st);
@@ -1440,6 +1524,10 @@ sema_program *sema_check(cst_program *cst, tx_arena *a, tx_diag *d)
             break;
         }
     }
+    for (int k = 0; d->nerrors == errors_before && k < S->nmaps; k++)
+        if (!S->maps[k]->map_used)
+            diag_error(d, S->maps[k]->span, "sparse map '%s' applies to no statement: no statement uses all of "
+                       "its labels", S->maps[k]->name);
     if (d->nerrors == errors_before)
         for (int i = 0; i < S->ntensors; i++) {
             sym *t = S->tensors[i];

@@ -120,8 +120,26 @@ TX_API const char *tx_strerror(int status);
    stays owned by the caller and must live until the last tx_run using it. */
 TX_API int tx_bind(tx_program *p, const char *tensor, void *data, int ndim, const int64_t *shape);
 
-/* Binds sparse map MAP. (Sparse maps are not supported yet: returns TX_ERR_ARG.) */
+/* Binds sparse map MAP to M (tx(5) §7), owned by the caller and alive
+   until the last tx_run using it. Its contents are checked by every run
+   before any loop reads through it (a bad map is TX_ERR_RUN). */
 TX_API int tx_bind_sparse(tx_program *p, const char *map, const tx_sparse_map *m);
+
+/* What a program declares for one of its sparse maps. */
+typedef struct {
+    const char *name;
+    int nsrc, ndst; /* source and target labels */
+} tx_map_info;
+
+/* Number of sparse maps, in declaration order. */
+TX_API int tx_map_count(const tx_program *p);
+
+/* Describes sparse map I (0-based). */
+TX_API int tx_map_get(const tx_program *p, int i, tx_map_info *info);
+
+/* The extents of sparse map MAP's source then target modes (nsrc + ndst
+   entries), from the dims set and the tensors bound so far. */
+TX_API int tx_map_shape(tx_program *p, const char *map, int64_t *shape);
 
 /* Sets symbolic dim DIM to EXTENT (>= 0). Later bindings must agree with
    it; earlier ones are checked by tx_run. Setting a constant dim to its own

@@ -189,6 +189,12 @@ typedef struct sym {
     tx_extent ext[TX_MAX_MODES];
     int written;      /* sema: has a statement written it so far */
     int var;          /* graph: variable index */
+    /* SYM_MAP: "src" -> "dst" labels, and their extents from the first
+       statement it applies to */
+    int nsrc, ndst;
+    int src[TX_MAX_MODES], dst[TX_MAX_MODES];
+    tx_extent src_ext[TX_MAX_MODES], dst_ext[TX_MAX_MODES];
+    int map_used;
     /* SYM_LET */
     cst_node *let_node;
     cst_stmt *stmt;   /* SYM_LET, SYM_LET_TENSOR: the defining statement */
@@ -282,6 +288,10 @@ struct cst_stmt {
     int dtype_tok;       /* TK_F32, TK_F64 or 0 */
     cst_list extents;    /* STMT_TENSOR */
     tx_token src_str, dst_str; /* STMT_SPARSE */
+    int nmap_src, nmap_dst;
+    cst_label *map_src, *map_dst;
+    int nmaps;           /* sparse maps that apply to this statement (sema) */
+    int *maps;           /* their indices in sema_program.maps */
     /* sema: */
     int index;           /* statement number among assignments (0-based) */
     int nlab;            /* labels bound in this statement */
@@ -362,6 +372,8 @@ typedef struct {
     sym **tensors;
     int nvars;            /* every tensor variable: params, tmp, let tensors */
     sym **vars;
+    int nmaps;            /* sparse maps, declaration order (parameters after the tensors) */
+    sym **maps;
     int nassign;          /* assignment statements */
     int nderived;         /* derived extents */
     struct dext *derived;
@@ -451,6 +463,8 @@ struct g_value {
     int64_t la_pow;             /* OP_LINALG pow */
     tx_extent slice_lo[TX_MAX_MODES]; /* OP_SLICE: per mode of the result */
     blas_plan *blas;            /* set by pass_blas: computed by a BLAS call */
+    int nmaps;                  /* sparse maps restricting this value's loops */
+    int maps[8];
     int absorbed;               /* OP_STORE: its contraction wrote the tensor directly */
     /* OP_INDEX: for each mode of in[0], a label id or -1 with a chip index */
     int idx_label[TX_MAX_MODES];
@@ -474,6 +488,7 @@ typedef struct {
     g_value **v;                /* topological order */
     const char *const *label_names;
     const int64_t *dim_values;  /* per symbolic dim, when known (JIT); else NULL */
+    const double *map_density;  /* per sparse map: entries / dense size, when known */
     int blas;                   /* passes may map contractions to BLAS */
 } graph;
 
@@ -497,6 +512,12 @@ const char *graph_label_name(const graph *g, int label);
 /* The layout of V if it lives in memory (a view of a tensor variable, or
    a computed, non-fused value): 0 and *S filled, else -1. */
 int graph_modes(const g_value *v, mode_seq *s);
+/* The labels V's loops run over (its labels, summed ones, a store's). */
+labelset graph_iteration_labels(const g_value *v);
+/* Does sparse map MAP restrict loops over IT (are all its labels in it)? */
+int graph_map_covers(const graph *g, int map, labelset it);
+/* Sets V's maps to those of MAPS[0..N) that cover its loops. */
+void graph_restrict(const graph *g, g_value *v, const int *maps, int n);
 /* Renumbers G's values in list order and recounts their uses (after a
    pass edited the list). */
 void graph_renumber(graph *g);
