@@ -1185,7 +1185,7 @@ static const struct {
     {"dim n; out C[n];\nC(\"i\") = n(\"i\");", 2, 10, "'n' is a dim, not a tensor"},
     /* 15 */ {"in A[n]; out C[A];", 1, 16, "not a dim"},
     {"in A[n]; out C[n]; out D[n];\nC(\"i\") = A(\"i\");", 1, 24, "output 'D' is never written"},
-    {"sparse L : \"i\" -> \"j\";", 1, 1, "sparse maps are not supported yet"},
+    {"sparse L : \"i\" -> \"j\";", 1, 8, "applies to no statement"},
     {"in A[n], B[n]; out C[n];\nC(\"i\") = A(\"i\") ^ B(\"i\");", 2, 19, "the exponent of '^' must be a number"},
     {"in A[n,n]; out c;\nc = A;", 2, 5, "'A' has 2 modes"},
     /* 20 */ {"in A[n]; out C[m];\nC(\"i\") = A(\"i\");", 2, 4, "label 'i' has extent 'n'"},
