@@ -170,7 +170,7 @@ DESTDIR ?=
 LIBDIR  := $(DESTDIR)$(PREFIX)/lib
 MANPAGES := $(wildcard man/*.1 man/*.3 man/*.5)
 
-$(B)/tensorexpr.pc: | $(B)
+$(B)/tensorexpr.pc: FORCE | $(B)
 	printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$${prefix}/lib' 'includedir=$${prefix}/include' '' \
 	    'Name: tensorexpr' 'Description: compiler for einsum-style tensor expressions to C, with a libtcc JIT' \
 	    'Version: $(VERSION)' 'Cflags: -I$${includedir}' 'Libs: -L$${libdir} -ltensorexpr' \
@@ -197,4 +197,5 @@ uninstall:
 clean:
 	rm -rf build build-san
 
-.PHONY: all deps demo check bench fuzz install uninstall clean
+FORCE:
+.PHONY: all deps demo check bench fuzz install uninstall clean FORCE

@@ -234,8 +234,7 @@ static void parse_stack_overflow(cst_program *P)
         return;
     P->failed = 1;
     diag_error(P->diag, P->last_token.span,
-               "expression nested too deeply (parentheses and calls nest at most about %d levels)",
-               TX_MAX_NESTING / 2);
+               "expression nested too deeply (the parser keeps at most %d nested parts)", TX_MAX_NESTING);
 }
 
 cst_program *parse_program(const tx_source *src, tx_arena *a, tx_diag *d)

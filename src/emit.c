@@ -44,7 +44,32 @@ int emit_name_ok(const char *s)
         "acos", "round", "trunc", "hypot", "cbrt", "erf", "gamma", "NULL", "size_t", "wchar_t",
         "int8_t", "int16_t", "int32_t", "int64_t", "uint8_t", "uint16_t", "uint32_t", "uint64_t",
         "intptr_t", "uintptr_t", "intmax_t", "uintmax_t", NULL};
+    /* math.h functions come with f and l variants (sqrtf, expl, ...) */
+    static const char *math[] = {
+        "acos", "asin", "atan", "atan2", "cos", "sin", "tan", "acosh", "asinh", "atanh", "cosh", "sinh",
+        "tanh", "exp", "exp2", "expm1", "frexp", "ilogb", "ldexp", "log", "log10", "log1p", "log2", "logb",
+        "modf", "scalbn", "scalbln", "cbrt", "fabs", "hypot", "pow", "sqrt", "erf", "erfc", "lgamma",
+        "tgamma", "ceil", "floor", "nearbyint", "rint", "lrint", "llrint", "round", "lround", "llround",
+        "trunc", "fmod", "remainder", "remquo", "copysign", "nan", "nextafter", "nexttoward", "fdim",
+        "fmax", "fmin", "fma", "j0", "j1", "jn", "y0", "y1", "yn", "gamma", "significand", "drem",
+        "exp10", "pow10", "sincos", NULL};
+    static const char *others[] = {
+        "printf", "fprintf", "sprintf", "snprintf", "puts", "putchar", "fputs", "scanf", "sscanf", "fopen",
+        "fclose", "fread", "fwrite", "memcpy", "memmove", "memset", "memcmp", "strlen", "strcpy", "strncpy",
+        "strcmp", "strncmp", "strcat", "strchr", "strstr", "aligned_alloc", "posix_memalign", "llabs",
+        "lldiv", "strtof", "strtold", "strtoll", "strtoul", "strtoull", "mblen", "mbtowc", "wctomb",
+        "mbstowcs", "wcstombs", "quick_exit", "at_quick_exit", "_Exit", "errno", "assert", "alloca",
+        "openblas_set_num_threads", "openblas_get_num_threads", "goto_set_num_threads", NULL};
+    for (int i = 0; s && math[i]; i++) {
+        size_t n = strlen(math[i]);
+        if (strncmp(s, math[i], n) == 0 && (s[n] == 0 || ((s[n] == 'f' || s[n] == 'l') && s[n + 1] == 0)))
+            return 0;
+    }
+    for (int i = 0; s && others[i]; i++)
+        if (strcmp(s, others[i]) == 0)
+            return 0;
     if (!s || !*s || (*s >= '0' && *s <= '9') || *s == '_' || strncmp(s, "tx_", 3) == 0 ||
+        strncmp(s, "lapack", 6) == 0 || strncmp(s, "openblas", 8) == 0 ||
         strncmp(s, "TX_", 3) == 0 || strncmp(s, "cblas_", 6) == 0 || strncmp(s, "Cblas", 5) == 0 ||
         strncmp(s, "LAPACK", 6) == 0)
         return 0;

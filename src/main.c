@@ -11,6 +11,7 @@
  * run-time failure. Output files are written aside and renamed into place
  * only after everything succeeded, so a failed run loses nothing.
  */
+#define _XOPEN_SOURCE 700 /* realpath */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -94,6 +95,15 @@ static char *read_file(const char *path, size_t *len)
 static int write_file_atomic(const char *path, const char *data, size_t len)
 {
     struct stat st;
+    if (strcmp(path, "-") == 0) /* standard output */
+        return fwrite(data, 1, len, stdout) == len && fflush(stdout) == 0 ? 0 : -1;
+    char *real = NULL;
+    if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode) && (real = realpath(path, NULL)) != NULL) {
+        /* a link: replace what it points to, keep the link */
+        int r = write_file_atomic(real, data, len);
+        free(real);
+        return r;
+    }
     if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
         /* a device or pipe (-o /dev/stdout): write to it, never replace it */
         FILE *f = fopen(path, "wb");
@@ -241,7 +251,12 @@ static int cmd_emit(int argc, char **argv)
         return status;
     }
     char *out_path = out ? strdup(out) : replace_ext(c.file, ".c");
-    char *header_path = header_default && !header && out_path ? replace_ext(out_path, ".h") : NULL;
+    /* the default header goes next to the output, or next to the input
+       when the output is a device or standard output */
+    struct stat ost;
+    int out_special = out && (strcmp(out, "-") == 0 || (stat(out, &ost) == 0 && !S_ISREG(ost.st_mode)));
+    char *header_path = header_default && !header && out_path
+                            ? replace_ext(out_special ? c.file : out_path, ".h") : NULL;
     if (header_path)
         header = header_path;
     tx_emit_options eo = {.name = name, .no_blas = no_blas};
@@ -347,6 +362,8 @@ typedef struct {
     void *data;
     int64_t shape[32];
     char *tmp_path;
+    char *real;       /* the file a link output points to */
+    int direct;       /* a device or pipe: written in place, last */
 } run_binding;
 
 static size_t elem_size(tx_dtype t) { return t == TX_F32 ? 4 : 8; }
@@ -736,6 +753,19 @@ static int cmd_run(int argc, char **argv)
             continue;
         }
         char err[512];
+        struct stat st;
+        if (stat(b->file, &st) == 0 && !S_ISREG(st.st_mode)) {
+            b->direct = 1; /* a device or pipe: written last, in place */
+            continue;
+        }
+        if (lstat(b->file, &st) == 0 && S_ISLNK(st.st_mode)) {
+            /* a link to a file: replace that file and keep the link */
+            char *real = realpath(b->file, NULL);
+            if (real) {
+                b->real = real;
+                b->file = real;
+            }
+        }
         size_t n = strlen(b->file);
         b->tmp_path = malloc(n + 16);
         if (!b->tmp_path) {
@@ -777,6 +807,17 @@ static int cmd_run(int argc, char **argv)
             unlink(b->tmp_path);
         free(b->tmp_path);
     }
+    for (int k = 0; !status && k < ntensors; k++) {
+        run_binding *b = &all[k];
+        char err[512];
+        if (b->direct && npy_write(b->file, b->info.dtype == TX_F32 ? NPY_F32 : NPY_F64, b->info.ndim, b->shape,
+                                   b->data, err, sizeof err) < 0) {
+            fprintf(stderr, "txc: tensor '%s': %s\n", b->name, err);
+            status = EXIT_RUNTIME;
+        }
+    }
+    for (int k = 0; k < ntensors; k++)
+        free(all[k].real);
     t_written = now();
     if (timing && p && !status) {
         fprintf(stderr, "txc: compile (parse to graph)  %10.3f ms\n", 1e3 * (t_compiled - t_start));
