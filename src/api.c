@@ -555,6 +555,23 @@ static graph *specialise(tx_program *p, const int64_t *dims, int blas, tx_arena 
         int64_t *d = arena_alloc(a, sizeof(int64_t) * (size_t)(p->S->nsym_dims + 1));
         memcpy(d, dims, sizeof(int64_t) * (size_t)p->S->nsym_dims);
         g->dim_values = d;
+        /* how full the bound sparse maps are, for the contraction order */
+        if (p->S->nmaps) {
+            double *dens = arena_alloc(a, sizeof(double) * (size_t)p->S->nmaps);
+            for (int k = 0; k < p->S->nmaps; k++) {
+                const sym *m = p->S->maps[k];
+                double ns = 1, nd = 1;
+                for (int j = 0; j < m->nsrc; j++)
+                    ns *= (double)sema_extent_eval(p->S, m->src_ext[j], d);
+                for (int j = 0; j < m->ndst; j++)
+                    nd *= (double)sema_extent_eval(p->S, m->dst_ext[j], d);
+                const tx_sparse_map *b = p->maps[k];
+                dens[k] = 0.1;
+                if (b && b->offsets && (double)b->nsrc == ns && ns * nd > 0)
+                    dens[k] = (double)b->offsets[b->nsrc] / (ns * nd);
+            }
+            g->map_density = dens;
+        }
     }
     char msg[512];
     if (opt_run(g, p->opt_level, msg, sizeof msg) < 0)

@@ -267,6 +267,13 @@ class Prepared:
                 if not ok:
                     raise TestError('setup does not define input %s' % d.name)
                 self.inputs[d.name] = as_declared(v, d, 'input')
+        # sparse maps: a setup variable named like a map is its mask
+        self.masks = {}
+        for name in re.findall(r'^\s*sparse\s+([^\s:]+)\s*:', '\n'.join(
+                l.split('#')[0] for l in open(case.path, encoding='utf-8').read().split('\n')), re.M):
+            v, ok = ns_get(ns, name)
+            if ok:
+                self.masks[name] = np.asarray(v).astype(bool)
         self.dims = self._resolve_dims(ns)
         self.dim_args = []
         if case.pass_dims:
@@ -367,6 +374,10 @@ def txc_run(txc, case, prep, tmpdir, extra=()):
         if d.kind in ('in', 'inout'):
             np.save(fn, prep.inputs[d.name])
         cmd.append('%s=%s' % (d.name, fn))
+    for j, (name, mask) in enumerate(sorted(getattr(prep, 'masks', {}).items())):
+        fn = os.path.join(tmpdir, 'map%d.npy' % j)
+        np.save(fn, mask)
+        cmd.append('%s=%s' % (name, fn))
     for name, v in prep.dim_args:
         cmd += ['-D', '%s=%d' % (name, v)]
     cmd += list(extra)
