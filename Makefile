@@ -5,6 +5,8 @@
 #   make check      install missing Debian packages (as root), build, run every test
 #   make check SANITIZE=1   the same with AddressSanitizer and UBSan
 #   make bench      the benchmark suite against numpy and OpenBLAS (bench/results.md)
+#   make graphs     the examples' optimised operation graphs as PNG (build/graphs)
+#   make fuzz       libFuzzer over the whole compile path (FUZZ_SECONDS=60)
 #   make install    PREFIX=/usr/local DESTDIR=   (and make uninstall)
 #   make clean
 #
@@ -30,7 +32,7 @@ ifeq ($(SANITIZE),1)
 endif
 
 DEB_PACKAGES := re2c lemon libtcc-dev check libopenblas-dev liblapacke-dev python3-numpy pkg-config \
-                clang libclang-rt-14-dev man-db groff
+                clang libclang-rt-14-dev man-db groff graphviz binutils
 
 LIB_SRC  := src/arena.c src/buf.c src/diag.c src/cst.c src/sema.c src/graph.c src/lower.c \
             src/opt.c src/pass_cse.c src/pass_order.c src/pass_blas.c src/pass_fuse.c src/emit.c src/jit.c src/api.c
@@ -138,6 +140,14 @@ check: deps
 	$(MAKE) all $(TEST_BINS)
 	TXC=$(B)/txc B=$(B) PYTHON=$(PYTHON) sh tests/run_all.sh
 
+# ---- pictures of the examples' optimised graphs (Graphviz) ----
+graphs: all
+	mkdir -p $(B)/graphs
+	for f in examples/*.tx; do n=$$(basename $$f .tx); \
+	    $(B)/txc graph --dot $$f > $(B)/graphs/$$n.dot && dot -Tpng $(B)/graphs/$$n.dot -o $(B)/graphs/$$n.png || exit 1; \
+	done
+	@echo "wrote $(B)/graphs/*.png"
+
 # ---- fuzzing (libFuzzer; clang) ----
 FUZZ_SECONDS ?= 60
 FUZZ_DIR := build-fuzz
@@ -198,4 +208,4 @@ clean:
 	rm -rf build build-san
 
 FORCE:
-.PHONY: all deps demo check bench fuzz install uninstall clean FORCE
+.PHONY: all deps demo check bench fuzz graphs install uninstall clean FORCE

@@ -534,10 +534,20 @@ void graph_print(const graph *g, tx_buf *out, int dot)
         total_bytes += by;
         if (dot && (fl || by))
             buf_printf(&line, "\n%.3g flop, %.3g B", fl, by);
+        if (dot && v->blas)
+            buf_printf(&line, "\nBLAS %s%s", v->blas->nm == 0 && v->blas->nn == 0 ? "dot"
+                                              : v->blas->nm == 0 || v->blas->nn == 0 ? "gemv" : "gemm",
+                       v->blas->store ? ", into the tensor" : "");
+        if (dot && v->inlined)
+            buf_puts(&line, "\nfused into its user");
+        if (dot && v->nmaps)
+            buf_printf(&line, "\nloops follow sparse map %s%s", g->S->maps[v->maps[0]]->name,
+                       v->nmaps > 1 ? ", ..." : "");
         if (dot) {
             buf_printf(out, "  v%d [label=\"%%%d = ", k, k);
             dot_escape(out, line.p ? line.p : "");
-            buf_printf(out, "\"%s];\n", v->nuses > 1 ? ", style=bold" : "");
+            buf_printf(out, "\"%s%s];\n", v->nuses > 1 ? ", style=bold" : "",
+                       v->inlined ? ", style=dashed" : v->blas ? ", color=blue" : "");
             for (int i = 0; i < v->nin; i++)
                 buf_printf(out, "  v%d -> v%d;\n", v->in[i]->id, k);
         } else {

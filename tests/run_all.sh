@@ -37,7 +37,8 @@ run "standalone C vs numpy and txc run" "$PYTHON" tests/run_cc.py --txc "$TXC"
 run "standalone C with BLAS and LAPACK" "$PYTHON" tests/run_cc.py --txc "$TXC" --blas tests/num/matmul.tx \
     tests/num/four_index.tx tests/num/batched_matmul.tx tests/num/f32_basic.tx $(ls tests/num/la_*.tx)
 run "contraction order vs numpy's optimal path" "$PYTHON" tests/run_order.py --txc "$TXC"
-run "examples" sh tests/run_examples.sh
+run "examples (.tx and embedding C)" sh tests/run_examples.sh
+run "make install, pkg-config builds" sh tests/run_install.sh
 run "bad run-time input and allocation failures" sh tests/run_cli.sh
 run "linear-algebra failures (not positive definite, singular)" sh tests/run_la_failures.sh
 run "fuzzing smoke run (libFuzzer, ASan, UBSan)" sh tests/run_fuzz_smoke.sh

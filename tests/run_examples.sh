@@ -41,5 +41,22 @@ for ex in "$root"/examples/*.tx; do
     fi
 done
 
+# the C programs that embed the library: built against the static library
+# and run (they check their own results and print "ok")
+B=${B:-build}
+for ex in examples/*.c; do
+    [ -e "$ex" ] || continue
+    name=$(basename "$ex")
+    if ${CC:-cc} -std=c99 -Wall -Wextra -Werror -Isrc "$ex" "$B/libtensorexpr.a" \
+           -ltcc -llapacke -lopenblas -ldl -lm -lpthread -o "$tmp/embed" >"$tmp/out" 2>&1 &&
+       "$tmp/embed" >"$tmp/out" 2>&1 && tail -1 "$tmp/out" | grep -qx ok; then
+        pass=$((pass + 1))
+    else
+        fail=$((fail + 1))
+        echo "FAIL $name"
+        sed 's/^/    /' "$tmp/out"
+    fi
+done
+
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]

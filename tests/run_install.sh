@@ -1,0 +1,30 @@
+#!/bin/sh
+# `make install` into a scratch DESTDIR lays out the package, and a C
+# program built with `pkg-config --cflags --libs tensorexpr` against it
+# (shared library) and with --static compiles and runs a .tx program.
+# Prints "N passed, N failed".
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+pass=0 fail=0
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL $*"; }
+if make -s install DESTDIR="$T/root" PREFIX=/usr >"$T/log" 2>&1; then ok; else bad "make install"; cat "$T/log"; fi
+for f in usr/bin/txc usr/include/tensorexpr.h usr/lib/libtensorexpr.a usr/lib/libtensorexpr.so \
+         usr/lib/pkgconfig/tensorexpr.pc usr/share/man/man1/txc.1 usr/share/man/man5/tx.5 \
+         usr/share/man/man3/tensorexpr.3; do
+    if [ -e "$T/root/$f" ]; then ok; else bad "missing $f"; fi
+done
+soname=$(objdump -p "$T/root/usr/lib/libtensorexpr.so" 2>/dev/null | sed -n 's/ *SONAME *//p')
+if [ -n "$soname" ] && [ -e "$T/root/usr/lib/$soname" ]; then ok; else bad "soname link ($soname)"; fi
+exported=$(nm -D --defined-only "$T/root/usr/lib/libtensorexpr.so" | awk '{print $3}' | grep -v '^tx_' | head -3)
+if [ -z "$exported" ]; then ok; else bad "exports beyond tx_*: $exported"; fi
+export PKG_CONFIG_SYSROOT_DIR="$T/root" PKG_CONFIG_PATH="$T/root/usr/lib/pkgconfig"
+if cc -std=c99 examples/embed.c $(pkg-config --cflags --libs tensorexpr) -lm -o "$T/dyn" 2>"$T/log" &&
+   LD_LIBRARY_PATH="$T/root/usr/lib" "$T/dyn" | tail -1 | grep -qx ok; then ok; else bad "pkg-config shared build"; cat "$T/log"; fi
+if cc -std=c99 examples/embed.c $(pkg-config --cflags tensorexpr) "$T/root/usr/lib/libtensorexpr.a" \
+       $(pkg-config --static --libs-only-l tensorexpr | sed 's/-ltensorexpr//') -o "$T/static" 2>"$T/log" &&
+   "$T/static" | tail -1 | grep -qx ok; then ok; else bad "pkg-config static build"; cat "$T/log"; fi
+if make -s uninstall DESTDIR="$T/root" PREFIX=/usr >/dev/null 2>&1 && [ ! -e "$T/root/usr/bin/txc" ] &&
+   [ ! -e "$T/root/usr/lib/libtensorexpr.so" ]; then ok; else bad "make uninstall"; fi
+echo "$pass passed, $fail failed"
+[ "$fail" = 0 ]
