@@ -94,6 +94,28 @@ c_void_p, c_char_p = ctypes.c_void_p, ctypes.c_char_p
 TX_OPTION_TIMING = 2
 
 
+class TxSparseMap(ctypes.Structure):
+    """tx_sparse_map (tensorexpr.h): targets of source s are
+    targets[offsets[s] .. offsets[s+1]), ascending."""
+    _fields_ = [('nsrc', ctypes.c_int64), ('offsets', ctypes.c_void_p), ('targets', ctypes.c_void_p)]
+
+
+def sparse_map_of(mask, nsrc_modes):
+    """The tx_sparse_map of a boolean MASK over (source modes..., target
+    modes...), the first NSRC_MODES being the source. Returns the struct and
+    the arrays it points into (keep them alive while it is bound)."""
+    ns = int(np.prod(mask.shape[:nsrc_modes], dtype=np.int64))
+    nd = int(np.prod(mask.shape[nsrc_modes:], dtype=np.int64))
+    m2 = np.ascontiguousarray(mask, dtype=bool).reshape(ns, nd)
+    offsets = np.zeros(ns + 1, dtype=np.int64)
+    np.cumsum(m2.sum(axis=1), out=offsets[1:])
+    targets = np.nonzero(m2)[1].astype(np.int64)   # row-major: ascending within a row
+    if targets.size == 0:
+        targets = np.zeros(1, dtype=np.int64)
+    st = TxSparseMap(ns, offsets.ctypes.data, targets.ctypes.data)
+    return st, (offsets, targets)
+
+
 def load_tx():
     if not os.path.exists(LIBTX):
         die('%s is missing: run `make all` first' % LIBTX)
@@ -109,6 +131,7 @@ def load_tx():
         'tx_run': (c_int, [c_void_p]),
         'tx_program_free': (None, [c_void_p]),
         'tx_timing': (c_int, [c_void_p, c_int, ctypes.POINTER(c_double), ctypes.POINTER(c_int)]),
+        'tx_bind_sparse': (c_int, [c_void_p, c_char_p, ctypes.POINTER(TxSparseMap)]),
     }
     for name, (res, argt) in sig.items():
         f = getattr(lib, name)
@@ -140,6 +163,7 @@ class TxLib:
 
     def __init__(self, lib, timing=False):
         self.lib = lib
+        self.keep = []            # sparse maps bound in this context
         self.ctx = lib.tx_new()
         if not self.ctx:
             die('tx_new returned NULL')
@@ -163,6 +187,13 @@ class TxLib:
         st = self.lib.tx_bind(p, name.encode('utf-8'), c_void_p(arr.ctypes.data), arr.ndim, shape)
         if st != 0:
             die('tx_bind(%s): %s' % (name, self.errmsg()))
+
+    def bind_map(self, p, name, mask, nsrc_modes):
+        st, arrays = sparse_map_of(mask, nsrc_modes)
+        self.keep.append((st, arrays))
+        if self.lib.tx_bind_sparse(p, name.encode('utf-8'), ctypes.byref(st)) != 0:
+            die('tx_bind_sparse(%s): %s' % (name, self.errmsg()))
+        return int(arrays[0][-1])
 
     def run(self, p, what):
         st = self.lib.tx_run(p)
@@ -549,6 +580,198 @@ def compile_latency(txl_lib, rng):
             'reps': COMPILE_REPS}
 
 
+# ------------------------------------------------------------ sparse maps --
+
+def dense_of(src):
+    """The same program without its sparse maps (every entry visited)."""
+    return '\n'.join(line for line in src.splitlines() if not line.lstrip().startswith('sparse'))
+
+
+class SparseBench:
+    """One sparse-map benchmark: contenders (label, fn, result getter),
+    all checked against WANT before timing and the tensorexpr ones again
+    after; programs compiled for it are freed at the end."""
+
+    def __init__(self, txl, name, size, want):
+        self.txl, self.name, self.size, self.want = txl, name, size, want
+        self.contenders, self.tx_labels, self.programs = [], [], []
+        self.notes = {}
+
+    def tx(self, label, src, filename, tensors, maps, out):
+        """A tensorexpr contender: SRC compiled, TENSORS bound, MAPS
+        (name -> (mask, nsrc_modes)) bound; OUT is the output array."""
+        txl = self.txl
+        p = txl.compile(src, filename)
+        self.programs.append(p)
+        for name, arr in tensors.items():
+            txl.bind(p, name, arr)
+        entries = {}
+        for name, (mask, nsrc) in maps.items():
+            entries[name] = txl.bind_map(p, name, mask, nsrc)
+        txl.run(p, filename)                  # warm-up: JIT-compiles
+        run = txl.lib.tx_run
+
+        def fn():
+            if run(p):
+                raise BenchError('tx_run(%s) failed during timing: %s' % (filename, txl.errmsg()))
+        self.contenders.append((label, fn, lambda: out))
+        self.tx_labels.append(label)
+        return entries
+
+    def other(self, label, fn, result=None):
+        if result is None:
+            fn, result = returning(fn)
+        self.contenders.append((label, fn, result))
+
+    def run(self):
+        try:
+            errs = {}
+            for label, _, res in self.contenders:
+                errs[label] = check('%s %s: %s' % (self.name, self.size, label), res(), self.want)
+            med, reps, samples = time_contenders([(lab, fn) for lab, fn, _ in self.contenders])
+            for label, _, res in self.contenders:
+                if label in self.tx_labels:
+                    check('%s %s: %s (after timing)' % (self.name, self.size, label), res(), self.want)
+        finally:
+            for p in self.programs:
+                self.txl.free_program(p)
+        return {'kernel': self.name, 'size': self.size, 'times': med, 'reps': reps,
+                'samples': samples, 'maxrelerr': errs, 'order': [c[0] for c in self.contenders],
+                'notes': self.notes}
+
+
+def sparse_matmul_bench(txl, rng, n):
+    """(a) C = A·B with an "i" -> "k" map, 5 % dense vs full, one process."""
+    src = read_tx('sparse_matmul.tx')
+    A = rng.standard_normal((n, n))
+    B = rng.standard_normal((n, n))
+    M5 = rng.uniform(size=(n, n)) < 0.05
+    full = np.ones((n, n), dtype=bool)
+    want = (A * M5) @ B
+    sb = SparseBench(txl, 'sparse matmul, "i" -> "k"', 'n=%d' % n, want)
+    C5, Cf, Cd = np.zeros((n, n)), np.zeros((n, n)), np.zeros((n, n))
+    e5 = sb.tx('tx, 5% map', src, 'sparse_matmul.tx', {'A': A, 'B': B, 'C': C5}, {'L': (M5, 1)}, C5)
+    sb.notes['entries 5%'] = e5['L']
+    sb.notes['entries full'] = n * n
+    # the full map and the dense program compute A·B, not the 5 % product:
+    # checked against A @ B here, timed with the others
+    sb.tx('tx, full map', src, 'sparse_matmul.tx', {'A': A, 'B': B, 'C': Cf}, {'L': (full, 1)}, Cf)
+    sb.tx('tx, no map (dense, BLAS)', dense_of(src), 'matmul_dense.tx', {'A': A, 'B': B, 'C': Cd}, {}, Cd)
+    dense = A @ B
+    lab_f, fn_f, _ = sb.contenders[1]
+    lab_d, fn_d, _ = sb.contenders[2]
+    check('sparse matmul: tx, full map', Cf, dense)
+    check('sparse matmul: tx, no map', Cd, dense)
+    sb.contenders[1] = (lab_f, fn_f, lambda: Cf - dense + want)     # same check as the others
+    sb.contenders[2] = (lab_d, fn_d, lambda: Cd - dense + want)
+    sb.other('numpy (A*M) @ B', lambda: (A * M5) @ B)
+    Am = A * M5
+    sb.other('numpy Am @ B (premasked)', lambda: Am @ B)
+    res = sb.run()
+    check('sparse matmul: tx, full map (after timing)', Cf, dense)
+    t = res['times']
+    res['ratio'] = t['tx, 5% map'] / t['tx, full map']
+    return res
+
+
+def pair_energy_bench(txl, rng, o, v, density):
+    """(b) DLPNO-like pair energy with a "i,j" -> "a,b" map: random pairs,
+    and pair domains (a and b both in a per-pair orbital domain)."""
+    src = read_tx('pair_energy.tx')
+    T = rng.standard_normal((o, o, v, v))
+    K = rng.standard_normal((o, o, v, v))
+    P = rng.uniform(size=(o, o, v, v)) < density
+    dom = rng.uniform(size=(o, o, v)) < math.sqrt(density)
+    Pd = dom[:, :, :, None] & dom[:, :, None, :]
+    out = []
+    for label, mask in (('random (a,b) pairs', P), ('pair domains D(i,j)xD(i,j)', Pd)):
+        want = np.einsum('ijab,ijab->', T * mask, K)
+        sb = SparseBench(txl, 'pair energy, %s' % label, 'o=%d v=%d' % (o, v), want)
+        E, Ed = np.zeros(()), np.zeros(())
+        e = sb.tx('tx, map', src, 'pair_energy.tx', {'T': T, 'K': K, 'E': E}, {'P': (mask, 2)}, E)
+        sb.notes['entries'] = e['P']
+        sb.notes['density'] = e['P'] / float(o * o * v * v)
+        dense = np.einsum('ijab,ijab->', T, K)
+        sb.tx('tx, no map (all entries)', dense_of(src), 'pair_energy_dense.tx',
+              {'T': T, 'K': K, 'E': Ed}, {}, Ed)
+        check('pair energy: tx, no map', Ed, dense)
+        lab, fn, _ = sb.contenders[1]
+        sb.contenders[1] = (lab, fn, lambda Ed=Ed, dense=dense, want=want: Ed - dense + want)
+        mf = mask.astype(np.float64)
+        sb.other('np.einsum(T*mask, K) (masking included)',
+                 lambda mask=mask: np.einsum('ijab,ijab->', T * mask, K))
+        sb.other('np.einsum(T, mask_f64, K) (3 operands)',
+                 lambda mf=mf: np.einsum('ijab,ijab,ijab->', T, mf, K))
+        Tm = T * mask
+        sb.other('np.einsum(Tm, K) (premasked, masking excluded)',
+                 lambda Tm=Tm: np.einsum('ijab,ijab->', Tm, K))
+        idx = np.flatnonzero(mask)
+        Tf, Kf = T.ravel(), K.ravel()
+        sb.other('numpy gather: Tf[idx] @ Kf[idx]', lambda idx=idx: Tf[idx] @ Kf[idx])
+        out.append(sb.run())
+    return out
+
+
+def pair_fock_bench(txl, rng, o, v, density):
+    """(c) R_ijab = sum_c T_ijac F_cb with a, b, c in the pair domain."""
+    src = read_tx('pair_fock.tx')
+    T = rng.standard_normal((o, o, v, v))
+    F = rng.standard_normal((v, v))
+    dom = rng.uniform(size=(o, o, v)) < math.sqrt(density)
+    Df = dom.astype(np.float64)
+    Pab = Df[:, :, :, None] * Df[:, :, None, :]
+    want = np.einsum('ijac,cb->ijab', T * Df[:, :, None, :], F, optimize=True) * Pab
+    sb = SparseBench(txl, 'pair Fock term, domains', 'o=%d v=%d' % (o, v), want)
+    R = np.zeros((o, o, v, v))
+    e = sb.tx('tx, 3 domain maps', src, 'pair_fock.tx', {'T': T, 'F': F, 'R': R},
+              {'Da': (dom, 2), 'Db': (dom, 2), 'Dc': (dom, 2)}, R)
+    sb.notes['domain size'] = e['Da'] / float(o * o)
+    sb.notes['density of (a,b)'] = float(Pab.mean())
+    sb.other('numpy einsum(T*Dc, F)*Pab (masking included)',
+             lambda: np.einsum('ijac,cb->ijab', T * Df[:, :, None, :], F, optimize=True) * Pab)
+    Tm = T * Df[:, :, None, :]
+    sb.other('numpy (Tm @ F)*Pab (premasked T, BLAS)', lambda: np.matmul(Tm, F) * Pab)
+    return sb.run()
+
+
+def sparse_suite(txl, rng, quick):
+    res = [sparse_matmul_bench(txl, rng, 200 if quick else 600)]
+    print('  %-40s 5%% map %-10s full map %-10s ratio %.3f' % (
+        res[0]['kernel'], fmt_time(res[0]['times']['tx, 5% map']),
+        fmt_time(res[0]['times']['tx, full map']), res[0]['ratio']), flush=True)
+    o, v = (6, 30) if quick else (20, 100)
+    for r in pair_energy_bench(txl, rng, o, v, 0.15) + [pair_fock_bench(txl, rng, o, v, 0.15)]:
+        first = r['order'][0]
+        print('  %-40s tx %-10s best numpy %s' % (
+            r['kernel'], fmt_time(r['times'][first]),
+            fmt_time(min(t for lab, t in r['times'].items() if not lab.startswith('tx'))),
+        ), flush=True)
+        res.append(r)
+    return res
+
+
+def sparse_md(results):
+    out = ['#### Sparse maps (tx(5) §7)\n']
+    out.append('Same timing method (medians of interleaved rounds); each row\'s ratio is its '
+               'time ÷ the first tensorexpr row (< 1 = faster than tensorexpr with the map). '
+               'Every result was checked against numpy\'s masked dense computation.\n')
+    for r in results:
+        notes = ', '.join('%s %s' % (k, ('%.3g' % v) if isinstance(v, float) else v)
+                          for k, v in r['notes'].items())
+        out.append('**%s**, %s%s\n' % (r['kernel'], r['size'], ' (' + notes + ')' if notes else ''))
+        base = r['times'][r['order'][0]]
+        out.append('| contender | time/call | ÷ %s |' % r['order'][0])
+        out.append('|---|--:|--:|')
+        for lab in r['order']:
+            out.append('| %s | %s | %.3f |' % (lab, fmt_time(r['times'][lab]), r['times'][lab] / base))
+        if 'ratio' in r:
+            out.append('')
+            out.append('5 %% map ÷ full map: **%.3f** (target ≤ 0.25: %s).' % (
+                r['ratio'], 'met' if r['ratio'] <= 0.25 else 'NOT met'))
+        out.append('')
+    return '\n'.join(out)
+
+
 # ---------------------------------------------------------------- output --
 
 def fmt_time(t):
@@ -645,6 +868,8 @@ def tables_md(data):
                % (cl['statements'], cl['n'], cl['reps'], cl['compile_s'] * 1e3,
                   cl['first_run_s'] * 1e3, cl['steady_s'] * 1e3, cl['latency_s'] * 1e3,
                   cl['jit_s'] * 1e3))
+    if data.get('sparse'):
+        out.append(sparse_md(data['sparse']))
     return '\n'.join(out)
 
 
@@ -728,6 +953,7 @@ def run_suite(threads, quick):
             results.append(res)
             gc.collect()
         comp = compile_latency(txlib, rng)
+        sparse = sparse_suite(txl, rng, quick)
         snap1, load1 = cpu_snapshot(), loadavg()
     except BenchError as e:
         die(str(e))
@@ -735,7 +961,7 @@ def run_suite(threads, quick):
         txl.close()
     data = {
         'threads': threads, 'quick': quick, 'rounds': ROUNDS, 'min_measure': MIN_MEASURE,
-        'kernels': results, 'compile': comp, 'openblas_config': blas.openblas_get_config().decode(),
+        'kernels': results, 'compile': comp, 'sparse': sparse, 'openblas_config': blas.openblas_get_config().decode(),
         'argv': [sys.executable] + sys.argv, 'elapsed_s': time.perf_counter() - t_start,
         'date': datetime.datetime.now().astimezone().isoformat(timespec='seconds'),
         'machine': machine_info(),

@@ -482,6 +482,25 @@ static void put_map_index(emitter *E, const sym *m, int side)
     }
 }
 
+/* Maps whose labels are now all bound, by other loops than their own
+   entry loop: skip the iteration unless the map holds the pair. */
+static void emit_map_tests(emitter *E, const g_value *v, int *depth, sparse_state *st)
+{
+    for (int k = 0; k < v->nmaps; k++) {
+        if (st->handled[k] || !graph_map_covers(E->g, v->maps[k], st->placed))
+            continue;
+        const sym *m = SP(E)->maps[v->maps[k]];
+        put(E, "%*sif (!tx_rt_map_has(", 4 * *depth, "");
+        put_map(E, v->maps[k]);
+        put(E, ", ");
+        put_map_index(E, m, 0);
+        put(E, ", ");
+        put_map_index(E, m, 1);
+        put(E, ")) continue;\n");
+        st->handled[k] = 1;
+    }
+}
+
 /* Opens loops over LABELS (extents EXT) for V: a map's target labels are
    visited through its entries once its source labels are bound; a map
    whose labels all end up bound by plain loops becomes a membership test.
@@ -549,8 +568,10 @@ static int open_loops_sparse(emitter *E, const g_value *v, const int *labels, co
             st->handled[k] = 1;
             done = 1;
         }
-        if (done)
+        if (done) {
+            emit_map_tests(E, v, depth, st);
             continue;
+        }
         /* a plain loop: preferably over a label no waiting map targets */
         int pick = 0;
         for (int j = 0; j < np; j++) {
@@ -578,20 +599,7 @@ static int open_loops_sparse(emitter *E, const g_value *v, const int *labels, co
         (*depth)++;
         braces++;
         ls_add(&st->placed, labels[idx]);
-        /* maps now wholly bound by plain loops: test membership */
-        for (int k = 0; k < v->nmaps; k++) {
-            if (st->handled[k] || !graph_map_covers(E->g, v->maps[k], st->placed))
-                continue;
-            const sym *m = SP(E)->maps[v->maps[k]];
-            put(E, "%*sif (!tx_rt_map_has(", 4 * *depth, "");
-            put_map(E, v->maps[k]);
-            put(E, ", ");
-            put_map_index(E, m, 0);
-            put(E, ", ");
-            put_map_index(E, m, 1);
-            put(E, ")) continue;\n");
-            st->handled[k] = 1;
-        }
+        emit_map_tests(E, v, depth, st);
     }
     return braces;
 }
@@ -663,12 +671,12 @@ static void emit_compute_sparse(emitter *E, const g_value *v)
     }
     int b1 = open_loops_sparse(E, v, v->label, v->ext, v->rank, &depth, &st);
     int reduces = (v->op == OP_CONTRACT && nsum) || v->op == OP_REDUCE;
-    put(E, "%*sdouble tx_acc = %s;\n", 4 * depth, "",
-        v->op == OP_REDUCE ? reduce_init(v->red) : "0.0");
+    put(E, "%*sdouble tx_acc = %s;\n%*sint64_t tx_cnt = 0;\n", 4 * depth, "",
+        v->op == OP_REDUCE ? reduce_init(v->red) : "0.0", 4 * depth, "");
     int d2 = depth, b2 = 0;
     if (reduces)
         b2 = open_loops_sparse(E, v, summed, sext, nsum, &d2, &st);
-    put(E, "%*s", 4 * d2, "");
+    put(E, "%*stx_cnt++;\n%*s", 4 * d2, "", 4 * d2, "");
     if (v->op == OP_REDUCE)
         put_reduce_update(E, v->red, v->in[0]);
     else if (reduces) {
@@ -691,7 +699,8 @@ static void emit_compute_sparse(emitter *E, const g_value *v)
         num_literal(E->out, v->coef);
         put(E, " * ");
     }
-    put(E, "tx_acc);\n");
+    /* an output no map entry reaches is zero (not the identity of max) */
+    put(E, "tx_cnt ? tx_acc : 0.0);\n");
     close_braces(E, b1, &depth);
     put(E, "    }\n");
 }
@@ -800,10 +809,33 @@ static void emit_compute(emitter *E, const g_value *v)
             put(E, "++) {\n");
         }
         put(E, "%*s", 4 * depth + 4, "");
+        if (v->nmaps) { /* a sparse map: only its entries enter the scan; the others read as zero */
+            E->uses_maps = 1;
+            put(E, "if (");
+            for (int k = 0; k < v->nmaps; k++) {
+                const sym *m = SP(E)->maps[v->maps[k]];
+                put(E, "%stx_rt_map_has(", k ? " && " : "");
+                put_map(E, v->maps[k]);
+                put(E, ", ");
+                put_map_index(E, m, 0);
+                put(E, ", ");
+                put_map_index(E, m, 1);
+                put(E, ")");
+            }
+            put(E, ") {\n%*s", 4 * depth + 8, "");
+            put_reduce_update(E, v->red, v->in[0]);
+            put(E, ";\n%*stx_v%d[", 4 * depth + 8, "", v->id);
+            put_offset_labels(E, v);
+            put(E, "] = (%s)tx_acc;\n%*s} else\n%*stx_v%d[", ctype(v->dt), 4 * depth + 4, "", 4 * depth + 8, "",
+                v->id);
+            put_offset_labels(E, v);
+            put(E, "] = 0;\n%*s}\n", 4 * depth, "");
+        } else {
         put_reduce_update(E, v->red, v->in[0]);
         put(E, ";\n%*stx_v%d[", 4 * depth + 4, "", v->id);
         put_offset_labels(E, v);
         put(E, "] = (%s)tx_acc;\n%*s}\n", ctype(v->dt), 4 * depth, "");
+        }
         depth--;
         put(E, "%*s}\n    }\n", 4 * depth, "");
         return;

@@ -603,7 +603,7 @@ static int cmd_run(int argc, char **argv)
                 status = usage("'%s': a binding is NAME=FILE.npy", a);
             for (int k = 0; !status && k < nb; k++)
                 if (strcmp(binds[k].name, binds[nb].name) == 0)
-                    status = usage("tensor '%s' is bound twice", binds[nb].name);
+                    status = usage("'%s' is bound twice", binds[nb].name);
             nb++;
         } else
             status = usage("'%s': a binding is NAME=FILE.npy", a);

@@ -31,6 +31,7 @@ run() { # name command...
 run "npy (Check)" "$B/check_npy"
 run "unit (Check)" "$B/check_unit"
 run "library API (Check)" "$B/check_api"
+run "sparse maps through the library (Check)" "$B/check_sparse"
 run "golden diagnostics and listings" sh tests/run_golden.sh
 run "numerical vs numpy, -O0 and -O2" "$PYTHON" tests/run_num.py --txc "$TXC" -j 2
 run "standalone C vs numpy and txc run" "$PYTHON" tests/run_cc.py --txc "$TXC"
@@ -41,6 +42,7 @@ run "examples (.tx and embedding C)" sh tests/run_examples.sh
 run "make install, pkg-config builds" sh tests/run_install.sh
 run "bad run-time input and allocation failures" sh tests/run_cli.sh
 run "linear-algebra failures (not positive definite, singular)" sh tests/run_la_failures.sh
+run "bad sparse maps" sh tests/run_sparse_failures.sh
 run "fuzzing smoke run (libFuzzer, ASan, UBSan)" sh tests/run_fuzz_smoke.sh
 echo "$total_pass passed, $total_fail failed"
 [ "$total_fail" = 0 ]
