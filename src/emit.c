@@ -206,6 +206,26 @@ static void put_var(emitter *E, int var)
     mangle_name(E->out, "t_", SP(E)->vars[var]->name);
 }
 
+/* VAR's element at the loop variables of LABELS (its modes in order). */
+static void put_var_at(emitter *E, int var, const int *labels, const tx_extent *ext, int rank)
+{
+    put_var(E, var);
+    put(E, "[");
+    if (rank == 0)
+        put(E, "0");
+    for (int i = 0; i < rank - 1; i++)
+        put(E, "(");
+    for (int i = 0; i < rank; i++) {
+        if (i) {
+            put(E, ")*");
+            put_extent(E, ext[i]);
+            put(E, " + ");
+        }
+        put_label(E, labels[i]);
+    }
+    put(E, "]");
+}
+
 static const char *ctype(dtype t) { return t == DT_F32 ? "float" : "double"; }
 
 /* Is V stored in a buffer of its own (computed by a loop nest)? */
@@ -695,21 +715,8 @@ static void emit_blas(emitter *E, const g_value *v)
     put_access(E, p->b);
     put(E, ";\n%*s%s *tx_c = &", 4 * depth, "", t);
     if (p->store) {
-        put_var(E, p->store->var);
-        put(E, "[");
-        if (sc.n == 0)
-            put(E, "0");
-        for (int i = 0; i < sc.n - 1; i++)
-            put(E, "(");
-        for (int i = 0; i < sc.n; i++) {
-            if (i) {
-                put(E, ")*");
-                put_extent(E, sc.ext[i]);
-                put(E, " + ");
-            }
-            put_label(E, sc.label[i]);
-        }
-        put(E, "];\n");
+        put_var_at(E, p->store->var, sc.label, sc.ext, sc.n);
+        put(E, ";\n");
     } else {
         put(E, "tx_v%d[", v->id);
         put_offset_labels(E, v);
@@ -1046,19 +1053,7 @@ static void emit_block_loop(emitter *E, const g_value *x, const int *labels, con
     put_op(E, r);
     put(E, ", &");
     if (target_var >= 0) {
-        put_var(E, target_var);
-        put(E, "[");
-        for (int i = 0; i < rank - 1; i++)
-            put(E, "(");
-        for (int i = 0; i < rank; i++) {
-            if (i) {
-                put(E, ")*");
-                put_extent(E, ext[i]);
-                put(E, " + ");
-            }
-            put_label(E, labels[i]);
-        }
-        put(E, "]");
+        put_var_at(E, target_var, labels, ext, rank);
     } else {
         put(E, "tx_v%d[", temp->id);
         put_offset_labels(E, temp);
@@ -1542,21 +1537,8 @@ static void emit_store_sparse(emitter *E, const g_value *s)
     memset(&st, 0, sizeof st);
     int b = open_loops_sparse(E, s, s->store_label, s->ext, s->rank, &depth, &st);
     put(E, "%*s", 4 * depth, "");
-    put_var(E, s->var);
-    put(E, "[");
-    if (s->rank == 0)
-        put(E, "0");
-    for (int i = 0; i < s->rank - 1; i++)
-        put(E, "(");
-    for (int i = 0; i < s->rank; i++) {
-        if (i) {
-            put(E, ")*");
-            put_extent(E, s->ext[i]);
-            put(E, " + ");
-        }
-        put_label(E, s->store_label[i]);
-    }
-    put(E, "] %s (%s)", s->store_op == '=' ? "=" : s->store_op == '+' ? "+=" : "-=", ctype(var->dt));
+    put_var_at(E, s->var, s->store_label, s->ext, s->rank);
+    put(E, " %s (%s)", s->store_op == '=' ? "=" : s->store_op == '+' ? "+=" : "-=", ctype(var->dt));
     put_access(E, s->in[0]);
     put(E, ";\n");
     close_braces(E, b, &depth);
@@ -1581,21 +1563,8 @@ static void emit_store(emitter *E, const g_value *s)
     }
     open_loops(E, s->store_label, s->ext, s->rank, &depth);
     put(E, "%*s", 4 * depth, "");
-    put_var(E, s->var);
-    put(E, "[");
-    if (s->rank == 0)
-        put(E, "0");
-    for (int i = 0; i < s->rank - 1; i++)
-        put(E, "(");
-    for (int i = 0; i < s->rank; i++) {
-        if (i) {
-            put(E, ")*");
-            put_extent(E, s->ext[i]);
-            put(E, " + ");
-        }
-        put_label(E, s->store_label[i]);
-    }
-    put(E, "] %s (%s)", s->store_op == '=' ? "=" : s->store_op == '+' ? "+=" : "-=", ctype(var->dt));
+    put_var_at(E, s->var, s->store_label, s->ext, s->rank);
+    put(E, " %s (%s)", s->store_op == '=' ? "=" : s->store_op == '+' ? "+=" : "-=", ctype(var->dt));
     put_access(E, s->in[0]);
     put(E, ";\n    }\n");
 }

@@ -188,6 +188,22 @@ static tx_program *compile_file(tx_ctx *ctx, const char *file, int *status)
     return p;
 }
 
+/* A context with C's options, and C's file compiled in it (diagnostics
+   printed); NULL with *STATUS set if that failed. *CTX is NULL or the
+   context, to be freed by the caller. */
+static tx_program *start(const common_opts *c, tx_ctx **ctx, int *status)
+{
+    *ctx = tx_new();
+    if (!*ctx) {
+        fprintf(stderr, "txc: out of memory\n");
+        *status = EXIT_RUNTIME;
+        return NULL;
+    }
+    if (c->opt_set)
+        tx_set_option(*ctx, TX_OPTION_OPT_LEVEL, c->opt_level);
+    return compile_file(*ctx, c->file, status);
+}
+
 /* ---- txc FILE.tx: emit C ---- */
 
 static char *replace_ext(const char *file, const char *ext)
@@ -239,13 +255,9 @@ static int cmd_emit(int argc, char **argv)
     }
     if (!c.file)
         return usage("no input file");
-    tx_ctx *ctx = tx_new();
-    if (!ctx)
-        return fprintf(stderr, "txc: out of memory\n"), EXIT_RUNTIME;
-    if (c.opt_set)
-        tx_set_option(ctx, TX_OPTION_OPT_LEVEL, c.opt_level);
+    tx_ctx *ctx;
     int status = 0;
-    tx_program *p = compile_file(ctx, c.file, &status);
+    tx_program *p = start(&c, &ctx, &status);
     if (!p) {
         tx_free(ctx);
         return status;
@@ -321,13 +333,9 @@ static int cmd_graph(int argc, char **argv, int check_only)
     }
     if (!c.file)
         return usage("no input file");
-    tx_ctx *ctx = tx_new();
-    if (!ctx)
-        return fprintf(stderr, "txc: out of memory\n"), EXIT_RUNTIME;
-    if (c.opt_set)
-        tx_set_option(ctx, TX_OPTION_OPT_LEVEL, c.opt_level);
+    tx_ctx *ctx;
     int status = 0;
-    tx_program *p = compile_file(ctx, c.file, &status);
+    tx_program *p = start(&c, &ctx, &status);
     for (int j = 0; p && j < nd; j++) {
         const char *eq = strchr(dims[j], '=');
         char *name = strndup(dims[j], (size_t)(eq - dims[j]));
