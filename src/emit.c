@@ -52,14 +52,17 @@ int emit_name_ok(const char *s)
         "tgamma", "ceil", "floor", "nearbyint", "rint", "lrint", "llrint", "round", "lround", "llround",
         "trunc", "fmod", "remainder", "remquo", "copysign", "nan", "nextafter", "nexttoward", "fdim",
         "fmax", "fmin", "fma", "j0", "j1", "jn", "y0", "y1", "yn", "gamma", "significand", "drem",
-        "exp10", "pow10", "sincos", NULL};
+        "exp10", "pow10", "sincos", "finite", "scalb", NULL};
     static const char *others[] = {
         "printf", "fprintf", "sprintf", "snprintf", "puts", "putchar", "fputs", "scanf", "sscanf", "fopen",
         "fclose", "fread", "fwrite", "memcpy", "memmove", "memset", "memcmp", "strlen", "strcpy", "strncpy",
         "strcmp", "strncmp", "strcat", "strchr", "strstr", "aligned_alloc", "posix_memalign", "llabs",
         "lldiv", "strtof", "strtold", "strtoll", "strtoul", "strtoull", "mblen", "mbtowc", "wctomb",
         "mbstowcs", "wcstombs", "quick_exit", "at_quick_exit", "_Exit", "errno", "assert", "alloca",
-        "openblas_set_num_threads", "openblas_get_num_threads", "goto_set_num_threads", NULL};
+        "openblas_set_num_threads", "openblas_get_num_threads", "goto_set_num_threads", "isnan", "isinf",
+        "isfinite", "isnormal", "fpclassify", "signbit", "isgreater", "isless", "isunordered", "HUGE_VAL",
+        "INFINITY", "NAN", "FP_NAN", "M_PI", "M_E", "EOF", "BUFSIZ", "INT64_MAX", "INT64_MIN", "SIZE_MAX",
+        "RAND_MAX", "EXIT_SUCCESS", "EXIT_FAILURE", NULL};
     for (int i = 0; s && math[i]; i++) {
         size_t n = strlen(math[i]);
         if (strncmp(s, math[i], n) == 0 && (s[n] == 0 || ((s[n] == 'f' || s[n] == 'l') && s[n + 1] == 0)))

@@ -90,6 +90,31 @@ static char *read_file(const char *path, size_t *len)
     return buf;
 }
 
+/* If PATH is a symbolic link, the path it points to (whether that exists
+   or not), malloc'd; else NULL. */
+static char *link_target(const char *path)
+{
+    struct stat st;
+    if (lstat(path, &st) != 0 || !S_ISLNK(st.st_mode))
+        return NULL;
+    char *real = realpath(path, NULL);
+    if (real)
+        return real;
+    char buf[4096];
+    ssize_t n = readlink(path, buf, sizeof buf - 1);
+    if (n <= 0)
+        return NULL;
+    buf[n] = 0;
+    const char *slash = strrchr(path, '/');
+    size_t dir = buf[0] == '/' || !slash ? 0 : (size_t)(slash - path + 1);
+    char *out = malloc(dir + (size_t)n + 1);
+    if (out) {
+        memcpy(out, path, dir);
+        memcpy(out + dir, buf, (size_t)n + 1);
+    }
+    return out;
+}
+
 /* Writes DATA to PATH through a temporary file in the same directory,
    renamed into place only when complete. */
 static int write_file_atomic(const char *path, const char *data, size_t len)
@@ -97,9 +122,8 @@ static int write_file_atomic(const char *path, const char *data, size_t len)
     struct stat st;
     if (strcmp(path, "-") == 0) /* standard output */
         return fwrite(data, 1, len, stdout) == len && fflush(stdout) == 0 ? 0 : -1;
-    char *real = NULL;
-    if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode) && (real = realpath(path, NULL)) != NULL) {
-        /* a link: replace what it points to, keep the link */
+    char *real = link_target(path);
+    if (real) { /* a link: replace (or create) what it points to, keep the link */
         int r = write_file_atomic(real, data, len);
         free(real);
         return r;
@@ -766,13 +790,10 @@ static int cmd_run(int argc, char **argv)
             b->direct = 1; /* a device or pipe: written last, in place */
             continue;
         }
-        if (lstat(b->file, &st) == 0 && S_ISLNK(st.st_mode)) {
-            /* a link to a file: replace that file and keep the link */
-            char *real = realpath(b->file, NULL);
-            if (real) {
-                b->real = real;
-                b->file = real;
-            }
+        char *real = link_target(b->file);
+        if (real) { /* a link: replace (or create) the file it points to, keep the link */
+            b->real = real;
+            b->file = real;
         }
         size_t n = strlen(b->file);
         b->tmp_path = malloc(n + 16);

@@ -275,6 +275,9 @@ static void order_one(graph *g, g_value *v, g_value ***list, int *nlist)
     v->coef_in[0] = el;
     v->coef_in[1] = er;
     v->summed = ls_minus(ls_union(value_labels(x), value_labels(y)), value_labels(v));
+    int maps[8], nmaps = v->nmaps; /* its loops changed: which maps still cover them */
+    memcpy(maps, v->maps, sizeof maps);
+    graph_restrict(g, v, maps, nmaps);
 }
 
 void pass_order(graph *g)

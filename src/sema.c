@@ -514,6 +514,10 @@ static void apply_maps(checker *C, cst_stmt *st)
                 }
             }
         m->map_used = 1;
+        if (st->nmaps == 8) {
+            diag_error(S->diag, st->span, "more than 8 sparse maps apply to this statement");
+            return;
+        }
         int *v = arena_alloc(S->arena, sizeof(int) * (size_t)(st->nmaps + 1));
         if (st->nmaps)
             memcpy(v, st->maps, sizeof(int) * (size_t)st->nmaps);
@@ -1300,7 +1304,6 @@ static void check_assign(checker *C, cst_stmt *st)
     v->last_write = C->stmt_no;
     st->wide = v->dt == DT_F64 || expr_dtype(st->expr) == DT_F64;
     st->index = S->nassign++;
-    apply_maps(C, st);
 }
 
 /* The result modes of a multi-output call, in terms of its matrix's row
@@ -1407,7 +1410,6 @@ static void check_multi(checker *C, cst_stmt *st)
         st->wide = 1;
     st->multi_new = nw;
     st->index = S->nassign++;
-    apply_maps(C, st);
 }
 
 static void check_let(checker *C, cst_stmt *st)
@@ -1462,7 +1464,6 @@ static void check_let_tensor(checker *C, cst_stmt *st)
     v->var = S->nvars;
     add_sym(S, &S->vars, &S->nvars, v);
     st->index = S->nassign++;
-    apply_maps(C, st);
 }
 
 sema_program *sema_check(cst_program *cst, tx_arena *a, tx_diag *d)
@@ -1524,6 +1525,13 @@ sema_program *sema_check(cst_program *cst, tx_arena *a, tx_diag *d)
             break;
         }
     }
+    /* a map is declared for the whole program: it applies to every
+       statement that uses all of its labels, before or after it */
+    for (cst_stmt *st = cst->first; st && d->nerrors == errors_before; st = st->next)
+        if ((st->kind == STMT_ASSIGN || st->kind == STMT_LET_TENSOR || st->kind == STMT_MULTI) && st->lab_ext) {
+            C.stmt = st;
+            apply_maps(&C, st);
+        }
     for (int k = 0; d->nerrors == errors_before && k < S->nmaps; k++)
         if (!S->maps[k]->map_used)
             diag_error(d, S->maps[k]->span, "sparse map '%s' applies to no statement: no statement uses all of "

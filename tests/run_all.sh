@@ -4,7 +4,11 @@
 B=${B:-build}
 TXC=${TXC:-$B/txc}
 PYTHON=${PYTHON:-/usr/bin/python3}
-export TXC
+# under `make check SANITIZE=1` (build-san), programs linked against the
+# library need the sanitizer runtime, and the allocation-failure sweep
+# (LD_PRELOAD) cannot sit in front of ASan's own allocator
+case $B in *-san) SAN_CFLAGS="-fsanitize=address,undefined"; SAN=1 ;; *) SAN_CFLAGS=""; SAN=0 ;; esac
+export TXC B SAN SAN_CFLAGS
 total_pass=0 total_fail=0
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT

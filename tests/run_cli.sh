@@ -58,7 +58,13 @@ check missing-binding "'B' is not bound" A=A.npy C=C.npy
 check set-dim-conflict "dim 'n'" A=A.npy B=B.npy C=C.npy -D n=9
 check overflow "overflow\|too large" --random -D n=4611686018427387904 -D k=4 -D m=4 C=C.npy
 
-# allocation failures: sweep until the run succeeds
+# allocation failures: sweep until the run succeeds (not under ASan,
+# whose allocator must come first)
+if [ "${SAN:-0}" = 1 ]; then
+    echo "$pass passed, $fail failed"
+    [ $fail = 0 ]
+    exit
+fi
 n=0
 while [ $n -lt 3000 ]; do
     TX_FAILMALLOC=$n LD_PRELOAD="$T/failmalloc.so" "$TXC" run mm.tx A=A.npy B=B.npy C=C.npy >/dev/null 2>err.txt

@@ -47,7 +47,8 @@ B=${B:-build}
 for ex in examples/*.c; do
     [ -e "$ex" ] || continue
     name=$(basename "$ex")
-    if ${CC:-cc} -std=c99 -Wall -Wextra -Werror -Isrc "$ex" "$B/libtensorexpr.a" \
+    # shellcheck disable=SC2086
+    if ${CC:-cc} -std=c99 -Wall -Wextra -Werror $SAN_CFLAGS -Isrc "$ex" "$B/libtensorexpr.a" \
            -ltcc -llapacke -lopenblas -ldl -lm -lpthread -o "$tmp/embed" >"$tmp/out" 2>&1 &&
        "$tmp/embed" >"$tmp/out" 2>&1 && tail -1 "$tmp/out" | grep -qx ok; then
         pass=$((pass + 1))

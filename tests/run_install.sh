@@ -19,9 +19,11 @@ if [ -n "$soname" ] && [ -e "$T/root/usr/lib/$soname" ]; then ok; else bad "sona
 exported=$(nm -D --defined-only "$T/root/usr/lib/libtensorexpr.so" | awk '{print $3}' | grep -v '^tx_' | head -3)
 if [ -z "$exported" ]; then ok; else bad "exports beyond tx_*: $exported"; fi
 export PKG_CONFIG_SYSROOT_DIR="$T/root" PKG_CONFIG_PATH="$T/root/usr/lib/pkgconfig"
-if cc -std=c99 examples/embed.c $(pkg-config --cflags --libs tensorexpr) -lm -o "$T/dyn" 2>"$T/log" &&
+# shellcheck disable=SC2086
+if cc -std=c99 $SAN_CFLAGS examples/embed.c $(pkg-config --cflags --libs tensorexpr) -lm -o "$T/dyn" 2>"$T/log" &&
    LD_LIBRARY_PATH="$T/root/usr/lib" "$T/dyn" | tail -1 | grep -qx ok; then ok; else bad "pkg-config shared build"; cat "$T/log"; fi
-if cc -std=c99 examples/embed.c $(pkg-config --cflags tensorexpr) "$T/root/usr/lib/libtensorexpr.a" \
+# shellcheck disable=SC2086
+if cc -std=c99 $SAN_CFLAGS examples/embed.c $(pkg-config --cflags tensorexpr) "$T/root/usr/lib/libtensorexpr.a" \
        $(pkg-config --static --libs-only-l tensorexpr | sed 's/-ltensorexpr//') -o "$T/static" 2>"$T/log" &&
    "$T/static" | tail -1 | grep -qx ok; then ok; else bad "pkg-config static build"; cat "$T/log"; fi
 if make -s uninstall DESTDIR="$T/root" PREFIX=/usr >/dev/null 2>&1 && [ ! -e "$T/root/usr/bin/txc" ] &&
