@@ -44,6 +44,7 @@ run "standalone C with BLAS and LAPACK" "$PYTHON" tests/run_cc.py --txc "$TXC" -
 run "contraction order vs numpy's optimal path" "$PYTHON" tests/run_order.py --txc "$TXC"
 run "examples (.tx and embedding C)" sh tests/run_examples.sh
 run "make install, pkg-config builds" sh tests/run_install.sh
+run "man pages render cleanly, one per function" sh tests/run_man.sh
 run "bad run-time input and allocation failures" sh tests/run_cli.sh
 run "linear-algebra failures (not positive definite, singular)" sh tests/run_la_failures.sh
 run "bad sparse maps" sh tests/run_sparse_failures.sh
