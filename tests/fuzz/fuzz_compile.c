@@ -68,8 +68,49 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         bufs[i] = calloc((size_t)(elems ? elems : 1), 8);
         ok = bufs[i] && tx_bind(p, info.name, bufs[i], info.ndim, shape) == TX_OK;
     }
+    /* sparse maps: every other (source, target) pair present */
+    int nm = tx_map_count(p);
+    int64_t *offs[16] = {0}, *tgts[16] = {0};
+    tx_sparse_map maps[16];
+    for (int k = 0; ok && k < nm && k < 16; k++) {
+        tx_map_info mi;
+        int64_t shape[64], ns = 1, nd = 1;
+        tx_map_get(p, k, &mi);
+        if (tx_map_shape(p, mi.name, shape) != TX_OK) {
+            ok = 0;
+            break;
+        }
+        for (int m = 0; m < mi.nsrc; m++)
+            ns *= shape[m];
+        for (int m = 0; m < mi.ndst; m++)
+            nd *= shape[mi.nsrc + m];
+        if (ns * nd > 100000) {
+            ok = 0;
+            break;
+        }
+        offs[k] = malloc(sizeof(int64_t) * (size_t)(ns + 1));
+        tgts[k] = malloc(sizeof(int64_t) * (size_t)(ns * nd + 1));
+        if (!offs[k] || !tgts[k]) {
+            ok = 0;
+            break;
+        }
+        int64_t e = 0;
+        for (int64_t s = 0; s < ns; s++) {
+            offs[k][s] = e;
+            for (int64_t t = 0; t < nd; t++)
+                if ((s + t + (int64_t)size) % 2)
+                    tgts[k][e++] = t;
+        }
+        offs[k][ns] = e;
+        maps[k] = (tx_sparse_map){ns, offs[k], tgts[k]};
+        ok = tx_bind_sparse(p, mi.name, &maps[k]) == TX_OK;
+    }
     if (ok)
         (void)tx_run(p);
+    for (int k = 0; k < 16; k++) {
+        free(offs[k]);
+        free(tgts[k]);
+    }
     for (int i = 0; bufs && i < n; i++)
         free(bufs[i]);
     free(bufs);
