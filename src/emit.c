@@ -20,6 +20,14 @@
 #include "tx.h"
 #include "prims.h"
 
+/* An open entry loop of a sparse map (see emitter.entries). */
+typedef struct {
+    int id, ndst, depth;
+    const int *dst;
+    const tx_extent *ext;
+    size_t decode_at[TX_MAX_MODES], decode_end[TX_MAX_MODES]; /* its decode lines in out */
+} entry_ctx;
+
 typedef struct {
     graph *g;
     const emit_options *o;
@@ -27,6 +35,11 @@ typedef struct {
     emit_error *errs;
     int nerrs, caperrs;
     int uses_pow, uses_fmax, uses_fmin, uses_blas, uses_blocks, uses_linalg, uses_maps;
+    /* the entry loops of sparse maps open around the code being emitted:
+       a tensor whose last modes are a map's targets, in order, is
+       addressed with the entry's flat target index (no divisions) */
+    entry_ctx entries[16];
+    int nentries;
 } emitter;
 
 int emit_name_ok(const char *s)
@@ -210,22 +223,13 @@ static void put_var(emitter *E, int var)
 }
 
 /* VAR's element at the loop variables of LABELS (its modes in order). */
+static void put_horner(emitter *E, int n, const int *labels, const int64_t *chips, const tx_extent *ext);
+
 static void put_var_at(emitter *E, int var, const int *labels, const tx_extent *ext, int rank)
 {
     put_var(E, var);
     put(E, "[");
-    if (rank == 0)
-        put(E, "0");
-    for (int i = 0; i < rank - 1; i++)
-        put(E, "(");
-    for (int i = 0; i < rank; i++) {
-        if (i) {
-            put(E, ")*");
-            put_extent(E, ext[i]);
-            put(E, " + ");
-        }
-        put_label(E, labels[i]);
-    }
+    put_horner(E, rank, labels, NULL, ext);
     put(E, "]");
 }
 
@@ -242,22 +246,57 @@ static int is_computed(const g_value *v)
 static void put_elementwise(emitter *E, const g_value *v);
 
 /* Row-major offset of V's element at its labels' loop variables. */
-static void put_offset_labels(emitter *E, const g_value *v)
+/* The row-major offset of the element at LABELS (a label, or -1 for the
+   integer CHIPS[i]) of a buffer with extents EXT. */
+static void put_horner(emitter *E, int n, const int *labels, const int64_t *chips, const tx_extent *ext)
 {
-    if (v->rank == 0) {
+    if (n == 0) {
         put(E, "0");
         return;
     }
-    for (int i = 0; i < v->rank - 1; i++)
+    int lead = n;
+    int entry = -1;
+    for (int k = E->nentries - 1; k >= 0 && entry < 0; k--) {
+        int q = E->entries[k].ndst, ok = q >= 1 && q <= n;
+        for (int i = 0; ok && i < q; i++)
+            ok = labels[n - q + i] == E->entries[k].dst[i] && ext_eq(ext[n - q + i], E->entries[k].ext[i]);
+        if (ok) {
+            entry = k;
+            lead = n - q;
+        }
+    }
+    if (entry >= 0 && lead == 0) {
+        put(E, "tx_t%d", E->entries[entry].id);
+        return;
+    }
+    if (entry >= 0)
         put(E, "(");
-    for (int i = 0; i < v->rank; i++) {
+    for (int i = 0; i < lead - 1; i++)
+        put(E, "(");
+    for (int i = 0; i < lead; i++) {
         if (i) {
             put(E, ")*");
-            put_extent(E, v->ext[i]);
+            put_extent(E, ext[i]);
             put(E, " + ");
         }
-        put_label(E, v->label[i]);
+        if (labels[i] >= 0)
+            put_label(E, labels[i]);
+        else
+            put(E, "%lld", (long long)chips[i]);
     }
+    if (entry >= 0) { /* (leading offset) * (the targets' block) + the flat target index */
+        put(E, ")");
+        for (int i = lead; i < n; i++) {
+            put(E, "*");
+            put_extent(E, ext[i]);
+        }
+        put(E, " + tx_t%d", E->entries[entry].id);
+    }
+}
+
+static void put_offset_labels(emitter *E, const g_value *v)
+{
+    put_horner(E, v->rank, v->label, NULL, v->ext);
 }
 
 /* The C expression reading value V's element at the current loop indices. */
@@ -283,21 +322,7 @@ static void put_access(emitter *E, const g_value *v)
         const g_value *w = v->in[0];
         put_var(E, w->var);
         put(E, "[");
-        if (w->rank == 0)
-            put(E, "0");
-        for (int i = 0; i < w->rank - 1; i++)
-            put(E, "(");
-        for (int m = 0; m < w->rank; m++) {
-            if (m) {
-                put(E, ")*");
-                put_extent(E, w->ext[m]);
-                put(E, " + ");
-            }
-            if (v->idx_label[m] >= 0)
-                put_label(E, v->idx_label[m]);
-            else
-                put(E, "%lld", (long long)v->idx_chip[m]);
-        }
+        put_horner(E, w->rank, v->idx_label, v->idx_chip, w->ext);
         put(E, "]");
         return;
     }
@@ -1309,7 +1334,18 @@ static int open_loops_sparse(emitter *E, const g_value *v, const int *labels, co
             put(E, "%*sconst int64_t tx_t%d = ", 4 * *depth, "", e);
             put_map(E, v->maps[k]);
             put(E, "->targets[tx_e%d];\n", e);
+            if (E->nentries < 16) {
+                E->entries[E->nentries].id = e;
+                E->entries[E->nentries].ndst = m->ndst;
+                E->entries[E->nentries].dst = m->dst;
+                E->entries[E->nentries].ext = m->dst_ext;
+                E->entries[E->nentries++].depth = *depth;
+            }
+            entry_ctx *ent = E->nentries > 0 && E->entries[E->nentries - 1].id == e ? &E->entries[E->nentries - 1]
+                                                                                     : NULL;
             for (int i = 0; i < m->ndst; i++) { /* decode the target tuple */
+                if (ent)
+                    ent->decode_at[i] = E->out->len;
                 put(E, "%*sconst int64_t ", 4 * *depth, "");
                 put_label(E, m->dst[i]);
                 put(E, " = (tx_t%d", e);
@@ -1323,6 +1359,8 @@ static int open_loops_sparse(emitter *E, const g_value *v, const int *labels, co
                     put_extent(E, m->dst_ext[i]);
                 }
                 put(E, ";\n");
+                if (ent)
+                    ent->decode_end[i] = E->out->len;
                 ls_add(&st->placed, m->dst[i]);
                 for (int j = 0; j < np; j++)
                     if (labels[pending[j]] == m->dst[i]) {
@@ -1369,11 +1407,42 @@ static int open_loops_sparse(emitter *E, const g_value *v, const int *labels, co
     return braces;
 }
 
+/* Removes an entry loop's decode lines whose label the loop body never
+   used (every access went through the flat target index): libtcc would
+   otherwise still divide for them. */
+static void drop_unused_decodes(emitter *E, const entry_ctx *en)
+{
+    tx_buf *o = E->out;
+    for (int i = en->ndst - 1; i >= 0; i--) {
+        tx_buf name = {0};
+        mangle_name(&name, "l_", E->g->label_names[en->dst[i]]);
+        int used = 0;
+        for (const char *p = o->p + en->decode_end[i]; name.p && (p = strstr(p, name.p)) != NULL; p++) {
+            char before = p[-1], after = p[name.len];
+            if (!(before == '_' || (before >= 'a' && before <= 'z') || (before >= 'A' && before <= 'Z') ||
+                  (before >= '0' && before <= '9')) &&
+                !(after == '_' || (after >= 'a' && after <= 'z') || (after >= 'A' && after <= 'Z') ||
+                  (after >= '0' && after <= '9'))) {
+                used = 1;
+                break;
+            }
+        }
+        buf_free(&name);
+        if (!used && !o->oom) {
+            size_t a = en->decode_at[i], b = en->decode_end[i];
+            memmove(o->p + a, o->p + b, o->len - b + 1);
+            o->len -= b - a;
+        }
+    }
+}
+
 static void close_braces(emitter *E, int n, int *depth)
 {
     for (int i = 0; i < n; i++) {
         (*depth)--;
         put(E, "%*s}\n", 4 * *depth, "");
+        while (E->nentries > 0 && E->entries[E->nentries - 1].depth > *depth)
+            drop_unused_decodes(E, &E->entries[--E->nentries]); /* that entry loop is closed */
     }
 }
 

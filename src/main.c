@@ -122,12 +122,6 @@ static int write_file_atomic(const char *path, const char *data, size_t len)
     struct stat st;
     if (strcmp(path, "-") == 0) /* standard output */
         return fwrite(data, 1, len, stdout) == len && fflush(stdout) == 0 ? 0 : -1;
-    char *real = link_target(path);
-    if (real) { /* a link: replace (or create) what it points to, keep the link */
-        int r = write_file_atomic(real, data, len);
-        free(real);
-        return r;
-    }
     if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
         /* a device or pipe (-o /dev/stdout): write to it, never replace it */
         FILE *f = fopen(path, "wb");
@@ -135,6 +129,12 @@ static int write_file_atomic(const char *path, const char *data, size_t len)
             return -1;
         int ok = fwrite(data, 1, len, f) == len;
         return fclose(f) == 0 && ok ? 0 : -1;
+    }
+    char *real = link_target(path);
+    if (real) { /* a link: replace (or create) what it points to, keep the link */
+        int r = write_file_atomic(real, data, len);
+        free(real);
+        return r;
     }
     size_t n = strlen(path);
     char *tmp = malloc(n + 16);
