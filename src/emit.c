@@ -691,6 +691,27 @@ static void put_group_size(emitter *E, const mode_seq *s, const int *G, int n)
     put(E, ")");
 }
 
+/* y = M v as one gemv: M (layout SM) has the output's labels R and the
+   summed labels K; the vector (layout SV) has K, its last at VK; the
+   output's last R mode is at CR of SC. Row- or column-major by which of
+   M's groups is contiguous. */
+static void put_gemv(emitter *E, const char *x, const mode_seq *sm, const int *R, int nr, const int *K, int nk,
+                     const char *mname, const char *vname, const mode_seq *sv, int vk, const mode_seq *sc, int cr)
+{
+    int rl = last_of(sm, R, nr), kl = last_of(sm, K, nk), kunit = kl == sm->n - 1;
+    put(E, "cblas_%sgemv(CblasRowMajor, %s, ", x, kunit ? "CblasNoTrans" : "CblasTrans");
+    put_group_size(E, sm, kunit ? R : K, kunit ? nr : nk);
+    put(E, ", ");
+    put_group_size(E, sm, kunit ? K : R, kunit ? nk : nr);
+    put(E, ", tx_alpha, %s, ", mname);
+    put_ld(E, sm, kunit ? rl : kl);
+    put(E, ", %s, ", vname);
+    put_stride(E, sv, vk);
+    put(E, ", tx_beta, tx_c, ");
+    put_stride(E, sc, cr);
+    put(E, ");\n");
+}
+
 static void emit_blas(emitter *E, const g_value *v)
 {
     const blas_plan *p = v->blas;
@@ -777,31 +798,9 @@ static void emit_blas(emitter *E, const g_value *v)
         /* beta = 0 must not read C, which may hold anything (even NaN) */
         put(E, ")%s);\n", op == '=' ? "" : " + tx_beta * *tx_c");
     } else if (p->nn == 0) { /* y[m] = A[m x k] x[k] */
-        int kunit = ak == sa.n - 1;
-        put(E, "cblas_%sgemv(CblasRowMajor, %s, ", x, kunit ? "CblasNoTrans" : "CblasTrans");
-        put_group_size(E, &sa, kunit ? p->m : p->k, kunit ? p->nm : p->nk);
-        put(E, ", ");
-        put_group_size(E, &sa, kunit ? p->k : p->m, kunit ? p->nk : p->nm);
-        put(E, ", tx_alpha, tx_a, ");
-        put_ld(E, &sa, kunit ? am : ak);
-        put(E, ", tx_b, ");
-        put_stride(E, &sb, bk);
-        put(E, ", tx_beta, tx_c, ");
-        put_stride(E, &sc, cm);
-        put(E, ");\n");
-    } else if (p->nm == 0) { /* y[n] = x[k] B[k x n] */
-        int nunit = bn == sb.n - 1;
-        put(E, "cblas_%sgemv(CblasRowMajor, %s, ", x, nunit ? "CblasTrans" : "CblasNoTrans");
-        put_group_size(E, &sb, nunit ? p->k : p->n, nunit ? p->nk : p->nn);
-        put(E, ", ");
-        put_group_size(E, &sb, nunit ? p->n : p->k, nunit ? p->nn : p->nk);
-        put(E, ", tx_alpha, tx_b, ");
-        put_ld(E, &sb, nunit ? bk : bn);
-        put(E, ", tx_a, ");
-        put_stride(E, &sa, ak);
-        put(E, ", tx_beta, tx_c, ");
-        put_stride(E, &sc, cn);
-        put(E, ");\n");
+        put_gemv(E, x, &sa, p->m, p->nm, p->k, p->nk, "tx_a", "tx_b", &sb, bk, &sc, cm);
+    } else if (p->nm == 0) { /* y[n] = B[k x n]^T x[k] */
+        put_gemv(E, x, &sb, p->n, p->nn, p->k, p->nk, "tx_b", "tx_a", &sa, ak, &sc, cn);
     } else {
         int ta = ak != sa.n - 1, tb = bn != sb.n - 1;
         put(E, "cblas_%sgemm(CblasRowMajor, %s, %s, ", x, ta ? "CblasTrans" : "CblasNoTrans",

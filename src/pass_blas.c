@@ -166,6 +166,19 @@ static int suits_user(const g_value *v, const g_value *user, const int *order, i
     return 1;
 }
 
+/* The plan of Cᵀ = Bᵀ·Aᵀ: operands and the m and n groups exchanged. */
+static blas_plan transposed(const blas_plan *p)
+{
+    blas_plan q = *p;
+    q.a = p->b;
+    q.b = p->a;
+    q.nm = p->nn;
+    q.nn = p->nm;
+    memcpy(q.m, p->n, sizeof q.m);
+    memcpy(q.n, p->m, sizeof q.n);
+    return q;
+}
+
 static double group_extent(const graph *g, const g_value *v, int label)
 {
     for (int m = 0; m < v->rank; m++)
@@ -239,15 +252,8 @@ static void plan_one(graph *g, g_value *v, g_value **pre, int *npre, const g_val
             if (p.nm == 0 || p.nn == 0 || ln == sc.n - 1) {
                 p.store = s;
             } else if (lm == sc.n - 1) { /* Cᵀ = Bᵀ·Aᵀ */
-                blas_plan q = p;
-                q.a = p.b;
-                q.b = p.a;
-                q.nm = p.nn;
-                q.nn = p.nm;
-                memcpy(q.m, p.n, sizeof q.m);
-                memcpy(q.n, p.m, sizeof q.n);
-                q.store = s;
-                p = q;
+                p = transposed(&p);
+                p.store = s;
             }
         }
     }
@@ -270,14 +276,7 @@ static void plan_one(graph *g, g_value *v, g_value **pre, int *npre, const g_val
             nsz *= group_extent(g, v, p.n[i]);
         int want_order = suits_user(v, user, order, n), want_swap = suits_user(v, user, swapped, ns);
         if (p.nm && p.nn && !want_order && (want_swap || msz > nsz)) {
-            blas_plan q = p;
-            q.a = p.b;
-            q.b = p.a;
-            q.nm = p.nn;
-            q.nn = p.nm;
-            memcpy(q.m, p.n, sizeof q.m);
-            memcpy(q.n, p.m, sizeof q.n);
-            p = q;
+            p = transposed(&p);
             memcpy(order, swapped, sizeof order);
         }
         tx_extent ext[TX_MAX_MODES];
