@@ -334,18 +334,24 @@ static void put_access(emitter *E, const g_value *v)
     }
 }
 
+/* "for (int64_t l_x = 0; l_x < EXT; l_x++)", opening a brace if BRACE. */
+static void put_loop_head(emitter *E, int label, tx_extent ext, int depth, int brace)
+{
+    put(E, "%*sfor (int64_t ", 4 * depth, "");
+    put_label(E, label);
+    put(E, " = 0; ");
+    put_label(E, label);
+    put(E, " < ");
+    put_extent(E, ext);
+    put(E, "; ");
+    put_label(E, label);
+    put(E, brace ? "++) {\n" : "++)\n");
+}
+
 static void open_loops(emitter *E, const int *labels, const tx_extent *ext, int n, int *depth)
 {
     for (int i = 0; i < n; i++) {
-        put(E, "%*sfor (int64_t ", 4 * *depth, "");
-        put_label(E, labels[i]);
-        put(E, " = 0; ");
-        put_label(E, labels[i]);
-        put(E, " < ");
-        put_extent(E, ext[i]);
-        put(E, "; ");
-        put_label(E, labels[i]);
-        put(E, "++)\n");
+        put_loop_head(E, labels[i], ext[i], *depth, 0);
         (*depth)++;
     }
 }
@@ -1389,15 +1395,7 @@ static int open_loops_sparse(emitter *E, const g_value *v, const int *labels, co
         }
         int idx = pending[pick];
         pending[pick] = pending[--np];
-        put(E, "%*sfor (int64_t ", 4 * *depth, "");
-        put_label(E, labels[idx]);
-        put(E, " = 0; ");
-        put_label(E, labels[idx]);
-        put(E, " < ");
-        put_extent(E, ext[idx]);
-        put(E, "; ");
-        put_label(E, labels[idx]);
-        put(E, "++) {\n");
+        put_loop_head(E, labels[idx], ext[idx], *depth, 1);
         (*depth)++;
         braces++;
         ls_add(&st->placed, labels[idx]);

@@ -70,6 +70,15 @@ int graph_modes(const g_value *v, mode_seq *s)
     return -1;
 }
 
+labelset graph_value_labels(const g_value *v)
+{
+    labelset s = {{0}};
+    for (int i = 0; i < v->rank; i++)
+        if (v->label[i] >= 0)
+            ls_add(&s, v->label[i]);
+    return s;
+}
+
 labelset graph_iteration_labels(const g_value *v)
 {
     labelset it = {{0}};

@@ -101,15 +101,6 @@ static void set_labels(lowerer *L, g_value *v, labelset ls)
     }
 }
 
-static labelset value_labels(const g_value *v)
-{
-    labelset s = {{0}};
-    for (int i = 0; i < v->rank; i++)
-        if (v->label[i] >= 0)
-            ls_add(&s, v->label[i]);
-    return s;
-}
-
 static g_value *new_value(lowerer *L, op_kind op, int nin, tx_span span)
 {
     g_value *v = graph_value(L->g, op);
@@ -127,7 +118,7 @@ static dtype join_dt(dtype a, dtype b) { return a == DT_F64 || b == DT_F64 ? DT_
 /* Sums V over its labels outside KEEP; V itself if there are none. */
 static g_value *sum_out(lowerer *L, g_value *v, labelset keep, tx_span span)
 {
-    labelset have = value_labels(v);
+    labelset have = graph_value_labels(v);
     labelset out = ls_inter(have, keep);
     if (ls_eq(out, have))
         return v;
@@ -295,7 +286,7 @@ static g_value *lower_product(lowerer *L, cst_node *n, labelset keep)
             free(f);
             return NULL;
         }
-        all = ls_union(all, value_labels(vals[i]));
+        all = ls_union(all, graph_value_labels(vals[i]));
         dt = join_dt(dt, vals[i]->dt);
     }
     if (f->n == 1 && f->exp[0] > 0 && f->coef == 1) {
@@ -427,7 +418,7 @@ static g_value *lower_map(lowerer *L, cst_node *n, labelset keep)
         m->in[i] = x;
         m->coef_in[i] = 1;
         m->dt = join_dt(m->dt, x->dt);
-        have = ls_union(have, value_labels(x));
+        have = ls_union(have, graph_value_labels(x));
     }
     set_labels(L, m, have);
     add(L, m);
@@ -473,7 +464,7 @@ static g_value *lower_reduce(lowerer *L, cst_node *n, labelset keep)
         return NULL;
     if (op == RED_ADD)
         return sum_out(L, v, keep, n->span);
-    labelset have = value_labels(v), out = ls_inter(have, keep);
+    labelset have = graph_value_labels(v), out = ls_inter(have, keep);
     if (ls_eq(out, have))
         return v;
     g_value *r = new_value(L, OP_REDUCE, 1, n->span);
@@ -502,7 +493,7 @@ static g_value *lower_scan(lowerer *L, cst_node *n, labelset keep)
     s->scan_label = n->scan_label;
     s->scan_reverse = n->name.kind == TK_SCANR;
     s->dt = v->dt;
-    set_labels(L, s, value_labels(v));
+    set_labels(L, s, graph_value_labels(v));
     add(L, s);
     return sum_out(L, s, keep, n->span);
 }
@@ -585,7 +576,7 @@ static void store_value(lowerer *L, cst_stmt *st, cst_target *t, int op, g_value
         c->in[0] = v;
         c->coef_in[0] = 1;
         c->dt = v->dt;
-        set_labels(L, c, value_labels(v));
+        set_labels(L, c, graph_value_labels(v));
         v = add(L, c);
     }
     g_value *s = new_value(L, OP_STORE, op == '=' ? 1 : 2, st->span);

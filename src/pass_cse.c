@@ -18,15 +18,6 @@
 
 #include "tx.h"
 
-static labelset value_labels(const g_value *v)
-{
-    labelset s = {{0}};
-    for (int i = 0; i < v->rank; i++)
-        if (v->label[i] >= 0)
-            ls_add(&s, v->label[i]);
-    return s;
-}
-
 /* Operands and their coefficients in a canonical order (by id) for the
    ops where order does not matter. */
 static int commutes(const g_value *v)
@@ -92,16 +83,16 @@ static int same_value(const g_value *a, const g_value *b)
                 return 0;
         return 1;
     case OP_CONTRACT:
-        return a->coef == b->coef && ls_eq(a->summed, b->summed) && ls_eq(value_labels(a), value_labels(b));
+        return a->coef == b->coef && ls_eq(a->summed, b->summed) && ls_eq(graph_value_labels(a), graph_value_labels(b));
     case OP_ADD:
-        return ls_eq(value_labels(a), value_labels(b));
+        return ls_eq(graph_value_labels(a), graph_value_labels(b));
     case OP_MAP:
-        return a->fn == b->fn && a->fn_arg == b->fn_arg && ls_eq(value_labels(a), value_labels(b));
+        return a->fn == b->fn && a->fn_arg == b->fn_arg && ls_eq(graph_value_labels(a), graph_value_labels(b));
     case OP_REDUCE:
-        return a->red == b->red && ls_eq(a->summed, b->summed) && ls_eq(value_labels(a), value_labels(b));
+        return a->red == b->red && ls_eq(a->summed, b->summed) && ls_eq(graph_value_labels(a), graph_value_labels(b));
     case OP_SCAN:
         return a->red == b->red && a->scan_label == b->scan_label && a->scan_reverse == b->scan_reverse &&
-               ls_eq(value_labels(a), value_labels(b));
+               ls_eq(graph_value_labels(a), graph_value_labels(b));
     }
     return 0;
 }

@@ -13,19 +13,10 @@
  */
 #include "tx.h"
 
-static labelset value_labels(const g_value *v)
-{
-    labelset s = {{0}};
-    for (int i = 0; i < v->rank; i++)
-        if (v->label[i] >= 0)
-            ls_add(&s, v->label[i]);
-    return s;
-}
-
 /* The labels the loops of U run over. */
 static labelset iteration_labels(const g_value *u)
 {
-    labelset s = value_labels(u);
+    labelset s = graph_value_labels(u);
     if (u->op == OP_STORE)
         for (int i = 0; i < u->rank; i++)
             ls_add(&s, u->store_label[i]);
@@ -66,7 +57,7 @@ void pass_fuse(graph *g)
         g_value *v = g->v[k], *u = user[k];
         if (v->dead || !u || v->nuses != 1 || !elementwise(v) || u->blas || u->op == OP_LINALG)
             continue; /* BLAS and LAPACK read their operands from memory */
-        if (!ls_eq(value_labels(v), iteration_labels(u)))
+        if (!ls_eq(graph_value_labels(v), iteration_labels(u)))
             continue;
         if (u->op == OP_STORE && store_hazard(v, u))
             continue;

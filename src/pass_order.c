@@ -19,14 +19,6 @@
 
 #define EXACT_MAX 12
 
-static labelset value_labels(const g_value *v)
-{
-    labelset s = {{0}};
-    for (int i = 0; i < v->rank; i++)
-        ls_add(&s, v->label[i]);
-    return s;
-}
-
 typedef struct {
     const graph *g;
     int n;
@@ -76,7 +68,7 @@ static double pair_flops(const problem *P, labelset a, labelset b, labelset resu
 
 double order_flops(const graph *g, const g_value *v)
 {
-    labelset all = value_labels(v), out = all;
+    labelset all = graph_value_labels(v), out = all;
     double ext[TX_MAX_LABELS];
     for (int i = 0; i < v->nin; i++)
         for (int m = 0; m < v->in[i]->rank; m++) {
@@ -115,7 +107,7 @@ static g_value *make_pair(graph *g, const g_value *like, g_value *a, double ea, 
     c->dt = a->dt == DT_F64 || b->dt == DT_F64 ? DT_F64 : DT_F32;
     c->stmt = like->stmt;
     c->span = like->span;
-    labelset all = ls_union(value_labels(a), value_labels(b));
+    labelset all = ls_union(graph_value_labels(a), graph_value_labels(b));
     c->summed = ls_minus(all, keep);
     int r = 0;
     const g_value *ops[2] = {a, b};
@@ -211,9 +203,9 @@ static void greedy(problem *P, best *B, uint64_t *groups, int n)
 static void order_one(graph *g, g_value *v, g_value ***list, int *nlist)
 {
     problem P = {.g = g, .n = v->nin, .nmaps = v->nmaps, .maps = v->maps};
-    P.out = value_labels(v);
+    P.out = graph_value_labels(v);
     for (int i = 0; i < v->nin; i++) {
-        P.lab[i] = value_labels(v->in[i]);
+        P.lab[i] = graph_value_labels(v->in[i]);
         for (int m = 0; m < v->in[i]->rank; m++)
             P.ext[v->in[i]->label[m]] = graph_extent_estimate(g, v->in[i]->ext[m]);
     }
@@ -274,7 +266,7 @@ static void order_one(graph *g, g_value *v, g_value ***list, int *nlist)
     v->in[1] = y;
     v->coef_in[0] = el;
     v->coef_in[1] = er;
-    v->summed = ls_minus(ls_union(value_labels(x), value_labels(y)), value_labels(v));
+    v->summed = ls_minus(ls_union(graph_value_labels(x), graph_value_labels(y)), graph_value_labels(v));
     int maps[8], nmaps = v->nmaps; /* its loops changed: which maps still cover them */
     memcpy(maps, v->maps, sizeof maps);
     graph_restrict(g, v, maps, nmaps);

@@ -512,6 +512,8 @@ const char *graph_label_name(const graph *g, int label);
 /* The layout of V if it lives in memory (a view of a tensor variable, or
    a computed, non-fused value): 0 and *S filled, else -1. */
 int graph_modes(const g_value *v, mode_seq *s);
+/* The set of V's labels (none for a variable's positional modes). */
+labelset graph_value_labels(const g_value *v);
 /* The labels V's loops run over (its labels, summed ones, a store's). */
 labelset graph_iteration_labels(const g_value *v);
 /* Does sparse map MAP restrict loops over IT (are all its labels in it)? */
