@@ -118,7 +118,7 @@ void graph_renumber(graph *g)
 {
     int n = 0;
     for (int k = 0; k < g->n; k++)
-        if (g->v[k])
+        if (g->v[k] && !g->v[k]->dead) /* removed or dead values leave the list */
             g->v[n++] = g->v[k];
     g->n = n;
     for (int k = 0; k < n; k++) {

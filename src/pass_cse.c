@@ -143,11 +143,6 @@ void pass_cse(graph *g)
         next[k] = head[b];
         head[b] = k;
     }
-    int n = 0;
-    for (int k = 0; k < g->n; k++)
-        if (!g->v[k]->dead)
-            g->v[n++] = g->v[k];
-    g->n = n;
     graph_renumber(g);
 }
 
@@ -188,10 +183,5 @@ void pass_dce(graph *g)
         for (int i = 0; i < v->nin; i++)
             v->in[i]->nuses--;
     }
-    int n = 0;
-    for (int k = 0; k < g->n; k++)
-        if (!g->v[k]->dead)
-            g->v[n++] = g->v[k];
-    g->n = n;
     graph_renumber(g);
 }

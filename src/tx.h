@@ -520,8 +520,8 @@ labelset graph_iteration_labels(const g_value *v);
 int graph_map_covers(const graph *g, int map, labelset it);
 /* Sets V's maps to those of MAPS[0..N) that cover its loops. */
 void graph_restrict(const graph *g, g_value *v, const int *maps, int n);
-/* Renumbers G's values in list order and recounts their uses (after a
-   pass edited the list). */
+/* Drops NULL and dead values from G's list, renumbers the rest in order
+   and recounts their uses (after a pass edited the list). */
 void graph_renumber(graph *g);
 /* The extent X as a number for cost models: exact when constant or known
    (JIT), else an estimate (64). */
