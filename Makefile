@@ -35,9 +35,12 @@ DEB_PACKAGES := re2c lemon libtcc-dev check libopenblas-dev liblapacke-dev pytho
                 clang libclang-rt-14-dev man-db groff graphviz binutils
 
 LIB_SRC  := src/arena.c src/buf.c src/diag.c src/cst.c src/sema.c src/graph.c src/lower.c \
-            src/opt.c src/pass_cse.c src/pass_order.c src/pass_blas.c src/pass_fuse.c src/emit.c src/jit.c src/api.c
-LIB_OBJ  := $(B)/lexer.o $(B)/parser.o $(patsubst src/%.c,$(B)/%.o,$(LIB_SRC)) $(B)/prims.o $(B)/prims_text.o \
-            $(B)/linalg.o $(B)/linalg_text.o
+            src/opt.c src/pass_cse.c src/pass_order.c src/pass_blas.c src/pass_fuse.c src/target.c \
+            src/emit_program.c src/emit_kernel.c src/emit_memory.c src/emit_dense.c src/emit_blocks.c \
+            src/emit_sparse.c src/emit_blas.c src/emit_linalg.c src/emit_expr.c src/emit_names.c \
+            src/jit.c src/api.c
+LIB_OBJ  := $(B)/lexer.o $(B)/parser.o $(patsubst src/%.c,$(B)/%.o,$(LIB_SRC)) $(B)/runtime.o $(B)/prims_text.o \
+            $(B)/linalg_text.o
 RT_OBJ   := $(B)/npy.o
 
 all: $(B)/txc $(B)/libtensorexpr.a $(B)/libtensorexpr.so
@@ -60,19 +63,20 @@ $(B)/parser.o: $(B)/parser.c src/tx.h src/tensorexpr.h
 	$(CC) $(ALL_CFLAGS) -Wno-unused-parameter -Wno-unused-variable -Wno-missing-prototypes -c $< -o $@
 $(B)/%.o: src/%.c src/tx.h src/tensorexpr.h $(B)/parser.h
 	$(CC) $(ALL_CFLAGS) -c $< -o $@
+$(B)/emit_%.o: src/emit_%.c src/emit.h src/tx.h src/tensorexpr.h runtime/runtime.h $(B)/parser.h
+	$(CC) $(ALL_CFLAGS) -c $< -o $@
 $(B)/npy.o: runtime/npy.c runtime/npy.h | $(B)
 	$(CC) $(ALL_CFLAGS) -c $< -o $@
-# the inner-loop primitives: gcc -O3 for the JIT; their text for standalone C
-$(B)/prims.o: runtime/prims.c runtime/prims.inc runtime/prims.h | $(B)
+# the runtime JIT code calls (primitives, linear algebra, the symbol table
+# of runtime/symbols.def): gcc -O3; the .inc texts for standalone C
+$(B)/runtime.o: runtime/runtime.c runtime/runtime.h runtime/symbols.def runtime/prims.inc runtime/linalg.inc | $(B)
 	$(CC) $(ALL_CFLAGS) -O3 -Wno-unused-function -c $< -o $@
 # runtime/X.inc as a C string tx_X_source, for the standalone emitter
 $(B)/%_text.c: runtime/%.inc | $(B)
-	{ echo '#include "prims.h"'; echo 'const char tx_$*_source[] ='; \
+	{ echo '#include "runtime.h"'; echo 'const char tx_$*_source[] ='; \
 	  sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/    "/' -e 's/$$/\\n"/' $<; echo ';'; } > $@
 $(B)/%_text.o: $(B)/%_text.c
 	$(CC) $(ALL_CFLAGS) -c $< -o $@
-$(B)/linalg.o: runtime/linalg.c runtime/linalg.inc runtime/prims.h | $(B)
-	$(CC) $(ALL_CFLAGS) -O2 -Wno-unused-function -c $< -o $@
 
 # ---- libraries and the CLI ----
 $(B)/libtensorexpr.a: $(LIB_OBJ)
@@ -157,12 +161,13 @@ FUZZ_FLAGS := -std=c99 -D_POSIX_C_SOURCE=200809L -g -O1 -fsanitize=fuzzer,addres
               -Isrc -I$(FUZZ_DIR) -Iruntime
 
 $(FUZZ_DIR)/fuzz_compile: tests/fuzz/fuzz_compile.c $(LIB_SRC) grammar/parser.y grammar/lexer.re src/tx.h \
-                          runtime/prims.c runtime/prims.inc $(B)/prims_text.c runtime/linalg.c $(B)/linalg_text.c
+                          runtime/runtime.c runtime/symbols.def runtime/prims.inc $(B)/prims_text.c \
+                          runtime/linalg.inc $(B)/linalg_text.c
 	mkdir -p $(FUZZ_DIR)/corpus
 	lemon -q -d$(FUZZ_DIR) -T/usr/share/lemon/lempar.c grammar/parser.y
 	re2c -W -Werror -8 -I /usr/share/re2c/stdlib -o $(FUZZ_DIR)/lexer.c grammar/lexer.re
 	clang $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_compile.c $(LIB_SRC) $(FUZZ_DIR)/lexer.c $(FUZZ_DIR)/parser.c \
-	    runtime/prims.c $(B)/prims_text.c runtime/linalg.c $(B)/linalg_text.c \
+	    runtime/runtime.c $(B)/prims_text.c $(B)/linalg_text.c \
 	    -ltcc -llapacke -lopenblas -ldl -lm -lpthread
 
 fuzz: deps

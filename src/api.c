@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "tx.h"
+#include "runtime.h"
 
 struct tx_ctx {
     tx_buf msg;
@@ -625,10 +626,9 @@ int tx_run(tx_program *p)
             goto out;
         }
         size_t ws = 0;
-        emit_options o = {.fn_name = p->fn_name, .jit = 1, .dim_values = dims, .timing = p->timing,
-                          .workspace = &ws};
+        emit_options o = {.fn_name = p->fn_name, .dim_values = dims, .timing = p->timing, .workspace = &ws};
         tx_buf src = {0};
-        if (emit_c(g, &o, &src, &p->errs, &p->nerrs) < 0) {
+        if (emit_c(g, &target_jit_tcc, &o, &src, &p->errs, &p->nerrs) < 0) {
             buf_free(&src);
             st = fail(p->ctx, TX_ERR_NOMEM, "out of memory");
             goto out;
@@ -700,15 +700,16 @@ char *tx_emit(tx_program *p, const tx_emit_options *opts, size_t *len)
              "keyword or a C library name, and does not start with '_' or 'tx_'", opts->name);
         return NULL;
     }
-    emit_options o = {.fn_name = name, .no_blas = opts->no_blas};
+    const tx_target *T = opts->no_blas ? &target_c99 : &target_c99_blas;
+    emit_options o = {.fn_name = name};
     tx_buf out = {0};
     tx_arena *a = NULL;
-    graph *g = specialise(p, NULL, !opts->no_blas, &a);
+    graph *g = specialise(p, NULL, T->blas, &a);
     if (!g) {
         fail(p->ctx, TX_ERR_NOMEM, "out of memory");
         return NULL;
     }
-    for (int k = 0; opts->no_blas && k < g->n; k++)
+    for (int k = 0; !T->blas && k < g->n; k++)
         if (g->v[k]->op == OP_LINALG) {
             tx_buf d = {0};
             tx_diag diag = {.src = &p->src};
@@ -721,7 +722,7 @@ char *tx_emit(tx_program *p, const tx_emit_options *opts, size_t *len)
             arena_free(a);
             return NULL;
         }
-    int r = opts->header ? emit_header(g, &o, &out) : emit_c(g, &o, &out, NULL, NULL);
+    int r = opts->header ? emit_header(g, T, &o, &out) : emit_c(g, T, &o, &out, NULL, NULL);
     arena_free(a);
     if (r < 0 || !out.p) {
         buf_free(&out);

@@ -2,8 +2,9 @@
  * jit.c — compiling generated C in memory with libtcc. The only file that
  * includes libtcc.h.
  *
- * Generated code is compiled with -nostdlib and sees no headers: every
- * symbol it calls is registered here with tcc_add_symbol, so a kernel
+ * Generated code (target_jit_tcc) is compiled with -nostdlib and sees no
+ * headers: every symbol it calls is in runtime/symbols.def, whose table
+ * (tx_runtime_symbols) is registered here with tcc_add_symbol, so a kernel
  * compiles in about a tenth of a millisecond and links against nothing
  * we did not choose. libtcc reports errors through a callback, which we
  * collect into the caller's buffer (nothing is printed).
@@ -11,28 +12,18 @@
  * libtcc 0.9.27 keeps global state while it compiles, so compilations are
  * serialised by one mutex; running compiled code needs no lock.
  */
-#include <cblas.h>
 #include <libtcc.h>
-#include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "tx.h"
-#include "prims.h"
+#include "runtime.h"
 
 struct jit_module {
     TCCState *tcc;
     jit_entry entry;
 };
-
-double tx_rt_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static void collect_error(void *opaque, const char *msg)
 {
@@ -43,27 +34,6 @@ static void collect_error(void *opaque, const char *msg)
         buf_puts(err, "\n");
     }
 }
-
-/* The symbols generated code may call, by name. */
-static const struct { const char *name; const void *addr; } runtime_symbols[] = {
-    {"malloc", (const void *)malloc},
-    {"free", (const void *)free},
-    {"pow", (const void *)pow},
-    {"exp", (const void *)exp},
-    {"log", (const void *)log},
-    {"sqrt", (const void *)sqrt},
-    {"fabs", (const void *)fabs},
-    {"sin", (const void *)sin},
-    {"cos", (const void *)cos},
-    {"tanh", (const void *)tanh},
-    {"tx_rt_now", (const void *)tx_rt_now},
-    {"cblas_dgemm", (const void *)cblas_dgemm},
-    {"cblas_sgemm", (const void *)cblas_sgemm},
-    {"cblas_dgemv", (const void *)cblas_dgemv},
-    {"cblas_sgemv", (const void *)cblas_sgemv},
-    {"cblas_ddot", (const void *)cblas_ddot},
-    {"cblas_sdot", (const void *)cblas_sdot},
-};
 
 static pthread_mutex_t tcc_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -94,12 +64,8 @@ static jit_module *compile_locked(const char *src, tx_buf *err)
     tcc_set_options(m->tcc, "-nostdlib");
     if (tcc_set_output_type(m->tcc, TCC_OUTPUT_MEMORY) < 0)
         goto fail;
-    for (size_t i = 0; i < sizeof runtime_symbols / sizeof runtime_symbols[0]; i++)
-        tcc_add_symbol(m->tcc, runtime_symbols[i].name, runtime_symbols[i].addr);
-    for (const tx_prim_symbol *p = tx_prim_symbols; p->name; p++)
-        tcc_add_symbol(m->tcc, p->name, p->addr);
-    for (const tx_prim_symbol *p = tx_linalg_symbols; p->name; p++)
-        tcc_add_symbol(m->tcc, p->name, p->addr);
+    for (const tx_runtime_symbol *r = tx_runtime_symbols; r->name; r++) /* runtime/symbols.def */
+        tcc_add_symbol(m->tcc, r->name, r->addr);
     if (tcc_compile_string(m->tcc, src) < 0)
         goto fail;
     if (tcc_relocate(m->tcc, TCC_RELOCATE_AUTO) < 0)

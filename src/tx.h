@@ -4,9 +4,9 @@
  * Pipeline (DESIGN.md §1):
  *   lex (grammar/lexer.re) → parse (grammar/parser.y, actions in cst.c)
  *   → CST (cst.c, a DAG) → sema.c → lower.c → OpGraph (graph.c)
- *   → passes (opt.c) → emit.c → jit.c
+ *   → passes (opt.c) → emit_*.c (for a target.c target) → jit.c
  * Prefixes: arena_, diag_, lex_, parse_, cst_, sema_, lower_, graph_,
- * opt_, emit_, jit_, mangle_.
+ * opt_, target_, emit_, jit_, mangle_.
  */
 #ifndef TX_H
 #define TX_H
@@ -567,16 +567,58 @@ void pass_blas(graph *g);
    user's loop nest (no buffer, no pass over memory). */
 void pass_fuse(graph *g);
 
-/* ---- emit.c ---- */
+/* ---- target.c: what the generated code is for (DESIGN.md section 6) ---- */
+/* How the generated file starts. */
+typedef enum {
+    TX_ENTRY_ARGV = 1, /* int tx_entry(void *const *args): the library's loader passes
+                          tensors, maps, timing slots, workspace and a detail slot */
+    TX_ENTRY_NAMED     /* the documented C function FN(dims..., tensors..., maps...)
+                          and FN_error(code) (tx(5) section 8) */
+} tx_entry_kind;
+
+/* How runtime symbols are reached (runtime/symbols.def). */
+typedef enum {
+    TX_SYMBOLS_REGISTERED = 1, /* no headers: prototypes from the table; the loader
+                                  registers every address (libtcc) */
+    TX_SYMBOLS_INLINE          /* standard headers for libc, libm, CBLAS and LAPACKE;
+                                  the runtime's own primitives pasted in as static
+                                  functions, so the user's compiler builds them */
+} tx_symbol_access;
+
+/* How kernels are run. */
+typedef enum {
+    TX_THREADS_NONE = 1 /* each kernel called once over its whole range */
+} tx_threading;
+
+/* A target: the facts code generation consults, chosen once per
+   compilation. A new target (a cc tier, MPI) is a new value, not new ifs. */
+typedef struct tx_target {
+    const char *name;
+    tx_entry_kind entry;
+    tx_symbol_access symbols;
+    int specialised;     /* extents are written in as numbers (emit_options.dim_values) */
+    int blas;            /* contractions may become BLAS calls, matrix functions LAPACK calls */
+    unsigned dtypes;     /* element types it computes: bit (1 << dtype) */
+    int workspace;       /* intermediates may live in one workspace the caller passes */
+    tx_threading threads;
+} tx_target;
+
+/* libtcc in memory, specialised on the bound extents (the library's tx_run). */
+extern const tx_target target_jit_tcc;
+/* Standalone C99 with CBLAS and LAPACKE (txc FILE.tx). */
+extern const tx_target target_c99_blas;
+/* Standalone C99 needing nothing but libm (txc --no-blas). */
+extern const tx_target target_c99;
+
+/* ---- emit_*.c: C source from the OpGraph for a target ---- */
 typedef struct {
-    const char *fn_name;      /* the C function (standalone flavour) */
-    int jit;                  /* 1: the JIT flavour (entry tx_entry(void **)) */
-    int no_blas;
-    const int64_t *dim_values;/* JIT: the extent of each symbolic dim (specialisation) */
-    int timing;               /* JIT: record statement times */
-    size_t *workspace;        /* JIT: if set, intermediates live in one workspace
-                                 of *workspace bytes (args[ntensors + 1]), planned
-                                 by liveness, instead of malloc'd buffers */
+    const char *fn_name;      /* the C function (TX_ENTRY_NAMED) */
+    const int64_t *dim_values;/* specialised targets: the extent of each symbolic dim */
+    int timing;               /* TX_ENTRY_ARGV: record statement times */
+    size_t *workspace;        /* targets with a workspace: if set, intermediates live
+                                 in one workspace of *workspace bytes (args[ntensors +
+                                 nmaps + 1]), planned by liveness, instead of malloc'd
+                                 buffers */
 } emit_options;
 
 /* One run-time error the generated code can return. */
@@ -585,12 +627,14 @@ typedef struct {
     const char *msg;
 } emit_error;
 
-/* Emits C for G into OUT. Returns 0, or -1 on out of memory. The error
-   table of the generated code (codes from 1) is stored in *ERRS and *NERRS,
-   in G's arena. */
-int emit_c(graph *g, const emit_options *o, tx_buf *out, emit_error **errs, int *nerrs);
-/* Emits the header declaring the standalone function. */
-int emit_header(graph *g, const emit_options *o, tx_buf *out);
+/* Emits C for G for target T into OUT: the runtime declarations, one
+   kernel function per loop nest, and the program function that runs the
+   kernels, BLAS and LAPACK calls in order. Returns 0, or -1 on out of
+   memory. The error table of the generated code (codes from 1) is stored
+   in *ERRS and *NERRS, in G's arena. */
+int emit_c(graph *g, const tx_target *T, const emit_options *o, tx_buf *out, emit_error **errs, int *nerrs);
+/* Emits the header declaring the standalone function (TX_ENTRY_NAMED). */
+int emit_header(graph *g, const tx_target *T, const emit_options *o, tx_buf *out);
 /* Can S name the generated C function? A C identifier that is no keyword,
    nothing the included headers declare, and not in our tx_ namespace. */
 int emit_name_ok(const char *s);
@@ -611,7 +655,5 @@ jit_entry jit_entry_point(jit_module *m);
 /* Frees the module and its code. NULL is a no-op. */
 void jit_free(jit_module *m);
 
-/* ---- runtime symbols the generated JIT code calls ---- */
-double tx_rt_now(void);
 
 #endif /* TX_H */

@@ -1726,11 +1726,11 @@ static char *emit_program(const char *text, int jit)
     char msg[256];
     ck_assert_msg(opt_run(p.g, 2, msg, sizeof msg) == 0, "%s", msg);
     int64_t dims[4] = {5, 5, 5, 5};
-    emit_options o = {.fn_name = "prog", .jit = jit, .dim_values = dims};
+    emit_options o = {.fn_name = "prog", .dim_values = dims};
     tx_buf out = {0};
     emit_error *errs = NULL;
     int nerrs = 0;
-    ck_assert_int_eq(emit_c(p.g, &o, &out, &errs, &nerrs), 0);
+    ck_assert_int_eq(emit_c(p.g, jit ? &target_jit_tcc : &target_c99_blas, &o, &out, &errs, &nerrs), 0);
     ck_assert_ptr_nonnull(out.p);
     ck_assert_int_ge(nerrs, 1);
     char *s = strdup(out.p);

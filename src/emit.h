@@ -1,0 +1,248 @@
+/*
+ * emit.h - the emitter's private interface, shared by the emit_*.c files
+ * and included by nothing else. The public entry points (emit_c,
+ * emit_header, mangle_name, emit_name_ok) are in tx.h.
+ *
+ * The emitter turns an optimised OpGraph into C text for a target
+ * (target.c). Its files, by concern:
+ *
+ *   emit_program.c  the file: runtime declarations, kernels, the program
+ *                   function (checks, allocation, the statements in order,
+ *                   BLAS and LAPACK calls, error codes), the header
+ *   emit_kernel.c   outlining: a loop nest becomes
+ *                   `static int tx_kN(const tx_kN_args *, int64_t lo, int64_t hi)`
+ *                   over a record of exactly what it references
+ *   emit_memory.c   buffers: sizes, liveness, the JIT's workspace plan
+ *   emit_dense.c    dense loop nests: computed values, stores, slices, scans
+ *   emit_blocks.c   inner loops run block by block through runtime/prims.inc
+ *   emit_sparse.c   loop nests that follow sparse maps
+ *   emit_blas.c     contractions as CBLAS calls (plans from pass_blas.c)
+ *   emit_linalg.c   the LAPACK-backed calls
+ *   emit_expr.c     expressions: extents, element addresses, elementwise
+ *                   values, loop heads
+ *   emit_names.c    C names (mangling, names a user may choose) and literals
+ *
+ * Every name from the .tx file is mangled (mangle_name): tensors t_, dims
+ * d_, labels l_, maps m_; generated names start with tx_. Loop variables
+ * are the statement's labels; addresses are flat row-major arithmetic
+ * (libtcc has no VLAs worth using).
+ */
+#ifndef TX_EMIT_H
+#define TX_EMIT_H
+
+#include <stdarg.h>
+
+#include "tx.h"
+#include "runtime.h"
+
+/* An open entry loop of a sparse map (see emitter.entries). */
+typedef struct {
+    int id, ndst, depth;
+    const int *dst;
+    const tx_extent *ext;
+    int refs_at_decode[TX_MAX_MODES]; /* label references when its decode was emitted */
+} entry_ctx;
+
+#define KERNEL_MAX_ENTRY_LOOPS 64
+
+/* The kernel being emitted (emit_kernel.c). */
+typedef struct {
+    int active;
+    int id;
+    const g_value *value;    /* what it computes or stores */
+    tx_buf body;             /* the loop nest's text */
+    tx_buf *program;         /* where the call goes */
+    /* what the body references: the record carries exactly these */
+    unsigned char *vars;     /* per variable (sema_program.vars) */
+    unsigned char *values;   /* per value id */
+    unsigned char *dims;     /* per dim (sema_program.dims) */
+    unsigned char *maps;     /* per sparse map */
+    int want_range;          /* the next loop over an output label runs over [tx_lo, tx_hi) */
+    int has_range;           /* one did */
+    tx_extent range_ext;     /* the call's range is [0, range_ext) ... */
+    int range_blocks;        /* ... counted in blocks of TX_BLOCK when set */
+    int blk_buffers;         /* scratch blocks the body uses (high-water mark) */
+    /* entry loops whose decoded target labels are used: learnt by a first
+       emission of a sparse kernel, used by the second */
+    int decode_pass;         /* 0: no sparse maps; 1: learning; 2: emitting */
+    unsigned char decode_used[KERNEL_MAX_ENTRY_LOOPS][TX_MAX_MODES];
+} kernel_ctx;
+
+typedef struct emitter {
+    graph *g;
+    const tx_target *T;
+    const emit_options *o;
+    tx_buf *out;             /* where put() writes */
+    tx_buf kernels;          /* the kernels' definitions, before the program function */
+    emit_error *errs;
+    int nerrs, caperrs;
+    unsigned groups;         /* runtime symbol groups used: bit (1 << TXS_*) */
+    int uses_fmax, uses_fmin;
+    int nkernels;
+    kernel_ctx k;
+    int label_refs[TX_MAX_LABELS]; /* times each label's loop variable was written */
+    /* the entry loops of sparse maps open around the code being emitted:
+       a tensor whose last modes are a map's targets, in order, is
+       addressed with the entry's flat target index (no divisions) */
+    entry_ctx entries[16];
+    int nentries;
+} emitter;
+
+static inline sema_program *SP(emitter *E) { return E->g->S; }
+
+/* printf into the emitter's current output. */
+static inline void put(emitter *E, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    buf_vprintf(E->out, fmt, ap);
+    va_end(ap);
+}
+
+static inline const char *ctype(dtype t) { return t == DT_F32 ? "float" : "double"; }
+
+/* Marks runtime symbol group G (and what it needs) as used. */
+static inline void emit_use(emitter *E, int g)
+{
+    E->groups |= 1u << g;
+    if (g == TXS_LINALG)
+        E->groups |= 1u << TXS_BLAS;
+}
+
+/* ---- emit_names.c ---- */
+/* A C literal of X (a double; inf and NaN as constant expressions). */
+void num_literal(tx_buf *o, double x);
+/* A C string literal holding S, everything outside printable ASCII
+   escaped. */
+void string_literal(tx_buf *o, const char *s);
+
+/* ---- emit_program.c ---- */
+/* The error code (from 1) the generated code returns for MSG; equal
+   messages share a code. */
+int emit_add_error(emitter *E, const char *msg);
+
+/* ---- emit_kernel.c ---- */
+/* Emits the loop nest BODY writes for V as a kernel: its argument record
+   and function go to E->kernels, its call (over its whole range) to the
+   program function. A nest that follows sparse maps is emitted twice
+   (the first time learns which decoded labels are read). */
+void emit_kernel(emitter *E, const g_value *v, void (*body)(emitter *, const g_value *));
+/* The head of the kernel's outermost loop over LABEL if it takes the
+   kernel's range: returns 1 after writing "for (L = tx_lo; L < tx_hi; L++)",
+   0 if the loop is an ordinary one. */
+int kernel_range_loop(emitter *E, int label, tx_extent ext, int depth, int brace);
+/* The head of the block loop of a kernel whose only loop is blocked, if
+   it takes the kernel's range (counted in blocks): 1 after writing
+   "for (tx_ib = tx_lo; tx_ib < tx_hi; tx_ib++) {", else 0. */
+int kernel_range_blocks(emitter *E, tx_extent ext, int depth);
+/* Records that the body references variable VAR, value ID, dim D, map M. */
+void kernel_ref_var(emitter *E, int var);
+void kernel_ref_value(emitter *E, int id);
+void kernel_ref_dim(emitter *E, int dim);
+void kernel_ref_map(emitter *E, int map);
+
+/* ---- emit_memory.c ---- */
+/* Is V stored in a buffer of its own (computed by a loop nest or a call)? */
+int emit_is_computed(const g_value *v);
+/* Code setting tx_n to the byte size of a buffer with extents EXT of
+   ELEM-byte elements, returning error CODE if it overflows. */
+void emit_size(emitter *E, const tx_extent *ext, int rank, size_t elem, int code);
+/* Where each value is read for the last time: *LAST[k] is the position
+   (value index) of its last reader, -1 if none; FREE_HEAD/FREE_NEXT list
+   the computed values whose buffers die at each position. Arrays of g->n
+   entries in the graph's arena. */
+void emit_liveness(emitter *E, int **last, int **free_head, int **free_next);
+/* A workspace plan: offsets of the tmp and let tensors (live throughout)
+   and of every computed intermediate (live from its computation to its
+   last reader; first fit into freed space). */
+typedef struct {
+    int64_t *off;     /* per value id; -1: not in the workspace */
+    int64_t *var_off; /* per variable; -1: not in the workspace */
+    int64_t size;
+} workspace_plan;
+/* Plans the workspace from LAST (emit_liveness); -1 if a size is not
+   known or overflows. */
+int emit_plan_workspace(emitter *E, const int *last, workspace_plan *w);
+
+/* ---- emit_expr.c ---- */
+/* The C expression of extent X: a number when the target is specialised. */
+void put_extent(emitter *E, tx_extent x);
+/* The value of X if the target knows it (specialised), else -1. */
+int64_t emit_extent_value(emitter *E, tx_extent x);
+/* A label's loop variable, a tensor variable, a sparse map, a value's buffer. */
+void put_label(emitter *E, int label);
+void put_var(emitter *E, int var);
+void put_map(emitter *E, int map);
+void put_value(emitter *E, const g_value *v);
+/* The row-major offset of the element at LABELS (a label, or -1 for the
+   integer CHIPS[i]) of a buffer with extents EXT (through an open entry
+   loop's flat index where the last modes are its map's targets). */
+void put_horner(emitter *E, int n, const int *labels, const int64_t *chips, const tx_extent *ext);
+/* VAR's element at the loop variables of LABELS (its modes in order). */
+void put_var_at(emitter *E, int var, const int *labels, const tx_extent *ext, int rank);
+/* V's buffer element at its labels' loop variables: tx_vN[offset]. */
+void put_value_at(emitter *E, const g_value *v);
+/* The C expression reading value V's element at the current loop indices. */
+void put_access(emitter *E, const g_value *v);
+/* The summand of a contraction: the product of its operands. */
+void put_product(emitter *E, const g_value *v);
+/* The value of elementwise V at the current loop indices, as a double. */
+void put_elementwise(emitter *E, const g_value *v);
+/* The identity of a reduce/scan operator, and the update acc = acc op x. */
+const char *reduce_init(reduce_op r);
+void put_reduce_update(emitter *E, reduce_op r, const g_value *x);
+/* The stride of mode P of S: the product of the extents after it. */
+void put_stride(emitter *E, const mode_seq *s, int p);
+/* The row-major index of sparse map M's source (SIDE 0) or target (1) tuple. */
+void put_map_index(emitter *E, const sym *m, int side);
+/* "for (int64_t l_x = 0; l_x < EXT; l_x++)", opening a brace if BRACE. */
+void put_loop_head(emitter *E, int label, tx_extent ext, int depth, int brace);
+/* Loops over LABELS; RANGE: the first may take the kernel's range. */
+void open_loops(emitter *E, const int *labels, const tx_extent *ext, int n, int *depth, int range);
+/* Distinct labels of V's operands that are in SET, in order of appearance. */
+int labels_in(const g_value *v, labelset set, int *labels, tx_extent *ext);
+
+/* ---- emit_blocks.c ---- */
+#define BLK_MAX_BUFFERS 32
+typedef struct {
+    int nbuf, nptr, depth, label;
+} blk_state;
+/* An operand of a primitive: a scratch buffer or a direct pointer. */
+typedef struct {
+    int buf, ptr;
+} blk_op;
+/* Can the primitives evaluate V (with the values fused into it)? Counts
+   its nodes into *NEED (scratch buffers at most). */
+int blk_supported(const g_value *v, int *need);
+/* Code leaving the block of V's values in a scratch buffer or a direct
+   pointer; returns which. */
+blk_op blk_eval(emitter *E, blk_state *B, const g_value *v);
+void put_op(emitter *E, blk_op o);
+/* The blocked loop nest computing elementwise X at every index of
+   LABELS/EXT (the last blocked) into variable TARGET_VAR (>= 0) or the
+   buffer of TEMP, with OP 0 (=), 1 (+=) or 2 (-=). */
+void emit_block_loop(emitter *E, const g_value *x, const int *labels, const tx_extent *ext, int rank,
+                     int target_var, const g_value *temp, dtype tdt, int op);
+
+/* ---- emit_dense.c ---- */
+/* The loop nest computing V into its buffer. */
+void emit_compute(emitter *E, const g_value *v);
+/* The loop nest of store S (=, +=, -=). */
+void emit_store(emitter *E, const g_value *s);
+/* The copy of slice V out of its operand. */
+void emit_slice(emitter *E, const g_value *v);
+
+/* ---- emit_sparse.c ---- */
+/* V's loop nest when sparse maps restrict it; likewise a store. */
+void emit_compute_sparse(emitter *E, const g_value *v);
+void emit_store_sparse(emitter *E, const g_value *s);
+
+/* ---- emit_blas.c ---- */
+/* The BLAS call (or batch loop of calls) of contraction V. */
+void emit_blas(emitter *E, const g_value *v);
+
+/* ---- emit_linalg.c ---- */
+/* The LAPACK-backed call V writing its result (or PARTS). */
+void emit_linalg(emitter *E, const g_value *v, g_value *const *parts);
+
+#endif

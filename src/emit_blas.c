@@ -1,0 +1,178 @@
+/*
+ * emit_blas.c - contractions as CBLAS calls: GEMM, GEMV and DOT, batched by
+ * loops over the batch labels (plans made by pass_blas.c).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "emit.h"
+
+/* Position of the last mode of label group G in S (the plan made sure
+   the group is consecutive there). */
+static int last_of(const mode_seq *s, const int *G, int n)
+{
+    int last = -1;
+    for (int i = 0; i < n; i++)
+        for (int p = 0; p < s->n; p++)
+            if (s->label[p] == G[i] && p > last)
+                last = p;
+    return last;
+}
+
+/* max(1, stride): BLAS wants a leading dimension of at least 1. */
+static void put_ld(emitter *E, const mode_seq *s, int p)
+{
+    put(E, "TX_LD(");
+    put_stride(E, s, p);
+    put(E, ")");
+}
+
+/* The product of the extents of the labels of G (as found in S). */
+static void put_group_size(emitter *E, const mode_seq *s, const int *G, int n)
+{
+    if (n == 0) {
+        put(E, "1");
+        return;
+    }
+    put(E, "(int)(");
+    for (int i = 0; i < n; i++) {
+        if (i)
+            put(E, "*");
+        for (int p = 0; p < s->n; p++)
+            if (s->label[p] == G[i]) {
+                put_extent(E, s->ext[p]);
+                break;
+            }
+    }
+    put(E, ")");
+}
+
+/* y = M v as one gemv: M (layout SM) has the output's labels R and the
+   summed labels K; the vector (layout SV) has K, its last at VK; the
+   output's last R mode is at CR of SC. Row- or column-major by which of
+   M's groups is contiguous. */
+static void put_gemv(emitter *E, const char *x, const mode_seq *sm, const int *R, int nr, const int *K, int nk,
+                     const char *mname, const char *vname, const mode_seq *sv, int vk, const mode_seq *sc, int cr)
+{
+    int rl = last_of(sm, R, nr), kl = last_of(sm, K, nk), kunit = kl == sm->n - 1;
+    put(E, "cblas_%sgemv(CblasRowMajor, %s, ", x, kunit ? "CblasNoTrans" : "CblasTrans");
+    put_group_size(E, sm, kunit ? R : K, kunit ? nr : nk);
+    put(E, ", ");
+    put_group_size(E, sm, kunit ? K : R, kunit ? nk : nr);
+    put(E, ", tx_alpha, %s, ", mname);
+    put_ld(E, sm, kunit ? rl : kl);
+    put(E, ", %s, ", vname);
+    put_stride(E, sv, vk);
+    put(E, ", tx_beta, tx_c, ");
+    put_stride(E, sc, cr);
+    put(E, ");\n");
+}
+
+void emit_blas(emitter *E, const g_value *v)
+{
+    const blas_plan *p = v->blas;
+    mode_seq sa, sb, sc;
+    TX_ASSERT(graph_modes(p->a, &sa) == 0 && graph_modes(p->b, &sb) == 0);
+    if (p->store) {
+        sc.n = p->store->rank;
+        for (int i = 0; i < sc.n; i++) {
+            sc.label[i] = p->store->store_label[i];
+            sc.ext[i] = p->store->ext[i];
+        }
+    } else {
+        sc.n = v->rank;
+        for (int i = 0; i < sc.n; i++) {
+            sc.label[i] = v->label[i];
+            sc.ext[i] = v->ext[i];
+        }
+    }
+    const char *x = v->dt == DT_F32 ? "s" : "d";
+    const char *t = ctype(v->dt);
+    int op = p->store ? p->store->store_op : '=';
+    emit_use(E, TXS_BLAS);
+    int depth = 2;
+    put(E, "    { /* %%%d: BLAS */\n", v->id);
+    int batch_ext_labels[TX_MAX_MODES];
+    tx_extent bext[TX_MAX_MODES];
+    for (int i = 0; i < p->nb; i++) {
+        batch_ext_labels[i] = p->batch[i];
+        for (int m = 0; m < sc.n; m++)
+            if (sc.label[m] == p->batch[i])
+                bext[i] = sc.ext[m];
+    }
+    open_loops(E, batch_ext_labels, bext, p->nb, &depth, 0);
+    put(E, "%*s{\n", 4 * depth, "");
+    depth++;
+    /* the matrix labels sit at 0: addresses below are the blocks' corners */
+    int groups[3][TX_MAX_MODES], ng[3] = {p->nm, p->nn, p->nk};
+    memcpy(groups[0], p->m, sizeof groups[0]);
+    memcpy(groups[1], p->n, sizeof groups[1]);
+    memcpy(groups[2], p->k, sizeof groups[2]);
+    for (int gi = 0; gi < 3; gi++)
+        for (int i = 0; i < ng[gi]; i++) {
+            put(E, "%*sconst int64_t ", 4 * depth, "");
+            put_label(E, groups[gi][i]);
+            put(E, " = 0;\n");
+        }
+    put(E, "%*sconst %s *tx_a = &", 4 * depth, "", t);
+    put_access(E, p->a);
+    put(E, ";\n%*sconst %s *tx_b = &", 4 * depth, "", t);
+    put_access(E, p->b);
+    put(E, ";\n%*s%s *tx_c = &", 4 * depth, "", t);
+    if (p->store) {
+        put_var_at(E, p->store->var, sc.label, sc.ext, sc.n);
+        put(E, ";\n");
+    } else {
+        put_value_at(E, v);
+        put(E, ";\n");
+    }
+    put(E, "%*sconst %s tx_alpha = ", 4 * depth, "", t);
+    num_literal(E->out, op == '-' ? -v->coef : v->coef);
+    put(E, ", tx_beta = %s;\n%*s(void)tx_beta;\n", op == '=' ? "0.0" : "1.0", 4 * depth, "");
+    /* BLAS takes int sizes: every one is at most its buffer's element count */
+    const mode_seq *bufs[3] = {&sa, &sb, &sc};
+    put(E, "%*sif (", 4 * depth, "");
+    for (int bi = 0; bi < 3; bi++) {
+        put(E, bi ? " || " : "");
+        put_stride(E, bufs[bi], -1);
+        put(E, " > 2147483647");
+    }
+    put(E, ") { tx_status = %d; goto tx_done; }\n",
+        emit_add_error(E, "a matrix is too large for BLAS (more than 2^31-1 elements)"));
+    int am = last_of(&sa, p->m, p->nm), ak = last_of(&sa, p->k, p->nk);
+    int bk = last_of(&sb, p->k, p->nk), bn = last_of(&sb, p->n, p->nn);
+    int cm = last_of(&sc, p->m, p->nm), cn = last_of(&sc, p->n, p->nn);
+    put(E, "%*s", 4 * depth, "");
+    if (p->nm == 0 && p->nn == 0) {
+        put(E, "*tx_c = (%s)(tx_alpha * cblas_%sdot(", t, x);
+        put_group_size(E, &sa, p->k, p->nk);
+        put(E, ", tx_a, ");
+        put_stride(E, &sa, ak);
+        put(E, ", tx_b, ");
+        put_stride(E, &sb, bk);
+        /* beta = 0 must not read C, which may hold anything (even NaN) */
+        put(E, ")%s);\n", op == '=' ? "" : " + tx_beta * *tx_c");
+    } else if (p->nn == 0) { /* y[m] = A[m x k] x[k] */
+        put_gemv(E, x, &sa, p->m, p->nm, p->k, p->nk, "tx_a", "tx_b", &sb, bk, &sc, cm);
+    } else if (p->nm == 0) { /* y[n] = B[k x n]^T x[k] */
+        put_gemv(E, x, &sb, p->n, p->nn, p->k, p->nk, "tx_b", "tx_a", &sa, ak, &sc, cn);
+    } else {
+        int ta = ak != sa.n - 1, tb = bn != sb.n - 1;
+        put(E, "cblas_%sgemm(CblasRowMajor, %s, %s, ", x, ta ? "CblasTrans" : "CblasNoTrans",
+            tb ? "CblasTrans" : "CblasNoTrans");
+        put_group_size(E, &sc, p->m, p->nm);
+        put(E, ", ");
+        put_group_size(E, &sc, p->n, p->nn);
+        put(E, ", ");
+        put_group_size(E, &sa, p->k, p->nk);
+        put(E, ", tx_alpha, tx_a, ");
+        put_ld(E, &sa, ta ? ak : am);
+        put(E, ", tx_b, ");
+        put_ld(E, &sb, tb ? bn : bk);
+        put(E, ", tx_beta, tx_c, ");
+        put_ld(E, &sc, cm);
+        put(E, ");\n");
+    }
+    depth--;
+    put(E, "%*s}\n    }\n", 4 * depth, "");
+}

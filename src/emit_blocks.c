@@ -1,0 +1,277 @@
+/*
+ * emit_blocks.c - inner loops through the runtime primitives (prims.inc): a
+ * fused elementwise expression is evaluated a block of TX_BLOCK elements
+ * at a time through scratch buffers that stay in L1.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "emit.h"
+
+
+/* The stride of extent product after mode P of S, as a number when every
+   extent is known (JIT), else -1. */
+static int64_t stride_value(emitter *E, const mode_seq *s, int p)
+{
+    int64_t z = 1;
+    for (int i = p + 1; i < s->n; i++) {
+        tx_extent x = s->ext[i];
+        int64_t v = emit_extent_value(E, x);
+        if (v < 0)
+            return -1;
+        z *= v;
+    }
+    return z;
+}
+
+/* Is V (with the values fused into it) something the primitives can
+   evaluate? Counts its nodes into *NEED: each needs one scratch buffer at
+   most. */
+int blk_supported(const g_value *v, int *need)
+{
+    if (++*need > BLK_MAX_BUFFERS)
+        return 0;
+    if (!v->inlined)
+        return v->op == OP_CONST || v->op == OP_INDEX || emit_is_computed(v) ||
+               ((v->op == OP_INPUT || v->op == OP_STORE) && v->rank == 0);
+    if (v->op != OP_MAP && v->op != OP_ADD && v->op != OP_CONTRACT)
+        return 0;
+    for (int i = 0; i < v->nin; i++)
+        if (!blk_supported(v->in[i], need))
+            return 0;
+    return 1;
+}
+
+/* Scratch block I of the kernel (its own, on its stack). */
+static void put_scratch(emitter *E, int i)
+{
+    if (i + 1 > E->k.blk_buffers)
+        E->k.blk_buffers = i + 1;
+    put(E, "(tx_blk + %d * TX_BLOCK)", i);
+}
+
+void put_op(emitter *E, blk_op o)
+{
+    if (o.ptr >= 0)
+        put(E, "tx_p%d", o.ptr);
+    else
+        put_scratch(E, o.buf);
+}
+
+/* The stride of label L through memory-resident value W. */
+static void put_label_stride(emitter *E, const g_value *w, int L, int64_t *known)
+{
+    mode_seq s;
+    *known = 0;
+    if (graph_modes(w, &s) < 0) { /* a scalar variable */
+        put(E, "0");
+        return;
+    }
+    int any = 0;
+    for (int p = 0; p < s.n; p++)
+        if (s.label[p] == L) {
+            int64_t v = stride_value(E, &s, p);
+            *known = any || v < 0 ? -1 : v;
+            put(E, any ? " + " : "");
+            put_stride(E, &s, p);
+            any = 1;
+        }
+    if (!any)
+        put(E, "0");
+}
+
+/* Emits code leaving the block of V's values in a scratch buffer (or a
+   direct pointer for a unit-stride f64 leaf) and returns which. Buffers
+   are a stack: those above the result are free again afterwards. */
+blk_op blk_eval(emitter *E, blk_state *B, const g_value *v)
+{
+    int ind = 4 * B->depth, base = B->nbuf;
+    blk_op r = {base, -1};
+    if (!v->inlined) {
+        if (v->op == OP_CONST) {
+            put(E, "%*stx_p_fill(tx_bn, ", ind, "");
+            num_literal(E->out, v->coef);
+            put(E, ", ");
+            put_scratch(E, base);
+            put(E, ");\n");
+            B->nbuf = base + 1;
+            return r;
+        }
+        /* a stride of exactly 1 (known in the JIT) reads the tensor in place */
+        tx_buf save = *E->out;
+        int64_t known;
+        tx_buf stride = {0};
+        tx_buf *out = E->out;
+        E->out = &stride;
+        put_label_stride(E, v, B->label, &known);
+        E->out = out;
+        (void)save;
+        if (known == 1 && v->dt == DT_F64) {
+            r.buf = -1;
+            r.ptr = B->nptr++;
+            put(E, "%*sconst double *tx_p%d = &", ind, "", r.ptr);
+            put_access(E, v);
+            put(E, ";\n");
+        } else {
+            put(E, "%*stx_p_load_%s(tx_bn, &", ind, "", v->dt == DT_F32 ? "f32" : "f64");
+            put_access(E, v);
+            put(E, ", %s, ", stride.p ? stride.p : "0");
+            put_scratch(E, base);
+            put(E, ");\n");
+            B->nbuf = base + 1;
+        }
+        buf_free(&stride);
+        return r;
+    }
+    blk_op in[64];
+    for (int i = 0; i < v->nin && i < 64; i++)
+        in[i] = blk_eval(E, B, v->in[i]);
+    /* the result goes where the first operand is, if that is a buffer
+       (the primitives work in place); else to a fresh one, so that no
+       operand is overwritten before it is read */
+    blk_op d = {in[0].buf >= 0 ? in[0].buf : B->nbuf++, -1};
+    switch (v->op) {
+    case OP_ADD:
+        put(E, "%*s", ind, "");
+        if (v->nin == 1) {
+            put(E, "tx_p_scale_add(tx_bn, ");
+            num_literal(E->out, v->coef_in[0]);
+            put(E, ", ");
+            put_op(E, in[0]);
+            put(E, ", 0.0, ");
+            put_op(E, d);
+            put(E, ");\n");
+            break;
+        }
+        put(E, "tx_p_axpby(tx_bn, ");
+        num_literal(E->out, v->coef_in[0]);
+        put(E, ", ");
+        put_op(E, in[0]);
+        put(E, ", ");
+        num_literal(E->out, v->coef_in[1]);
+        put(E, ", ");
+        put_op(E, in[1]);
+        put(E, ", ");
+        put_op(E, d);
+        put(E, ");\n");
+        for (int i = 2; i < v->nin; i++) {
+            put(E, "%*stx_p_axpby(tx_bn, 1.0, ", ind, "");
+            put_op(E, d);
+            put(E, ", ");
+            num_literal(E->out, v->coef_in[i]);
+            put(E, ", ");
+            put_op(E, in[i]);
+            put(E, ", ");
+            put_op(E, d);
+            put(E, ");\n");
+        }
+        break;
+    case OP_CONTRACT: { /* an elementwise product */
+        int first = 1;
+        put(E, "%*s", ind, "");
+        if (v->coef_in[0] < 0) {
+            put(E, "tx_p_recip(tx_bn, 1.0, ");
+            put_op(E, in[0]);
+        } else if (v->nin >= 2) {
+            put(E, "tx_p_%s(tx_bn, ", v->coef_in[1] < 0 ? "div" : "mul");
+            put_op(E, in[0]);
+            put(E, ", ");
+            put_op(E, in[1]);
+            first = 2;
+        } else {
+            put(E, "tx_p_scale_add(tx_bn, 1.0, ");
+            put_op(E, in[0]);
+            put(E, ", 0.0");
+        }
+        put(E, ", ");
+        put_op(E, d);
+        put(E, ");\n");
+        for (int i = first; i < v->nin; i++) {
+            put(E, "%*stx_p_%s(tx_bn, ", ind, "", v->coef_in[i] < 0 ? "div" : "mul");
+            put_op(E, d);
+            put(E, ", ");
+            put_op(E, in[i]);
+            put(E, ", ");
+            put_op(E, d);
+            put(E, ");\n");
+        }
+        if (v->coef != 1) {
+            put(E, "%*stx_p_scale_add(tx_bn, ", ind, "");
+            num_literal(E->out, v->coef);
+            put(E, ", ");
+            put_op(E, d);
+            put(E, ", 0.0, ");
+            put_op(E, d);
+            put(E, ");\n");
+        }
+        break;
+    }
+    case OP_MAP:
+        put(E, "%*s", ind, "");
+        if (v->fn == MAP_POW) {
+            put(E, "tx_p_pow(tx_bn, ");
+            put_op(E, in[0]);
+            put(E, ", ");
+            num_literal(E->out, v->fn_arg);
+        } else if (v->nin == 2) {
+            put(E, "tx_p_%s(tx_bn, ", v->fn == MAP_MAX ? "max" : "min");
+            put_op(E, in[0]);
+            put(E, ", ");
+            put_op(E, in[1]);
+        } else {
+            put(E, "tx_p_map(tx_bn, %d, ", (int)v->fn);
+            put_op(E, in[0]);
+        }
+        put(E, ", ");
+        put_op(E, d);
+        put(E, ");\n");
+        break;
+    default:
+        TX_ASSERT(!"not an elementwise value");
+    }
+    B->nbuf = d.buf + 1;
+    return d;
+}
+
+/* The blocked loop nest computing elementwise value X at every index of
+   LABELS/EXT (the last label blocked) into TARGET (a variable or a
+   temporary, row-major over the labels' order given by its own modes),
+   with OP 0 (=), 1 (+=) or 2 (-=). TARGET_VAR >= 0 writes variable
+   TARGET_VAR, else temporary TEMP. */
+void emit_block_loop(emitter *E, const g_value *x, const int *labels, const tx_extent *ext, int rank,
+                     int target_var, const g_value *temp, dtype tdt, int op)
+{
+    int depth = 2;
+    emit_use(E, TXS_PRIM);
+    open_loops(E, labels, ext, rank - 1, &depth, 1);
+    int L = labels[rank - 1];
+    if (rank == 1 && kernel_range_blocks(E, ext[0], depth)) {
+        depth++;
+        put(E, "%*sconst int64_t tx_i = tx_ib * TX_BLOCK;\n", 4 * depth, "");
+    } else {
+        put(E, "%*sfor (int64_t tx_i = 0; tx_i < ", 4 * depth, "");
+        put_extent(E, ext[rank - 1]);
+        put(E, "; tx_i += TX_BLOCK) {\n");
+        depth++;
+    }
+    put(E, "%*sconst int64_t tx_bn = ", 4 * depth, "");
+    put_extent(E, ext[rank - 1]);
+    put(E, " - tx_i < TX_BLOCK ? ");
+    put_extent(E, ext[rank - 1]);
+    put(E, " - tx_i : TX_BLOCK;\n%*sconst int64_t ", 4 * depth, "");
+    put_label(E, L);
+    put(E, " = tx_i;\n");
+    blk_state B = {0, 0, depth, L};
+    blk_op r = blk_eval(E, &B, x);
+    put(E, "%*stx_p_store_%s(tx_bn, ", 4 * depth, "", tdt == DT_F32 ? "f32" : "f64");
+    put_op(E, r);
+    put(E, ", &");
+    if (target_var >= 0) {
+        put_var_at(E, target_var, labels, ext, rank);
+    } else {
+        put_value_at(E, temp);
+    }
+    put(E, ", 1, %d);\n", op);
+    depth--;
+    put(E, "%*s}\n", 4 * depth, "");
+}

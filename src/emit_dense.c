@@ -1,0 +1,203 @@
+/*
+ * emit_dense.c - dense loop nests: a computed value (elementwise, contraction,
+ * reduction, scan), a store into a tensor, a slice. Elementwise work goes
+ * block by block through the primitives (emit_blocks.c) where it can.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "emit.h"
+
+void emit_compute(emitter *E, const g_value *v)
+{
+    if (v->nmaps && v->op != OP_SCAN) {
+        emit_compute_sparse(E, v);
+        return;
+    }
+    if ((v->op == OP_MAP || v->op == OP_ADD || (v->op == OP_CONTRACT && ls_empty(v->summed))) && v->rank > 0) {
+        /* an elementwise value: blocked, through the primitives */
+        g_value root = *v;
+        int need = 0;
+        root.inlined = 1;
+        if (blk_supported(&root, &need)) {
+            put(E, "    { /* %%%d */\n", v->id);
+            emit_block_loop(E, &root, v->label, v->ext, v->rank, -1, v, v->dt, 0);
+            put(E, "    }\n");
+            return;
+        }
+    }
+    int depth = 1;
+    int summed[TX_MAX_LABELS], nsum = 0;
+    tx_extent sext[TX_MAX_LABELS];
+    if (v->op == OP_CONTRACT || v->op == OP_REDUCE)
+        nsum = labels_in(v, v->summed, summed, sext);
+    put(E, "%*s{ /* %%%d */\n", 4 * depth, "", v->id);
+    depth++;
+    if (v->op == OP_SCAN) {
+        /* every label but the scanned one outside; the scan carries tx_acc */
+        int outer[TX_MAX_MODES], no = 0, pos = 0;
+        tx_extent oext[TX_MAX_MODES];
+        for (int i = 0; i < v->rank; i++) {
+            if (v->label[i] == v->scan_label) {
+                pos = i;
+                continue;
+            }
+            outer[no] = v->label[i];
+            oext[no++] = v->ext[i];
+        }
+        open_loops(E, outer, oext, no, &depth, 1);
+        put(E, "%*s{\n", 4 * depth, "");
+        depth++;
+        put(E, "%*sdouble tx_acc = %s;\n", 4 * depth, "", reduce_init(v->red));
+        put(E, "%*sfor (int64_t ", 4 * depth, "");
+        put_label(E, v->scan_label);
+        if (v->scan_reverse) {
+            put(E, " = ");
+            put_extent(E, v->ext[pos]);
+            put(E, " - 1; ");
+            put_label(E, v->scan_label);
+            put(E, " >= 0; ");
+            put_label(E, v->scan_label);
+            put(E, "--) {\n");
+        } else {
+            put(E, " = 0; ");
+            put_label(E, v->scan_label);
+            put(E, " < ");
+            put_extent(E, v->ext[pos]);
+            put(E, "; ");
+            put_label(E, v->scan_label);
+            put(E, "++) {\n");
+        }
+        put(E, "%*s", 4 * depth + 4, "");
+        if (v->nmaps) { /* a sparse map: only its entries enter the scan; the others read as zero */
+            emit_use(E, TXS_PRIM);
+            put(E, "if (");
+            for (int k = 0; k < v->nmaps; k++) {
+                const sym *m = SP(E)->maps[v->maps[k]];
+                put(E, "%stx_rt_map_has(", k ? " && " : "");
+                put_map(E, v->maps[k]);
+                put(E, ", ");
+                put_map_index(E, m, 0);
+                put(E, ", ");
+                put_map_index(E, m, 1);
+                put(E, ")");
+            }
+            put(E, ") {\n%*s", 4 * depth + 8, "");
+            put_reduce_update(E, v->red, v->in[0]);
+            put(E, ";\n%*s", 4 * depth + 8, "");
+            put_value_at(E, v);
+            put(E, " = (%s)tx_acc;\n%*s} else\n%*s", ctype(v->dt), 4 * depth + 4, "", 4 * depth + 8, "");
+            put_value_at(E, v);
+            put(E, " = 0;\n%*s}\n", 4 * depth, "");
+        } else {
+        put_reduce_update(E, v->red, v->in[0]);
+        put(E, ";\n%*s", 4 * depth + 4, "");
+        put_value_at(E, v);
+        put(E, " = (%s)tx_acc;\n%*s}\n", ctype(v->dt), 4 * depth, "");
+        }
+        depth--;
+        put(E, "%*s}\n    }\n", 4 * depth, "");
+        return;
+    }
+    open_loops(E, v->label, v->ext, v->rank, &depth, 1);
+    put(E, "%*s{\n", 4 * depth, "");
+    depth++;
+    int reduces = (v->op == OP_CONTRACT && nsum) || v->op == OP_REDUCE;
+    if (reduces) {
+        put(E, "%*sdouble tx_acc = %s;\n", 4 * depth, "", v->op == OP_REDUCE ? reduce_init(v->red) : "0.0");
+        int d2 = depth;
+        open_loops(E, summed, sext, nsum, &d2, 0);
+        put(E, "%*s", 4 * d2, "");
+        if (v->op == OP_REDUCE)
+            put_reduce_update(E, v->red, v->in[0]);
+        else {
+            put(E, "tx_acc += ");
+            put_product(E, v);
+        }
+        put(E, ";\n");
+    }
+    put(E, "%*s", 4 * depth, "");
+    put_value_at(E, v);
+    put(E, " = (%s)(", ctype(v->dt));
+    if (reduces) {
+        if (v->op == OP_CONTRACT && v->coef != 1) {
+            num_literal(E->out, v->coef);
+            put(E, " * ");
+        }
+        put(E, "tx_acc");
+    } else
+        put_elementwise(E, v);
+    put(E, ");\n");
+    depth--;
+    put(E, "%*s}\n", 4 * depth, "");
+    put(E, "    }\n");
+}
+
+
+/* slice: loops over the box in the operand's own indices (lo .. lo+ext),
+   writing the temporary at index - lo. */
+void emit_slice(emitter *E, const g_value *v)
+{
+    int depth = 2;
+    put(E, "    { /* %%%d: slice */\n", v->id);
+    for (int i = 0; i < v->rank; i++) {
+        put(E, "%*sfor (int64_t ", 4 * depth, "");
+        put_label(E, v->label[i]);
+        put(E, " = ");
+        put_extent(E, v->slice_lo[i]);
+        put(E, "; ");
+        put_label(E, v->label[i]);
+        put(E, " < ");
+        put_extent(E, v->slice_lo[i]);
+        put(E, " + ");
+        put_extent(E, v->ext[i]);
+        put(E, "; ");
+        put_label(E, v->label[i]);
+        put(E, "++)\n");
+        depth++;
+    }
+    put(E, "%*s", 4 * depth, "");
+    put_value(E, v);
+    put(E, "[");
+    for (int i = 0; i < v->rank - 1; i++)
+        put(E, "(");
+    for (int i = 0; i < v->rank; i++) {
+        if (i) {
+            put(E, ")*");
+            put_extent(E, v->ext[i]);
+            put(E, " + ");
+        }
+        put(E, "(");
+        put_label(E, v->label[i]);
+        put(E, " - ");
+        put_extent(E, v->slice_lo[i]);
+        put(E, ")");
+    }
+    put(E, "] = (%s)", ctype(v->dt));
+    put_access(E, v->in[0]);
+    put(E, ";\n    }\n");
+}
+
+
+void emit_store(emitter *E, const g_value *s)
+{
+    if (s->nmaps) {
+        emit_store_sparse(E, s);
+        return;
+    }
+    sym *var = SP(E)->vars[s->var];
+    int depth = 2, need = 0;
+    put(E, "    { /* %%%d */\n", s->id);
+    if (s->rank > 0 && blk_supported(s->in[0], &need)) {
+        emit_block_loop(E, s->in[0], s->store_label, s->ext, s->rank, s->var, NULL, var->dt,
+                        s->store_op == '=' ? 0 : s->store_op == '+' ? 1 : 2);
+        put(E, "    }\n");
+        return;
+    }
+    open_loops(E, s->store_label, s->ext, s->rank, &depth, 1);
+    put(E, "%*s", 4 * depth, "");
+    put_var_at(E, s->var, s->store_label, s->ext, s->rank);
+    put(E, " %s (%s)", s->store_op == '=' ? "=" : s->store_op == '+' ? "+=" : "-=", ctype(var->dt));
+    put_access(E, s->in[0]);
+    put(E, ";\n    }\n");
+}

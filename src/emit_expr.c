@@ -1,0 +1,373 @@
+/*
+ * emit_expr.c - expressions of the generated code: extents, element
+ * addresses, elementwise values, reductions' updates, loop heads. Every
+ * reference to a tensor, value, dim or map goes through here, so the
+ * kernel being emitted learns what its argument record must carry.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "emit.h"
+
+int64_t emit_extent_value(emitter *E, tx_extent x)
+{
+    return sema_extent_eval(SP(E), x, E->T->specialised ? E->o->dim_values : NULL);
+}
+
+static void put_dim(emitter *E, int dim)
+{
+    kernel_ref_dim(E, dim);
+    mangle_name(E->out, "d_", SP(E)->dims[dim]->name);
+}
+
+void put_extent(emitter *E, tx_extent x)
+{
+    if (E->T->specialised && x.dim != -1) {
+        put(E, "%lld", (long long)sema_extent_eval(SP(E), x, E->o->dim_values));
+        return;
+    }
+    if (x.dim == EXT_DERIVED) {
+        const dext *d = &SP(E)->derived[x.value];
+        if (d->kind == 1) {
+            put(E, "((");
+            put_extent(E, d->a);
+            put(E, ") < (");
+            put_extent(E, d->b);
+            put(E, ") ? (");
+            put_extent(E, d->a);
+            put(E, ") : (");
+            put_extent(E, d->b);
+            put(E, "))");
+            return;
+        }
+        put(E, "(%lld", (long long)d->c);
+        for (int i = 0; i < d->nterm; i++) {
+            put(E, " %c %lld*", d->coef[i] < 0 ? '-' : '+', (long long)(d->coef[i] < 0 ? -d->coef[i] : d->coef[i]));
+            put_dim(E, d->dim[i]);
+        }
+        put(E, ")");
+        return;
+    }
+    if (x.dim < 0)
+        put(E, "%lld", (long long)x.value);
+    else
+        put_dim(E, x.dim);
+}
+
+void put_label(emitter *E, int label)
+{
+    E->label_refs[label]++;
+    mangle_name(E->out, "l_", E->g->label_names[label]);
+}
+
+void put_var(emitter *E, int var)
+{
+    kernel_ref_var(E, var);
+    mangle_name(E->out, "t_", SP(E)->vars[var]->name);
+}
+
+void put_map(emitter *E, int map)
+{
+    kernel_ref_map(E, map);
+    mangle_name(E->out, "m_", SP(E)->maps[map]->name);
+}
+
+void put_value(emitter *E, const g_value *v)
+{
+    kernel_ref_value(E, v->id);
+    put(E, "tx_v%d", v->id);
+}
+
+void put_var_at(emitter *E, int var, const int *labels, const tx_extent *ext, int rank)
+{
+    put_var(E, var);
+    put(E, "[");
+    put_horner(E, rank, labels, NULL, ext);
+    put(E, "]");
+}
+
+void put_horner(emitter *E, int n, const int *labels, const int64_t *chips, const tx_extent *ext)
+{
+    if (n == 0) {
+        put(E, "0");
+        return;
+    }
+    int lead = n;
+    int entry = -1;
+    for (int k = E->nentries - 1; k >= 0 && entry < 0; k--) {
+        int q = E->entries[k].ndst, ok = q >= 1 && q <= n;
+        for (int i = 0; ok && i < q; i++)
+            ok = labels[n - q + i] == E->entries[k].dst[i] && ext_eq(ext[n - q + i], E->entries[k].ext[i]);
+        if (ok) {
+            entry = k;
+            lead = n - q;
+        }
+    }
+    if (entry >= 0 && lead == 0) {
+        put(E, "tx_t%d", E->entries[entry].id);
+        return;
+    }
+    if (entry >= 0)
+        put(E, "(");
+    for (int i = 0; i < lead - 1; i++)
+        put(E, "(");
+    for (int i = 0; i < lead; i++) {
+        if (i) {
+            put(E, ")*");
+            put_extent(E, ext[i]);
+            put(E, " + ");
+        }
+        if (labels[i] >= 0)
+            put_label(E, labels[i]);
+        else
+            put(E, "%lld", (long long)chips[i]);
+    }
+    if (entry >= 0) { /* (leading offset) * (the targets' block) + the flat target index */
+        put(E, ")");
+        for (int i = lead; i < n; i++) {
+            put(E, "*");
+            put_extent(E, ext[i]);
+        }
+        put(E, " + tx_t%d", E->entries[entry].id);
+    }
+}
+
+void put_value_at(emitter *E, const g_value *v)
+{
+    put_value(E, v);
+    put(E, "[");
+    put_horner(E, v->rank, v->label, NULL, v->ext);
+    put(E, "]");
+}
+
+void put_access(emitter *E, const g_value *v)
+{
+    if (v->inlined) { /* fused: computed right here, inside the user's loops */
+        put(E, "(");
+        put_elementwise(E, v);
+        put(E, ")");
+        return;
+    }
+    switch (v->op) {
+    case OP_CONST:
+        num_literal(E->out, v->coef);
+        return;
+    case OP_INPUT:
+    case OP_STORE: /* a scalar variable; views cover the rest */
+        TX_ASSERT(v->rank == 0);
+        put_var(E, v->var);
+        put(E, "[0]");
+        return;
+    case OP_INDEX: {
+        const g_value *w = v->in[0];
+        put_var(E, w->var);
+        put(E, "[");
+        put_horner(E, w->rank, v->idx_label, v->idx_chip, w->ext);
+        put(E, "]");
+        return;
+    }
+    default:
+        put_value_at(E, v);
+        return;
+    }
+}
+
+
+void put_loop_head(emitter *E, int label, tx_extent ext, int depth, int brace)
+{
+    put(E, "%*sfor (int64_t ", 4 * depth, "");
+    put_label(E, label);
+    put(E, " = 0; ");
+    put_label(E, label);
+    put(E, " < ");
+    put_extent(E, ext);
+    put(E, "; ");
+    put_label(E, label);
+    put(E, brace ? "++) {\n" : "++)\n");
+}
+
+void open_loops(emitter *E, const int *labels, const tx_extent *ext, int n, int *depth, int range)
+{
+    for (int i = 0; i < n; i++) {
+        if (!(range && i == 0 && kernel_range_loop(E, labels[i], ext[i], *depth, 0)))
+            put_loop_head(E, labels[i], ext[i], *depth, 0);
+        (*depth)++;
+    }
+}
+
+
+static void put_pow(emitter *E, const g_value *x, double p)
+{
+    if (p == (double)(int)p && p >= -8 && p <= 8 && p != 0) {
+        int n = p < 0 ? -(int)p : (int)p;
+        put(E, p < 0 ? "1.0 / (" : "(");
+        for (int i = 0; i < n; i++) {
+            if (i)
+                put(E, " * ");
+            put(E, "(double)");
+            put_access(E, x);
+        }
+        put(E, ")");
+    } else if (p == 0) {
+        put(E, "1.0");
+    } else {
+        put(E, "pow(");
+        put_access(E, x);
+        put(E, ", ");
+        num_literal(E->out, p);
+        put(E, ")");
+    }
+}
+
+/* The summand of a contraction: the product of its operands. */
+void put_product(emitter *E, const g_value *v)
+{
+    put(E, "(double)");
+    for (int i = 0; i < v->nin; i++) {
+        if (i == 0 && v->coef_in[i] < 0)
+            put(E, "1.0 / ");
+        else if (i)
+            put(E, v->coef_in[i] < 0 ? " / " : " * ");
+        put_access(E, v->in[i]);
+    }
+}
+
+/* The C name of an elementwise function applied to double arguments. */
+static const char *map_c_name(emitter *E, map_fn f)
+{
+    switch (f) {
+    case MAP_EXP: return "exp";
+    case MAP_LOG: return "log";
+    case MAP_SQRT: return "sqrt";
+    case MAP_ABS: return "fabs";
+    case MAP_SIN: return "sin";
+    case MAP_COS: return "cos";
+    case MAP_TANH: return "tanh";
+    case MAP_MAX: E->uses_fmax = 1; return "tx_fmax";
+    case MAP_MIN: E->uses_fmin = 1; return "tx_fmin";
+    default: return "?";
+    }
+}
+
+/* The value of elementwise V (map, linear combination, or a product with
+   nothing summed) at the current loop indices, as a double expression. */
+void put_elementwise(emitter *E, const g_value *v)
+{
+    switch (v->op) {
+    case OP_CONTRACT:
+        if (v->coef != 1) {
+            num_literal(E->out, v->coef);
+            put(E, " * ");
+        }
+        put_product(E, v);
+        break;
+    case OP_ADD:
+        for (int i = 0; i < v->nin; i++) {
+            double c = v->coef_in[i];
+            if (i || c < 0)
+                put(E, c < 0 ? " - " : " + ");
+            if (c != 1 && c != -1) {
+                num_literal(E->out, c < 0 ? -c : c);
+                put(E, " * ");
+            }
+            put(E, "(double)");
+            put_access(E, v->in[i]);
+        }
+        break;
+    case OP_MAP:
+        if (v->fn == MAP_POW) {
+            put_pow(E, v->in[0], v->fn_arg);
+            break;
+        }
+        put(E, "%s((double)", map_c_name(E, v->fn));
+        put_access(E, v->in[0]);
+        if (v->nin == 2) {
+            put(E, ", (double)");
+            put_access(E, v->in[1]);
+        }
+        put(E, ")");
+        break;
+    default:
+        TX_ASSERT(!"not an elementwise value");
+    }
+}
+
+/* The identity of a reduce/scan operator, and the update acc = acc op x. */
+const char *reduce_init(reduce_op r)
+{
+    switch (r) {
+    case RED_ADD: return "0.0";
+    case RED_MUL: return "1.0";
+    case RED_MAX: return "(-1.0/0.0)";
+    default: return "(1.0/0.0)";
+    }
+}
+
+void put_reduce_update(emitter *E, reduce_op r, const g_value *x)
+{
+    switch (r) {
+    case RED_ADD: put(E, "tx_acc += (double)"); put_access(E, x); break;
+    case RED_MUL: put(E, "tx_acc *= (double)"); put_access(E, x); break;
+    case RED_MAX:
+        E->uses_fmax = 1;
+        put(E, "tx_acc = tx_fmax((double)");
+        put_access(E, x);
+        put(E, ", tx_acc)");
+        break;
+    default:
+        E->uses_fmin = 1;
+        put(E, "tx_acc = tx_fmin((double)");
+        put_access(E, x);
+        put(E, ", tx_acc)");
+        break;
+    }
+}
+
+void put_map_index(emitter *E, const sym *m, int side)
+{
+    int n = side ? m->ndst : m->nsrc;
+    const int *l = side ? m->dst : m->src;
+    const tx_extent *x = side ? m->dst_ext : m->src_ext;
+    for (int i = 0; i < n - 1; i++)
+        put(E, "(");
+    for (int i = 0; i < n; i++) {
+        if (i) {
+            put(E, ")*");
+            put_extent(E, x[i]);
+            put(E, " + ");
+        }
+        put_label(E, l[i]);
+    }
+}
+
+
+/* The stride of mode P of S: the product of the extents after it. */
+void put_stride(emitter *E, const mode_seq *s, int p)
+{
+    int any = 0;
+    for (int i = p + 1; i < s->n; i++) {
+        put(E, any ? "*" : "(");
+        put_extent(E, s->ext[i]);
+        any = 1;
+    }
+    put(E, any ? ")" : "1");
+}
+
+/* Distinct labels of V's operands that are in SET, in order of appearance. */
+int labels_in(const g_value *v, labelset set, int *labels, tx_extent *ext)
+{
+    int n = 0;
+    for (int i = 0; i < v->nin; i++)
+        for (int m = 0; m < v->in[i]->rank; m++) {
+            int l = v->in[i]->label[m], seen = 0;
+            if (!ls_has(&set, l))
+                continue;
+            for (int k = 0; k < n; k++)
+                seen |= labels[k] == l;
+            if (!seen) {
+                labels[n] = l;
+                ext[n++] = v->in[i]->ext[m];
+            }
+        }
+    return n;
+}

@@ -1,0 +1,111 @@
+/*
+ * emit_linalg.c - the LAPACK-backed calls (cholesky, inv, pow, solve, eigh,
+ * qr, svd) and the error codes of their outcomes.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "emit.h"
+
+static void put_base(emitter *E, const g_value *w)
+{
+    if (w->op == OP_INDEX || w->op == OP_INPUT || w->op == OP_STORE)
+        put_var(E, w->op == OP_INDEX ? w->in[0]->var : w->var);
+    else
+        put_value(E, w);
+}
+
+static const char *la_word(la_fn f)
+{
+    static const char *w[] = {"?", "cholesky", "inv", "pow", "solve", "eigh", "qr", "svd", "slice"};
+    return w[f];
+}
+
+/* A LAPACK-backed call: the arguments are contiguous and row-major (the
+   lowering made sure); the results are the node's own buffer, or its
+   parts'. Each outcome other than success becomes an error code whose
+   message names the call and its line. */
+void emit_linalg(emitter *E, const g_value *v, g_value *const *parts)
+{
+    const char *S_ = v->dt == DT_F32 ? "s" : "d";
+    const g_value *a = v->in[0];
+    emit_use(E, TXS_LINALG);
+    put(E, "    { /* %%%d: %s */\n        int64_t tx_detail = 0;\n        int tx_info = ", v->id, la_word(v->la));
+    switch (v->la) {
+    case LA_CHOL: case LA_INV:
+        put(E, "tx_la_%s_%s(", v->la == LA_CHOL ? "chol" : "inv", S_);
+        put_extent(E, a->ext[0]);
+        put(E, ", ");
+        put_base(E, a);
+        put(E, ", tx_v%d, &tx_detail);\n", v->id);
+        break;
+    case LA_POW:
+        put(E, "tx_la_pow_%s(", S_);
+        put_extent(E, a->ext[0]);
+        put(E, ", ");
+        put_base(E, a);
+        put(E, ", %lld, tx_v%d, &tx_detail);\n", (long long)v->la_pow, v->id);
+        break;
+    case LA_SOLVE:
+        put(E, "tx_la_solve_%s(", S_);
+        put_extent(E, a->ext[0]);
+        put(E, ", ");
+        if (v->in[1]->rank == 2)
+            put_extent(E, v->in[1]->ext[1]);
+        else
+            put(E, "1");
+        put(E, ", ");
+        put_base(E, a);
+        put(E, ", ");
+        put_base(E, v->in[1]);
+        put(E, ", tx_v%d, &tx_detail);\n", v->id);
+        break;
+    case LA_EIGH:
+        put(E, "tx_la_eigh_%s(", S_);
+        put_extent(E, a->ext[0]);
+        put(E, ", ");
+        put_base(E, a);
+        put(E, ", ");
+        if (v->nin == 2)
+            put_base(E, v->in[1]);
+        else
+            put(E, "0");
+        put(E, ", tx_v%d, tx_v%d, &tx_detail);\n", parts[0]->id, parts[1]->id);
+        break;
+    case LA_QR: case LA_SVD:
+        put(E, "tx_la_%s_%s(", v->la == LA_QR ? "qr" : "svd", S_);
+        put_extent(E, a->ext[0]);
+        put(E, ", ");
+        put_extent(E, a->ext[1]);
+        put(E, ", ");
+        put_base(E, a);
+        for (int i = 0; i < v->nout; i++)
+            put(E, ", tx_v%d", parts[i]->id);
+        put(E, ", &tx_detail);\n");
+        break;
+    default:
+        TX_ASSERT(!"not a linear-algebra call");
+    }
+    /* the outcomes, in the words of tx(5) */
+    const char *file = SP(E)->cst->src->name;
+    unsigned line = v->span.line;
+    const char *w = la_word(v->la);
+    struct { int info; const char *what; } outcomes[] = {
+        {1, "matrix is not positive definite (leading minor %lld)"},
+        {2, "matrix is singular (pivot %lld is zero)"},
+        {3, "the decomposition did not converge"},
+        {4, "the second matrix is not positive definite (leading minor %lld)"},
+        {-1, "out of memory"},
+        {-2, "an extent is too large for LAPACK"},
+    };
+    for (size_t i = 0; i < sizeof outcomes / sizeof outcomes[0]; i++) {
+        char msg[700];
+        snprintf(msg, sizeof msg, "%s:%u: %s: %s", file, line, w, outcomes[i].what);
+        int code = emit_add_error(E, msg);
+        put(E, "        if (tx_info == %d) { tx_status = %d; ", outcomes[i].info, code);
+        if (E->T->entry == TX_ENTRY_ARGV) /* the loader reads the detail */
+            put(E, "*tx_detailp = tx_detail; ");
+        put(E, "goto tx_done; }\n");
+    }
+    put(E, "        (void)tx_detail;\n    }\n");
+}
