@@ -135,8 +135,10 @@ TEST_BINS := $(B)/check_npy $(B)/check_unit $(B)/check_api $(B)/check_sparse
 
 $(B)/check_npy: tests/check_npy.c $(RT_OBJ)
 	$(CC) $(ALL_CFLAGS) -o $@ $^ $(LDFLAGS) $$(pkg-config --libs check)
-$(B)/check_unit: tests/check_unit.c $(B)/libtensorexpr.a
-	$(CC) $(ALL_CFLAGS) -o $@ $< $(B)/libtensorexpr.a $(LDFLAGS) $$(pkg-config --libs check) $(LDLIBS)
+# the unit tests: one file per compiler phase (tests/unit/main.c lists the suites)
+UNIT_SRC := $(sort $(wildcard tests/unit/*.c))
+$(B)/check_unit: $(UNIT_SRC) $(wildcard tests/unit/*.h) $(B)/libtensorexpr.a
+	$(CC) $(ALL_CFLAGS) -o $@ $(UNIT_SRC) $(B)/libtensorexpr.a $(LDFLAGS) $$(pkg-config --libs check) $(LDLIBS)
 $(B)/check_api: tests/check_api.c $(B)/libtensorexpr.a
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(B)/libtensorexpr.a $(LDFLAGS) $$(pkg-config --libs check) $(LDLIBS)
 $(B)/check_sparse: tests/check_sparse.c $(B)/libtensorexpr.a
