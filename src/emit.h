@@ -195,6 +195,9 @@ void put_reduce_update(emitter *E, reduce_op r, const g_value *x);
 void put_stride(emitter *E, const mode_seq *s, int p);
 /* The row-major index of sparse map M's source (SIDE 0) or target (1) tuple. */
 void put_map_index(emitter *E, const sym *m, int side);
+/* Does sparse map MAP relate the current source and target tuples?
+   (tx_rt_map_has(...) at the loop variables of its labels) */
+void put_map_has(emitter *E, int map);
 /* "for (int64_t l_x = 0; l_x < EXT; l_x++)", opening a brace if BRACE. */
 void put_loop_head(emitter *E, int label, tx_extent ext, int depth, int brace);
 /* Loops over LABELS; RANGE: the first may take the kernel's range. */

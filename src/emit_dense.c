@@ -70,17 +70,10 @@ void emit_compute(emitter *E, const g_value *v)
         }
         put(E, "%*s", 4 * depth + 4, "");
         if (v->nmaps) { /* a sparse map: only its entries enter the scan; the others read as zero */
-            emit_use(E, TXS_PRIM);
             put(E, "if (");
             for (int k = 0; k < v->nmaps; k++) {
-                const sym *m = SP(E)->maps[v->maps[k]];
-                put(E, "%stx_rt_map_has(", k ? " && " : "");
-                put_map(E, v->maps[k]);
-                put(E, ", ");
-                put_map_index(E, m, 0);
-                put(E, ", ");
-                put_map_index(E, m, 1);
-                put(E, ")");
+                put(E, k ? " && " : "");
+                put_map_has(E, v->maps[k]);
             }
             put(E, ") {\n%*s", 4 * depth + 8, "");
             put_reduce_update(E, v->red, v->in[0]);

@@ -353,6 +353,19 @@ void put_stride(emitter *E, const mode_seq *s, int p)
     put(E, any ? ")" : "1");
 }
 
+void put_map_has(emitter *E, int map)
+{
+    const sym *m = SP(E)->maps[map];
+    emit_use(E, TXS_PRIM);
+    put(E, "tx_rt_map_has(");
+    put_map(E, map);
+    put(E, ", ");
+    put_map_index(E, m, 0);
+    put(E, ", ");
+    put_map_index(E, m, 1);
+    put(E, ")");
+}
+
 /* Distinct labels of V's operands that are in SET, in order of appearance. */
 int labels_in(const g_value *v, labelset set, int *labels, tx_extent *ext)
 {

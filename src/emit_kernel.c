@@ -132,76 +132,42 @@ int kernel_range_blocks(emitter *E, tx_extent ext, int depth)
     return 1;
 }
 
-/* The declaration of field or local NAME of the record (TYPE text). */
-static void put_field(emitter *E, tx_buf *o, const char *type, const char *name, int local)
-{
-    (void)E;
-    if (local)
-        buf_printf(o, "    %s%s = tx_a->%s;\n", type, name, name);
-    else
-        buf_printf(o, "    %s%s;\n", type, name);
-}
+/* One member of a kernel's record. */
+typedef struct {
+    char type[40];
+    tx_buf name;
+} member;
 
-/* Every referenced thing as a field (LOCAL 0), a local loaded from the
-   record (1) or an initialiser in the call (2). */
-static void put_members(emitter *E, tx_buf *o, int local)
+/* Everything the body referenced, in a fixed order (variables, values,
+   dims, maps): *N members in arena memory. */
+static member *members(emitter *E, int *n)
 {
     kernel_ctx *k = &E->k;
     sema_program *S = SP(E);
-    tx_buf name = {0};
-    int first = 1;
-    for (int i = 0; i < S->nvars; i++) {
-        if (!k->vars[i])
-            continue;
-        name.len = 0;
-        mangle_name(&name, "t_", S->vars[i]->name);
-        char type[32];
-        snprintf(type, sizeof type, "%s%s *", S->vars[i]->io == IO_IN ? "const " : "", ctype(S->vars[i]->dt));
-        if (local == 2)
-            buf_printf(o, "%s%s", first ? "" : ", ", name.p);
-        else
-            put_field(E, o, type, name.p, local);
-        first = 0;
-    }
-    for (int i = 0; i < E->g->n; i++) {
-        if (!k->values[i])
-            continue;
-        char nm[32], type[32];
-        snprintf(nm, sizeof nm, "tx_v%d", i);
-        snprintf(type, sizeof type, "%s *", ctype(E->g->v[i]->dt));
-        if (local == 2)
-            buf_printf(o, "%s%s", first ? "" : ", ", nm);
-        else
-            put_field(E, o, type, nm, local);
-        first = 0;
-    }
-    for (int i = 0; i < S->ndims; i++) {
-        if (!k->dims[i])
-            continue;
-        name.len = 0;
-        mangle_name(&name, "d_", S->dims[i]->name);
-        if (local == 2)
-            buf_printf(o, "%s%s", first ? "" : ", ", name.p);
-        else
-            put_field(E, o, "int64_t ", name.p, local);
-        first = 0;
-    }
-    for (int i = 0; i < S->nmaps; i++) {
-        if (!k->maps[i])
-            continue;
-        name.len = 0;
-        mangle_name(&name, "m_", S->maps[i]->name);
-        if (local == 2)
-            buf_printf(o, "%s%s", first ? "" : ", ", name.p);
-        else
-            put_field(E, o, "const tx_sparse_map *", name.p, local);
-        first = 0;
-    }
-    if (first && local == 0)
-        buf_puts(o, "    char tx_empty; /* a record needs a member */\n");
-    if (first && local == 2)
-        buf_puts(o, "0");
-    buf_free(&name);
+    member *m = arena_alloc(E->g->arena, sizeof *m * (size_t)(S->nvars + E->g->n + S->ndims + S->nmaps + 1));
+    *n = 0;
+    for (int i = 0; i < S->nvars; i++)
+        if (k->vars[i]) {
+            snprintf(m[*n].type, sizeof m->type, "%s%s *", S->vars[i]->io == IO_IN ? "const " : "",
+                     ctype(S->vars[i]->dt));
+            mangle_name(&m[(*n)++].name, "t_", S->vars[i]->name);
+        }
+    for (int i = 0; i < E->g->n; i++)
+        if (k->values[i]) {
+            snprintf(m[*n].type, sizeof m->type, "%s *", ctype(E->g->v[i]->dt));
+            buf_printf(&m[(*n)++].name, "tx_v%d", i);
+        }
+    for (int i = 0; i < S->ndims; i++)
+        if (k->dims[i]) {
+            snprintf(m[*n].type, sizeof m->type, "int64_t ");
+            mangle_name(&m[(*n)++].name, "d_", S->dims[i]->name);
+        }
+    for (int i = 0; i < S->nmaps; i++)
+        if (k->maps[i]) {
+            snprintf(m[*n].type, sizeof m->type, "const tx_sparse_map *");
+            mangle_name(&m[(*n)++].name, "m_", S->maps[i]->name);
+        }
+    return m;
 }
 
 static void kernel_end(emitter *E)
@@ -209,13 +175,18 @@ static void kernel_end(emitter *E)
     kernel_ctx *k = &E->k;
     TX_ASSERT(k->active);
     tx_buf *o = &E->kernels;
-    int id = k->id;
+    int id = k->id, nm;
+    member *m = members(E, &nm);
     buf_printf(o, "/* kernel %d: value %%%d of statement %d, line %u */\ntypedef struct {\n", id, k->value->id,
                k->value->stmt + 1, k->value->span.line);
-    put_members(E, o, 0);
+    for (int i = 0; i < nm; i++)
+        buf_printf(o, "    %s%s;\n", m[i].type, m[i].name.p);
+    if (nm == 0)
+        buf_puts(o, "    char tx_empty; /* a record needs a member */\n");
     buf_printf(o, "} tx_k%d_args;\n\n", id);
     buf_printf(o, "static int tx_k%d(const tx_k%d_args *tx_a, int64_t tx_lo, int64_t tx_hi)\n{\n", id, id);
-    put_members(E, o, 1);
+    for (int i = 0; i < nm; i++)
+        buf_printf(o, "    %s%s = tx_a->%s;\n", m[i].type, m[i].name.p, m[i].name.p);
     if (k->blk_buffers)
         buf_printf(o, "    double tx_blk[%d * TX_BLOCK]; /* scratch blocks of the primitives */\n", k->blk_buffers);
     if (!k->has_range)
@@ -229,8 +200,10 @@ static void kernel_end(emitter *E)
     E->out = k->program;
     k->active = 0;
     put(E, "    {\n        tx_k%d_args tx_k = {", id);
-    k->active = 0;
-    put_members(E, E->out, 2);
+    for (int i = 0; i < nm; i++)
+        put(E, "%s%s", i ? ", " : "", m[i].name.p);
+    if (nm == 0)
+        put(E, "0");
     put(E, "};\n        if ((tx_status = tx_k%d(&tx_k, 0, ", id);
     if (!k->has_range)
         put(E, "1");
@@ -241,6 +214,8 @@ static void kernel_end(emitter *E)
     } else
         put_extent(E, k->range_ext);
     put(E, ")) != 0)\n            goto tx_done;\n    }\n");
+    for (int i = 0; i < nm; i++)
+        buf_free(&m[i].name);
 }
 
 void emit_kernel(emitter *E, const g_value *v, void (*body)(emitter *, const g_value *))

@@ -38,14 +38,9 @@ static void emit_map_tests(emitter *E, const g_value *v, int *depth, sparse_stat
     for (int k = 0; k < v->nmaps; k++) {
         if (st->handled[k] || !graph_map_covers(E->g, v->maps[k], st->placed))
             continue;
-        const sym *m = SP(E)->maps[v->maps[k]];
-        put(E, "%*sif (!tx_rt_map_has(", 4 * *depth, "");
-        put_map(E, v->maps[k]);
-        put(E, ", ");
-        put_map_index(E, m, 0);
-        put(E, ", ");
-        put_map_index(E, m, 1);
-        put(E, ")) continue;\n");
+        put(E, "%*sif (!", 4 * *depth, "");
+        put_map_has(E, v->maps[k]);
+        put(E, ") continue;\n");
         st->handled[k] = 1;
     }
 }
