@@ -1,10 +1,13 @@
 /*
- * check_emit.c — suite "emit": emit_c of src/emit.c: no .tx name reaches
- * the C source unmangled, and the C compiles.
+ * check_emit.c — suite "emit": emit_c (src/emit_*.c) for each target: no
+ * .tx name reaches the C source unmangled, the C compiles, every loop nest
+ * is a kernel of its own, each target gets the declarations it needs and
+ * no others, and every runtime symbol comes from runtime/symbols.def.
  */
 #include <unistd.h>
 
 #include "unit.h"
+#include "runtime.h"
 
 /* Counts identifier tokens equal to WORD in C source SRC, skipping
    comments, string and character literals and preprocessor lines' header
@@ -97,6 +100,23 @@ static int id_count(const idlist *l, const char *w)
     "inout " T4 ";\n"                                                                        \
     T3 "(\"" L1 "\") = " T1 "(\"" L1 "," L2 "\") * " T2 "(\"" L2 "\");\n"                    \
     T4 " += " T3 "(\"" L1 "\") ^ 2 + " T1 "(\"0,2\");\n"
+
+static char *emit_for(const char *text, const tx_target *T, int level)
+{
+    pipe_t p;
+    pipe_ok(&p, text, UPTO_LOWER);
+    char msg[256];
+    p.g->blas = T->blas;
+    ck_assert_msg(opt_run(p.g, level, msg, sizeof msg) == 0, "%s", msg);
+    int64_t dims[8] = {5, 6, 7, 8, 5, 6, 7, 8};
+    emit_options o = {.fn_name = "prog", .dim_values = dims};
+    tx_buf out = {0};
+    ck_assert_int_eq(emit_c(p.g, T, &o, &out, NULL, NULL), 0);
+    char *s = strdup(out.p);
+    buf_free(&out);
+    pipe_free(&p);
+    return s;
+}
 
 static char *emit_program(const char *text, int jit)
 {
@@ -211,6 +231,208 @@ START_TEST(emit_compiles)
 }
 END_TEST
 
+
+/* Programs with every kind of loop nest: fused elementwise chains,
+   reductions, scans, a permuting store, a slice, a sparse map. */
+static const char *kernel_programs[] = {
+    "in X[n,m];\nout P[n,m], s[n];\n"
+    "let mx(\"i\") = reduce(max, X(\"i,j\"));\n"
+    "P(\"i,j\") = exp(X(\"i,j\") - mx(\"i\"));\n"
+    "s(\"i\") = P(\"i,j\");\n",
+    "in A[n,m];\nout B[m,n], c[n,m];\nB(\"j,i\") = A(\"i,j\") * 2;\nc(\"i,j\") = scan(+, A(\"i,j\"), \"j\");\n",
+    "in A[n,n];\nout B[2,2];\nB(\"i,j\") = slice(A(\"i,j\"), [1, 1], [3, 3]);\n",
+    "in A[n,m], x[m];\nsparse L : \"i\" -> \"j\";\nout y[n];\ny(\"i\") = A(\"i,j\") * x(\"j\");\n",
+};
+
+/* The text of the function starting at SIG in C (up to its closing
+   brace at the start of a line). */
+static char *function_text(const char *c, const char *sig)
+{
+    const char *a = strstr(c, sig);
+    ck_assert_msg(a != NULL, "no '%s' in:\n%.3000s", sig, c);
+    const char *b = strstr(a, "\n}\n");
+    ck_assert_ptr_nonnull(b);
+    return strndup(a, (size_t)(b - a + 3));
+}
+
+static int count_of(const char *s, const char *w)
+{
+    int n = 0;
+    for (const char *p = s; (p = strstr(p, w)) != NULL; p += strlen(w))
+        n++;
+    return n;
+}
+
+START_TEST(emit_loop_nests_are_kernels)
+{
+    const tx_target *targets[] = {&target_jit_tcc, &target_c99_blas, &target_c99};
+    for (size_t t = 0; t < sizeof targets / sizeof *targets; t++)
+        for (size_t i = 0; i < sizeof kernel_programs / sizeof *kernel_programs; i++) {
+            char *c = emit_for(kernel_programs[i], targets[t], 2);
+            char *prog = function_text(c, targets[t]->entry == TX_ENTRY_ARGV ? "int tx_entry(" : "int prog(");
+            /* the program function sequences kernels: it has no loop of its own */
+            ck_assert_msg(strstr(prog, "for (") == NULL, "target %s, program %zu: a loop in the program function:\n%.3000s",
+                          targets[t]->name, i, c);
+            int nk = count_of(c, "static int tx_k");
+            ck_assert_msg(nk >= 1, "no kernel in:\n%.3000s", c);
+            ck_assert_int_eq(count_of(prog, "(&tx_k, 0, "), nk); /* each called once, from the program */
+            /* each kernel loads exactly the members of its record */
+            for (int k = 0; k < nk; k++) {
+                char sig[64], rec[64];
+                snprintf(sig, sizeof sig, "static int tx_k%d(", k);
+                snprintf(rec, sizeof rec, "} tx_k%d_args;", k);
+                char *fn = function_text(c, sig);
+                const char *end = strstr(c, rec);
+                ck_assert_ptr_nonnull(end);
+                const char *start = end;
+                while (start > c && strncmp(start, "typedef struct {", 16) != 0)
+                    start--;
+                int fields = 0;
+                for (const char *p = start; p < end; p++)
+                    fields += *p == ';';
+                ck_assert_int_eq(count_of(fn, " = tx_a->"), fields);
+                ck_assert_ptr_nonnull(strstr(fn, "for ("));
+                free(fn);
+            }
+            free(prog);
+            free(c);
+        }
+}
+END_TEST
+
+START_TEST(emit_kernel_ranges)
+{
+    /* a loop over an output label takes the kernel's range; a scalar
+       result or a loop that follows a sparse map does not */
+    char *c = emit_for(kernel_programs[0], &target_c99_blas, 2);
+    ck_assert_ptr_nonnull(strstr(c, "l_i = tx_lo; l_i < tx_hi; l_i++"));
+    ck_assert_ptr_nonnull(strstr(c, "(&tx_k, 0, d_n)"));
+    free(c);
+    c = emit_for("in x[n];\nout s;\ns = x(\"i\");\n", &target_c99, 2);
+    ck_assert_ptr_nonnull(strstr(c, "(&tx_k, 0, 1)"));
+    ck_assert_ptr_nonnull(strstr(c, "(void)tx_lo;"));
+    free(c);
+    c = emit_for(kernel_programs[3], &target_jit_tcc, 2);
+    ck_assert_ptr_null(strstr(c, "tx_lo; l_"));
+    free(c);
+    /* a one-dimensional blocked kernel counts its range in blocks */
+    c = emit_for("in x[n];\nout y[n];\ny(\"i\") = exp(x(\"i\")) + 1;\n", &target_jit_tcc, 2);
+    ck_assert_ptr_nonnull(strstr(c, "tx_ib = tx_lo; tx_ib < tx_hi"));
+    ck_assert_ptr_nonnull(strstr(c, "(&tx_k, 0, (5 + TX_BLOCK - 1) / TX_BLOCK)"));
+    free(c);
+}
+END_TEST
+
+START_TEST(emit_targets_declare_what_they_use)
+{
+    const char *mm = "in A[n,k], B[k,m];\nout C[n,m];\nC(\"i,j\") = A(\"i,k\") * B(\"k,j\");\n";
+    char *jit = emit_for(mm, &target_jit_tcc, 2);
+    char *cb = emit_for(mm, &target_c99_blas, 2);
+    char *c0 = emit_for(mm, &target_c99, 2);
+    /* the JIT sees no headers: prototypes from the table */
+    ck_assert_ptr_null(strstr(jit, "#include"));
+    ck_assert_ptr_nonnull(strstr(jit, "void cblas_dgemm(int, int, int"));
+    ck_assert_ptr_nonnull(strstr(jit, "int tx_entry(void *const *tx_args)"));
+    /* standalone C includes headers and names its function */
+    ck_assert_ptr_nonnull(strstr(cb, "#include <cblas.h>"));
+    ck_assert_ptr_null(strstr(cb, "void cblas_dgemm(int"));
+    ck_assert_ptr_nonnull(strstr(cb, "const char *prog_error(int code)"));
+    ck_assert_ptr_null(strstr(cb, "tx_rt_now"));
+    /* without BLAS: no CBLAS at all, the product is a kernel */
+    ck_assert_ptr_null(strstr(c0, "cblas"));
+    ck_assert_ptr_nonnull(strstr(c0, "static int tx_k0("));
+    /* a specialised target writes extents in; the others name the dims */
+    ck_assert_ptr_null(strstr(jit, "d_n"));
+    ck_assert_ptr_nonnull(strstr(cb, "int64_t d_n"));
+    free(jit);
+    free(cb);
+    free(c0);
+}
+END_TEST
+
+/* Is NAME defined in C (as "NAME(" after a type at the start of a line)? */
+static int defined_in(const char *c, const char *name)
+{
+    char pat[128];
+    snprintf(pat, sizeof pat, " %s(", name);
+    for (const char *p = c; (p = strstr(p, pat)) != NULL; p++) {
+        const char *line = p;
+        while (line > c && line[-1] != '\n')
+            line--;
+        if (strncmp(line, "static ", 7) == 0 || strncmp(line, "int ", 4) == 0 ||
+            strncmp(line, "const char *", 12) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+/* Is W called somewhere in C (W as a whole identifier, then '(')? */
+static int called(const char *c, const char *w)
+{
+    size_t n = strlen(w);
+    for (const char *p = c; (p = strstr(p, w)) != NULL; p++)
+        if (p[n] == '(' && (p == c || !id_char(p[-1], 0)))
+            return 1;
+    return 0;
+}
+
+START_TEST(emit_runtime_symbols_from_one_table)
+{
+    /* every function the JIT code calls is defined in it or registered
+       from runtime/symbols.def, and declared from the same table */
+    const char *progs[] = {kernel_programs[0], kernel_programs[1], kernel_programs[3],
+                           "in A[n,n];\nout L[n,n];\nL(\"i,j\") = cholesky(A(\"i,j\"));\n",
+                           "in A[n,k], B[k,m];\nout C[n,m];\nC(\"i,j\") = A(\"i,k\") * B(\"k,j\");\n"};
+    for (size_t i = 0; i < sizeof progs / sizeof *progs; i++) {
+        char *c = emit_for(progs[i], &target_jit_tcc, 2);
+        idlist ids = {0};
+        c_identifiers(c, &ids);
+        for (int k = 0; k < ids.n; k++) {
+            const char *w = ids.ids[k];
+            if (!called(c, w) || strcmp(w, "sizeof") == 0 || strcmp(w, "if") == 0 || strcmp(w, "for") == 0 ||
+                strcmp(w, "while") == 0 || strcmp(w, "return") == 0 || strcmp(w, "TX_LD") == 0 ||
+                strcmp(w, "void") == 0 || strcmp(w, "double") == 0 || strcmp(w, "float") == 0)
+                continue;
+            int registered = 0;
+            for (const tx_runtime_symbol *r = tx_runtime_symbols; r->name; r++)
+                if (strcmp(r->name, w) == 0) {
+                    registered = 1;
+                    ck_assert_msg(strstr(c, r->prototype) != NULL, "%s is called but not declared", w);
+                }
+            ck_assert_msg(registered || defined_in(c, w), "program %zu calls %s, which is neither defined "
+                          "in the file nor in runtime/symbols.def", i, w);
+        }
+        id_free(&ids);
+        free(c);
+    }
+    /* the table's primitives are what the standalone text defines */
+    for (const tx_runtime_symbol *r = tx_runtime_symbols; r->name; r++) {
+        ck_assert_ptr_nonnull(r->addr);
+        char def[128];
+        snprintf(def, sizeof def, " %s(", r->name);
+        if (r->group == TXS_PRIM)
+            ck_assert_msg(strstr(tx_prims_source, def) != NULL, "%s is not in prims.inc", r->name);
+    }
+}
+END_TEST
+
+START_TEST(emit_sparse_decodes_only_what_is_read)
+{
+    /* y(i) = A(i,j) x(j) over a map i -> j: A's last mode and x are
+       addressed with the entry's flat index, so j is never decoded */
+    char *c = emit_for(kernel_programs[3], &target_jit_tcc, 2);
+    ck_assert_msg(strstr(c, "const int64_t l_j = ") == NULL, "an unread decode:\n%.3000s", c);
+    ck_assert_ptr_nonnull(strstr(c, "->targets[tx_e0]"));
+    free(c);
+    /* here j is read on its own (a scalar per j times a matrix element
+       whose last mode is not j): its decode stays */
+    c = emit_for("in A[m,n], x[m];\nsparse L : \"i\" -> \"j\";\nout y[n];\ny(\"i\") = A(\"j,i\") * x(\"j\");\n",
+                 &target_jit_tcc, 2);
+    ck_assert_msg(strstr(c, "const int64_t l_j = ") != NULL, "a read label not decoded:\n%.3000s", c);
+    free(c);
+}
+END_TEST
+
 /* ------------------------------------------------------------------ */
 
 Suite *suite_emit(void)
@@ -221,6 +443,11 @@ Suite *suite_emit(void)
     tcase_add_test(tc, emit_names_never_raw);
     tcase_add_test(tc, emit_unicode_names);
     tcase_add_test(tc, emit_compiles);
+    tcase_add_test(tc, emit_loop_nests_are_kernels);
+    tcase_add_test(tc, emit_kernel_ranges);
+    tcase_add_test(tc, emit_targets_declare_what_they_use);
+    tcase_add_test(tc, emit_runtime_symbols_from_one_table);
+    tcase_add_test(tc, emit_sparse_decodes_only_what_is_read);
     suite_add_tcase(s, tc);
     return s;
 }
