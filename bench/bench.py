@@ -3,6 +3,8 @@
 
     OPENBLAS_NUM_THREADS=N /usr/bin/python3 bench/bench.py --threads N [--quick]
     /usr/bin/python3 bench/bench.py --report
+    ... --baseline PATH/libtensorexpr.so   (also times another build of the
+        library, e.g. the one before a change, side by side in the same run)
 
 The first form runs every kernel in this one process: tensorexpr (through
 build/libtensorexpr.so with ctypes), numpy (einsum and the best other numpy
@@ -56,7 +58,7 @@ def die(msg):
 # ------------------------------------------------------------ arguments --
 
 def parse_args(argv):
-    args = {'threads': None, 'report': False, 'quick': False}
+    args = {'threads': None, 'report': False, 'quick': False, 'baseline': None}
     it = iter(argv)
     for a in it:
         if a == '--threads':
@@ -67,6 +69,10 @@ def parse_args(argv):
             args['report'] = True
         elif a == '--quick':      # smaller sizes and fewer rounds: a smoke test
             args['quick'] = True
+        elif a == '--baseline':   # another libtensorexpr.so timed side by side
+            args['baseline'] = next(it)
+        elif a.startswith('--baseline='):
+            args['baseline'] = a.split('=', 1)[1]
         else:
             die('unknown argument %r (see the docstring)' % a)
     if not args['report'] and args['threads'] is None:
@@ -116,10 +122,10 @@ def sparse_map_of(mask, nsrc_modes):
     return st, (offsets, targets)
 
 
-def load_tx():
-    if not os.path.exists(LIBTX):
-        die('%s is missing: run `make all` first' % LIBTX)
-    lib = ctypes.CDLL(LIBTX)
+def load_tx(path=LIBTX):
+    if not os.path.exists(path):
+        die('%s is missing: run `make all` first' % path)
+    lib = ctypes.CDLL(path)
     sig = {
         'tx_new': (c_void_p, []),
         'tx_free': (None, [c_void_p]),
@@ -472,10 +478,29 @@ def build_kernels(rng, blas, elem, quick):
     return ks
 
 
-def run_kernel(txl, make):
+def add_baseline(k, base, src):
+    """Times build BASE (a TxLib of another libtensorexpr.so) on kernel K's
+    inputs, into outputs of its own; returns its program (to free)."""
+    p = base.compile(src, k.txfile)
+    outs = {name: np.zeros_like(arr) for name, arr in k.outputs.items()}
+    for name, arr in list(k.inputs.items()) + list(outs.items()):
+        base.bind(p, name, arr)
+    base.run(p, k.txfile + ' (baseline)')
+    run = base.lib.tx_run
+    first = next(iter(k.expected))
+
+    def fn():
+        if run(p):
+            raise BenchError('baseline tx_run failed: %s' % base.errmsg())
+    k.add('tensorexpr baseline', 'baseline', fn, lambda: outs[first])
+    return p
+
+
+def run_kernel(txl, make, base=None):
     k = make()
     src = read_tx(k.txfile)
     p = txl.compile(src, k.txfile)
+    bp = add_baseline(k, base, src) if base else None
     try:
         for name, arr in list(k.inputs.items()) + list(k.outputs.items()):
             txl.bind(p, name, arr)
@@ -503,6 +528,8 @@ def run_kernel(txl, make):
                   k.outputs[name], want)
     finally:
         txl.free_program(p)
+        if bp:
+            base.free_program(bp)
     cats = {'tensorexpr': 'tensorexpr'}
     cats.update({lab: cat for lab, cat, _, _ in k.contenders})
     return {
@@ -809,7 +836,9 @@ def summarise(res):
     bl, bl_lab = best(('openblas',))
     gc_, gc_lab = best(('gcc',))
     r = lambda o: None if o is None else o / tx  # noqa: E731
-    return {'tx': tx, 'einsum': ein, 'best_np': bnp, 'best_np_label': bnp_lab,
+    base = t.get('tensorexpr baseline')
+    return {'tx': tx, 'einsum': ein, 'best_np': bnp, 'best_np_label': bnp_lab, 'baseline': base,
+            'r_baseline': r(base),
             'blas': bl, 'blas_label': bl_lab, 'gcc': gc_,
             'r_einsum': r(ein), 'r_np': r(bnp), 'r_blas': r(bl), 'r_gcc': r(gc_)}
 
@@ -850,6 +879,15 @@ def tables_md(data):
     out.append('')
     out.append('Geometric mean of tensorexpr/einsum speedups: **%.2f** over %d kernels.\n'
                % (g, len(data['kernels'])))
+    if any('tensorexpr baseline' in r['times'] for r in data['kernels']):
+        out.append('Against the baseline build (%s), side by side in this run:\n' % data.get('baseline'))
+        out.append('| kernel | size | tensorexpr | baseline | baseline/tensorexpr |')
+        out.append('|---|---|--:|--:|--:|')
+        for res in data['kernels']:
+            s = summarise(res)
+            out.append('| %s | %s | %s | %s | %s |' % (res['kernel'], res['size'], fmt_time(s['tx']),
+                                                      fmt_time(s['baseline']), fmt_ratio(s['r_baseline'])))
+        out.append('')
     out.append('All contenders, with rates:\n')
     out.append('| kernel | size | contender | time/call | rate | speedup of tensorexpr | reps×rounds |')
     out.append('|---|---|---|--:|--:|--:|--:|')
@@ -940,12 +978,13 @@ def run_suite(threads, quick):
 
     rng = np.random.default_rng(20240601)
     txl = TxLib(txlib)
+    base = TxLib(load_tx(ARGS['baseline'])) if ARGS['baseline'] else None
     results = []
     t_start = time.perf_counter()
     snap0, load0 = cpu_snapshot(), loadavg()
     try:
         for make in build_kernels(rng, blas, elem, quick):
-            res = run_kernel(txl, make)
+            res = run_kernel(txl, make, base)
             s = summarise(res)
             print('  %-24s %-12s tx %-10s einsum %-10s  tx/einsum %s' % (
                 res['kernel'], res['size'], fmt_time(s['tx']), fmt_time(s['einsum']),
@@ -959,9 +998,11 @@ def run_suite(threads, quick):
         die(str(e))
     finally:
         txl.close()
+        if base:
+            base.close()
     data = {
         'threads': threads, 'quick': quick, 'rounds': ROUNDS, 'min_measure': MIN_MEASURE,
-        'kernels': results, 'compile': comp, 'sparse': sparse, 'openblas_config': blas.openblas_get_config().decode(),
+        'kernels': results, 'compile': comp, 'baseline': ARGS['baseline'], 'sparse': sparse, 'openblas_config': blas.openblas_get_config().decode(),
         'argv': [sys.executable] + sys.argv, 'elapsed_s': time.perf_counter() - t_start,
         'date': datetime.datetime.now().astimezone().isoformat(timespec='seconds'),
         'machine': machine_info(),

@@ -44,7 +44,7 @@ const tx_runtime_symbol tx_runtime_symbols[] = {
 };
 
 const tx_symbol_group tx_symbol_groups[TXS_NGROUPS] = {
-    [TXS_BASE] = {"#include <stdint.h>\n", "typedef long int64_t;\n", NULL, 0},
+    [TXS_BASE] = {"#include <stdint.h>\n", "typedef long int64_t;\ntypedef unsigned long uintptr_t;\n", NULL, 0},
     [TXS_LIBC] = {"#include <stdlib.h>\n", NULL, NULL, 0},
     [TXS_LIBM] = {"#include <math.h>\n", NULL, NULL, 0},
     [TXS_RT] = {NULL, NULL, NULL, 1},
