@@ -39,8 +39,8 @@ LIB_SRC  := src/arena.c src/buf.c src/diag.c src/cst.c src/sema.c src/graph.c sr
             src/emit_program.c src/emit_kernel.c src/emit_memory.c src/emit_dense.c src/emit_blocks.c \
             src/emit_sparse.c src/emit_blas.c src/emit_linalg.c src/emit_expr.c src/emit_names.c \
             src/jit.c src/api.c
-LIB_OBJ  := $(B)/lexer.o $(B)/parser.o $(patsubst src/%.c,$(B)/%.o,$(LIB_SRC)) $(B)/runtime.o $(B)/prims_text.o \
-            $(B)/linalg_text.o
+LIB_OBJ  := $(B)/lexer.o $(B)/parser.o $(patsubst src/%.c,$(B)/%.o,$(LIB_SRC)) $(B)/runtime.o $(B)/pool.o \
+            $(B)/prims_text.o $(B)/linalg_text.o
 RT_OBJ   := $(B)/npy.o
 
 all: $(B)/txc $(B)/libtensorexpr.a $(B)/libtensorexpr.so
@@ -71,6 +71,8 @@ $(B)/npy.o: runtime/npy.c runtime/npy.h | $(B)
 # of runtime/symbols.def): gcc -O3; the .inc texts for standalone C
 $(B)/runtime.o: runtime/runtime.c runtime/runtime.h runtime/symbols.def runtime/prims.inc runtime/linalg.inc | $(B)
 	$(CC) $(ALL_CFLAGS) -O3 -Wno-unused-function -c $< -o $@
+$(B)/pool.o: runtime/pool.c runtime/runtime.h | $(B)
+	$(CC) $(ALL_CFLAGS) -c $< -o $@
 # runtime/X.inc as a C string tx_X_source, for the standalone emitter
 $(B)/%_text.c: runtime/%.inc | $(B)
 	{ echo '#include "runtime.h"'; echo 'const char tx_$*_source[] ='; \
@@ -163,13 +165,13 @@ FUZZ_FLAGS := -std=c99 -D_POSIX_C_SOURCE=200809L -g -O1 -fsanitize=fuzzer,addres
               -Isrc -I$(FUZZ_DIR) -Iruntime
 
 $(FUZZ_DIR)/fuzz_compile: tests/fuzz/fuzz_compile.c $(LIB_SRC) grammar/parser.y grammar/lexer.re src/tx.h \
-                          runtime/runtime.c runtime/symbols.def runtime/prims.inc $(B)/prims_text.c \
+                          runtime/runtime.c runtime/pool.c runtime/symbols.def runtime/prims.inc $(B)/prims_text.c \
                           runtime/linalg.inc $(B)/linalg_text.c
 	mkdir -p $(FUZZ_DIR)/corpus
 	lemon -q -d$(FUZZ_DIR) -T/usr/share/lemon/lempar.c grammar/parser.y
 	re2c -W -Werror -8 -I /usr/share/re2c/stdlib -o $(FUZZ_DIR)/lexer.c grammar/lexer.re
 	clang $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_compile.c $(LIB_SRC) $(FUZZ_DIR)/lexer.c $(FUZZ_DIR)/parser.c \
-	    runtime/runtime.c $(B)/prims_text.c $(B)/linalg_text.c \
+	    runtime/runtime.c runtime/pool.c $(B)/prims_text.c $(B)/linalg_text.c \
 	    -ltcc -llapacke -lopenblas -ldl -lm -lpthread
 
 fuzz: deps

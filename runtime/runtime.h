@@ -6,6 +6,8 @@
 #ifndef TX_RUNTIME_H
 #define TX_RUNTIME_H
 
+#include <stdint.h>
+
 /* The groups of symbols.def, in the order a generated file declares them. */
 typedef enum {
     TXS_BASE,   /* no symbols: int64_t */
@@ -42,5 +44,22 @@ extern const char tx_linalg_source[];
 
 /* Seconds on a monotonic clock (statement timing in JIT code). */
 double tx_rt_now(void);
+
+/* ---- pool.c: running kernels on threads ---- */
+/* A kernel: computes iterations [LO, HI) of its outermost parallel loop
+   from its argument record; returns 0 or an error code. */
+typedef int (*tx_kernel_fn)(const void *args, int64_t lo, int64_t hi);
+/* Runs K over [0, N) split into one contiguous chunk per thread (the
+   calling thread takes the first); the result is the same for any number
+   of threads. Runs K alone when one thread is asked for or the pool is
+   busy. Returns the first non-zero status of a chunk, or 0. */
+int tx_rt_parallel(tx_kernel_fn k, const void *args, int64_t n);
+/* Sets the threads the calling thread's kernels may use (0: the default). */
+void tx_rt_set_threads(int n);
+/* The threads the calling thread's kernels use now. */
+int tx_rt_threads(void);
+/* The default: TX_NUM_THREADS if set to a positive number, else the
+   online cores. */
+int tx_rt_default_threads(void);
 
 #endif

@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cblas.h>
+
 #include "tx.h"
 #include "runtime.h"
 
@@ -21,6 +23,7 @@ struct tx_ctx {
     int status;       /* of the last failure, or TX_OK */
     int opt_level;
     int timing;
+    int threads;      /* TX_OPTION_THREADS */
 };
 
 typedef struct {
@@ -45,6 +48,7 @@ struct tx_program {
     void *workspace;      /* the JIT code's intermediates */
     int64_t *jit_dims;    /* extents the JIT code is specialised on */
     int opt_level;
+    int threads;          /* TX_OPTION_THREADS when compiled (0: the default) */
     emit_error *errs;
     int nerrs;
     int timing;
@@ -112,6 +116,11 @@ int tx_set_option(tx_ctx *ctx, tx_option option, int value)
         return TX_OK;
     case TX_OPTION_TIMING:
         ctx->timing = value != 0;
+        return TX_OK;
+    case TX_OPTION_THREADS:
+        if (value < 0)
+            return fail(ctx, TX_ERR_ARG, "tx_set_option: threads must be 0 (the default) or more, not %d", value);
+        ctx->threads = value;
         return TX_OK;
     }
     return fail(ctx, TX_ERR_ARG, "unknown option %d", (int)option);
@@ -256,6 +265,7 @@ tx_program *tx_compile(tx_ctx *ctx, const char *src, size_t len, const char *fil
         p->dim_set[i] = -1;
     p->timing = ctx->timing;
     p->opt_level = ctx->opt_level;
+    p->threads = ctx->threads;
     p->times = arena_alloc(p->arena, sizeof(double) * (size_t)(S->nassign + 1));
     p->stmt_lines = arena_alloc(p->arena, sizeof(int) * (size_t)(S->nassign + 1));
     for (cst_stmt *st = S->cst->first; st; st = st->next)
@@ -666,6 +676,12 @@ int tx_run(tx_program *p)
     args[base + 1] = p->workspace;
     args[base + 2] = &detail;
     memset(p->times, 0, sizeof(double) * (size_t)S->nassign);
+    /* the program's kernels and BLAS/LAPACK share one thread count: they
+       run one after the other, never at once */
+    tx_rt_set_threads(p->threads);
+    int nthreads = tx_rt_threads();
+    if (openblas_get_num_threads() != nthreads)
+        openblas_set_num_threads(nthreads);
     int code = jit_entry_point(p->jit)(args);
     if (code != 0) {
         const char *msg = "unknown error";

@@ -78,6 +78,7 @@ typedef struct emitter {
     int nerrs, caperrs;
     unsigned groups;         /* runtime symbol groups used: bit (1 << TXS_*) */
     int uses_fmax, uses_fmin;
+    int uses_openmp;         /* a kernel call may run under OpenMP */
     int nkernels;
     kernel_ctx k;
     int label_refs[TX_MAX_LABELS]; /* times each label's loop variable was written */

@@ -170,6 +170,110 @@ static member *members(emitter *E, int *n)
     return m;
 }
 
+/* The kernel's range: [0, N) as a C expression. */
+static void put_range(emitter *E)
+{
+    kernel_ctx *k = &E->k;
+    if (!k->has_range)
+        put(E, "1");
+    else if (k->range_blocks) {
+        put(E, "(");
+        put_extent(E, k->range_ext);
+        put(E, " + TX_BLOCK - 1) / TX_BLOCK");
+    } else
+        put_extent(E, k->range_ext);
+}
+
+/* The extents of every loop of value V's nest: its labels (a store's
+   target labels) and the labels it sums. */
+static int nest_extents(const g_value *v, tx_extent *ext)
+{
+    int n = 0, labels[TX_MAX_LABELS];
+    for (int i = 0; i < v->rank; i++)
+        ext[n++] = v->ext[i];
+    if (v->op == OP_CONTRACT || v->op == OP_REDUCE)
+        n += labels_in(v, v->summed, labels, ext + n);
+    return n;
+}
+
+/* The kernel's work (iterations of its nest) as a C expression of
+   doubles, for targets that decide at run time. */
+static void put_work(emitter *E, const g_value *v)
+{
+    tx_extent ext[TX_MAX_LABELS + TX_MAX_MODES];
+    int n = nest_extents(v, ext);
+    put(E, "1.0");
+    for (int i = 0; i < n; i++) {
+        put(E, " * (double)");
+        put_extent(E, ext[i]);
+    }
+}
+
+/* The kernel's work if the target knows every extent, else -1. */
+static double known_work(emitter *E, const g_value *v)
+{
+    tx_extent ext[TX_MAX_LABELS + TX_MAX_MODES];
+    int n = nest_extents(v, ext);
+    double w = 1;
+    for (int i = 0; i < n; i++) {
+        int64_t x = emit_extent_value(E, ext[i]);
+        if (x < 0)
+            return -1;
+        w *= (double)x;
+    }
+    return w;
+}
+
+/* The call of kernel ID (its record tx_k in scope) over its range, on
+   the target's threads when its work is large enough. */
+static void emit_kernel_call(emitter *E, int id)
+{
+    kernel_ctx *k = &E->k;
+    const g_value *v = k->value;
+    tx_threading th = k->has_range ? E->T->threads : TX_THREADS_NONE;
+    if (th == TX_THREADS_POOL) {
+        double w = known_work(E, v);
+        int64_t r = emit_extent_value(E, k->range_ext);
+        if (w >= 0 && (w < TX_PARALLEL_WORK || r < 2))
+            th = TX_THREADS_NONE; /* too small: threads would cost more than they give */
+    }
+    if (th == TX_THREADS_POOL) {
+        emit_use(E, TXS_RT);
+        put(E, "        tx_status = tx_rt_parallel(tx_k%d, &tx_k, ", id);
+        put_range(E);
+        put(E, ");\n");
+    } else if (th == TX_THREADS_OPENMP) {
+        E->uses_openmp = 1;
+        put(E, "#ifdef _OPENMP\n        if (");
+        put_range(E);
+        put(E, " >= 2 && ");
+        put_work(E, v);
+        put(E, " >= %d.0) {\n", TX_PARALLEL_WORK);
+        put(E, "            int tx_st = 0;\n"
+               "            const int64_t tx_cn = ");
+        put_range(E);
+        put(E, ";\n#pragma omp parallel reduction(max : tx_st)\n"
+               "            {\n"
+               "                const int64_t tx_t = omp_get_thread_num(), tx_nt = omp_get_num_threads();\n"
+               "                const int64_t tx_clo = tx_cn / tx_nt * tx_t + tx_cn %% tx_nt * tx_t / tx_nt;\n"
+               "                const int64_t tx_chi = tx_cn / tx_nt * (tx_t + 1) + tx_cn %% tx_nt * (tx_t + 1) / tx_nt;\n"
+               "                int tx_s = tx_clo < tx_chi ? tx_k%d(&tx_k, tx_clo, tx_chi) : 0;\n"
+               "                if (tx_s > tx_st)\n"
+               "                    tx_st = tx_s;\n"
+               "            }\n"
+               "            tx_status = tx_st;\n"
+               "        } else\n#endif\n", id);
+        put(E, "            tx_status = tx_k%d(&tx_k, 0, ", id);
+        put_range(E);
+        put(E, ");\n");
+    } else {
+        put(E, "        tx_status = tx_k%d(&tx_k, 0, ", id);
+        put_range(E);
+        put(E, ");\n");
+    }
+    put(E, "        if (tx_status != 0)\n            goto tx_done;\n    }\n");
+}
+
 static void kernel_end(emitter *E)
 {
     kernel_ctx *k = &E->k;
@@ -184,7 +288,8 @@ static void kernel_end(emitter *E)
     if (nm == 0)
         buf_puts(o, "    char tx_empty; /* a record needs a member */\n");
     buf_printf(o, "} tx_k%d_args;\n\n", id);
-    buf_printf(o, "static int tx_k%d(const tx_k%d_args *tx_a, int64_t tx_lo, int64_t tx_hi)\n{\n", id, id);
+    buf_printf(o, "static int tx_k%d(const void *tx_ap, int64_t tx_lo, int64_t tx_hi)\n{\n", id);
+    buf_printf(o, "    const tx_k%d_args *tx_a = (const tx_k%d_args *)tx_ap;\n", id, id);
     for (int i = 0; i < nm; i++)
         buf_printf(o, "    %s%s = tx_a->%s;\n", m[i].type, m[i].name.p, m[i].name.p);
     if (k->blk_buffers)
@@ -207,16 +312,8 @@ static void kernel_end(emitter *E)
         put(E, "%s%s", i ? ", " : "", m[i].name.p);
     if (nm == 0)
         put(E, "0");
-    put(E, "};\n        if ((tx_status = tx_k%d(&tx_k, 0, ", id);
-    if (!k->has_range)
-        put(E, "1");
-    else if (k->range_blocks) {
-        put(E, "(");
-        put_extent(E, k->range_ext);
-        put(E, " + TX_BLOCK - 1) / TX_BLOCK");
-    } else
-        put_extent(E, k->range_ext);
-    put(E, ")) != 0)\n            goto tx_done;\n    }\n");
+    put(E, "};\n");
+    emit_kernel_call(E, id);
     for (int i = 0; i < nm; i++)
         buf_free(&m[i].name);
 }

@@ -55,6 +55,8 @@ static void emit_prelude(emitter *E)
         for (int gi = 0; gi < TXS_NGROUPS; gi++)
             if ((E->groups & (1u << gi)) && tx_symbol_groups[gi].source)
                 put(E, "\n%s", tx_symbol_groups[gi].source);
+    if (E->uses_openmp)
+        put(E, "#ifdef _OPENMP\n#include <omp.h>\n#endif\n");
     if (E->groups & (1u << TXS_BLAS))
         put(E, "\n#define TX_LD(x) ((x) > 1 ? (int)(x) : 1)\n");
     put(E, "\nstatic int tx_mul_ok(int64_t a, int64_t b, int64_t *r)\n"

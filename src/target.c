@@ -20,7 +20,7 @@ const tx_target target_jit_tcc = {
     .blas = 1,
     .dtypes = F32_F64,
     .workspace = 1,
-    .threads = TX_THREADS_NONE,
+    .threads = TX_THREADS_POOL,
 };
 
 const tx_target target_c99_blas = {
@@ -31,7 +31,7 @@ const tx_target target_c99_blas = {
     .blas = 1,
     .dtypes = F32_F64,
     .workspace = 0,
-    .threads = TX_THREADS_NONE,
+    .threads = TX_THREADS_OPENMP,
 };
 
 const tx_target target_c99 = {
@@ -42,5 +42,5 @@ const tx_target target_c99 = {
     .blas = 0,
     .dtypes = F32_F64,
     .workspace = 0,
-    .threads = TX_THREADS_NONE,
+    .threads = TX_THREADS_OPENMP,
 };

@@ -585,10 +585,14 @@ typedef enum {
                                   functions, so the user's compiler builds them */
 } tx_symbol_access;
 
-/* How kernels are run. */
+/* How kernels are run (a kernel's range splits over threads when its work
+   is at least TX_PARALLEL_WORK iterations and the range has two or more). */
 typedef enum {
-    TX_THREADS_NONE = 1 /* each kernel called once over its whole range */
+    TX_THREADS_NONE = 1, /* each kernel called once over its whole range */
+    TX_THREADS_POOL,     /* through the runtime's pool (tx_rt_parallel) */
+    TX_THREADS_OPENMP    /* `#pragma omp parallel` around the call when compiled with -fopenmp */
 } tx_threading;
+#define TX_PARALLEL_WORK 32768
 
 /* A target: the facts code generation consults, chosen once per
    compilation. A new target (a cc tier, MPI) is a new value, not new ifs. */

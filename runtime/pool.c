@@ -1,0 +1,141 @@
+/*
+ * pool.c - the thread pool that runs kernels in parallel (DESIGN.md
+ * section 6: Halide's halide_do_par_for).
+ *
+ * A kernel `int k(const void *args, int64_t lo, int64_t hi)` computes the
+ * iterations [lo, hi) of its outermost loop over an output label; those
+ * iterations write disjoint elements, so any split gives the same result
+ * as one call over [0, n), bit for bit, whatever the number of threads.
+ * tx_rt_parallel splits [0, n) into one contiguous chunk per thread
+ * (static schedule) and runs chunk 0 on the calling thread.
+ *
+ * One process-wide pool of workers, made on first use. One parallel region
+ * at a time: a caller that finds the pool busy (another thread's program
+ * is using it) runs its kernel alone, so programs running in several
+ * threads never oversubscribe the cores. BLAS and LAPACK calls happen
+ * between kernels, never during one, and get the same thread count
+ * (api.c sets OpenBLAS's), so the two never run at once either.
+ *
+ * How many threads: tx_rt_set_threads (the library's per-run setting,
+ * thread-local), else the TX_NUM_THREADS environment variable, else every
+ * online core.
+ */
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "runtime.h"
+
+#define POOL_MAX 256
+
+static pthread_mutex_t region = PTHREAD_MUTEX_INITIALIZER; /* one parallel region at a time */
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;   /* guards the job below */
+static pthread_cond_t go = PTHREAD_COND_INITIALIZER, done = PTHREAD_COND_INITIALIZER;
+static int nworkers;        /* started so far */
+static unsigned generation; /* bumped for each job */
+static int pending;         /* workers still running the job */
+static tx_kernel_fn job_kernel;
+static const void *job_args;
+static int64_t job_n;
+static int job_threads;
+static int job_status;
+
+static __thread int thread_budget; /* 0: the default */
+
+/* The iterations thread T of NT runs: [n*t/nt, n*(t+1)/nt). */
+static int run_chunk(tx_kernel_fn k, const void *args, int64_t n, int t, int nt)
+{
+    int64_t lo = n / nt * t + (n % nt) * t / nt, hi = n / nt * (t + 1) + (n % nt) * (t + 1) / nt;
+    return lo < hi ? k(args, lo, hi) : 0;
+}
+
+static void *worker(void *arg)
+{
+    int me = (int)(intptr_t)arg; /* thread number, from 1 */
+    unsigned seen = 0;
+    pthread_mutex_lock(&lock);
+    for (;;) {
+        while (generation == seen)
+            pthread_cond_wait(&go, &lock);
+        seen = generation;
+        if (me >= job_threads)
+            continue; /* not needed this time */
+        tx_kernel_fn k = job_kernel;
+        const void *args = job_args;
+        int64_t n = job_n;
+        int nt = job_threads;
+        pthread_mutex_unlock(&lock);
+        int st = run_chunk(k, args, n, me, nt);
+        pthread_mutex_lock(&lock);
+        if (st && !job_status)
+            job_status = st;
+        if (--pending == 0)
+            pthread_cond_signal(&done);
+    }
+    return NULL;
+}
+
+int tx_rt_default_threads(void)
+{
+    const char *e = getenv("TX_NUM_THREADS");
+    if (e && *e) {
+        char *end;
+        long v = strtol(e, &end, 10);
+        if (*end == 0 && v >= 1)
+            return v > POOL_MAX ? POOL_MAX : (int)v;
+    }
+    long c = sysconf(_SC_NPROCESSORS_ONLN);
+    return c < 1 ? 1 : c > POOL_MAX ? POOL_MAX : (int)c;
+}
+
+void tx_rt_set_threads(int n)
+{
+    thread_budget = n < 0 ? 0 : n > POOL_MAX ? POOL_MAX : n;
+}
+
+int tx_rt_threads(void)
+{
+    return thread_budget ? thread_budget : tx_rt_default_threads();
+}
+
+int tx_rt_parallel(tx_kernel_fn k, const void *args, int64_t n)
+{
+    int nt = tx_rt_threads();
+    if (nt > n)
+        nt = (int)n;
+    if (nt <= 1 || pthread_mutex_trylock(&region) != 0)
+        return n > 0 ? k(args, 0, n) : 0;
+    pthread_mutex_lock(&lock);
+    while (nworkers < nt - 1) { /* a worker that cannot start leaves fewer threads */
+        pthread_t t;
+        pthread_attr_t attr;
+        pthread_attr_init(&attr);
+        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+        int ok = pthread_create(&t, &attr, worker, (void *)(intptr_t)(nworkers + 1)) == 0;
+        pthread_attr_destroy(&attr);
+        if (!ok)
+            break;
+        nworkers++;
+    }
+    if (nt > nworkers + 1)
+        nt = nworkers + 1;
+    job_kernel = k;
+    job_args = args;
+    job_n = n;
+    job_threads = nt;
+    job_status = 0;
+    pending = nt - 1;
+    generation++;
+    pthread_cond_broadcast(&go);
+    pthread_mutex_unlock(&lock);
+    int st = run_chunk(k, args, n, 0, nt);
+    pthread_mutex_lock(&lock);
+    while (pending > 0)
+        pthread_cond_wait(&done, &lock);
+    if (!st)
+        st = job_status;
+    pthread_mutex_unlock(&lock);
+    pthread_mutex_unlock(&region);
+    return st;
+}
