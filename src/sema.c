@@ -7,13 +7,15 @@
  * order. For each assignment it binds every label to one extent (a label
  * bound to two different extents is an error) and records the bindings on
  * the statement for lowering. Every error points at the exact span.
+ *
+ * Extent arithmetic is in sema_extent.c; sema.h is what the files share.
  */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "tx.h"
+#include "sema.h"
 #include "parser.h"
 
 typedef struct {
@@ -156,191 +158,6 @@ static void add_sym(sema_program *S, sym ***arr, int *n, sym *s)
     (*arr)[(*n)++] = s;
 }
 
-static void describe_extent(sema_program *S, tx_extent e, char *buf, size_t n)
-{
-    tx_buf b = {0};
-    sema_extent_print(S, e, &b);
-    if (e.dim >= 0)
-        snprintf(buf, n, "'%s'", b.p ? b.p : "?");
-    else
-        snprintf(buf, n, "%s", b.p ? b.p : "?");
-    buf_free(&b);
-}
-
-/* ---- derived extents ---- */
-
-void sema_extent_print(const sema_program *S, tx_extent e, tx_buf *o)
-{
-    if (e.dim >= 0) {
-        buf_puts(o, S->dims[e.dim]->name);
-        return;
-    }
-    if (e.dim != EXT_DERIVED) {
-        buf_printf(o, "%lld", (long long)e.value);
-        return;
-    }
-    const dext *d = &S->derived[e.value];
-    if (d->kind == 1) {
-        buf_puts(o, "min(");
-        sema_extent_print(S, d->a, o);
-        buf_puts(o, ", ");
-        sema_extent_print(S, d->b, o);
-        buf_puts(o, ")");
-        return;
-    }
-    int any = 0;
-    for (int i = 0; i < d->nterm; i++) {
-        int64_t c = d->coef[i];
-        if (any || c < 0)
-            buf_puts(o, c < 0 ? (any ? " - " : "-") : " + ");
-        if (c != 1 && c != -1)
-            buf_printf(o, "%lld*", (long long)(c < 0 ? -c : c));
-        buf_puts(o, S->dims[d->dim[i]]->name);
-        any = 1;
-    }
-    if (d->c || !any)
-        buf_printf(o, any ? (d->c < 0 ? " - %lld" : " + %lld") : "%lld", (long long)(any && d->c < 0 ? -d->c : d->c));
-}
-
-int64_t sema_extent_eval(const sema_program *S, tx_extent e, const int64_t *dim_values)
-{
-    if (e.dim >= 0)
-        return dim_values ? dim_values[S->dims[e.dim]->index] : -1;
-    if (e.dim != EXT_DERIVED)
-        return e.value;
-    const dext *d = &S->derived[e.value];
-    if (d->kind == 1) {
-        int64_t a = sema_extent_eval(S, d->a, dim_values), b = sema_extent_eval(S, d->b, dim_values);
-        return a < 0 || b < 0 ? -1 : a < b ? a : b;
-    }
-    int64_t v = d->c;
-    for (int i = 0; i < d->nterm; i++) {
-        int64_t x = dim_values ? dim_values[S->dims[d->dim[i]]->index] : -1;
-        if (x < 0)
-            return -1;
-        v += d->coef[i] * x;
-    }
-    return v;
-}
-
-/* Interns D; returns the extent it denotes (a plain dim or constant when
-   it reduces to one). */
-static tx_extent derived(sema_program *S, dext d)
-{
-    if (d.kind == 0) {
-        int n = 0;
-        for (int i = 0; i < d.nterm; i++)
-            if (d.coef[i]) {
-                d.dim[n] = d.dim[i];
-                d.coef[n++] = d.coef[i];
-            }
-        d.nterm = n;
-        if (n == 0)
-            return (tx_extent){-1, d.c < 0 ? 0 : d.c};
-        if (n == 1 && d.coef[0] == 1 && d.c == 0)
-            return (tx_extent){d.dim[0], 0};
-    }
-    for (int i = 0; i < S->nderived; i++) {
-        dext *o = &S->derived[i];
-        if (o->kind == d.kind && o->c == d.c && o->nterm == d.nterm &&
-            memcmp(o->dim, d.dim, sizeof(int) * (size_t)d.nterm) == 0 &&
-            memcmp(o->coef, d.coef, sizeof(int64_t) * (size_t)d.nterm) == 0 &&
-            (d.kind == 0 || (ext_eq(o->a, d.a) && ext_eq(o->b, d.b))))
-            return (tx_extent){EXT_DERIVED, i};
-    }
-    if ((S->nderived & (S->nderived - 1)) == 0) {
-        int cap = S->nderived ? 2 * S->nderived : 4;
-        dext *v = arena_alloc(S->arena, sizeof(dext) * (size_t)cap);
-        if (S->nderived)
-            memcpy(v, S->derived, sizeof(dext) * (size_t)S->nderived);
-        S->derived = v;
-    }
-    S->derived[S->nderived] = d;
-    return (tx_extent){EXT_DERIVED, S->nderived++};
-}
-
-/* E as a linear form; -1 if it is a min(). */
-static int as_linear(sema_program *S, tx_extent e, dext *out)
-{
-    memset(out, 0, sizeof *out);
-    if (e.dim >= 0) {
-        out->nterm = 1;
-        out->dim[0] = e.dim;
-        out->coef[0] = 1;
-        return 0;
-    }
-    if (e.dim != EXT_DERIVED) {
-        out->c = e.value;
-        return 0;
-    }
-    *out = S->derived[e.value];
-    return out->kind == 0 ? 0 : -1;
-}
-
-/* A + sign * B, as an extent; (tx_extent){-3} if it cannot be formed. */
-static tx_extent ext_add(sema_program *S, tx_extent a, tx_extent b, int sign)
-{
-    dext x, y;
-    if (as_linear(S, a, &x) < 0 || as_linear(S, b, &y) < 0)
-        return (tx_extent){-3, 0};
-    x.c += sign * y.c;
-    for (int j = 0; j < y.nterm; j++) {
-        int found = 0;
-        for (int i = 0; i < x.nterm; i++)
-            if (x.dim[i] == y.dim[j]) {
-                x.coef[i] += sign * y.coef[j];
-                found = 1;
-            }
-        if (!found) {
-            if (x.nterm == 4)
-                return (tx_extent){-3, 0};
-            x.dim[x.nterm] = y.dim[j];
-            x.coef[x.nterm++] = sign * y.coef[j];
-        }
-    }
-    return derived(S, x);
-}
-
-static tx_extent ext_min(sema_program *S, tx_extent a, tx_extent b)
-{
-    if (ext_eq(a, b))
-        return a;
-    if (a.dim == -1 && b.dim == -1)
-        return a.value < b.value ? a : b;
-    dext d = {.kind = 1, .a = a, .b = b};
-    return derived(S, d);
-}
-
-/* Requires A == B (KIND 0) or A <= B (KIND 1) at run time; MSG says why. */
-static void runtime_check(sema_program *S, int kind, tx_extent a, tx_extent b, const char *msg)
-{
-    if ((S->nchecks & (S->nchecks - 1)) == 0) {
-        int cap = S->nchecks ? 2 * S->nchecks : 4;
-        ext_check *v = arena_alloc(S->arena, sizeof(ext_check) * (size_t)cap);
-        if (S->nchecks)
-            memcpy(v, S->checks, sizeof(ext_check) * (size_t)S->nchecks);
-        S->checks = v;
-    }
-    ext_check *c = &S->checks[S->nchecks++];
-    c->a = a;
-    c->b = b;
-    c->kind = kind;
-    c->msg = msg;
-}
-
-/* Are A and B equal for sure (1), different for sure (0), or only known at
-   run time (-1: one is derived from symbolic dims)? */
-static int ext_same(sema_program *S, tx_extent a, tx_extent b)
-{
-    if (ext_eq(a, b))
-        return 1;
-    if (a.dim != EXT_DERIVED && b.dim != EXT_DERIVED)
-        return 0;
-    int64_t x = sema_extent_eval(S, a, NULL), y = sema_extent_eval(S, b, NULL);
-    if (x >= 0 && y >= 0)
-        return x == y;
-    return -1;
-}
 
 /* ---- declarations ---- */
 
@@ -506,8 +323,8 @@ static void apply_maps(checker *C, cst_stmt *st)
                     *me = st->lab_ext[l];
                 else if (!ext_eq(*me, st->lab_ext[l])) {
                     char a[300], b[300];
-                    describe_extent(S, *me, a, sizeof a);
-                    describe_extent(S, st->lab_ext[l], b, sizeof b);
+                    sema_describe_extent(S, *me, a, sizeof a);
+                    sema_describe_extent(S, st->lab_ext[l], b, sizeof b);
                     diag_error(S->diag, st->span, "sparse map '%s' relates label '%s' of extent %s here, but %s in "
                                "an earlier statement", m->name, S->cst->label_names[l], b, a);
                     return;
@@ -550,23 +367,23 @@ static int bind_label(checker *C, int label, tx_extent e, tx_span span, const ch
     cst_stmt *st = C->stmt;
     if (ls_has(&st->lab_bound, label)) {
         tx_extent old = st->lab_ext[label];
-        int same = ext_same(C->S, old, e);
+        int same = sema_ext_same(C->S, old, e);
         if (same < 0) { /* a derived extent: equal only if run time says so */
             char a[300], b[300], *msg;
-            describe_extent(C->S, old, a, sizeof a);
-            describe_extent(C->S, e, b, sizeof b);
+            sema_describe_extent(C->S, old, a, sizeof a);
+            sema_describe_extent(C->S, e, b, sizeof b);
             msg = arena_printf(C->S->arena, "%s:%u:%u: label '%s' has extent %s and %s (%s), which differ",
                                C->S->cst->src->name, span.line, span.col, C->S->cst->label_names[label], a, b,
                                where);
-            runtime_check(C->S, 0, old, e, msg);
+            sema_runtime_check(C->S, 0, old, e, msg);
             if (old.dim == EXT_DERIVED) /* keep the simpler one */
                 st->lab_ext[label] = e;
             return 0;
         }
         if (!same) {
             char a[300], b[300];
-            describe_extent(C->S, old, a, sizeof a);
-            describe_extent(C->S, e, b, sizeof b);
+            sema_describe_extent(C->S, old, a, sizeof a);
+            sema_describe_extent(C->S, e, b, sizeof b);
             diag_error(C->S->diag, span, "label '%s' is bound to two different extents: %s and %s (%s)",
                        C->S->cst->label_names[label], a, b, where);
             if (st->lab_span[label].line)
@@ -789,7 +606,7 @@ static int dim_expr(checker *C, cst_node *n, tx_extent *out)
         tx_extent a, b;
         if (dim_expr(C, n->a, &a) < 0 || dim_expr(C, n->b, &b) < 0)
             return -1;
-        *out = ext_add(S, a, b, n->kind == CST_ADD ? 1 : -1);
+        *out = sema_ext_add(S, a, b, n->kind == CST_ADD ? 1 : -1);
         break;
     }
     case CST_MUL: {
@@ -802,7 +619,7 @@ static int dim_expr(checker *C, cst_node *n, tx_extent *out)
         }
         tx_extent acc = {-1, 0};
         for (int64_t k = 0; k < (int64_t)num->num && k < 64; k++)
-            acc = ext_add(S, acc, x, 1);
+            acc = sema_ext_add(S, acc, x, 1);
         *out = acc;
         break;
     }
@@ -888,18 +705,19 @@ static int check_la_call(checker *C, cst_node *n, const char *fname, int multi)
     tx_extent e0 = inner[lab[0][0]], e1 = nlab[0] > 1 ? inner[lab[0][1]] : e0;
     int square = n->la == LA_CHOL || n->la == LA_INV || n->la == LA_POW || n->la == LA_EIGH || n->la == LA_SOLVE;
     if (square) {
-        int same = ext_same(S, e0, e1);
+        int same = sema_ext_same(S, e0, e1);
         char a[300], b[300];
-        describe_extent(S, e0, a, sizeof a);
-        describe_extent(S, e1, b, sizeof b);
+        sema_describe_extent(S, e0, a, sizeof a);
+        sema_describe_extent(S, e1, b, sizeof b);
         if (same == 0) {
             diag_error(S->diag, n->args.v[0]->span, "'%s' needs a square matrix; '%s' has extent %s and '%s' %s",
                        fname, names[lab[0][0]], a, names[lab[0][1]], b);
             return -1;
         }
         if (same < 0)
-            runtime_check(S, 0, e0, e1, arena_printf(S->arena, "%s:%u:%u: %s: the matrix is not square (%s by %s)",
-                                                     S->cst->src->name, n->span.line, n->span.col, fname, a, b));
+            sema_runtime_check(S, 0, e0, e1,
+                               arena_printf(S->arena, "%s:%u:%u: %s: the matrix is not square (%s by %s)",
+                                            S->cst->src->name, n->span.line, n->span.col, fname, a, b));
     }
     if (n->la == LA_SOLVE) {
         if (lab[1][0] != lab[0][0]) {
@@ -944,12 +762,12 @@ static int check_la_call(checker *C, cst_node *n, const char *fname, int multi)
             tx_extent l, h, x = inner[lab[0][i]];
             if (dim_expr(C, n->args.v[1]->args.v[i], &l) < 0 || dim_expr(C, n->args.v[2]->args.v[i], &h) < 0)
                 return -1;
-            tx_extent len = ext_add(S, h, l, -1);
+            tx_extent len = sema_ext_add(S, h, l, -1);
             int64_t lv = sema_extent_eval(S, l, NULL), hv = sema_extent_eval(S, h, NULL),
                     xv = sema_extent_eval(S, x, NULL);
             if ((lv >= 0 && hv >= 0 && lv > hv) || (hv >= 0 && xv >= 0 && hv > xv) || len.dim == -3) {
                 char xs[300];
-                describe_extent(S, x, xs, sizeof xs);
+                sema_describe_extent(S, x, xs, sizeof xs);
                 diag_error(S->diag, n->args.v[2]->args.v[i]->span, "slice corner out of range for label '%s' "
                            "(extent %s): the box must satisfy 0 <= lo <= hi <= extent", names[lab[0][i]], xs);
                 return -1;
@@ -957,11 +775,11 @@ static int check_la_call(checker *C, cst_node *n, const char *fname, int multi)
             char *msg = arena_printf(S->arena, "%s:%u:%u: slice: the box is out of range for label '%s'",
                                      S->cst->src->name, n->span.line, n->span.col, names[lab[0][i]]);
             if (lv < 0) /* a dim expression like n - 5 may go below 0 */
-                runtime_check(S, 1, (tx_extent){-1, 0}, l, msg);
+                sema_runtime_check(S, 1, (tx_extent){-1, 0}, l, msg);
             if (!(lv >= 0 && hv >= 0))
-                runtime_check(S, 1, l, h, msg);
+                sema_runtime_check(S, 1, l, h, msg);
             if (!(hv >= 0 && xv >= 0))
-                runtime_check(S, 1, h, x, msg);
+                sema_runtime_check(S, 1, h, x, msg);
             n->slice_lo[i] = l;
             n->slice_ext[i] = len;
             n->call_labels[n->ncall_labels++] = lab[0][i];
@@ -1211,17 +1029,17 @@ static int check_target_labels(checker *C, cst_target *t, const char *name, sym 
         ls_add(&C->stmt->target_ls, l->label);
         if (tensor) {
             cst_stmt *st = C->stmt;
-            int same = ls_has(&st->lab_bound, l->label) ? ext_same(S, st->lab_ext[l->label], tensor->ext[i]) : 1;
+            int same = ls_has(&st->lab_bound, l->label) ? sema_ext_same(S, st->lab_ext[l->label], tensor->ext[i]) : 1;
             char a[300], b[300];
             if (same != 1) {
-                describe_extent(S, st->lab_ext[l->label], a, sizeof a);
-                describe_extent(S, tensor->ext[i], b, sizeof b);
+                sema_describe_extent(S, st->lab_ext[l->label], a, sizeof a);
+                sema_describe_extent(S, tensor->ext[i], b, sizeof b);
             }
             if (same < 0) { /* derived: known at run time */
-                runtime_check(S, 0, st->lab_ext[l->label], tensor->ext[i],
-                              arena_printf(S->arena, "%s:%u:%u: label '%s' has extent %s, but mode %d of '%s' "
-                                           "has extent %s", S->cst->src->name, l->span.line, l->span.col,
-                                           S->cst->label_names[l->label], a, i, name, b));
+                sema_runtime_check(S, 0, st->lab_ext[l->label], tensor->ext[i],
+                                   arena_printf(S->arena, "%s:%u:%u: label '%s' has extent %s, but mode %d of "
+                                                "'%s' has extent %s", S->cst->src->name, l->span.line,
+                                                l->span.col, S->cst->label_names[l->label], a, i, name, b));
                 st->lab_ext[l->label] = tensor->ext[i];
             } else if (!same) {
                 diag_error(S->diag, l->span,
@@ -1361,7 +1179,7 @@ static void check_multi(checker *C, cst_stmt *st)
         return;
     }
     tx_extent er = call->scope_ext[rl], ec = call->scope_ext[cl];
-    tx_extent en = call->la == LA_EIGH ? er : ext_min(S, er, ec);
+    tx_extent en = call->la == LA_EIGH ? er : sema_ext_min(S, er, ec);
     if (bind_label(C, rl, er, call->span, "the matrix's rows") < 0 ||
         bind_label(C, cl, ec, call->span, "the matrix's columns") < 0 ||
         bind_label(C, nw, en, call->span, "the new label of the results") < 0)
