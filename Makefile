@@ -34,8 +34,8 @@ endif
 DEB_PACKAGES := re2c lemon libtcc-dev check libopenblas-dev liblapacke-dev python3-numpy pkg-config \
                 clang libclang-rt-14-dev man-db groff graphviz binutils
 
-LIB_SRC  := src/arena.c src/buf.c src/diag.c src/cst.c src/sema.c src/graph.c src/lower.c \
-            src/opt.c src/pass_cse.c src/pass_order.c src/pass_blas.c src/pass_fuse.c src/target.c \
+LIB_SRC  := src/arena.c src/buf.c src/diag.c src/cst.c src/sema.c src/sema_extent.c src/sema_linalg.c \
+            src/graph.c src/lower.c src/opt.c src/pass_cse.c src/pass_order.c src/pass_blas.c src/pass_fuse.c src/target.c \
             src/emit_program.c src/emit_kernel.c src/emit_memory.c src/emit_dense.c src/emit_blocks.c \
             src/emit_sparse.c src/emit_blas.c src/emit_linalg.c src/emit_expr.c src/emit_names.c \
             src/jit.c src/api.c
@@ -63,6 +63,7 @@ $(B)/parser.o: $(B)/parser.c src/tx.h src/tensorexpr.h
 	$(CC) $(ALL_CFLAGS) -Wno-unused-parameter -Wno-unused-variable -Wno-missing-prototypes -c $< -o $@
 $(B)/%.o: src/%.c src/tx.h src/tensorexpr.h $(B)/parser.h
 	$(CC) $(ALL_CFLAGS) -c $< -o $@
+$(B)/sema.o $(B)/sema_extent.o $(B)/sema_linalg.o: src/sema.h
 $(B)/emit_%.o: src/emit_%.c src/emit.h src/tx.h src/tensorexpr.h runtime/runtime.h $(B)/parser.h
 	$(CC) $(ALL_CFLAGS) -c $< -o $@
 $(B)/npy.o: runtime/npy.c runtime/npy.h | $(B)

@@ -7,23 +7,18 @@
  * order. For each assignment it binds every label to one extent (a label
  * bound to two different extents is an error) and records the bindings on
  * the statement for lowering. Every error points at the exact span.
+ *
+ * Extent arithmetic is in sema_extent.c, the linear-algebra calls and the
+ * statements with several targets in sema_linalg.c; sema.h is what the
+ * three files share.
  */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "tx.h"
+#include "sema.h"
 #include "parser.h"
-
-typedef struct {
-    sema_program *S;
-    cst_node *multi_call; /* the call on the right of a multi-target statement */
-    cst_stmt *stmt;       /* the statement being checked */
-    int stmt_no;          /* its number among assignments and lets */
-    int *reads;           /* variables read (for let bookkeeping) */
-    int nreads, capreads;
-} checker;
 
 static unsigned hash_name(const char *s)
 {
@@ -41,12 +36,12 @@ sym *sema_lookup(sema_program *S, const char *name)
     return NULL;
 }
 
-static const char *tok_name(sema_program *S, const tx_token *t)
+const char *sema_tok_name(sema_program *S, const tx_token *t)
 {
     return arena_strndup(S->arena, t->z, t->n);
 }
 
-static const char *kind_word(const sym *s)
+const char *sema_kind_word(const sym *s)
 {
     switch (s->kind) {
     case SYM_DIM: return "a dim";
@@ -103,8 +98,8 @@ static const char *suggest(sema_program *S, const char *name, unsigned want)
 
 /* Reports an unknown NAME used with RANK labels: a let defined further
    down, a near miss, or how to declare it. */
-static void unknown_name(sema_program *S, tx_span span, const char *what, const char *name, unsigned want,
-                         int rank)
+void sema_unknown_name(sema_program *S, tx_span span, const char *what, const char *name, unsigned want,
+                       int rank)
 {
     for (cst_stmt *st = S->cst->first; st; st = st->next)
         if ((st->kind == STMT_LET || st->kind == STMT_LET_TENSOR) && st->name.n == strlen(name) &&
@@ -124,11 +119,11 @@ static void unknown_name(sema_program *S, tx_span span, const char *what, const 
 
 static sym *declare(sema_program *S, sym_kind kind, const tx_token *name)
 {
-    const char *n = tok_name(S, name);
+    const char *n = sema_tok_name(S, name);
     sym *old = sema_lookup(S, n);
     if (old) {
         diag_error(S->diag, name->span, "'%s' is already declared", n);
-        diag_note(S->diag, old->span, "'%s' was declared here as %s", n, kind_word(old));
+        diag_note(S->diag, old->span, "'%s' was declared here as %s", n, sema_kind_word(old));
         return NULL;
     }
     sym *s = arena_alloc(S->arena, sizeof *s);
@@ -156,191 +151,6 @@ static void add_sym(sema_program *S, sym ***arr, int *n, sym *s)
     (*arr)[(*n)++] = s;
 }
 
-static void describe_extent(sema_program *S, tx_extent e, char *buf, size_t n)
-{
-    tx_buf b = {0};
-    sema_extent_print(S, e, &b);
-    if (e.dim >= 0)
-        snprintf(buf, n, "'%s'", b.p ? b.p : "?");
-    else
-        snprintf(buf, n, "%s", b.p ? b.p : "?");
-    buf_free(&b);
-}
-
-/* ---- derived extents ---- */
-
-void sema_extent_print(const sema_program *S, tx_extent e, tx_buf *o)
-{
-    if (e.dim >= 0) {
-        buf_puts(o, S->dims[e.dim]->name);
-        return;
-    }
-    if (e.dim != EXT_DERIVED) {
-        buf_printf(o, "%lld", (long long)e.value);
-        return;
-    }
-    const dext *d = &S->derived[e.value];
-    if (d->kind == 1) {
-        buf_puts(o, "min(");
-        sema_extent_print(S, d->a, o);
-        buf_puts(o, ", ");
-        sema_extent_print(S, d->b, o);
-        buf_puts(o, ")");
-        return;
-    }
-    int any = 0;
-    for (int i = 0; i < d->nterm; i++) {
-        int64_t c = d->coef[i];
-        if (any || c < 0)
-            buf_puts(o, c < 0 ? (any ? " - " : "-") : " + ");
-        if (c != 1 && c != -1)
-            buf_printf(o, "%lld*", (long long)(c < 0 ? -c : c));
-        buf_puts(o, S->dims[d->dim[i]]->name);
-        any = 1;
-    }
-    if (d->c || !any)
-        buf_printf(o, any ? (d->c < 0 ? " - %lld" : " + %lld") : "%lld", (long long)(any && d->c < 0 ? -d->c : d->c));
-}
-
-int64_t sema_extent_eval(const sema_program *S, tx_extent e, const int64_t *dim_values)
-{
-    if (e.dim >= 0)
-        return dim_values ? dim_values[S->dims[e.dim]->index] : -1;
-    if (e.dim != EXT_DERIVED)
-        return e.value;
-    const dext *d = &S->derived[e.value];
-    if (d->kind == 1) {
-        int64_t a = sema_extent_eval(S, d->a, dim_values), b = sema_extent_eval(S, d->b, dim_values);
-        return a < 0 || b < 0 ? -1 : a < b ? a : b;
-    }
-    int64_t v = d->c;
-    for (int i = 0; i < d->nterm; i++) {
-        int64_t x = dim_values ? dim_values[S->dims[d->dim[i]]->index] : -1;
-        if (x < 0)
-            return -1;
-        v += d->coef[i] * x;
-    }
-    return v;
-}
-
-/* Interns D; returns the extent it denotes (a plain dim or constant when
-   it reduces to one). */
-static tx_extent derived(sema_program *S, dext d)
-{
-    if (d.kind == 0) {
-        int n = 0;
-        for (int i = 0; i < d.nterm; i++)
-            if (d.coef[i]) {
-                d.dim[n] = d.dim[i];
-                d.coef[n++] = d.coef[i];
-            }
-        d.nterm = n;
-        if (n == 0)
-            return (tx_extent){-1, d.c < 0 ? 0 : d.c};
-        if (n == 1 && d.coef[0] == 1 && d.c == 0)
-            return (tx_extent){d.dim[0], 0};
-    }
-    for (int i = 0; i < S->nderived; i++) {
-        dext *o = &S->derived[i];
-        if (o->kind == d.kind && o->c == d.c && o->nterm == d.nterm &&
-            memcmp(o->dim, d.dim, sizeof(int) * (size_t)d.nterm) == 0 &&
-            memcmp(o->coef, d.coef, sizeof(int64_t) * (size_t)d.nterm) == 0 &&
-            (d.kind == 0 || (ext_eq(o->a, d.a) && ext_eq(o->b, d.b))))
-            return (tx_extent){EXT_DERIVED, i};
-    }
-    if ((S->nderived & (S->nderived - 1)) == 0) {
-        int cap = S->nderived ? 2 * S->nderived : 4;
-        dext *v = arena_alloc(S->arena, sizeof(dext) * (size_t)cap);
-        if (S->nderived)
-            memcpy(v, S->derived, sizeof(dext) * (size_t)S->nderived);
-        S->derived = v;
-    }
-    S->derived[S->nderived] = d;
-    return (tx_extent){EXT_DERIVED, S->nderived++};
-}
-
-/* E as a linear form; -1 if it is a min(). */
-static int as_linear(sema_program *S, tx_extent e, dext *out)
-{
-    memset(out, 0, sizeof *out);
-    if (e.dim >= 0) {
-        out->nterm = 1;
-        out->dim[0] = e.dim;
-        out->coef[0] = 1;
-        return 0;
-    }
-    if (e.dim != EXT_DERIVED) {
-        out->c = e.value;
-        return 0;
-    }
-    *out = S->derived[e.value];
-    return out->kind == 0 ? 0 : -1;
-}
-
-/* A + sign * B, as an extent; (tx_extent){-3} if it cannot be formed. */
-static tx_extent ext_add(sema_program *S, tx_extent a, tx_extent b, int sign)
-{
-    dext x, y;
-    if (as_linear(S, a, &x) < 0 || as_linear(S, b, &y) < 0)
-        return (tx_extent){-3, 0};
-    x.c += sign * y.c;
-    for (int j = 0; j < y.nterm; j++) {
-        int found = 0;
-        for (int i = 0; i < x.nterm; i++)
-            if (x.dim[i] == y.dim[j]) {
-                x.coef[i] += sign * y.coef[j];
-                found = 1;
-            }
-        if (!found) {
-            if (x.nterm == 4)
-                return (tx_extent){-3, 0};
-            x.dim[x.nterm] = y.dim[j];
-            x.coef[x.nterm++] = sign * y.coef[j];
-        }
-    }
-    return derived(S, x);
-}
-
-static tx_extent ext_min(sema_program *S, tx_extent a, tx_extent b)
-{
-    if (ext_eq(a, b))
-        return a;
-    if (a.dim == -1 && b.dim == -1)
-        return a.value < b.value ? a : b;
-    dext d = {.kind = 1, .a = a, .b = b};
-    return derived(S, d);
-}
-
-/* Requires A == B (KIND 0) or A <= B (KIND 1) at run time; MSG says why. */
-static void runtime_check(sema_program *S, int kind, tx_extent a, tx_extent b, const char *msg)
-{
-    if ((S->nchecks & (S->nchecks - 1)) == 0) {
-        int cap = S->nchecks ? 2 * S->nchecks : 4;
-        ext_check *v = arena_alloc(S->arena, sizeof(ext_check) * (size_t)cap);
-        if (S->nchecks)
-            memcpy(v, S->checks, sizeof(ext_check) * (size_t)S->nchecks);
-        S->checks = v;
-    }
-    ext_check *c = &S->checks[S->nchecks++];
-    c->a = a;
-    c->b = b;
-    c->kind = kind;
-    c->msg = msg;
-}
-
-/* Are A and B equal for sure (1), different for sure (0), or only known at
-   run time (-1: one is derived from symbolic dims)? */
-static int ext_same(sema_program *S, tx_extent a, tx_extent b)
-{
-    if (ext_eq(a, b))
-        return 1;
-    if (a.dim != EXT_DERIVED && b.dim != EXT_DERIVED)
-        return 0;
-    int64_t x = sema_extent_eval(S, a, NULL), y = sema_extent_eval(S, b, NULL);
-    if (x >= 0 && y >= 0)
-        return x == y;
-    return -1;
-}
 
 /* ---- declarations ---- */
 
@@ -390,14 +200,14 @@ static int extent_of(sema_program *S, cst_node *e, tx_extent *out)
         out->dim = -1;
         return 0;
     }
-    const char *n = tok_name(S, &e->name);
+    const char *n = sema_tok_name(S, &e->name);
     sym *d = sema_lookup(S, n);
     if (!d)
         d = new_dim(S, &e->name, NULL); /* any name used as an extent is a symbolic dim */
     if (!d)
         return -1;
     if (d->kind != SYM_DIM) {
-        diag_error(S->diag, e->span, "'%s' is %s, not a dim", n, kind_word(d));
+        diag_error(S->diag, e->span, "'%s' is %s, not a dim", n, sema_kind_word(d));
         return -1;
     }
     if (d->is_const) {
@@ -506,8 +316,8 @@ static void apply_maps(checker *C, cst_stmt *st)
                     *me = st->lab_ext[l];
                 else if (!ext_eq(*me, st->lab_ext[l])) {
                     char a[300], b[300];
-                    describe_extent(S, *me, a, sizeof a);
-                    describe_extent(S, st->lab_ext[l], b, sizeof b);
+                    sema_describe_extent(S, *me, a, sizeof a);
+                    sema_describe_extent(S, st->lab_ext[l], b, sizeof b);
                     diag_error(S->diag, st->span, "sparse map '%s' relates label '%s' of extent %s here, but %s in "
                                "an earlier statement", m->name, S->cst->label_names[l], b, a);
                     return;
@@ -545,28 +355,28 @@ static void note_read(checker *C, int var)
 }
 
 /* Binds LABEL to extent E in the statement; reports a conflict at SPAN. */
-static int bind_label(checker *C, int label, tx_extent e, tx_span span, const char *where)
+int sema_bind_label(checker *C, int label, tx_extent e, tx_span span, const char *where)
 {
     cst_stmt *st = C->stmt;
     if (ls_has(&st->lab_bound, label)) {
         tx_extent old = st->lab_ext[label];
-        int same = ext_same(C->S, old, e);
+        int same = sema_ext_same(C->S, old, e);
         if (same < 0) { /* a derived extent: equal only if run time says so */
             char a[300], b[300], *msg;
-            describe_extent(C->S, old, a, sizeof a);
-            describe_extent(C->S, e, b, sizeof b);
+            sema_describe_extent(C->S, old, a, sizeof a);
+            sema_describe_extent(C->S, e, b, sizeof b);
             msg = arena_printf(C->S->arena, "%s:%u:%u: label '%s' has extent %s and %s (%s), which differ",
                                C->S->cst->src->name, span.line, span.col, C->S->cst->label_names[label], a, b,
                                where);
-            runtime_check(C->S, 0, old, e, msg);
+            sema_runtime_check(C->S, 0, old, e, msg);
             if (old.dim == EXT_DERIVED) /* keep the simpler one */
                 st->lab_ext[label] = e;
             return 0;
         }
         if (!same) {
             char a[300], b[300];
-            describe_extent(C->S, old, a, sizeof a);
-            describe_extent(C->S, e, b, sizeof b);
+            sema_describe_extent(C->S, old, a, sizeof a);
+            sema_describe_extent(C->S, e, b, sizeof b);
             diag_error(C->S->diag, span, "label '%s' is bound to two different extents: %s and %s (%s)",
                        C->S->cst->label_names[label], a, b, where);
             if (st->lab_span[label].line)
@@ -597,23 +407,21 @@ static int check_tensor_read(checker *C, sym *t, tx_span span)
 }
 
 /* Evaluates a compile-time number expression. */
-static double eval_number(cst_node *n)
+double sema_eval_number(cst_node *n)
 {
     switch (n->kind) {
     case CST_NUM: return n->num;
-    case CST_NEG: return -eval_number(n->a);
-    case CST_ADD: return eval_number(n->a) + eval_number(n->b);
-    case CST_SUB: return eval_number(n->a) - eval_number(n->b);
-    case CST_MUL: return eval_number(n->a) * eval_number(n->b);
-    case CST_DIV: return eval_number(n->a) / eval_number(n->b);
+    case CST_NEG: return -sema_eval_number(n->a);
+    case CST_ADD: return sema_eval_number(n->a) + sema_eval_number(n->b);
+    case CST_SUB: return sema_eval_number(n->a) - sema_eval_number(n->b);
+    case CST_MUL: return sema_eval_number(n->a) * sema_eval_number(n->b);
+    case CST_DIV: return sema_eval_number(n->a) / sema_eval_number(n->b);
     case CST_POW: return n->num; /* folded when checked */
-    case CST_LET: case CST_LETUSE: return eval_number(n->a);
+    case CST_LET: case CST_LETUSE: return sema_eval_number(n->a);
     case CST_CALL: return n->num; /* folded when checked */
     default: return 0;
     }
 }
-
-static int check_expr(checker *C, cst_node *n);
 
 static int check_let_use(checker *C, cst_node *n, tx_span use)
 {
@@ -625,7 +433,7 @@ static int check_let_use(checker *C, cst_node *n, tx_span use)
         return 0; /* the definition itself */
     for (int id = 0; id < S->cst->nlabel_names; id++)
         if (ls_has(&n->ls, id) &&
-            bind_label(C, id, l->stmt->lab_ext[id], use, "through let") < 0) {
+            sema_bind_label(C, id, l->stmt->lab_ext[id], use, "through let") < 0) {
             diag_note(S->diag, l->stmt->lab_span[id], "let '%s' binds label '%s' here", l->name,
                       S->cst->label_names[id]);
             return -1;
@@ -648,10 +456,10 @@ static int check_let_use(checker *C, cst_node *n, tx_span use)
 static int check_ref(checker *C, cst_node *n)
 {
     sema_program *S = C->S;
-    const char *name = tok_name(S, &n->name);
+    const char *name = sema_tok_name(S, &n->name);
     sym *t = sema_lookup(S, name);
     if (!t) {
-        unknown_name(S, n->name.span, "tensor", name, 1u << SYM_TENSOR | 1u << SYM_LET_TENSOR, n->nlabels);
+        sema_unknown_name(S, n->name.span, "tensor", name, 1u << SYM_TENSOR | 1u << SYM_LET_TENSOR, n->nlabels);
         return -1;
     }
     if (t->kind == SYM_LET) {
@@ -660,7 +468,7 @@ static int check_ref(checker *C, cst_node *n)
         return -1;
     }
     if (t->kind != SYM_TENSOR && t->kind != SYM_LET_TENSOR) {
-        diag_error(S->diag, n->name.span, "'%s' is %s, not a tensor", name, kind_word(t));
+        diag_error(S->diag, n->name.span, "'%s' is %s, not a tensor", name, sema_kind_word(t));
         return -1;
     }
     n->sym = t;
@@ -684,7 +492,7 @@ static int check_ref(checker *C, cst_node *n)
         }
         char where[400];
         snprintf(where, sizeof where, "mode %d of '%s'", i, name);
-        if (bind_label(C, l->label, t->ext[i], l->span, where) < 0)
+        if (sema_bind_label(C, l->label, t->ext[i], l->span, where) < 0)
             return -1;
         ls_add(&n->ls, l->label);
     }
@@ -692,7 +500,7 @@ static int check_ref(checker *C, cst_node *n)
 }
 
 /* An argument that must be an expression (not an operator, string or list). */
-static int expect_expr_arg(checker *C, cst_node *call, int i)
+int sema_expect_expr_arg(checker *C, cst_node *call, int i)
 {
     cst_node *a = call->args.v[i];
     if (a->kind == CST_ARG_OP || a->kind == CST_ARG_STR || a->kind == CST_ARG_LIST) {
@@ -700,7 +508,7 @@ static int expect_expr_arg(checker *C, cst_node *call, int i)
                    (int)call->name.n, call->name.z);
         return -1;
     }
-    return check_expr(C, a);
+    return sema_check_expr(C, a);
 }
 
 static double fold_map(int fn, double x, double y)
@@ -719,274 +527,6 @@ static double fold_map(int fn, double x, double y)
     return x;
 }
 
-/* The labels an expression carries on its own (those not summed inside
-   it: outside nested reduce calls, and a nested linear-algebra call's
-   result labels), in the order they are first written. */
-static void written_labels(cst_node *n, int *out, int *nout)
-{
-    switch (n->kind) {
-    case CST_REF:
-        for (int i = 0; i < n->nlabels; i++) {
-            int l = n->labels[i].label, seen = 0;
-            for (int k = 0; k < *nout; k++)
-                seen |= out[k] == l;
-            if (l >= 0 && !seen && *nout < TX_MAX_LABELS)
-                out[(*nout)++] = l;
-        }
-        return;
-    case CST_CALL:
-        if (n->la) {
-            for (int i = 0; i < n->ncall_labels; i++) {
-                int l = n->call_labels[i], seen = 0;
-                for (int k = 0; k < *nout; k++)
-                    seen |= out[k] == l;
-                if (!seen)
-                    out[(*nout)++] = l;
-            }
-            return;
-        }
-        if (n->name.kind == TK_REDUCE)
-            return;
-        for (int i = 0; i < n->args.n; i++)
-            if (n->args.v[i]->kind != CST_ARG_OP && n->args.v[i]->kind != CST_ARG_STR)
-                written_labels(n->args.v[i], out, nout);
-        return;
-    case CST_LETUSE:
-        written_labels(n->a->a, out, nout);
-        return;
-    default:
-        if (n->a)
-            written_labels(n->a, out, nout);
-        if (n->b)
-            written_labels(n->b, out, nout);
-    }
-}
-
-/* A corner entry of slice: an integer, a dim, or sums, differences and
-   integer multiples of those. */
-static int dim_expr(checker *C, cst_node *n, tx_extent *out)
-{
-    sema_program *S = C->S;
-    switch (n->kind) {
-    case CST_NUM:
-        if (n->num < 0 || n->num != (double)(int64_t)n->num) {
-            diag_error(S->diag, n->span, "a corner is a non-negative integer or a dim expression");
-            return -1;
-        }
-        *out = (tx_extent){-1, (int64_t)n->num};
-        return 0;
-    case CST_NAME: {
-        const char *name = tok_name(S, &n->name);
-        sym *d = sema_lookup(S, name);
-        if (!d || d->kind != SYM_DIM) {
-            diag_error(S->diag, n->span, "'%s' is not a dim; a corner is an integer or a dim expression", name);
-            return -1;
-        }
-        *out = d->is_const ? (tx_extent){-1, d->value} : (tx_extent){d->var, 0};
-        return 0;
-    }
-    case CST_ADD: case CST_SUB: {
-        tx_extent a, b;
-        if (dim_expr(C, n->a, &a) < 0 || dim_expr(C, n->b, &b) < 0)
-            return -1;
-        *out = ext_add(S, a, b, n->kind == CST_ADD ? 1 : -1);
-        break;
-    }
-    case CST_MUL: {
-        cst_node *num = n->a->kind == CST_NUM ? n->a : n->b->kind == CST_NUM ? n->b : NULL;
-        tx_extent x;
-        if (!num || dim_expr(C, num == n->a ? n->b : n->a, &x) < 0) {
-            if (!num)
-                diag_error(S->diag, n->span, "a corner may multiply a dim by an integer only");
-            return -1;
-        }
-        tx_extent acc = {-1, 0};
-        for (int64_t k = 0; k < (int64_t)num->num && k < 64; k++)
-            acc = ext_add(S, acc, x, 1);
-        *out = acc;
-        break;
-    }
-    default:
-        diag_error(S->diag, n->span, "a corner is an integer or a dim expression (like n-1)");
-        return -1;
-    }
-    if (out->dim == -3) {
-        diag_error(S->diag, n->span, "this corner expression is too complex");
-        return -1;
-    }
-    return 0;
-}
-
-/* Checks the arguments of linear-algebra call N in a label scope of their
-   own (labels inside the call are local to it, tx(5) §6), and binds the
-   result's labels in the statement. MULTI: the call is the right side of
-   a statement with several targets. */
-static int check_la_call(checker *C, cst_node *n, const char *fname, int multi)
-{
-    sema_program *S = C->S;
-    cst_stmt *st = C->stmt;
-    int nargs = n->args.n, lo = 1, hi = 1;
-    switch (n->name.kind) {
-    case TK_CHOLESKY: n->la = LA_CHOL; break;
-    case TK_INV: n->la = LA_INV; break;
-    case TK_POW: n->la = LA_POW; lo = hi = 2; break;
-    case TK_SOLVE: n->la = LA_SOLVE; lo = hi = 2; break;
-    case TK_EIGH: n->la = LA_EIGH; hi = 2; break;
-    case TK_QR: n->la = LA_QR; break;
-    case TK_SVD: n->la = LA_SVD; break;
-    default: n->la = LA_SLICE; lo = hi = 3; break;
-    }
-    int nres = n->la == LA_EIGH || n->la == LA_QR ? 2 : n->la == LA_SVD ? 3 : 1;
-    if (nres > 1 && !multi) {
-        diag_error(S->diag, n->span, "'%s' has %d results; assign them all at once, as %s", fname, nres,
-                   n->la == LA_EIGH ? "(V(\"i,e\"), w(\"e\")) = eigh(A(\"i,j\"))"
-                   : n->la == LA_QR ? "(Q(\"i,r\"), R(\"r,j\")) = qr(A(\"i,j\"))"
-                                    : "(U(\"i,r\"), s(\"r\"), Vt(\"r,j\")) = svd(A(\"i,j\"))");
-        return -1;
-    }
-    if (nargs < lo || nargs > hi) {
-        diag_error(S->diag, n->span, "'%s' takes %d%s argument%s, not %d", fname, lo,
-                   hi > lo ? " or 2" : "", hi > 1 ? "s" : "", nargs);
-        return -1;
-    }
-    /* the arguments, in a scope of their own */
-    tx_extent *outer_ext = st->lab_ext;
-    tx_span *outer_span = st->lab_span;
-    labelset outer_bound = st->lab_bound;
-    size_t nl = (size_t)S->cst->nlabel_names + 1;
-    st->lab_ext = arena_alloc(S->arena, sizeof(tx_extent) * nl);
-    st->lab_span = arena_alloc(S->arena, sizeof(tx_span) * nl);
-    memset(&st->lab_bound, 0, sizeof st->lab_bound);
-    int r = 0, nmat = n->la == LA_SLICE || n->la == LA_POW ? 1 : nargs;
-    int lab[2][TX_MAX_LABELS], nlab[2] = {0, 0};
-    for (int i = 0; i < nmat && r == 0; i++) {
-        r = expect_expr_arg(C, n, i);
-        if (r == 0) {
-            written_labels(n->args.v[i], lab[i], &nlab[i]);
-            int want = n->la == LA_SLICE || (n->la == LA_SOLVE && i == 1) ? -1 : 2;
-            if ((want == 2 && nlab[i] != 2) || nlab[i] > TX_MAX_MODES || (want == -1 && nlab[i] < 1) ||
-                (n->la == LA_SOLVE && i == 1 && nlab[i] > 2)) {
-                diag_error(S->diag, n->args.v[i]->span, "argument %d of '%s' must be %s; it has %d label%s", i + 1,
-                           fname, n->la == LA_SLICE ? "a tensor with labels"
-                                  : n->la == LA_SOLVE && i == 1 ? "a vector or a matrix (one or two labels)"
-                                                                : "a matrix (two labels)",
-                           nlab[i], nlab[i] == 1 ? "" : "s");
-                r = -1;
-            }
-            memcpy(n->arg_labels[i], lab[i], sizeof(int) * (size_t)(nlab[i] < TX_MAX_MODES ? nlab[i] : TX_MAX_MODES));
-            n->narg_labels[i] = nlab[i] < TX_MAX_MODES ? nlab[i] : TX_MAX_MODES;
-        }
-    }
-    tx_extent *inner = st->lab_ext;
-    st->lab_ext = outer_ext;
-    st->lab_span = outer_span;
-    st->lab_bound = outer_bound;
-    n->scope_ext = inner;
-    if (r < 0)
-        return -1;
-    const char *const *names = S->cst->label_names;
-    tx_extent e0 = inner[lab[0][0]], e1 = nlab[0] > 1 ? inner[lab[0][1]] : e0;
-    int square = n->la == LA_CHOL || n->la == LA_INV || n->la == LA_POW || n->la == LA_EIGH || n->la == LA_SOLVE;
-    if (square) {
-        int same = ext_same(S, e0, e1);
-        char a[300], b[300];
-        describe_extent(S, e0, a, sizeof a);
-        describe_extent(S, e1, b, sizeof b);
-        if (same == 0) {
-            diag_error(S->diag, n->args.v[0]->span, "'%s' needs a square matrix; '%s' has extent %s and '%s' %s",
-                       fname, names[lab[0][0]], a, names[lab[0][1]], b);
-            return -1;
-        }
-        if (same < 0)
-            runtime_check(S, 0, e0, e1, arena_printf(S->arena, "%s:%u:%u: %s: the matrix is not square (%s by %s)",
-                                                     S->cst->src->name, n->span.line, n->span.col, fname, a, b));
-    }
-    if (n->la == LA_SOLVE) {
-        if (lab[1][0] != lab[0][0]) {
-            diag_error(S->diag, n->args.v[1]->span, "the right-hand side of 'solve' must start with the matrix's "
-                       "first label '%s' (solve(A(\"%s,%s\"), B(\"%s,r\")) solves A X = B)", names[lab[0][0]],
-                       names[lab[0][0]], names[lab[0][1]], names[lab[0][0]]);
-            return -1;
-        }
-        if (nlab[1] == 2 && (lab[1][1] == lab[0][1])) {
-            diag_error(S->diag, n->args.v[1]->span, "the right-hand side of 'solve' must not reuse the label '%s'",
-                       names[lab[0][1]]);
-            return -1;
-        }
-    }
-    if (n->la == LA_EIGH && nargs == 2) {
-        if (nlab[1] != 2 || lab[1][0] != lab[0][0] || lab[1][1] != lab[0][1]) {
-            diag_error(S->diag, n->args.v[1]->span, "the second matrix of 'eigh' must have the labels of the "
-                       "first, in the same order");
-            return -1;
-        }
-    }
-    if (n->la == LA_POW) {
-        cst_node *p = n->args.v[1];
-        if (p->kind == CST_ARG_OP || p->kind == CST_ARG_STR || p->kind == CST_ARG_LIST ||
-            check_expr(C, p) < 0 || !p->is_number || eval_number(p) != (double)(int64_t)eval_number(p)) {
-            diag_error(S->diag, p->span, "the power of 'pow' must be an integer");
-            return -1;
-        }
-        n->num = eval_number(p);
-    }
-    /* the result's labels and extents */
-    n->ncall_labels = 0;
-    memset(&n->ls, 0, sizeof n->ls);
-    if (n->la == LA_SLICE) {
-        for (int c = 1; c <= 2; c++)
-            if (n->args.v[c]->kind != CST_ARG_LIST || n->args.v[c]->args.n != nlab[0]) {
-                diag_error(S->diag, n->args.v[c]->span, "the %s corner of 'slice' is a list of %d entr%s, "
-                           "as [0, 1]", c == 1 ? "first" : "second", nlab[0], nlab[0] == 1 ? "y" : "ies");
-                return -1;
-            }
-        for (int i = 0; i < nlab[0]; i++) {
-            tx_extent l, h, x = inner[lab[0][i]];
-            if (dim_expr(C, n->args.v[1]->args.v[i], &l) < 0 || dim_expr(C, n->args.v[2]->args.v[i], &h) < 0)
-                return -1;
-            tx_extent len = ext_add(S, h, l, -1);
-            int64_t lv = sema_extent_eval(S, l, NULL), hv = sema_extent_eval(S, h, NULL),
-                    xv = sema_extent_eval(S, x, NULL);
-            if ((lv >= 0 && hv >= 0 && lv > hv) || (hv >= 0 && xv >= 0 && hv > xv) || len.dim == -3) {
-                char xs[300];
-                describe_extent(S, x, xs, sizeof xs);
-                diag_error(S->diag, n->args.v[2]->args.v[i]->span, "slice corner out of range for label '%s' "
-                           "(extent %s): the box must satisfy 0 <= lo <= hi <= extent", names[lab[0][i]], xs);
-                return -1;
-            }
-            char *msg = arena_printf(S->arena, "%s:%u:%u: slice: the box is out of range for label '%s'",
-                                     S->cst->src->name, n->span.line, n->span.col, names[lab[0][i]]);
-            if (lv < 0) /* a dim expression like n - 5 may go below 0 */
-                runtime_check(S, 1, (tx_extent){-1, 0}, l, msg);
-            if (!(lv >= 0 && hv >= 0))
-                runtime_check(S, 1, l, h, msg);
-            if (!(hv >= 0 && xv >= 0))
-                runtime_check(S, 1, h, x, msg);
-            n->slice_lo[i] = l;
-            n->slice_ext[i] = len;
-            n->call_labels[n->ncall_labels++] = lab[0][i];
-        }
-    } else if (n->la == LA_SOLVE) {
-        n->call_labels[n->ncall_labels++] = lab[0][1];
-        if (nlab[1] == 2)
-            n->call_labels[n->ncall_labels++] = lab[1][1];
-    } else if (nres == 1) {
-        n->call_labels[n->ncall_labels++] = lab[0][0];
-        n->call_labels[n->ncall_labels++] = lab[0][1];
-    } else { /* multi: the statement binds the results; record the matrix labels */
-        n->call_labels[n->ncall_labels++] = lab[0][0];
-        n->call_labels[n->ncall_labels++] = lab[0][1];
-        return 0;
-    }
-    for (int i = 0; i < n->ncall_labels; i++) {
-        int l = n->call_labels[i];
-        tx_extent x = n->la == LA_SLICE ? n->slice_ext[i] : n->la == LA_SOLVE && i == 1 ? inner[l] : inner[l];
-        if (bind_label(C, l, x, n->span, "the result of the call") < 0)
-            return -1;
-        ls_add(&n->ls, l);
-    }
-    return 0;
-}
 
 /* Elementwise functions, max/min, reduce, scan, and the linear-algebra
    calls (tx(5) §6). */
@@ -1008,7 +548,7 @@ static int check_call(checker *C, cst_node *n)
     case TK_REDUCE: want = 2; break;
     case TK_SCAN: case TK_SCANR: want = 3; break;
     default:
-        return check_la_call(C, n, fname, C->multi_call == n);
+        return sema_check_la_call(C, n, fname, C->multi_call == n);
     }
     if (nargs != want) {
         static const char *forms[] = {"", "%s(x)", "%s(x, y)", "%s(op, x, \"k\")"};
@@ -1020,7 +560,7 @@ static int check_call(checker *C, cst_node *n)
     }
     if (n->fn) { /* elementwise: transparent to labels */
         for (int i = 0; i < nargs; i++)
-            if (expect_expr_arg(C, n, i) < 0)
+            if (sema_expect_expr_arg(C, n, i) < 0)
                 return -1;
         n->ls = n->args.v[0]->ls;
         n->is_number = n->args.v[0]->is_number;
@@ -1029,7 +569,7 @@ static int check_call(checker *C, cst_node *n)
             n->is_number = n->is_number && n->args.v[1]->is_number;
         }
         if (n->is_number)
-            n->num = fold_map(n->fn, eval_number(n->args.v[0]), nargs == 2 ? eval_number(n->args.v[1]) : 0);
+            n->num = fold_map(n->fn, sema_eval_number(n->args.v[0]), nargs == 2 ? sema_eval_number(n->args.v[1]) : 0);
         return 0;
     }
     cst_node *op = n->args.v[0];
@@ -1047,7 +587,7 @@ static int check_call(checker *C, cst_node *n)
     case TK_MAX: op->fn = RED_MAX; break;
     default: op->fn = RED_MIN; break;
     }
-    if (expect_expr_arg(C, n, 1) < 0)
+    if (sema_expect_expr_arg(C, n, 1) < 0)
         return -1;
     cst_node *x = n->args.v[1];
     n->ls = x->ls;
@@ -1070,7 +610,7 @@ static int check_call(checker *C, cst_node *n)
     return 0;
 }
 
-static int check_expr(checker *C, cst_node *n)
+int sema_check_expr(checker *C, cst_node *n)
 {
     sema_program *S = C->S;
     switch (n->kind) {
@@ -1079,11 +619,11 @@ static int check_expr(checker *C, cst_node *n)
     case CST_REF:
         return check_ref(C, n);
     case CST_NAME: {
-        const char *name = tok_name(S, &n->name);
+        const char *name = sema_tok_name(S, &n->name);
         sym *t = sema_lookup(S, name);
         if (!t) {
-            unknown_name(S, n->span, "name", name,
-                         1u << SYM_TENSOR | 1u << SYM_LET_TENSOR | 1u << SYM_LET, 0);
+            sema_unknown_name(S, n->span, "name", name,
+                              1u << SYM_TENSOR | 1u << SYM_LET_TENSOR | 1u << SYM_LET, 0);
             return -1;
         }
         if (t->kind == SYM_LET) { /* defined later than this use */
@@ -1092,7 +632,7 @@ static int check_expr(checker *C, cst_node *n)
         }
         if (t->kind != SYM_TENSOR && t->kind != SYM_LET_TENSOR) {
             diag_error(S->diag, n->span, "'%s' is %s; only tensors and numbers can be used in expressions",
-                       name, kind_word(t));
+                       name, sema_kind_word(t));
             return -1;
         }
         if (t->rank != 0) {
@@ -1112,29 +652,29 @@ static int check_expr(checker *C, cst_node *n)
         n->num = n->a->num;
         return 0;
     case CST_NEG:
-        if (check_expr(C, n->a) < 0)
+        if (sema_check_expr(C, n->a) < 0)
             return -1;
         n->ls = n->a->ls;
         if (n->is_number)
-            n->num = eval_number(n);
+            n->num = sema_eval_number(n);
         return 0;
     case CST_ADD: case CST_SUB: case CST_MUL: case CST_DIV:
-        if (check_expr(C, n->a) < 0 || check_expr(C, n->b) < 0)
+        if (sema_check_expr(C, n->a) < 0 || sema_check_expr(C, n->b) < 0)
             return -1;
         n->ls = ls_union(n->a->ls, n->b->ls);
         if (n->is_number)
-            n->num = eval_number(n);
+            n->num = sema_eval_number(n);
         return 0;
     case CST_POW:
-        if (check_expr(C, n->a) < 0 || check_expr(C, n->b) < 0)
+        if (sema_check_expr(C, n->a) < 0 || sema_check_expr(C, n->b) < 0)
             return -1;
         if (!n->b->is_number) {
             diag_error(S->diag, n->b->span, "the exponent of '^' must be a number");
             return -1;
         }
-        n->num = eval_number(n->b);
+        n->num = sema_eval_number(n->b);
         if (n->a->is_number) {
-            double base = eval_number(n->a), r = 1;
+            double base = sema_eval_number(n->a), r = 1;
             if (n->num == (double)(long long)n->num && n->num >= 0 && n->num <= 64)
                 for (long long k = 0; k < (long long)n->num; k++)
                     r *= base;
@@ -1160,20 +700,20 @@ static int check_expr(checker *C, cst_node *n)
 
 /* The element type an expression computes in: f32 only if every tensor it
    reads is f32. */
-static dtype expr_dtype(cst_node *n)
+dtype sema_expr_dtype(cst_node *n)
 {
     switch (n->kind) {
     case CST_NUM: return DT_F32;
     case CST_REF: case CST_NAME: return n->sym ? n->sym->dt : DT_F64;
-    case CST_LET: case CST_LETUSE: case CST_NEG: return expr_dtype(n->a);
-    case CST_POW: return expr_dtype(n->a);
+    case CST_LET: case CST_LETUSE: case CST_NEG: return sema_expr_dtype(n->a);
+    case CST_POW: return sema_expr_dtype(n->a);
     case CST_ADD: case CST_SUB: case CST_MUL: case CST_DIV:
-        return expr_dtype(n->a) == DT_F64 || expr_dtype(n->b) == DT_F64 ? DT_F64 : DT_F32;
+        return sema_expr_dtype(n->a) == DT_F64 || sema_expr_dtype(n->b) == DT_F64 ? DT_F64 : DT_F32;
     case CST_CALL: {
         dtype t = DT_F32;
         for (int i = 0; i < n->args.n; i++)
             if (n->args.v[i]->kind != CST_ARG_OP && n->args.v[i]->kind != CST_ARG_STR &&
-                n->args.v[i]->kind != CST_ARG_LIST && expr_dtype(n->args.v[i]) == DT_F64)
+                n->args.v[i]->kind != CST_ARG_LIST && sema_expr_dtype(n->args.v[i]) == DT_F64)
                 t = DT_F64;
         return t;
     }
@@ -1192,7 +732,7 @@ static void stmt_begin(checker *C, cst_stmt *st)
 /* Checks the labels of a target against its tensor: count, no chips, no
    repeats; binds them to the tensor's extents. LABELS_FROM_EXPR: the
    extents come from the expression (let tensors) instead. */
-static int check_target_labels(checker *C, cst_target *t, const char *name, sym *tensor)
+int sema_check_target_labels(checker *C, cst_target *t, const char *name, sym *tensor)
 {
     sema_program *S = C->S;
     for (int i = 0; i < t->nlabels; i++) {
@@ -1211,17 +751,17 @@ static int check_target_labels(checker *C, cst_target *t, const char *name, sym 
         ls_add(&C->stmt->target_ls, l->label);
         if (tensor) {
             cst_stmt *st = C->stmt;
-            int same = ls_has(&st->lab_bound, l->label) ? ext_same(S, st->lab_ext[l->label], tensor->ext[i]) : 1;
+            int same = ls_has(&st->lab_bound, l->label) ? sema_ext_same(S, st->lab_ext[l->label], tensor->ext[i]) : 1;
             char a[300], b[300];
             if (same != 1) {
-                describe_extent(S, st->lab_ext[l->label], a, sizeof a);
-                describe_extent(S, tensor->ext[i], b, sizeof b);
+                sema_describe_extent(S, st->lab_ext[l->label], a, sizeof a);
+                sema_describe_extent(S, tensor->ext[i], b, sizeof b);
             }
             if (same < 0) { /* derived: known at run time */
-                runtime_check(S, 0, st->lab_ext[l->label], tensor->ext[i],
-                              arena_printf(S->arena, "%s:%u:%u: label '%s' has extent %s, but mode %d of '%s' "
-                                           "has extent %s", S->cst->src->name, l->span.line, l->span.col,
-                                           S->cst->label_names[l->label], a, i, name, b));
+                sema_runtime_check(S, 0, st->lab_ext[l->label], tensor->ext[i],
+                                   arena_printf(S->arena, "%s:%u:%u: label '%s' has extent %s, but mode %d of "
+                                                "'%s' has extent %s", S->cst->src->name, l->span.line,
+                                                l->span.col, S->cst->label_names[l->label], a, i, name, b));
                 st->lab_ext[l->label] = tensor->ext[i];
             } else if (!same) {
                 diag_error(S->diag, l->span,
@@ -1253,14 +793,14 @@ static void check_assign(checker *C, cst_stmt *st)
 {
     sema_program *S = C->S;
     cst_target *t = &st->targets[0];
-    const char *name = tok_name(S, &t->name);
+    const char *name = sema_tok_name(S, &t->name);
     sym *v = sema_lookup(S, name);
     if (!v) {
-        unknown_name(S, t->name.span, "tensor", name, 1u << SYM_TENSOR, t->nlabels);
+        sema_unknown_name(S, t->name.span, "tensor", name, 1u << SYM_TENSOR, t->nlabels);
         return;
     }
     if (v->kind != SYM_TENSOR) {
-        diag_error(S->diag, t->name.span, "cannot assign to '%s', %s", name, kind_word(v));
+        diag_error(S->diag, t->name.span, "cannot assign to '%s', %s", name, sema_kind_word(v));
         return;
     }
     t->sym = v;
@@ -1289,7 +829,7 @@ static void check_assign(checker *C, cst_stmt *st)
         v->written = 1;
         return;
     }
-    if (check_expr(C, st->expr) < 0 || check_target_labels(C, t, name, v) < 0 ||
+    if (sema_check_expr(C, st->expr) < 0 || sema_check_target_labels(C, t, name, v) < 0 ||
         check_target_covered(C, t, st->expr) < 0) {
         v->written = 1;
         return;
@@ -1302,115 +842,10 @@ static void check_assign(checker *C, cst_stmt *st)
         }
     v->written = 1;
     v->last_write = C->stmt_no;
-    st->wide = v->dt == DT_F64 || expr_dtype(st->expr) == DT_F64;
+    st->wide = v->dt == DT_F64 || sema_expr_dtype(st->expr) == DT_F64;
     st->index = S->nassign++;
 }
 
-/* The result modes of a multi-output call, in terms of its matrix's row
-   label (R), column label (C) and the new label the left side names (N). */
-static const char *multi_template(int la, int part)
-{
-    static const char *eigh[] = {"RN", "N"}, *qr[] = {"RN", "NC"}, *svd[] = {"RN", "N", "NC"};
-    return la == LA_EIGH ? eigh[part] : la == LA_QR ? qr[part] : svd[part];
-}
-
-int sema_multi_labels(int la, int part, int r, int c, int nw, int *labels)
-{
-    const char *t = multi_template(la, part);
-    int n = 0;
-    for (; *t; t++)
-        labels[n++] = *t == 'R' ? r : *t == 'C' ? c : nw;
-    return n;
-}
-
-/* (V("i,e"), w("e")) = eigh(A("i,j")) and the like. */
-static void check_multi(checker *C, cst_stmt *st)
-{
-    sema_program *S = C->S;
-    cst_node *call = st->expr;
-    int kind = call->kind == CST_CALL ? call->name.kind : 0;
-    if (kind != TK_EIGH && kind != TK_QR && kind != TK_SVD) {
-        diag_error(S->diag, st->span, "a parenthesised list of targets needs a multi-output call (eigh, qr or svd)");
-        return;
-    }
-    C->multi_call = call;
-    int r = check_expr(C, call);
-    C->multi_call = NULL;
-    if (r < 0)
-        return;
-    int nres = call->la == LA_SVD ? 3 : 2;
-    const char *fname = kind == TK_EIGH ? "eigh" : kind == TK_QR ? "qr" : "svd";
-    if (st->ntargets != nres) {
-        diag_error(S->diag, st->span, "'%s' has %d results but the left side names %d", fname, nres, st->ntargets);
-        return;
-    }
-    int rl = call->arg_labels[0][0], cl = call->arg_labels[0][1];
-    /* the new label: the one the left side adds to the matrix's labels */
-    int nw = -1;
-    for (int i = 0; i < st->ntargets && nw < 0; i++)
-        for (int k = 0; k < st->targets[i].nlabels; k++) {
-            int l = st->targets[i].labels[k].label;
-            if (l >= 0 && l != rl && l != cl) {
-                nw = l;
-                break;
-            }
-        }
-    if (nw < 0) {
-        diag_error(S->diag, st->targets[0].span, "the left side of '%s' must name the new label of its "
-                   "results, e.g. e in (V(\"%s,e\"), w(\"e\"))", fname, S->cst->label_names[rl]);
-        return;
-    }
-    tx_extent er = call->scope_ext[rl], ec = call->scope_ext[cl];
-    tx_extent en = call->la == LA_EIGH ? er : ext_min(S, er, ec);
-    if (bind_label(C, rl, er, call->span, "the matrix's rows") < 0 ||
-        bind_label(C, cl, ec, call->span, "the matrix's columns") < 0 ||
-        bind_label(C, nw, en, call->span, "the new label of the results") < 0)
-        return;
-    for (int i = 0; i < st->ntargets; i++) {
-        cst_target *t = &st->targets[i];
-        const char *name = tok_name(S, &t->name);
-        sym *v = sema_lookup(S, name);
-        if (!v || v->kind != SYM_TENSOR) {
-            if (!v)
-                unknown_name(S, t->name.span, "tensor", name, 1u << SYM_TENSOR, t->nlabels);
-            else
-                diag_error(S->diag, t->name.span, "cannot assign to '%s', %s", name, kind_word(v));
-            return;
-        }
-        if (v->io == IO_IN) {
-            diag_error(S->diag, t->name.span, "cannot write to '%s', an input tensor", name);
-            return;
-        }
-        t->sym = v;
-        int want[3], nwant = sema_multi_labels(call->la, i, rl, cl, nw, want);
-        int ok = t->nlabels == nwant && v->rank == nwant;
-        for (int k = 0; ok && k < nwant; k++) {
-            int found = 0;
-            for (int j = 0; j < t->nlabels; j++)
-                found |= t->labels[j].label == want[k];
-            ok = found;
-        }
-        if (!ok) {
-            tx_buf b = {0};
-            for (int k = 0; k < nwant; k++)
-                buf_printf(&b, "%s%s", k ? "," : "", S->cst->label_names[want[k]]);
-            diag_error(S->diag, t->span, "result %d of '%s' has the labels \"%s\" (in any order), and '%s' "
-                       "must have as many modes", i + 1, fname, b.p ? b.p : "", name);
-            buf_free(&b);
-            return;
-        }
-        if (check_target_labels(C, t, name, v) < 0)
-            return;
-        v->written = 1;
-        v->last_write = C->stmt_no;
-        if (v->dt == DT_F64)
-            st->wide = 1;
-    }
-    if (expr_dtype(call) == DT_F64)
-        st->wide = 1;
-    st->multi_new = nw;
-    st->index = S->nassign++;
-}
 
 static void check_let(checker *C, cst_stmt *st)
 {
@@ -1423,7 +858,7 @@ static void check_let(checker *C, cst_stmt *st)
     l->stmt = st;
     l->def_index = C->stmt_no;
     n->sym = l;
-    if (check_expr(C, n->a) < 0)
+    if (sema_check_expr(C, n->a) < 0)
         return;
     n->ls = n->a->ls;
     if (n->is_number)
@@ -1438,10 +873,10 @@ static void check_let_tensor(checker *C, cst_stmt *st)
 {
     sema_program *S = C->S;
     cst_target *t = &st->targets[0];
-    const char *name = tok_name(S, &st->name);
-    if (check_expr(C, st->expr) < 0)
+    const char *name = sema_tok_name(S, &st->name);
+    if (sema_check_expr(C, st->expr) < 0)
         return;
-    if (check_target_labels(C, t, name, NULL) < 0 || check_target_covered(C, t, st->expr) < 0)
+    if (sema_check_target_labels(C, t, name, NULL) < 0 || check_target_covered(C, t, st->expr) < 0)
         return;
     if (st->expr->is_number && t->nlabels > 0) {
         diag_error(S->diag, t->span, "the extents of let tensor '%s' cannot be inferred from a number; "
@@ -1455,7 +890,7 @@ static void check_let_tensor(checker *C, cst_stmt *st)
     v->rank = t->nlabels;
     for (int i = 0; i < t->nlabels; i++)
         v->ext[i] = st->lab_ext[t->labels[i].label];
-    v->dt = expr_dtype(st->expr);
+    v->dt = sema_expr_dtype(st->expr);
     st->wide = v->dt == DT_F64;
     v->written = 1;
     v->last_write = C->stmt_no;
@@ -1507,11 +942,11 @@ sema_program *sema_check(cst_program *cst, tx_arena *a, tx_diag *d)
             break;
         case STMT_MULTI:
             stmt_begin(&C, st);
-            check_multi(&C, st);
+            sema_check_multi(&C, st);
             /* count the targets as written, so one error does not cascade
                into "read before it is written" at every later use */
             for (int i = 0; i < st->ntargets; i++) {
-                sym *t = sema_lookup(S, tok_name(S, &st->targets[i].name));
+                sym *t = sema_lookup(S, sema_tok_name(S, &st->targets[i].name));
                 if (t && t->kind == SYM_TENSOR)
                     t->written = 1;
             }
