@@ -134,7 +134,7 @@ demo: deps
 	    assert e < 1e-12"
 
 # ---- tests ----
-TEST_BINS := $(B)/check_npy $(B)/check_unit $(B)/check_api $(B)/check_sparse
+TEST_BINS := $(B)/check_npy $(B)/check_unit $(B)/check_api $(B)/check_sparse $(B)/check_threads
 
 $(B)/check_npy: tests/check_npy.c $(RT_OBJ)
 	$(CC) $(ALL_CFLAGS) -o $@ $^ $(LDFLAGS) $$(pkg-config --libs check)
@@ -145,6 +145,8 @@ $(B)/check_unit: $(UNIT_SRC) $(wildcard tests/unit/*.h) $(B)/libtensorexpr.a
 $(B)/check_api: tests/check_api.c $(B)/libtensorexpr.a
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(B)/libtensorexpr.a $(LDFLAGS) $$(pkg-config --libs check) $(LDLIBS)
 $(B)/check_sparse: tests/check_sparse.c $(B)/libtensorexpr.a
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(B)/libtensorexpr.a $(LDFLAGS) $$(pkg-config --libs check) $(LDLIBS)
+$(B)/check_threads: tests/check_threads.c $(B)/libtensorexpr.a
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(B)/libtensorexpr.a $(LDFLAGS) $$(pkg-config --libs check) $(LDLIBS)
 
 check: deps

@@ -88,6 +88,8 @@ if ARGS['threads'] is not None:
         os.environ['OPENBLAS_NUM_THREADS'] = str(ARGS['threads'])
     elif env != str(ARGS['threads']):
         die('OPENBLAS_NUM_THREADS=%s but --threads %d' % (env, ARGS['threads']))
+    # tensorexpr's own loops and its BLAS calls use the same count
+    os.environ['TX_NUM_THREADS'] = str(ARGS['threads'])
 
 import numpy as np  # noqa: E402  (after the environment is fixed)
 

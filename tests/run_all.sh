@@ -36,9 +36,12 @@ run "npy (Check)" "$B/check_npy"
 run "unit (Check)" "$B/check_unit"
 run "library API (Check)" "$B/check_api"
 run "sparse maps through the library (Check)" "$B/check_sparse"
+run "kernels on threads: same bytes for any thread count (Check)" "$B/check_threads"
 run "golden diagnostics and listings" sh tests/run_golden.sh
 run "numerical vs numpy, -O0 and -O2" "$PYTHON" tests/run_num.py --txc "$TXC" -j 2
 run "standalone C vs numpy and txc run" "$PYTHON" tests/run_cc.py --txc "$TXC"
+run "standalone C under OpenMP, 1 and 2 threads" "$PYTHON" tests/run_cc.py --txc "$TXC" --openmp \
+    tests/num/par_kernels.tx tests/num/fn_cumsum.tx tests/num/matmul.tx
 run "standalone C with BLAS and LAPACK" "$PYTHON" tests/run_cc.py --txc "$TXC" --blas tests/num/matmul.tx \
     tests/num/four_index.tx tests/num/batched_matmul.tx tests/num/f32_basic.tx $(ls tests/num/la_*.tx)
 run "contraction order vs numpy's optimal path" "$PYTHON" tests/run_order.py --txc "$TXC"

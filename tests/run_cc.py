@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Standalone-C test runner: emits C for corpus programs and checks it.
 
-    /usr/bin/python3 tests/run_cc.py [--txc build/txc] [--cc cc] [FILES...]
+    /usr/bin/python3 tests/run_cc.py [--txc build/txc] [--cc cc] [--blas] [--openmp] [FILES...]
 
 For each test file (default: a representative subset of tests/num):
 
@@ -17,6 +17,10 @@ For each test file (default: a representative subset of tests/num):
   4. compare with the numpy expectation of the file's directives (same rules
      as run_num.py), and with `txc run` on the same inputs (1e-12 relative for
      f64 outputs, the file's tolerance for f32 ones)
+
+With --openmp the C is compiled with -fopenmp and run with OMP_NUM_THREADS=1
+and =2; both runs must write the same bytes (kernels split their outer loop
+over threads, and every element is computed by one thread in one order).
 
 Prints one line per failure and a final `N passed, N failed`.
 """
@@ -143,11 +147,11 @@ def driver_source(case, prep, tmpdir):
     return '\n'.join(L) + '\n', raw
 
 
-def run(cmd, what):
+def run(cmd, what, env=None):
     """None on success, else a reason."""
     try:
         r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                           timeout=rn.TIMEOUT)
+                           timeout=rn.TIMEOUT, env=env)
     except subprocess.TimeoutExpired:
         return '%s: %s: timeout after %d s' % (what, shlex.join(cmd), rn.TIMEOUT)
     except OSError as e:
@@ -181,13 +185,27 @@ def cc_one(txc, cc, path):
             if d.kind in ('in', 'inout'):
                 prep.inputs[d.name].astype(RAWTYPE[d.dtype]).tofile(raw[d.name])
         exe = os.path.join(td, 'prog')
-        why = run([cc, '-std=c99', '-pedantic', '-Wall', '-Wextra', '-Werror',
-                   progc, mainc] + (['-llapacke', '-lopenblas'] if BLAS else []) + ['-lm', '-o', exe], 'compile')
+        why = run([cc, '-std=c99', '-pedantic', '-Wall', '-Wextra', '-Werror'] + (['-fopenmp'] if OPENMP else []) +
+                  [progc, mainc] + (['-llapacke', '-lopenblas'] if BLAS else []) + ['-lm', '-o', exe], 'compile')
         if why:
             return '%s: %s' % (name, why)
-        why = run([exe], 'run')
-        if why:
-            return '%s: %s' % (name, why)
+        outs_by_threads = []
+        for nt in ((1, 2) if OPENMP else (None,)):
+            env = dict(os.environ, OMP_NUM_THREADS=str(nt)) if nt else None
+            why = run([exe], 'run', env=env)
+            if why:
+                return '%s: %s' % (name, why)
+            outs_by_threads.append({d.name: open(raw[d.name], 'rb').read() for d in case.io
+                                    if d.kind in ('out', 'inout')})
+            for d in case.io:                   # the inputs again for the next run
+                if d.kind in ('in', 'inout'):
+                    prep.inputs[d.name].astype(RAWTYPE[d.dtype]).tofile(raw[d.name])
+        if OPENMP and outs_by_threads[0] != outs_by_threads[1]:
+            differ = [k for k in outs_by_threads[0] if outs_by_threads[0][k] != outs_by_threads[1][k]]
+            return '%s: OMP_NUM_THREADS=1 and 2 wrote different %s' % (name, ', '.join(differ))
+        for k, b in outs_by_threads[-1].items():
+            with open(raw[k], 'wb') as f:
+                f.write(b)
         got = {}
         for d in case.io:
             if d.kind in ('out', 'inout'):
@@ -226,6 +244,7 @@ def cc_one(txc, cc, path):
 
 
 BLAS = False  # --blas: emit with BLAS/LAPACK calls and link -llapacke -lopenblas
+OPENMP = False  # --openmp: compile with -fopenmp, run with 1 and 2 threads
 
 
 def main(argv):
@@ -243,6 +262,9 @@ def main(argv):
         elif a == '--blas':
             global BLAS
             BLAS = True
+        elif a == '--openmp':
+            global OPENMP
+            OPENMP = True
         elif a in ('-h', '--help'):
             print(__doc__)
             return 0

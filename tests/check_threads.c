@@ -1,0 +1,181 @@
+/*
+ * check_threads.c — kernels on threads through the public library
+ * (tensorexpr.h TX_OPTION_THREADS, tx(5) THREADS): the same program run
+ * with 1, 2 and 3 threads writes the same bytes (every kernel splits only
+ * its outermost loop over an output label, so each element is computed by
+ * one thread in one order), from one context and from several threads at
+ * once (the pool is busy for all but one: the others run alone), and a
+ * bad thread count is refused.
+ */
+#include <check.h>
+#include <dirent.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tensorexpr.h"
+
+enum { N = 301, M = 257 };
+
+/* Work large enough for every kernel to be split (N*M > 32768). */
+static const char *program =
+    "in  X[n,m], v[m];\n"
+    "out P[n,m], C[n,m], T[m,n], s[n], cm[m], e[n,m];\n"
+    "let mx(\"i\") = reduce(max, X(\"i,j\"));\n"
+    "let E(\"i,j\") = exp(X(\"i,j\") - mx(\"i\"));\n"
+    "let S(\"i\") = E(\"i,k\");\n"
+    "P(\"i,j\") = E(\"i,j\") / S(\"i\");\n"
+    "C(\"i,j\") = scan(+, X(\"i,j\"), \"j\");\n"
+    "T(\"j,i\") = X(\"i,j\") * v(\"j\");\n"
+    "s(\"i\") = tanh(X(\"i,j\"));\n"
+    "cm(\"j\") = reduce(max, X(\"i,j\"));\n"
+    "e(\"i,j\") = X(\"i,j\") * X(\"i,j\") + sqrt(abs(X(\"i,j\")));\n";
+
+typedef struct {
+    double X[N * M], v[M];
+    double P[N * M], C[N * M], T[M * N], s[N], cm[M], e[N * M];
+} data;
+
+static void fill(data *d)
+{
+    unsigned x = 12345;
+    for (int i = 0; i < N * M; i++) {
+        x = x * 1103515245u + 12345u;
+        d->X[i] = (double)(x >> 8) / (double)(1u << 24) * 4 - 2;
+    }
+    for (int j = 0; j < M; j++)
+        d->v[j] = 0.5 + j * 0.01;
+}
+
+/* Runs the program with THREADS threads into D (its own context). */
+static void run_with(data *d, int threads)
+{
+    tx_ctx *c = tx_new();
+    ck_assert_ptr_nonnull(c);
+    ck_assert_int_eq(tx_set_option(c, TX_OPTION_THREADS, threads), TX_OK);
+    tx_program *p = tx_compile(c, program, strlen(program), "threads.tx");
+    ck_assert_msg(p != NULL, "%s", tx_errmsg(c));
+    const int64_t nm[2] = {N, M}, mn[2] = {M, N}, n1[1] = {N}, m1[1] = {M};
+    ck_assert_int_eq(tx_bind(p, "X", d->X, 2, nm), TX_OK);
+    ck_assert_int_eq(tx_bind(p, "v", d->v, 1, m1), TX_OK);
+    ck_assert_int_eq(tx_bind(p, "P", d->P, 2, nm), TX_OK);
+    ck_assert_int_eq(tx_bind(p, "C", d->C, 2, nm), TX_OK);
+    ck_assert_int_eq(tx_bind(p, "T", d->T, 2, mn), TX_OK);
+    ck_assert_int_eq(tx_bind(p, "s", d->s, 1, n1), TX_OK);
+    ck_assert_int_eq(tx_bind(p, "cm", d->cm, 1, m1), TX_OK);
+    ck_assert_int_eq(tx_bind(p, "e", d->e, 2, nm), TX_OK);
+    for (int r = 0; r < 3; r++) /* again and again: the pool is reused */
+        ck_assert_msg(tx_run(p) == TX_OK, "%s", tx_errmsg(c));
+    tx_program_free(p);
+    tx_free(c);
+}
+
+/* The outputs of D and W are equal to the bit. */
+static int same_outputs(const data *d, const data *w)
+{
+    return memcmp(d->P, w->P, sizeof d->P) == 0 && memcmp(d->C, w->C, sizeof d->C) == 0 &&
+           memcmp(d->T, w->T, sizeof d->T) == 0 && memcmp(d->s, w->s, sizeof d->s) == 0 &&
+           memcmp(d->cm, w->cm, sizeof d->cm) == 0 && memcmp(d->e, w->e, sizeof d->e) == 0;
+}
+
+/* Threads of this process now. */
+static int task_count(void)
+{
+    DIR *d = opendir("/proc/self/task");
+    int n = 0;
+    for (struct dirent *e; d && (e = readdir(d)) != NULL;)
+        n += e->d_name[0] != '.';
+    if (d)
+        closedir(d);
+    return n;
+}
+
+START_TEST(same_bytes_for_any_thread_count)
+{
+    data *one = calloc(1, sizeof *one), *two = calloc(1, sizeof *two), *three = calloc(1, sizeof *three);
+    fill(one);
+    fill(two);
+    fill(three);
+    int before = task_count();
+    run_with(one, 1);
+    run_with(two, 2);
+    run_with(three, 3);
+    ck_assert_msg(task_count() >= before + 2, "the pool started no workers (%d threads before, %d after)", before,
+                  task_count());
+    ck_assert(same_outputs(one, two));
+    ck_assert(same_outputs(one, three));
+    /* and the values are right: spot checks by hand */
+    for (int i = 0; i < N; i += 37) {
+        double mx = -INFINITY, sum = 0, th = 0;
+        for (int j = 0; j < M; j++) {
+            mx = fmax(mx, one->X[i * M + j]);
+            th += tanh(one->X[i * M + j]);
+        }
+        for (int j = 0; j < M; j++)
+            sum += exp(one->X[i * M + j] - mx);
+        ck_assert_double_eq_tol(one->P[i * M + 5], exp(one->X[i * M + 5] - mx) / sum, 1e-12);
+        ck_assert_double_eq_tol(one->s[i], th, 1e-9);
+        ck_assert_double_eq_tol(one->T[7 * N + i], one->X[i * M + 7] * one->v[7], 1e-15);
+    }
+    free(one);
+    free(two);
+    free(three);
+}
+END_TEST
+
+static void *runner(void *arg)
+{
+    run_with(arg, 2);
+    return NULL;
+}
+
+START_TEST(programs_in_several_threads)
+{
+    /* four host threads, each running the program with 2 threads: the
+       pool serves one at a time, the others run alone; all agree */
+    data *ref = calloc(1, sizeof *ref);
+    fill(ref);
+    run_with(ref, 1);
+    data *d[4];
+    pthread_t t[4];
+    for (int i = 0; i < 4; i++) {
+        d[i] = calloc(1, sizeof *d[i]);
+        fill(d[i]);
+        ck_assert_int_eq(pthread_create(&t[i], NULL, runner, d[i]), 0);
+    }
+    for (int i = 0; i < 4; i++) {
+        pthread_join(t[i], NULL);
+        ck_assert(same_outputs(ref, d[i]));
+        free(d[i]);
+    }
+    free(ref);
+}
+END_TEST
+
+START_TEST(bad_thread_count)
+{
+    tx_ctx *c = tx_new();
+    ck_assert_int_eq(tx_set_option(c, TX_OPTION_THREADS, -1), TX_ERR_ARG);
+    ck_assert_ptr_nonnull(strstr(tx_errmsg(c), "threads"));
+    ck_assert_int_eq(tx_set_option(c, TX_OPTION_THREADS, 0), TX_OK);
+    tx_free(c);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("threads");
+    TCase *tc = tcase_create("threads");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, same_bytes_for_any_thread_count);
+    tcase_add_test(tc, programs_in_several_threads);
+    tcase_add_test(tc, bad_thread_count);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? 1 : 0;
+}
