@@ -228,6 +228,10 @@ void put_op(emitter *E, blk_op o);
 void emit_block_loop(emitter *E, const g_value *x, const int *labels, const tx_extent *ext, int rank,
                      int target_var, const g_value *temp, dtype tdt, int op);
 
+/* The loop over LABEL (extent EXT) that folds elementwise X into tx_acc
+   with RED, block by block (the other labels' loops are open). */
+void emit_block_reduce(emitter *E, const g_value *x, int label, tx_extent ext, reduce_op red, int depth);
+
 /* ---- emit_dense.c ---- */
 /* The loop nest computing V into its buffer. */
 void emit_compute(emitter *E, const g_value *v);

@@ -275,3 +275,27 @@ void emit_block_loop(emitter *E, const g_value *x, const int *labels, const tx_e
     depth--;
     put(E, "%*s}\n", 4 * depth, "");
 }
+
+void emit_block_reduce(emitter *E, const g_value *x, int label, tx_extent ext, reduce_op red, int depth)
+{
+    static const char *name[] = {"?", "sum", "prod", "max", "min"};
+    emit_use(E, TXS_PRIM);
+    put(E, "%*sfor (int64_t tx_i = 0; tx_i < ", 4 * depth, "");
+    put_extent(E, ext);
+    put(E, "; tx_i += TX_BLOCK) {\n");
+    depth++;
+    put(E, "%*sconst int64_t tx_bn = ", 4 * depth, "");
+    put_extent(E, ext);
+    put(E, " - tx_i < TX_BLOCK ? ");
+    put_extent(E, ext);
+    put(E, " - tx_i : TX_BLOCK;\n%*sconst int64_t ", 4 * depth, "");
+    put_label(E, label);
+    put(E, " = tx_i;\n");
+    blk_state B = {0, 0, depth, label};
+    blk_op r = blk_eval(E, &B, x);
+    put(E, "%*stx_acc = tx_p_red_%s(tx_bn, ", 4 * depth, "", name[red]);
+    put_op(E, r);
+    put(E, ", tx_acc);\n");
+    depth--;
+    put(E, "%*s}\n", 4 * depth, "");
+}

@@ -8,6 +8,43 @@
 
 #include "emit.h"
 
+/* The innermost loop of a reduction (contraction or reduce) folded
+   block by block through the primitives: the summed label that is the
+   last mode of an operand (unit stride, where the data are contiguous)
+   runs innermost, in blocks. 0 if the summand is not for the primitives,
+   or the loop is known to be too short to pay for them. */
+static int emit_reduce_blocked(emitter *E, const g_value *v, int *summed, tx_extent *sext, int nsum, int depth)
+{
+    int pick = nsum - 1;
+    for (int i = v->nin - 1; i >= 0; i--) {
+        const g_value *w = v->in[i];
+        for (int k = 0; w->rank > 0 && k < nsum; k++)
+            if (w->label[w->rank - 1] == summed[k])
+                pick = k;
+    }
+    int64_t len = emit_extent_value(E, sext[pick]);
+    if (len >= 0 && len < 16)
+        return 0; /* a few elements: the scalar loop is cheaper than calls */
+    g_value root = *v;
+    const g_value *x = v->in[0];
+    if (v->op == OP_CONTRACT) { /* the summand: the product, scaled after the sum */
+        root.inlined = 1;
+        root.coef = 1;
+        memset(&root.summed, 0, sizeof root.summed);
+        x = &root;
+    }
+    int need = 0;
+    if (!blk_supported(x, &need))
+        return 0;
+    int L = summed[pick];
+    tx_extent LE = sext[pick];
+    summed[pick] = summed[nsum - 1];
+    sext[pick] = sext[nsum - 1];
+    open_loops(E, summed, sext, nsum - 1, &depth, 0);
+    emit_block_reduce(E, x, L, LE, v->op == OP_REDUCE ? v->red : RED_ADD, depth);
+    return 1;
+}
+
 void emit_compute(emitter *E, const g_value *v)
 {
     if (v->nmaps && v->op != OP_SCAN) {
@@ -99,6 +136,8 @@ void emit_compute(emitter *E, const g_value *v)
     if (reduces) {
         put(E, "%*sdouble tx_acc = %s;\n", 4 * depth, "", v->op == OP_REDUCE ? reduce_init(v->red) : "0.0");
         int d2 = depth;
+        if (emit_reduce_blocked(E, v, summed, sext, nsum, d2))
+            goto store;
         open_loops(E, summed, sext, nsum, &d2, 0);
         put(E, "%*s", 4 * d2, "");
         if (v->op == OP_REDUCE)
@@ -109,6 +148,7 @@ void emit_compute(emitter *E, const g_value *v)
         }
         put(E, ";\n");
     }
+store:
     put(E, "%*s", 4 * depth, "");
     put_value_at(E, v);
     put(E, " = (%s)(", ctype(v->dt));
