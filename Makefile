@@ -103,8 +103,12 @@ $(B)/libtensorexpr.so: $(LIB_OBJ) $(B)/tcc_shim.o $(B)/libtcc_shlib.a $(B)/libte
 	    $(LDFLAGS) -llapacke -lopenblas -ldl -lm -lpthread
 	ln -sf libtensorexpr.so $(B)/libtensorexpr.so.$(MAJOR)
 
-$(B)/txc: $(B)/main.o $(RT_OBJ) $(B)/libtensorexpr.a
-	$(CC) -o $@ $(B)/main.o $(RT_OBJ) $(B)/libtensorexpr.a $(LDFLAGS) $(LDLIBS)
+# the command line: main.c and its output files (cli_output.c), not in the library
+CLI_OBJ  := $(B)/main.o $(B)/cli_output.o
+$(CLI_OBJ): src/cli_output.h runtime/npy.h
+
+$(B)/txc: $(CLI_OBJ) $(RT_OBJ) $(B)/libtensorexpr.a
+	$(CC) -o $@ $(CLI_OBJ) $(RT_OBJ) $(B)/libtensorexpr.a $(LDFLAGS) $(LDLIBS)
 
 # ---- Debian packages (installed when missing, if we are root) ----
 deps:
