@@ -103,7 +103,7 @@ int out_same_file(const char *a, const char *b)
     if (ea || eb)
         return ea && eb && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
     char *ca = canonical(a), *cb = canonical(b);
-    int same = ca && cb && strcmp(ca, cb) == 0;
+    int same = !ca || !cb ? -1 : strcmp(ca, cb) == 0;
     free(ca);
     free(cb);
     return same;

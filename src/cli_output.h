@@ -38,7 +38,7 @@ typedef struct {
 /* 1 if paths A and B name the same file: the same device and inode for
    files that exist (links, hard links, "dir/../x" all count), the same
    path once symbolic links and the directory are resolved for files that
-   do not exist yet; else 0. */
+   do not exist yet; else 0; -1 if out of memory. */
 int out_same_file(const char *a, const char *b);
 
 /* Checks that O can be written, before anything is: it is not a directory

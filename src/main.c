@@ -329,15 +329,23 @@ static int cmd_emit(int argc, char **argv)
        program is read */
     const char *out_dest = to_stdout ? "/dev/stdout" : out_path;
     int status = 0;
-    if (out_same_file(out_dest, c.file))
-        status = out ? (fprintf(stderr, "txc: -o %s would overwrite the program %s\n", out, c.file), EXIT_USAGE)
-                     : (fprintf(stderr, "txc: the C source would go to %s, the program itself; name another "
-                                        "file with -o\n", out_path), EXIT_USAGE);
-    if (header && out_same_file(header, c.file))
-        status = (fprintf(stderr, "txc: the header %s would overwrite the program %s\n", header, c.file),
-                  EXIT_USAGE);
-    else if (header && out_same_file(header, out_dest))
-        status = (fprintf(stderr, "txc: the C source and the header would both go to %s\n", header), EXIT_USAGE);
+    int same_src = out_same_file(out_dest, c.file), same_hsrc = header ? out_same_file(header, c.file) : 0,
+        same_hout = header ? out_same_file(header, out_dest) : 0;
+    if (same_src < 0 || same_hsrc < 0 || same_hout < 0) {
+        status = (fprintf(stderr, "txc: out of memory\n"), EXIT_RUNTIME);
+    } else {
+        if (same_src && out)
+            status = (fprintf(stderr, "txc: -o %s would overwrite the program %s\n", out, c.file), EXIT_USAGE);
+        else if (same_src)
+            status = (fprintf(stderr, "txc: the C source would go to %s, the program itself; name another file "
+                                      "with -o\n", out_path), EXIT_USAGE);
+        if (same_hsrc)
+            status = (fprintf(stderr, "txc: the header %s would overwrite the program %s\n", header, c.file),
+                      EXIT_USAGE);
+        else if (same_hout)
+            status = (fprintf(stderr, "txc: the C source and the header would both go to %s\n", header),
+                      EXIT_USAGE);
+    }
     /* every destination is checked before anything is written */
     out_file outs[2] = {{.name = out_path, .write = write_text, .kind = to_stdout ? OUT_STDOUT : OUT_FILE},
                         {.name = header, .write = write_text}};
@@ -643,17 +651,23 @@ static int load_map(tx_program *p, tx_ctx *ctx, map_binding *b, int random_input
    TX_OUT or TX_INOUT (TX_IN for a map). */
 static int check_run_aliases(const char *source, const run_binding *binds, const int *io, int nb)
 {
-    int status = 0;
+    int status = 0, same;
     for (int j = 0; j < nb; j++) {
         int out_j = io[j] != TX_IN;
-        if (out_j && out_same_file(binds[j].file, source)) {
+        if (out_j && (same = out_same_file(binds[j].file, source)) < 0)
+            return fprintf(stderr, "txc: out of memory\n"), EXIT_RUNTIME;
+        if (out_j && same) {
             fprintf(stderr, "txc: output '%s' would overwrite the program %s (%s=%s)\n", binds[j].name, source,
                     binds[j].name, binds[j].file);
             status = EXIT_USAGE;
         }
         for (int k = j + 1; k < nb; k++) {
             int out_k = io[k] != TX_IN;
-            if ((!out_j && !out_k) || !out_same_file(binds[j].file, binds[k].file))
+            if (!out_j && !out_k)
+                continue;
+            if ((same = out_same_file(binds[j].file, binds[k].file)) < 0)
+                return fprintf(stderr, "txc: out of memory\n"), EXIT_RUNTIME;
+            if (!same)
                 continue;
             if (out_j && out_k)
                 fprintf(stderr, "txc: outputs '%s' and '%s' would both be written to one file (%s=%s, %s=%s)\n",
