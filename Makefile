@@ -19,17 +19,19 @@ B        := build
 VERSION  := $(shell sed -n 's/^\#define TX_VERSION_STRING "\(.*\)"/\1/p' src/tensorexpr.h)
 MAJOR    := $(firstword $(subst ., ,$(VERSION)))
 
+# The sanitizer build lives in its own directory; B must be settled before
+# ALL_CFLAGS expands it (-I$(B) finds the generated parser.h).
+ifeq ($(SANITIZE),1)
+  B := build-san
+  SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+  LDFLAGS   += -fsanitize=address,undefined
+endif
+
 WARN     := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 CFLAGS   ?= -O2 -g
 ALL_CFLAGS := -std=c99 -D_POSIX_C_SOURCE=200809L $(WARN) $(CFLAGS) -fPIC -fvisibility=hidden \
-              -DTX_BUILDING_LIBRARY -Isrc -I$(B) -Iruntime
+              -DTX_BUILDING_LIBRARY -Isrc -I$(B) -Iruntime $(SAN_FLAGS)
 LDLIBS   := -ltcc -llapacke -lopenblas -ldl -lm -lpthread
-
-ifeq ($(SANITIZE),1)
-  ALL_CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
-  LDFLAGS    += -fsanitize=address,undefined
-  B := build-san
-endif
 
 DEB_PACKAGES := re2c lemon libtcc-dev check libopenblas-dev liblapacke-dev python3-numpy pkg-config \
                 clang libclang-rt-14-dev man-db groff graphviz binutils
@@ -101,8 +103,12 @@ $(B)/libtensorexpr.so: $(LIB_OBJ) $(B)/tcc_shim.o $(B)/libtcc_shlib.a $(B)/libte
 	    $(LDFLAGS) -llapacke -lopenblas -ldl -lm -lpthread
 	ln -sf libtensorexpr.so $(B)/libtensorexpr.so.$(MAJOR)
 
-$(B)/txc: $(B)/main.o $(RT_OBJ) $(B)/libtensorexpr.a
-	$(CC) -o $@ $(B)/main.o $(RT_OBJ) $(B)/libtensorexpr.a $(LDFLAGS) $(LDLIBS)
+# the command line: main.c and its output files (cli_output.c), not in the library
+CLI_OBJ  := $(B)/main.o $(B)/cli_output.o
+$(CLI_OBJ): src/cli_output.h runtime/npy.h
+
+$(B)/txc: $(CLI_OBJ) $(RT_OBJ) $(B)/libtensorexpr.a
+	$(CC) -o $@ $(CLI_OBJ) $(RT_OBJ) $(B)/libtensorexpr.a $(LDFLAGS) $(LDLIBS)
 
 # ---- Debian packages (installed when missing, if we are root) ----
 deps:

@@ -665,16 +665,18 @@ static int npy_append(char *buf, size_t cap, size_t *len, const char *fmt, ...)
     return 0;
 }
 
-int npy_write(const char *path, npy_dtype dtype, int ndim, const int64_t *shape,
-              const void *data, char *err, size_t errlen)
+/*
+** Checks the arguments of npy_write and builds the header, byte-identical to
+** numpy.lib.format._write_array_header (numpy >= 1.23), into HDR (1024 bytes):
+** *LEN bytes, followed by *NBYTES bytes of data. Returns 0 or -1 with ERR.
+*/
+static int npy_header(char *hdr, size_t *len_out, size_t *nbytes_out, const char *path, npy_dtype dtype,
+                      int ndim, const int64_t *shape, const void *data, char *err, size_t errlen)
 {
-    char hdr[1024];
-    unsigned char stage[8192];
-    size_t esize = npy_dtype_size(dtype), len = 0, hl, pad, nbytes, off, n, i;
+    const size_t cap = 1024;
+    size_t esize = npy_dtype_size(dtype), len = 0, hl, pad, nbytes;
     int64_t nelem = 1;
-    int k, zero = 0, fd, regular, saved, direct;
-    struct stat st;
-    const unsigned char *src = data;
+    int k, zero = 0;
 
     if (err != NULL && errlen > 0) err[0] = '\0';
     if (path == NULL) return npy_fail(err, errlen, path, "npy_write: no path");
@@ -699,52 +701,74 @@ int npy_write(const char *path, npy_dtype dtype, int ndim, const int64_t *shape,
     nbytes = (size_t)nelem * esize;
     if (nbytes > 0 && data == NULL) return npy_fail(err, errlen, path, "npy_write: no data");
 
-    /* Header, byte-identical to numpy.lib.format._write_array_header (numpy >= 1.23). */
     memcpy(hdr, NPY_MAGIC "\x01\x00", 8);
     len = 10;
-    if (npy_append(hdr, sizeof hdr, &len, "{'descr': '%s', 'fortran_order': False, 'shape': (",
+    if (npy_append(hdr, cap, &len, "{'descr': '%s', 'fortran_order': False, 'shape': (",
                    npy_dtype_name(dtype)) != 0)
         goto toolong;
     for (k = 0; k < ndim; k++)
-        if (npy_append(hdr, sizeof hdr, &len, "%lld%s", (long long)shape[k],
+        if (npy_append(hdr, cap, &len, "%lld%s", (long long)shape[k],
                        ndim == 1 ? "," : k + 1 < ndim ? ", " : "") != 0)
             goto toolong;
-    if (npy_append(hdr, sizeof hdr, &len, "), }") != 0) goto toolong;
+    if (npy_append(hdr, cap, &len, "), }") != 0) goto toolong;
     if (ndim > 0) {
         char digits[24];
         int nd = snprintf(digits, sizeof digits, "%lld", (long long)shape[0]);
         if (nd < 0 || nd > NPY_GROWTH) goto toolong;
-        if (npy_append(hdr, sizeof hdr, &len, "%*s", NPY_GROWTH - nd, "") != 0) goto toolong;
+        if (npy_append(hdr, cap, &len, "%*s", NPY_GROWTH - nd, "") != 0) goto toolong;
     }
     hl = len - 10 + 1;                                   /* dict text plus final '\n' */
     pad = NPY_ALIGN - (10 + hl) % NPY_ALIGN;
-    if (len + pad + 1 > sizeof hdr || hl + pad > 0xffff) goto toolong;
+    if (len + pad + 1 > cap || hl + pad > 0xffff) goto toolong;
     memset(hdr + len, ' ', pad);
     len += pad;
     hdr[len++] = '\n';
     hdr[8] = (char)((hl + pad) & 0xff);
     hdr[9] = (char)((hl + pad) >> 8);
+    *len_out = len;
+    *nbytes_out = nbytes;
+    return 0;
 
+toolong:
+    return npy_fail(err, errlen, path, "npy_write: header too long");
+}
+
+/* Writes the header and the data to FD; -1 with errno set on failure. */
+static int npy_write_body(int fd, const char *hdr, size_t len, npy_dtype dtype, const void *data, size_t nbytes)
+{
+    unsigned char stage[8192];
+    const unsigned char *src = data;
+    size_t esize = npy_dtype_size(dtype), off, n, i;
+
+    if (npy_write_full(fd, hdr, len) != 0) return -1;
+    if (dtype != NPY_BOOL && npy_host_le())
+        return nbytes > 0 ? npy_write_full(fd, src, nbytes) : 0;
+    /* Bool normalisation or byte swapping goes through a staging buffer. */
+    for (off = 0; off < nbytes; off += n) {
+        n = nbytes - off < sizeof stage ? nbytes - off : sizeof stage;
+        memcpy(stage, src + off, n);
+        if (dtype == NPY_BOOL)
+            for (i = 0; i < n; i++) stage[i] = stage[i] != 0;
+        else
+            npy_bswap(stage, n / esize, esize);
+        if (npy_write_full(fd, stage, n) != 0) return -1;
+    }
+    return 0;
+}
+
+int npy_write(const char *path, npy_dtype dtype, int ndim, const int64_t *shape,
+              const void *data, char *err, size_t errlen)
+{
+    char hdr[1024];
+    size_t len, nbytes;
+    int fd, regular, saved;
+    struct stat st;
+
+    if (npy_header(hdr, &len, &nbytes, path, dtype, ndim, shape, data, err, errlen) != 0) return -1;
     fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
     if (fd < 0) return npy_fail(err, errlen, path, "cannot create: %s", strerror(errno));
     regular = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
-
-    if (npy_write_full(fd, hdr, len) != 0) goto fail;
-    direct = dtype != NPY_BOOL && npy_host_le();
-    if (direct) {
-        if (nbytes > 0 && npy_write_full(fd, src, nbytes) != 0) goto fail;
-    } else {
-        /* Bool normalisation or byte swapping goes through a staging buffer. */
-        for (off = 0; off < nbytes; off += n) {
-            n = nbytes - off < sizeof stage ? nbytes - off : sizeof stage;
-            memcpy(stage, src + off, n);
-            if (dtype == NPY_BOOL)
-                for (i = 0; i < n; i++) stage[i] = stage[i] != 0;
-            else
-                npy_bswap(stage, n / esize, esize);
-            if (npy_write_full(fd, stage, n) != 0) goto fail;
-        }
-    }
+    if (npy_write_body(fd, hdr, len, dtype, data, nbytes) != 0) goto fail;
     if (close(fd) != 0) {
         fd = -1;
         goto fail;
@@ -756,7 +780,16 @@ fail:
     if (fd >= 0) close(fd);
     if (regular) unlink(path);
     return npy_fail(err, errlen, path, "write failed: %s", strerror(saved));
+}
 
-toolong:
-    return npy_fail(err, errlen, path, "npy_write: header too long");
+int npy_write_fd(int fd, const char *path, npy_dtype dtype, int ndim, const int64_t *shape,
+                 const void *data, char *err, size_t errlen)
+{
+    char hdr[1024];
+    size_t len, nbytes;
+
+    if (npy_header(hdr, &len, &nbytes, path, dtype, ndim, shape, data, err, errlen) != 0) return -1;
+    if (npy_write_body(fd, hdr, len, dtype, data, nbytes) != 0)
+        return npy_fail(err, errlen, path, "write failed: %s", strerror(errno));
+    return 0;
 }

@@ -65,6 +65,16 @@ int  npy_read(const char *path, npy_array *out, char *err, size_t errlen);
 int  npy_write(const char *path, npy_dtype dtype, int ndim, const int64_t *shape,
                const void *data, char *err, size_t errlen);
 
+/*
+** Writes the same bytes as npy_write to the open descriptor FD, from its
+** current offset, naming PATH (which is not opened) in messages. FD is
+** neither synced nor closed, and nothing is removed on failure: the caller
+** owns the file (txc writes a temporary beside the output this way).
+** Returns 0, or -1 with a message in ERR.
+*/
+int  npy_write_fd(int fd, const char *path, npy_dtype dtype, int ndim, const int64_t *shape,
+                  const void *data, char *err, size_t errlen);
+
 /* Frees a->data and sets it to NULL. Safe on a zeroed struct and on a == NULL. */
 void npy_free(npy_array *a);
 

@@ -3,13 +3,15 @@
  * file that prints or exits.
  *
  *   txc FILE.tx [-o OUT.c] [--header OUT.h] [--name FN] [-O0|-O1|-O2] [--no-blas]
- *   txc run FILE.tx NAME=FILE.npy ... [-D n=64 ...] [--random] [--time] [-O..]
+ *   txc run FILE.tx NAME=FILE.npy ... [-D n=64 ...] [--random] [--time] [-q] [-O..]
  *   txc graph FILE.tx [--dot] [-O0|-O1|-O2]
  *   txc check FILE.tx
  *
  * Exit status: 0 success, 1 the program has errors, 2 bad usage, 3 a
- * run-time failure. Output files are written aside and renamed into place
- * only after everything succeeded, so a failed run loses nothing.
+ * run-time failure. Outputs that would overwrite the program, an input or
+ * each other are refused before anything is read; every destination is
+ * checked before anything is written, and cli_output.c writes them all or
+ * nothing, so a failed run loses nothing.
  */
 #define _XOPEN_SOURCE 700 /* realpath */
 #include <errno.h>
@@ -23,15 +25,76 @@
 
 #include "tensorexpr.h"
 #include "npy.h"
+#include "cli_output.h"
 
 enum { EXIT_PROGRAM = 1, EXIT_USAGE = 2, EXIT_RUNTIME = 3 };
 
+#define EMIT_SYNOPSIS "txc FILE.tx [-o OUT.c] [--header [OUT.h]] [--name FN] [-O0|-O1|-O2] [--no-blas]\n"
+#define RUN_SYNOPSIS                                                                                 \
+    "txc run FILE.tx [NAME=FILE.npy ...] [MAP=MASK.npy ...] [-D dim=N ...] [--random] [--time]\n"  \
+    "               [-q] [-O0|-O1|-O2] [--backend tcc]\n"
+#define GRAPH_SYNOPSIS "txc graph FILE.tx [--dot] [-D dim=N ...] [-O0|-O1|-O2]\n"
+#define CHECK_SYNOPSIS "txc check FILE.tx\n"
+
 static const char usage_text[] =
-    "usage: txc FILE.tx [-o OUT.c] [--header OUT.h] [--name FN] [-O0|-O1|-O2] [--no-blas]\n"
-    "       txc run FILE.tx NAME=FILE.npy ... [-D dim=N ...] [--random] [--time] [-O0|-O1|-O2]\n"
-    "       txc graph FILE.tx [--dot] [-D dim=N ...] [-O0|-O1|-O2]\n"
-    "       txc check FILE.tx\n"
-    "       txc --help | --version\n";
+    "usage: " EMIT_SYNOPSIS
+    "       " RUN_SYNOPSIS
+    "       " GRAPH_SYNOPSIS
+    "       " CHECK_SYNOPSIS
+    "       txc --help | --version | COMMAND --help\n";
+
+static const char help_text[] =
+    "\n"
+    "txc FILE.tx writes the program as C; run compiles it in memory and runs it;\n"
+    "graph prints its optimised operation graph; check only checks it.\n"
+    "In run, NAME=FILE.npy binds tensor NAME (an input is read from the file, an\n"
+    "output written to it, an inout both) and MAP=MASK.npy binds sparse map MAP\n"
+    "to a mask over its source and target modes. An option's value may follow\n"
+    "it or an '=' (--name=FN, -D n=64, -Dn=64). Outputs are written all or\n"
+    "nothing; one that would overwrite the program, an input or another output\n"
+    "is refused (exit status 2).\n"
+    "\n"
+    "'txc COMMAND --help' lists a command's options. The manual is txc(1); the\n"
+    "language tx(5); the library tensorexpr(3).\n";
+
+static const char emit_help[] =
+    "usage: " EMIT_SYNOPSIS
+    "Writes the program as C99, to FILE.c beside it unless told otherwise.\n"
+    "  -o OUT.c           write the C to OUT.c ('-' for standard output)\n"
+    "  --header [OUT.h]   also write a header (OUT.h, or beside the C source);\n"
+    "  --header=OUT.h     --header takes the next argument only if it ends in .h\n"
+    "  --name FN          name the C function FN (default: the file's base name)\n"
+    "  -O0|-O1|-O2        the optimisation level (default -O2)\n"
+    "  --no-blas          loops instead of BLAS calls\n"
+    "See txc(1) for the outputs' guarantees.\n";
+
+static const char run_help[] =
+    "usage: " RUN_SYNOPSIS
+    "Compiles the program in memory and runs it.\n"
+    "  NAME=FILE.npy   tensor NAME: an input is read from the file, an output\n"
+    "                  written to it, an inout both; an output without a file\n"
+    "                  is printed\n"
+    "  MAP=MASK.npy    sparse map MAP, from a mask over its (source, target) modes\n"
+    "  -D dim=N        give a symbolic dim its extent (also -Ddim=N)\n"
+    "  --random        fill inputs and maps without a file with seeded random data\n"
+    "  --time          print the time of each phase and statement on standard error\n"
+    "  -q, --quiet     print no output values (outputs without a file are dropped)\n"
+    "  -O0|-O1|-O2     the optimisation level (default -O2)\n"
+    "  --backend tcc   compile with libtcc, the default (also --backend=tcc)\n"
+    "Outputs are written all or nothing; see OUTPUTS in txc(1).\n";
+
+static const char graph_help[] =
+    "usage: " GRAPH_SYNOPSIS
+    "Prints the program's optimised operation graph, one node per line.\n"
+    "  --dot           as Graphviz instead\n"
+    "  -D dim=N        the extent of a dim, for the contraction order and the costs\n"
+    "                  (also -Ddim=N; other dims are taken as 64)\n"
+    "  -O0|-O1|-O2     the optimisation level (default -O2)\n"
+    "See txc(1) for how to read the listing.\n";
+
+static const char check_help[] =
+    "usage: " CHECK_SYNOPSIS
+    "Parses and checks the program, printing its errors; nothing if there are none.\n";
 
 static int usage(const char *fmt, ...)
 {
@@ -43,6 +106,29 @@ static int usage(const char *fmt, ...)
     va_end(ap);
     fputs(usage_text, stderr);
     return EXIT_USAGE;
+}
+
+/* Matches option NAME at argv[*I], given as "NAME VALUE" or "NAME=VALUE",
+   or for a one-letter NAME (-o, -D) also as "-oVALUE". Returns 0 if it is
+   another argument; else 1, with *VAL the value (NULL if there is none)
+   and *I on the last argument used. */
+static int opt_value(int argc, char **argv, int *i, const char *name, const char **val)
+{
+    const char *a = argv[*i];
+    size_t n = strlen(name);
+    if (strncmp(a, name, n) != 0)
+        return 0;
+    if (a[n] == 0)
+        *val = *i + 1 < argc ? argv[++*i] : NULL;
+    else if (a[n] == '=')
+        *val = a + n + 1;
+    else if (n == 2)
+        *val = a + n;
+    else
+        return 0;
+    if (*val && !**val)
+        *val = NULL;
+    return 1;
 }
 
 static double now(void)
@@ -90,85 +176,28 @@ static char *read_file(const char *path, size_t *len)
     return buf;
 }
 
-/* If PATH is a symbolic link, the path it points to (whether that exists
-   or not), malloc'd; else NULL. */
-static char *link_target(const char *path)
-{
-    struct stat st;
-    if (lstat(path, &st) != 0 || !S_ISLNK(st.st_mode))
-        return NULL;
-    char *real = realpath(path, NULL);
-    if (real)
-        return real;
-    char buf[4096];
-    ssize_t n = readlink(path, buf, sizeof buf - 1);
-    if (n <= 0)
-        return NULL;
-    buf[n] = 0;
-    const char *slash = strrchr(path, '/');
-    size_t dir = buf[0] == '/' || !slash ? 0 : (size_t)(slash - path + 1);
-    char *out = malloc(dir + (size_t)n + 1);
-    if (out) {
-        memcpy(out, path, dir);
-        memcpy(out + dir, buf, (size_t)n + 1);
-    }
-    return out;
-}
+/* A buffer to write out: the C source or the header (an out_writer). */
+typedef struct {
+    const char *data;
+    size_t len;
+} text;
 
-/* Writes DATA to PATH through a temporary file in the same directory,
-   renamed into place only when complete. */
-static int write_file_atomic(const char *path, const char *data, size_t len)
+static int write_text(int fd, const char *name, const void *arg, char *err, size_t errlen)
 {
-    struct stat st;
-    if (strcmp(path, "-") == 0) /* standard output */
-        return fwrite(data, 1, len, stdout) == len && fflush(stdout) == 0 ? 0 : -1;
-    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
-        /* a device or pipe (-o /dev/stdout): write to it, never replace it */
-        FILE *f = fopen(path, "wb");
-        if (!f)
-            return -1;
-        int ok = fwrite(data, 1, len, f) == len;
-        return fclose(f) == 0 && ok ? 0 : -1;
-    }
-    char *real = link_target(path);
-    if (real) { /* a link: replace (or create) what it points to, keep the link */
-        int r = write_file_atomic(real, data, len);
-        free(real);
-        return r;
-    }
-    size_t n = strlen(path);
-    char *tmp = malloc(n + 16);
-    if (!tmp)
-        return -1;
-    memcpy(tmp, path, n);
-    memcpy(tmp + n, ".tmp.XXXXXX", 12);
-    int fd = mkstemp(tmp);
-    if (fd < 0) {
-        free(tmp);
-        return -1;
-    }
+    const text *t = arg;
     size_t off = 0;
-    while (off < len) {
-        ssize_t w = write(fd, data + off, len - off);
-        if (w < 0) {
-            if (errno == EINTR)
-                continue;
-            break;
-        }
+    (void)name, (void)err, (void)errlen;
+    while (off < t->len) {
+        ssize_t w = write(fd, t->data + off, t->len - off);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w == 0)
+            errno = EIO;
+        if (w <= 0)
+            return -1;
         off += (size_t)w;
     }
-    int ok = off == len && fsync(fd) == 0;
-    ok = close(fd) == 0 && ok;
-    if (ok) {
-        chmod(tmp, 0644);
-        ok = rename(tmp, path) == 0;
-    }
-    int saved = errno;
-    if (!ok)
-        unlink(tmp);
-    free(tmp);
-    errno = saved;
-    return ok ? 0 : -1;
+    return 0;
 }
 
 typedef struct {
@@ -248,7 +277,7 @@ static char *replace_ext(const char *file, const char *ext)
 static int cmd_emit(int argc, char **argv)
 {
     common_opts c = {0};
-    const char *out = NULL, *header = NULL, *name = NULL;
+    const char *out = NULL, *header = NULL, *name = NULL, *val;
     int no_blas = 0, header_default = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -262,12 +291,13 @@ static int cmd_emit(int argc, char **argv)
             else
                 header_default = 1;
         } else if (strncmp(a, "--header=", 9) == 0) {
+            if (!a[9])
+                return usage("--header= needs a path");
             header = a + 9;
-        } else if ((strcmp(a, "-o") == 0 || strcmp(a, "--name") == 0)) {
-            if (i + 1 >= argc)
-                return usage("%s needs an argument", a);
-            const char **dst = a[1] == 'o' ? &out : &name;
-            *dst = argv[++i];
+        } else if (opt_value(argc, argv, &i, "-o", &val) || opt_value(argc, argv, &i, "--name", &val)) {
+            if (!val)
+                return usage("%s needs an argument", a[1] == 'o' ? "-o" : "--name");
+            *(a[1] == 'o' ? &out : &name) = val;
         } else if (strcmp(a, "--no-blas") == 0)
             no_blas = 1;
         else if (a[0] == '-' && a[1])
@@ -279,48 +309,77 @@ static int cmd_emit(int argc, char **argv)
     }
     if (!c.file)
         return usage("no input file");
-    tx_ctx *ctx;
-    int status = 0;
-    tx_program *p = start(&c, &ctx, &status);
-    if (!p) {
-        tx_free(ctx);
-        return status;
-    }
+    int to_stdout = out && strcmp(out, "-") == 0;
     char *out_path = out ? strdup(out) : replace_ext(c.file, ".c");
     /* the default header goes next to the output, or next to the input
-       when the output is a device or standard output */
+       when the output is a device or standard output (also /dev/stdout
+       redirected to a file) */
     struct stat ost;
-    int out_special = out && (strcmp(out, "-") == 0 || (stat(out, &ost) == 0 && !S_ISREG(ost.st_mode)));
+    int out_special = to_stdout || (out && ((stat(out, &ost) == 0 && !S_ISREG(ost.st_mode)) ||
+                                            strncmp(out, "/dev/", 5) == 0));
     char *header_path = header_default && !header && out_path
                             ? replace_ext(out_special ? c.file : out_path, ".h") : NULL;
     if (header_path)
         header = header_path;
-    tx_emit_options eo = {.name = name, .no_blas = no_blas};
-    size_t len = 0, hlen = 0;
-    char *code = tx_emit(p, &eo, &len);
-    eo.header = 1;
-    char *hcode = header ? tx_emit(p, &eo, &hlen) : NULL;
-    if (!code && name) {
-        int st = usage("--name: %s", tx_errmsg(ctx));
-        tx_program_free(p);
-        tx_free(ctx);
+    if (!out_path || (header_default && !header)) {
         free(out_path);
-        free(header_path);
-        return st;
+        return fprintf(stderr, "txc: out of memory\n"), EXIT_RUNTIME;
     }
-    if (!code && tx_errcode(ctx) == TX_ERR_COMPILE) { /* e.g. LAPACK calls with --no-blas */
-        fputs(tx_errmsg(ctx), stderr);
-        status = EXIT_PROGRAM;
-    } else if (!out_path || !code || (header && !hcode)) {
-        fprintf(stderr, "txc: %s\n", tx_errmsg(ctx));
-        status = EXIT_RUNTIME;
-    } else if (write_file_atomic(out_path, code, len) < 0) {
-        fprintf(stderr, "txc: cannot write %s: %s\n", out_path, strerror(errno));
-        status = EXIT_RUNTIME;
-    } else if (header && write_file_atomic(header, hcode, hlen) < 0) {
-        fprintf(stderr, "txc: cannot write %s: %s\n", header, strerror(errno));
-        status = EXIT_RUNTIME;
+    /* nothing overwrites the program or each other: refused before the
+       program is read */
+    const char *out_dest = to_stdout ? "/dev/stdout" : out_path;
+    int status = 0;
+    int same_src = out_same_file(out_dest, c.file), same_hsrc = header ? out_same_file(header, c.file) : 0,
+        same_hout = header ? out_same_file(header, out_dest) : 0;
+    if (same_src < 0 || same_hsrc < 0 || same_hout < 0) {
+        status = (fprintf(stderr, "txc: out of memory\n"), EXIT_RUNTIME);
+    } else {
+        if (same_src && out)
+            status = (fprintf(stderr, "txc: -o %s would overwrite the program %s\n", out, c.file), EXIT_USAGE);
+        else if (same_src)
+            status = (fprintf(stderr, "txc: the C source would go to %s, the program itself; name another file "
+                                      "with -o\n", out_path), EXIT_USAGE);
+        if (same_hsrc)
+            status = (fprintf(stderr, "txc: the header %s would overwrite the program %s\n", header, c.file),
+                      EXIT_USAGE);
+        else if (same_hout)
+            status = (fprintf(stderr, "txc: the C source and the header would both go to %s\n", header),
+                      EXIT_USAGE);
     }
+    /* every destination is checked before anything is written */
+    out_file outs[2] = {{.name = out_path, .write = write_text, .kind = to_stdout ? OUT_STDOUT : OUT_FILE},
+                        {.name = header, .write = write_text}};
+    int nout = header ? 2 : 1;
+    char err[1024];
+    for (int k = 0; !status && k < nout; k++)
+        if (out_check(&outs[k], err, sizeof err) < 0)
+            status = (fprintf(stderr, "txc: %s\n", err), EXIT_RUNTIME);
+    tx_ctx *ctx = NULL;
+    tx_program *p = status ? NULL : start(&c, &ctx, &status);
+    char *code = NULL, *hcode = NULL;
+    if (p) {
+        tx_emit_options eo = {.name = name, .no_blas = no_blas};
+        size_t len = 0, hlen = 0;
+        code = tx_emit(p, &eo, &len);
+        eo.header = 1;
+        hcode = header && code ? tx_emit(p, &eo, &hlen) : NULL;
+        text tc = {code, len}, th = {hcode, hlen};
+        outs[0].arg = &tc;
+        outs[1].arg = &th;
+        if (!code && name) {
+            status = usage("--name: %s", tx_errmsg(ctx));
+        } else if (!code && tx_errcode(ctx) == TX_ERR_COMPILE) { /* e.g. LAPACK calls with --no-blas */
+            fputs(tx_errmsg(ctx), stderr);
+            status = EXIT_PROGRAM;
+        } else if (!code || (header && !hcode)) {
+            fprintf(stderr, "txc: %s\n", tx_errmsg(ctx));
+            status = EXIT_RUNTIME;
+        } else if (out_write_all(outs, nout, err, sizeof err) < 0) {
+            fprintf(stderr, "txc: %s\n", err);
+            status = EXIT_RUNTIME;
+        }
+    }
+    out_release(outs, nout);
     free(code);
     free(hcode);
     free(out_path);
@@ -393,9 +452,6 @@ typedef struct {
     tx_tensor_info info;
     void *data;
     int64_t shape[32];
-    char *tmp_path;
-    char *real;       /* the file a link output points to */
-    int direct;       /* a device or pipe: written in place, last */
 } run_binding;
 
 static size_t elem_size(tx_dtype t) { return t == TX_F32 ? 4 : 8; }
@@ -589,40 +645,90 @@ static int load_map(tx_program *p, tx_ctx *ctx, map_binding *b, int random_input
     return 0;
 }
 
+/* Refuses (exit status 2) a binding whose output would overwrite the
+   program, an input (a tensor or a sparse map's mask) or another output;
+   an inout tensor's own file is its own. IO[j] is the binding's TX_IN,
+   TX_OUT or TX_INOUT (TX_IN for a map). */
+static int check_run_aliases(const char *source, const run_binding *binds, const int *io, int nb)
+{
+    int status = 0, same;
+    for (int j = 0; j < nb; j++) {
+        int out_j = io[j] != TX_IN;
+        if (out_j && (same = out_same_file(binds[j].file, source)) < 0)
+            return fprintf(stderr, "txc: out of memory\n"), EXIT_RUNTIME;
+        if (out_j && same) {
+            fprintf(stderr, "txc: output '%s' would overwrite the program %s (%s=%s)\n", binds[j].name, source,
+                    binds[j].name, binds[j].file);
+            status = EXIT_USAGE;
+        }
+        for (int k = j + 1; k < nb; k++) {
+            int out_k = io[k] != TX_IN;
+            if (!out_j && !out_k)
+                continue;
+            if ((same = out_same_file(binds[j].file, binds[k].file)) < 0)
+                return fprintf(stderr, "txc: out of memory\n"), EXIT_RUNTIME;
+            if (!same)
+                continue;
+            if (out_j && out_k)
+                fprintf(stderr, "txc: outputs '%s' and '%s' would both be written to one file (%s=%s, %s=%s)\n",
+                        binds[j].name, binds[k].name, binds[j].name, binds[j].file, binds[k].name, binds[k].file);
+            else {
+                const run_binding *o = out_j ? &binds[j] : &binds[k], *in = out_j ? &binds[k] : &binds[j];
+                fprintf(stderr, "txc: output '%s' would overwrite input '%s' (%s=%s, %s=%s)\n", o->name, in->name,
+                        o->name, o->file, in->name, in->file);
+            }
+            status = EXIT_USAGE;
+        }
+    }
+    return status;
+}
+
+/* Writes the output tensor ARG (a run_binding) to FD as .npy (an out_writer). */
+static int write_npy(int fd, const char *name, const void *arg, char *err, size_t errlen)
+{
+    const run_binding *b = arg;
+    return npy_write_fd(fd, name, b->info.dtype == TX_F32 ? NPY_F32 : NPY_F64, b->info.ndim, b->shape, b->data,
+                        err, errlen);
+}
+
 static int cmd_run(int argc, char **argv)
 {
     common_opts c = {0};
-    int random_inputs = 0, timing = 0;
+    int random_inputs = 0, timing = 0, quiet = 0;
     int nb = 0;
     run_binding *binds = calloc((size_t)argc + 1, sizeof *binds);
     const char **dims = calloc((size_t)argc + 1, sizeof *dims);
+    int *bind_io = calloc((size_t)argc + 1, sizeof *bind_io);
     int nd = 0;
-    if (!binds || !dims)
+    if (!binds || !dims || !bind_io) {
+        free(binds);
+        free(dims);
+        free(bind_io);
         return fprintf(stderr, "txc: out of memory\n"), EXIT_RUNTIME;
+    }
     int status = 0;
     for (int i = 1; i < argc && !status; i++) {
-        const char *a = argv[i];
+        const char *a = argv[i], *val;
         if (parse_opt_level(a, &c))
             continue;
         if (strcmp(a, "--random") == 0)
             random_inputs = 1;
         else if (strcmp(a, "--time") == 0)
             timing = 1;
-        else if (strcmp(a, "--backend") == 0) {
-            if (i + 1 >= argc)
+        else if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0)
+            quiet = 1;
+        else if (opt_value(argc, argv, &i, "--backend", &val)) {
+            if (!val)
                 status = usage("--backend needs 'tcc' or 'cc'");
-            else if (strcmp(argv[i + 1], "tcc") == 0)
-                i++;
-            else if (strcmp(argv[i + 1], "cc") == 0)
+            else if (strcmp(val, "cc") == 0)
                 status = usage("--backend cc is not available in this version; use tcc");
-            else
-                status = usage("unknown backend '%s'; use tcc or cc", argv[i + 1]);
-        } else if (strncmp(a, "-D", 2) == 0) {
-            const char *d = a[2] ? a + 2 : (i + 1 < argc ? argv[++i] : NULL);
-            if (!d || !strchr(d, '='))
+            else if (strcmp(val, "tcc") != 0)
+                status = usage("unknown backend '%s'; use tcc or cc", val);
+        } else if (opt_value(argc, argv, &i, "-D", &val)) {
+            if (!val || !strchr(val, '='))
                 status = usage("-D needs dim=N");
             else
-                dims[nd++] = d;
+                dims[nd++] = val;
         } else if (a[0] == '-' && a[1])
             status = usage("unknown option '%s'", a);
         else if (!c.file)
@@ -680,11 +786,13 @@ static int cmd_run(int argc, char **argv)
             for (int k = 0; k < ntensors; k++)
                 if (strcmp(all[k].name, binds[j].name) == 0) {
                     all[k].file = binds[j].file;
+                    bind_io[j] = all[k].info.io;
                     found = 1;
                 }
             for (int k = 0; k < nmaps; k++)
                 if (strcmp(maps[k].info.name, binds[j].name) == 0) {
                     maps[k].file = binds[j].file;
+                    bind_io[j] = TX_IN; /* a mask is read */
                     found = 1;
                 }
             if (!found) {
@@ -707,6 +815,23 @@ static int cmd_run(int argc, char **argv)
                 status = (fprintf(stderr, "txc: -D %s: %s\n", dims[j], tx_errmsg(ctx)), EXIT_USAGE);
             free(name);
         }
+    }
+    /* outputs that would overwrite the program, an input or each other are
+       refused, and every destination checked, before any file is read */
+    if (!status)
+        status = check_run_aliases(c.file, binds, bind_io, nb);
+    out_file *outs = status ? NULL : calloc((size_t)ntensors + 1, sizeof *outs);
+    int nouts = 0;
+    char err[1024];
+    if (!status && !outs)
+        status = (fprintf(stderr, "txc: out of memory\n"), EXIT_RUNTIME);
+    for (int k = 0; !status && k < ntensors; k++) {
+        if (all[k].info.io == TX_IN || !all[k].file)
+            continue;
+        out_file *o = &outs[nouts++];
+        *o = (out_file){.name = all[k].file, .write = write_npy, .arg = &all[k]};
+        if (out_check(o, err, sizeof err) < 0)
+            status = (fprintf(stderr, "txc: tensor '%s': %s\n", all[k].name, err), EXIT_RUNTIME);
     }
     /* inputs from files */
     for (int k = 0; !status && k < ntensors; k++) {
@@ -775,78 +900,16 @@ static int cmd_run(int argc, char **argv)
         status = EXIT_RUNTIME;
     }
     t_ran = now();
-    /* outputs: all written aside first, then renamed */
-    for (int k = 0; !status && k < ntensors; k++) {
-        run_binding *b = &all[k];
-        if (b->info.io == TX_IN)
-            continue;
-        if (!b->file) {
-            print_tensor(b);
-            continue;
-        }
-        char err[512];
-        struct stat st;
-        if (stat(b->file, &st) == 0 && !S_ISREG(st.st_mode)) {
-            b->direct = 1; /* a device or pipe: written last, in place */
-            continue;
-        }
-        char *real = link_target(b->file);
-        if (real) { /* a link: replace (or create) the file it points to, keep the link */
-            b->real = real;
-            b->file = real;
-        }
-        size_t n = strlen(b->file);
-        b->tmp_path = malloc(n + 16);
-        if (!b->tmp_path) {
-            status = (fprintf(stderr, "txc: out of memory\n"), EXIT_RUNTIME);
-            break;
-        }
-        memcpy(b->tmp_path, b->file, n);
-        memcpy(b->tmp_path + n, ".tmp.XXXXXX", 12);
-        int fd = mkstemp(b->tmp_path);
-        if (fd < 0) {
-            fprintf(stderr, "txc: tensor '%s': cannot write next to %s: %s\n", b->name, b->file, strerror(errno));
-            free(b->tmp_path);
-            b->tmp_path = NULL;
-            status = EXIT_RUNTIME;
-            break;
-        }
-        close(fd);
-        if (npy_write(b->tmp_path, b->info.dtype == TX_F32 ? NPY_F32 : NPY_F64, b->info.ndim, b->shape, b->data,
-                      err, sizeof err) < 0) {
-            fprintf(stderr, "txc: tensor '%s': %s\n", b->name, err);
-            unlink(b->tmp_path);
-            free(b->tmp_path);
-            b->tmp_path = NULL;
-            status = EXIT_RUNTIME;
-        }
-    }
-    for (int k = 0; k < ntensors; k++) {
-        run_binding *b = &all[k];
-        if (!b->tmp_path)
-            continue;
-        if (!status) {
-            chmod(b->tmp_path, 0644);
-            if (rename(b->tmp_path, b->file) != 0) {
-                fprintf(stderr, "txc: cannot replace %s: %s\n", b->file, strerror(errno));
-                status = EXIT_RUNTIME;
-            }
-        }
-        if (status)
-            unlink(b->tmp_path);
-        free(b->tmp_path);
-    }
-    for (int k = 0; !status && k < ntensors; k++) {
-        run_binding *b = &all[k];
-        char err[512];
-        if (b->direct && npy_write(b->file, b->info.dtype == TX_F32 ? NPY_F32 : NPY_F64, b->info.ndim, b->shape,
-                                   b->data, err, sizeof err) < 0) {
-            fprintf(stderr, "txc: tensor '%s': %s\n", b->name, err);
-            status = EXIT_RUNTIME;
-        }
-    }
-    for (int k = 0; k < ntensors; k++)
-        free(all[k].real);
+    /* outputs without a file are printed; those with one written all or
+       nothing (cli_output.c) */
+    for (int k = 0; !status && !quiet && k < ntensors; k++)
+        if (all[k].info.io != TX_IN && !all[k].file)
+            print_tensor(&all[k]);
+    if (!status && out_write_all(outs, nouts, err, sizeof err) < 0)
+        status = (fprintf(stderr, "txc: %s\n", err), EXIT_RUNTIME);
+    if (outs)
+        out_release(outs, nouts);
+    free(outs);
     t_written = now();
     if (timing && p && !status) {
         fprintf(stderr, "txc: compile (parse to graph)  %10.3f ms\n", 1e3 * (t_compiled - t_start));
@@ -876,9 +939,16 @@ static int cmd_run(int argc, char **argv)
         free((char *)binds[j].name);
     free(binds);
     free(dims);
+    free(bind_io);
     tx_program_free(p);
     tx_free(ctx);
     return status;
+}
+
+/* 1 if ARG asks for help. */
+static int is_help(const char *arg)
+{
+    return strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0;
 }
 
 int main(int argc, char **argv)
@@ -886,14 +956,24 @@ int main(int argc, char **argv)
     if (argc < 2)
         return usage("no input file");
     const char *cmd = argv[1];
-    if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {
+    if (is_help(cmd)) {
         fputs(usage_text, stdout);
+        fputs(help_text, stdout);
         return 0;
     }
     if (strcmp(cmd, "--version") == 0) {
         printf("txc %s\n", TX_VERSION_STRING);
         return 0;
     }
+    const char *help = strcmp(cmd, "run") == 0     ? run_help
+                       : strcmp(cmd, "graph") == 0 ? graph_help
+                       : strcmp(cmd, "check") == 0 ? check_help
+                                                   : emit_help;
+    for (int i = 2; i < argc; i++) /* --help anywhere after the command */
+        if (is_help(argv[i])) {
+            fputs(help, stdout);
+            return 0;
+        }
     if (strcmp(cmd, "run") == 0)
         return cmd_run(argc - 1, argv + 1);
     if (strcmp(cmd, "graph") == 0)

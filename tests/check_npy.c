@@ -322,6 +322,35 @@ START_TEST(write_overwrites)
 }
 END_TEST
 
+/* npy_write_fd writes the bytes npy_write writes, from the descriptor's
+   offset, names the given path in messages and leaves the file alone. */
+START_TEST(write_fd_same_bytes)
+{
+    const double v[6] = { 1, 2, 3, 4, 5, 6 };
+    const int64_t shape[2] = { 2, 3 };
+    unsigned char a[512], b[512];
+    size_t na, nb;
+    char err[256];
+    int fd;
+
+    ck_assert_int_eq(npy_write(tpath("byname.npy"), NPY_F64, 2, shape, v, err, sizeof err), 0);
+    fd = open(tpath("byfd.npy"), O_WRONLY | O_CREAT | O_TRUNC, 0666);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(npy_write_fd(fd, "shown.npy", NPY_F64, 2, shape, v, err, sizeof err), 0);
+    ck_assert_int_eq(close(fd), 0);
+    na = get_file("byname.npy", a, sizeof a);
+    nb = get_file("byfd.npy", b, sizeof b);
+    ck_assert_uint_eq(na, nb);
+    ck_assert(memcmp(a, b, na) == 0);
+    fd = open("/dev/full", O_WRONLY);
+    if (fd >= 0) {
+        ck_assert_int_eq(npy_write_fd(fd, "shown.npy", NPY_F64, 2, shape, v, err, sizeof err), -1);
+        ck_assert_msg(strstr(err, "shown.npy: write failed: No space left on device") != NULL, "%s", err);
+        close(fd);
+    }
+}
+END_TEST
+
 /* ------------------------------------------------------------------ numpy-written files */
 
 START_TEST(np_fortran_2d)
@@ -858,6 +887,7 @@ static Suite *npy_suite(void)
     tcase_add_test(rt, write_matches_numpy);
     tcase_add_test(rt, write_max_dims);
     tcase_add_test(rt, write_overwrites);
+    tcase_add_test(rt, write_fd_same_bytes);
     tcase_add_test(np, np_fortran_2d);
     tcase_add_test(np, np_fortran_3d);
     tcase_add_test(np, np_fortran_degenerate);
