@@ -32,7 +32,7 @@ enum { EXIT_PROGRAM = 1, EXIT_USAGE = 2, EXIT_RUNTIME = 3 };
 #define EMIT_SYNOPSIS "txc FILE.tx [-o OUT.c] [--header [OUT.h]] [--name FN] [-O0|-O1|-O2] [--no-blas]\n"
 #define RUN_SYNOPSIS                                                                                 \
     "txc run FILE.tx [NAME=FILE.npy ...] [MAP=MASK.npy ...] [-D dim=N ...] [--random] [--time]\n"  \
-    "               [-q] [-O0|-O1|-O2] [--backend tcc]\n"
+    "               [-q] [-O0|-O1|-O2] [--backend tcc] [--threads N]\n"
 #define GRAPH_SYNOPSIS "txc graph FILE.tx [--dot] [-D dim=N ...] [-O0|-O1|-O2]\n"
 #define CHECK_SYNOPSIS "txc check FILE.tx\n"
 
@@ -81,6 +81,8 @@ static const char run_help[] =
     "  -q, --quiet     print no output values (outputs without a file are dropped)\n"
     "  -O0|-O1|-O2     the optimisation level (default -O2)\n"
     "  --backend tcc   compile with libtcc, the default (also --backend=tcc)\n"
+    "  --threads N     threads of the program's loops and of BLAS/LAPACK together\n"
+    "                  (default: TX_NUM_THREADS, else every core)\n"
     "Outputs are written all or nothing; see OUTPUTS in txc(1).\n";
 
 static const char graph_help[] =
@@ -694,7 +696,7 @@ static int write_npy(int fd, const char *name, const void *arg, char *err, size_
 static int cmd_run(int argc, char **argv)
 {
     common_opts c = {0};
-    int random_inputs = 0, timing = 0, quiet = 0;
+    int random_inputs = 0, timing = 0, quiet = 0, threads = 0;
     int nb = 0;
     run_binding *binds = calloc((size_t)argc + 1, sizeof *binds);
     const char **dims = calloc((size_t)argc + 1, sizeof *dims);
@@ -724,6 +726,13 @@ static int cmd_run(int argc, char **argv)
                 status = usage("--backend cc is not available in this version; use tcc");
             else if (strcmp(val, "tcc") != 0)
                 status = usage("unknown backend '%s'; use tcc or cc", val);
+        } else if (opt_value(argc, argv, &i, "--threads", &val)) {
+            char *end = NULL;
+            long n = val ? strtol(val, &end, 10) : 0;
+            if (!val || !*val || *end || n < 1 || n > 256)
+                status = usage("--threads needs a number of threads from 1 to 256");
+            else
+                threads = (int)n;
         } else if (opt_value(argc, argv, &i, "-D", &val)) {
             if (!val || !strchr(val, '='))
                 status = usage("-D needs dim=N");
@@ -760,6 +769,7 @@ static int cmd_run(int argc, char **argv)
         if (c.opt_set)
             tx_set_option(ctx, TX_OPTION_OPT_LEVEL, c.opt_level);
         tx_set_option(ctx, TX_OPTION_TIMING, timing);
+        tx_set_option(ctx, TX_OPTION_THREADS, threads);
         p = compile_file(ctx, c.file, &status);
         t_compiled = now();
     }
