@@ -58,6 +58,18 @@ check missing-binding "'B' is not bound" A=A.npy C=C.npy
 check set-dim-conflict "dim 'n'" A=A.npy B=B.npy C=C.npy -D n=9
 check overflow "overflow\|too large" --random -D n=4611686018427387904 -D k=4 -D m=4 C=C.npy
 
+# --threads: a bad count is a usage error; 1 and 2 threads write the same bytes
+"$TXC" run mm.tx --random --threads 0 >out.txt 2>err.txt
+rc=$?
+if [ $rc -eq 2 ] && grep -q -- '--threads' err.txt; then ok; else bad "--threads 0: exit $rc: $(cat err.txt)"; fi
+for t in 1 2; do
+    TX_NUM_THREADS=3 "$TXC" run "$ROOT/tests/num/par_kernels.tx" --random -D n=301 -D m=257 --threads $t \
+        P=P$t.npy C=C$t.npy T=T$t.npy s=s$t.npy cm=cm$t.npy >/dev/null 2>err.txt || bad "--threads $t: $(cat err.txt)"
+done
+same=1
+for o in P C T s cm; do cmp -s $o''1.npy $o''2.npy || same=0; done
+if [ $same = 1 ]; then ok; else bad "--threads 1 and 2 wrote different outputs"; fi
+
 # allocation failures: sweep until the run succeeds (not under ASan,
 # whose allocator must come first)
 if [ "${SAN:-0}" = 1 ]; then
