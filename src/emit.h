@@ -80,6 +80,8 @@ typedef struct emitter {
     int uses_fmax, uses_fmin;
     int uses_openmp;         /* a kernel call may run under OpenMP */
     int nkernels;
+    emit_call *calls;        /* the program's calls in order (profiles) */
+    int ncalls, capcalls;
     kernel_ctx k;
     int label_refs[TX_MAX_LABELS]; /* times each label's loop variable was written */
     /* the entry loops of sparse maps open around the code being emitted:

@@ -91,7 +91,7 @@ static void emit_signature(emitter *E)
             put(E, " = (const tx_sparse_map *)tx_args[%d];\n", k);
         }
         if (E->o->timing)
-            put(E, "    double *tx_times = (double *)tx_args[%d];\n    double tx_t0;\n", k);
+            put(E, "    double *tx_times = (double *)tx_args[%d];\n    double tx_t0, tx_t1;\n", k);
         put(E, "    int64_t *tx_detailp = (int64_t *)tx_args[%d];\n    (void)tx_detailp;\n", k + 2);
         return;
     }
@@ -186,7 +186,81 @@ static void emit_checks(emitter *E)
 
 /* The code computing value V (the K-th of the graph), its loop nests as
    kernels. PARTS: a multi-result call's results. */
+static void emit_value_code(emitter *E, g_value *v, g_value **parts);
+
+/* Flops of V and the values fused into it; bytes of the memory it reads
+   (each leaf once) and writes. */
+static void call_cost(const graph *g, const g_value *v, int top, double *flops, double *bytes)
+{
+    if (!top && !v->inlined) {
+        if (v->op != OP_CONST)
+            *bytes += (double)(v->dt == DT_F32 ? 4 : 8) * graph_value_elements(g, v);
+        return;
+    }
+    *flops += graph_value_flops(g, v);
+    for (int i = 0; i < v->nin; i++)
+        call_cost(g, v->in[i], 0, flops, bytes);
+}
+
+/* The kind of call that computes V, for the profile. */
+static const char *call_kind(const g_value *v)
+{
+    static const char *la[] = {"?", "cholesky", "inv", "pow", "solve", "eigh", "qr", "svd", "slice"};
+    if (v->op == OP_LINALG)
+        return la[v->la];
+    if (!v->blas)
+        return "loop nest";
+    if (v->blas->nm == 0 && v->blas->nn == 0)
+        return v->blas->nb ? "batched dot" : "dot";
+    if (v->blas->nm == 0 || v->blas->nn == 0)
+        return v->blas->nb ? "batched gemv" : "gemv";
+    return v->blas->nb ? "batched gemm" : "gemm";
+}
+
+/* Records call V in the program's call table; returns its number. */
+static int add_call(emitter *E, const g_value *v)
+{
+    if (E->ncalls == E->capcalls) {
+        int cap = E->capcalls ? 2 * E->capcalls : 16;
+        emit_call *c = arena_alloc(E->g->arena, sizeof *c * (size_t)cap);
+        if (E->ncalls)
+            memcpy(c, E->calls, sizeof *c * (size_t)E->ncalls);
+        E->calls = c;
+        E->capcalls = cap;
+    }
+    emit_call *c = &E->calls[E->ncalls];
+    c->kind = call_kind(v);
+    c->what = v->op == OP_STORE ? "store" : graph_op_name(v->op);
+    c->stmt = v->stmt;
+    c->line = v->span.line;
+    c->value = v->id;
+    c->flops = c->bytes = 0;
+    call_cost(E->g, v, 1, &c->flops, &c->bytes);
+    if (v->op == OP_STORE)
+        c->bytes += (double)(SP(E)->vars[v->var]->dt == DT_F32 ? 4 : 8) * graph_value_elements(E->g, v) *
+                    (v->store_op == '=' ? 1 : 2);
+    else if (v->op != OP_LINALG)
+        c->bytes += graph_value_bytes(E->g, v);
+    return E->ncalls++;
+}
+
+/* The code computing value V, each loop nest as a kernel, each call
+   timed when the program records times. PARTS: a multi-result call's
+   results. */
 static void emit_value(emitter *E, g_value *v, g_value **parts)
+{
+    if (v->op == OP_PART || (v->op == OP_STORE && v->absorbed))
+        return; /* written by its call, or by the contraction it stores */
+    int timed = E->o->timing && E->T->entry == TX_ENTRY_ARGV;
+    int call = add_call(E, v);
+    if (timed)
+        put(E, "    tx_t1 = tx_rt_now();\n");
+    emit_value_code(E, v, parts);
+    if (timed)
+        put(E, "    tx_times[%d] += tx_rt_now() - tx_t1;\n", SP(E)->nassign + call);
+}
+
+static void emit_value_code(emitter *E, g_value *v, g_value **parts)
 {
     if (v->op == OP_STORE) {
         if (!v->absorbed)
@@ -355,6 +429,10 @@ body_done:
     buf_free(&body);
     buf_free(&E.kernels);
     buf_free(&E.k.body);
+    if (o->calls)
+        *o->calls = E.calls;
+    if (o->ncalls)
+        *o->ncalls = E.ncalls;
     if (errs)
         *errs = E.errs;
     if (nerrs)

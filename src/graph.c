@@ -597,3 +597,15 @@ void graph_print(const graph *g, tx_buf *out, int dot)
         buf_puts(out, estimated ? " (extents not given are taken as 64)\n" : "\n");
     }
 }
+
+double graph_value_elements(const graph *g, const g_value *v)
+{
+    return elements(g, v);
+}
+
+const char *graph_op_name(op_kind op)
+{
+    static const char *names[] = {"?", "input", "index", "const", "contract", "add", "map", "reduce",
+                                  "scan", "linalg", "part", "slice", "store"};
+    return op >= OP_INPUT && op <= OP_STORE ? names[op] : "?";
+}

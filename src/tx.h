@@ -526,6 +526,10 @@ void graph_renumber(graph *g);
 /* The extent X as a number for cost models: exact when constant or known
    (JIT), else an estimate (64). */
 double graph_extent_estimate(const graph *g, tx_extent x);
+/* V's element count (extents estimated where unknown, as for costs). */
+double graph_value_elements(const graph *g, const g_value *v);
+/* The listing's word for an op ("contract", "map", ...). */
+const char *graph_op_name(op_kind op);
 /* The .tx spelling of an elementwise function and of a reduce operator. */
 const char *graph_map_name(map_fn f);
 const char *graph_reduce_name(reduce_op r);
@@ -623,7 +627,23 @@ typedef struct {
                                  in one workspace of *workspace bytes (args[ntensors +
                                  nmaps + 1]), planned by liveness, instead of malloc'd
                                  buffers */
+    struct emit_call **calls; /* if set: *calls, *ncalls get the table of the program's
+                                 calls (kernels, BLAS, LAPACK) in order; with timing,
+                                 call k's seconds go to times[nassign + k] */
+    int *ncalls;
 } emit_options;
+
+/* One call of the generated program function: a kernel (a loop nest), a
+   BLAS or a LAPACK call, for profiles. */
+typedef struct emit_call {
+    const char *kind;   /* "loop nest", "gemm", "batched gemm", "gemv", "dot", "cholesky", ... */
+    const char *what;   /* the operation it computes, as in the listing ("contract", "map", "store", ...) */
+    int stmt;           /* statement index */
+    unsigned line;      /* its line in the source */
+    int value;          /* the graph value */
+    double flops;       /* floating-point operations (the value and those fused into it) */
+    double bytes;       /* bytes read and written (buffers and tensors it touches once) */
+} emit_call;
 
 /* One run-time error the generated code can return. */
 typedef struct {
