@@ -280,6 +280,25 @@ void emit_block_reduce(emitter *E, const g_value *x, int label, tx_extent ext, r
 {
     static const char *name[] = {"?", "sum", "prod", "max", "min"};
     emit_use(E, TXS_PRIM);
+    if (!x->inlined && x->dt == DT_F64 && x->op != OP_CONST) {
+        /* contiguous f64 in memory: one call over the whole loop */
+        int64_t known;
+        tx_buf stride = {0}, *out = E->out;
+        E->out = &stride;
+        put_label_stride(E, x, label, &known);
+        E->out = out;
+        buf_free(&stride);
+        if (known == 1) {
+            put(E, "%*s{\n%*sconst int64_t ", 4 * depth, "", 4 * depth + 4, "");
+            put_label(E, label);
+            put(E, " = 0;\n%*stx_acc = tx_p_red_%s(", 4 * depth + 4, "", name[red]);
+            put_extent(E, ext);
+            put(E, ", &");
+            put_access(E, x);
+            put(E, ", tx_acc);\n%*s}\n", 4 * depth, "");
+            return;
+        }
+    }
     put(E, "%*sfor (int64_t tx_i = 0; tx_i < ", 4 * depth, "");
     put_extent(E, ext);
     put(E, "; tx_i += TX_BLOCK) {\n");
