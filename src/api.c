@@ -237,8 +237,9 @@ tx_program *tx_compile(tx_ctx *ctx, const char *src, size_t len, const char *fil
     cst_program *cst = parse_program(&p->src, p->arena, &diag);
     if (cst)
         p->S = sema_check(cst, p->arena, &diag);
+    graph_spec spec = {.blas = 1};
     if (p->S)
-        p->g = lower_program(p->S, p->arena, &diag);
+        p->g = lower_program(p->S, p->arena, &diag, &spec);
     if (!p->g || diag.nerrors) {
         if (!diag.nerrors)
             diag_error(&diag, (tx_span){0, 0, 0, 0}, "internal error: lowering failed");
@@ -250,7 +251,6 @@ tx_program *tx_compile(tx_ctx *ctx, const char *src, size_t len, const char *fil
         return NULL;
     }
     char msg[512];
-    p->g->blas = 1;
     if (opt_run(p->g, ctx->opt_level, msg, sizeof msg) < 0)
         tx_assert_fail(msg, __FILE__, __LINE__); /* a broken graph is our bug */
     buf_free(&diag.out);
@@ -554,35 +554,30 @@ static graph *specialise(tx_program *p, const int64_t *dims, int blas, tx_arena 
         return NULL;
     }
     arena_on_oom(a, &oom);
+    graph_spec spec = {.blas = blas, .dim_values = dims};
+    /* how full the bound sparse maps are, for the contraction order */
+    if (dims && p->S->nmaps) {
+        double *dens = arena_alloc(a, sizeof(double) * (size_t)p->S->nmaps);
+        for (int k = 0; k < p->S->nmaps; k++) {
+            const sym *m = p->S->maps[k];
+            double ns = 1, nd = 1;
+            for (int j = 0; j < m->nsrc; j++)
+                ns *= (double)sema_extent_eval(p->S, m->src_ext[j], dims);
+            for (int j = 0; j < m->ndst; j++)
+                nd *= (double)sema_extent_eval(p->S, m->dst_ext[j], dims);
+            const tx_sparse_map *b = p->maps[k];
+            dens[k] = 0.1;
+            if (b && b->offsets && (double)b->nsrc == ns && ns * nd > 0)
+                dens[k] = (double)b->offsets[b->nsrc] / (ns * nd);
+        }
+        spec.map_density = dens;
+    }
     tx_diag diag = {.src = &p->src};
-    graph *g = lower_program(p->S, a, &diag);
+    graph *g = lower_program(p->S, a, &diag, &spec); /* copies the spec's arrays */
     buf_free(&diag.out);
     if (!g) { /* it lowered once already: only memory can fail now */
         arena_free(a);
         return NULL;
-    }
-    g->blas = blas;
-    if (dims) {
-        int64_t *d = arena_alloc(a, sizeof(int64_t) * (size_t)(p->S->nsym_dims + 1));
-        memcpy(d, dims, sizeof(int64_t) * (size_t)p->S->nsym_dims);
-        g->dim_values = d;
-        /* how full the bound sparse maps are, for the contraction order */
-        if (p->S->nmaps) {
-            double *dens = arena_alloc(a, sizeof(double) * (size_t)p->S->nmaps);
-            for (int k = 0; k < p->S->nmaps; k++) {
-                const sym *m = p->S->maps[k];
-                double ns = 1, nd = 1;
-                for (int j = 0; j < m->nsrc; j++)
-                    ns *= (double)sema_extent_eval(p->S, m->src_ext[j], d);
-                for (int j = 0; j < m->ndst; j++)
-                    nd *= (double)sema_extent_eval(p->S, m->dst_ext[j], d);
-                const tx_sparse_map *b = p->maps[k];
-                dens[k] = 0.1;
-                if (b && b->offsets && (double)b->nsrc == ns && ns * nd > 0)
-                    dens[k] = (double)b->offsets[b->nsrc] / (ns * nd);
-            }
-            g->map_density = dens;
-        }
     }
     char msg[512];
     if (opt_run(g, p->opt_level, msg, sizeof msg) < 0)

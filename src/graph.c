@@ -1,30 +1,146 @@
 /*
  * graph.c — the OpGraph: an SSA list of values in topological order
  * (matcha's Lambda, spidr's labelled node list). Each value is one op on
- * labelled, shaped tensor values. graph_check states every invariant the
+ * labelled, shaped tensor values. Lowering and every pass create and edit
+ * values only through the builder below (graph_value_new, graph_set_*,
+ * graph_insert_before, graph_replace_uses, graph_renumber), so the list's
+ * bookkeeping lives in one place. graph_check states every invariant the
  * passes and the emitter rely on; it runs after lowering and after every
- * pass.
+ * pass. The cost model (FLOPs, bytes) is here too: the listing and the
+ * contraction order count the same way.
  */
 #include <stdio.h>
 #include <string.h>
 
 #include "tx.h"
 
-graph *graph_new(tx_arena *a, sema_program *S)
+graph *graph_new(tx_arena *a, sema_program *S, const graph_spec *spec)
 {
     graph *g = arena_alloc(a, sizeof *g);
     g->arena = a;
     g->S = S;
     g->label_names = S->cst->label_names;
+    if (spec) { /* copied: the graph outlives the caller's arrays (a kept JIT graph) */
+        g->spec.blas = spec->blas;
+        if (spec->dim_values) {
+            int64_t *d = arena_alloc(a, sizeof(int64_t) * (size_t)(S->nsym_dims + 1));
+            memcpy(d, spec->dim_values, sizeof(int64_t) * (size_t)S->nsym_dims);
+            g->spec.dim_values = d;
+        }
+        if (spec->map_density && S->nmaps) {
+            double *m = arena_alloc(a, sizeof(double) * (size_t)S->nmaps);
+            memcpy(m, spec->map_density, sizeof(double) * (size_t)S->nmaps);
+            g->spec.map_density = m;
+        }
+    }
     return g;
 }
 
-g_value *graph_value(graph *g, op_kind op)
+/* ---- building and editing values ---- */
+
+/* Makes room for N operands in V (the first V->nin kept). */
+static void reserve_operands(graph *g, g_value *v, int n)
+{
+    if (n <= v->in_cap)
+        return;
+    int cap = v->in_cap ? v->in_cap : 2;
+    while (cap < n)
+        cap *= 2;
+    g_value **in = arena_alloc(g->arena, sizeof(g_value *) * (size_t)cap);
+    double *c = arena_alloc(g->arena, sizeof(double) * (size_t)cap);
+    for (int i = 0; i < v->nin; i++) {
+        in[i] = v->in[i];
+        c[i] = v->coef_in[i];
+    }
+    v->in = in;
+    v->coef_in = c;
+    v->in_cap = cap;
+}
+
+g_value *graph_value_new(graph *g, op_kind op, int nin, int stmt, tx_span span)
 {
     g_value *v = arena_alloc(g->arena, sizeof *v);
     v->op = op;
     v->id = -1;
+    v->stmt = stmt;
+    v->span = span;
+    v->coef = 1;
+    if (nin > 0) {
+        v->in = arena_alloc(g->arena, sizeof(g_value *) * (size_t)nin);
+        v->coef_in = arena_alloc(g->arena, sizeof(double) * (size_t)nin);
+        v->in_cap = nin;
+    }
+    v->nin = nin;
+    for (int i = 0; i < nin; i++)
+        v->coef_in[i] = 1;
     return v;
+}
+
+/* Is V one of the values of G's list (so its operands' use counts count it)? */
+static int listed(const g_value *v)
+{
+    return v->id >= 0;
+}
+
+void graph_set_operand(g_value *v, int i, g_value *w, double c)
+{
+    TX_ASSERT(i >= 0 && i < v->nin && w);
+    if (listed(v)) {
+        if (v->in[i])
+            v->in[i]->nuses--;
+        w->nuses++;
+    }
+    v->in[i] = w;
+    v->coef_in[i] = c;
+}
+
+void graph_add_operand(graph *g, g_value *v, g_value *w, double c)
+{
+    reserve_operands(g, v, v->nin + 1);
+    v->in[v->nin++] = NULL;
+    graph_set_operand(v, v->nin - 1, w, c);
+}
+
+void graph_set_operands(graph *g, g_value *v, int n, g_value *const *in, const double *c)
+{
+    for (int i = 0; listed(v) && i < v->nin; i++)
+        if (v->in[i])
+            v->in[i]->nuses--;
+    reserve_operands(g, v, n);
+    v->nin = n;
+    for (int i = 0; i < n; i++) {
+        TX_ASSERT(in[i]);
+        v->in[i] = in[i];
+        v->coef_in[i] = c ? c[i] : 1;
+        if (listed(v))
+            in[i]->nuses++;
+    }
+}
+
+void graph_set_modes(g_value *v, int rank, const int *label, const tx_extent *ext)
+{
+    TX_ASSERT(rank >= 0 && rank <= TX_MAX_MODES);
+    int l[TX_MAX_MODES];
+    tx_extent x[TX_MAX_MODES];
+    memcpy(l, label, sizeof(int) * (size_t)rank); /* LABEL may be V's own */
+    memcpy(x, ext, sizeof(tx_extent) * (size_t)rank);
+    v->rank = rank;
+    memcpy(v->label, l, sizeof(int) * (size_t)rank);
+    memcpy(v->ext, x, sizeof(tx_extent) * (size_t)rank);
+}
+
+void graph_set_modes_like(g_value *v, int rank, const int *label, const g_value *from)
+{
+    TX_ASSERT(rank >= 0 && rank <= TX_MAX_MODES);
+    tx_extent ext[TX_MAX_MODES];
+    for (int i = 0; i < rank; i++) {
+        int m = 0;
+        while (m < from->rank && from->label[m] != label[i])
+            m++;
+        TX_ASSERT(m < from->rank);
+        ext[i] = from->ext[m];
+    }
+    graph_set_modes(v, rank, label, ext);
 }
 
 g_value *graph_add(graph *g, g_value *v)
@@ -42,6 +158,100 @@ g_value *graph_add(graph *g, g_value *v)
     for (int i = 0; i < v->nin; i++)
         v->in[i]->nuses++;
     return v;
+}
+
+struct graph_pending {
+    int at;     /* id of the value it goes before */
+    g_value *v;
+};
+
+void graph_insert_before(graph *g, g_value *at, g_value *v)
+{
+    TX_ASSERT(at->id >= 0 && at->id < g->n && g->v[at->id] == at && !listed(v));
+    if (g->npending == g->pending_cap) {
+        int cap = g->pending_cap ? 2 * g->pending_cap : 16;
+        graph_pending *p = arena_alloc(g->arena, sizeof *p * (size_t)cap);
+        if (g->npending)
+            memcpy(p, g->pending, sizeof *p * (size_t)g->npending);
+        g->pending = p;
+        g->pending_cap = cap;
+    }
+    g->pending[g->npending].at = at->id;
+    g->pending[g->npending++].v = v;
+}
+
+/* The value standing for V once replacements are followed. */
+static g_value *current(g_value *v)
+{
+    while (v->replaced_by)
+        v = v->replaced_by;
+    return v;
+}
+
+void graph_kill(graph *g, g_value *v)
+{
+    (void)g;
+    TX_ASSERT(v->nuses == 0 && !v->dead);
+    v->dead = 1;
+    for (int i = 0; listed(v) && i < v->nin; i++)
+        v->in[i]->nuses--;
+}
+
+void graph_replace_uses(graph *g, g_value *old, g_value *nw)
+{
+    nw = current(nw);
+    TX_ASSERT(old != nw && old->rank == nw->rank);
+    old->replaced_by = nw;
+    nw->nuses += old->nuses;
+    old->nuses = 0;
+    graph_kill(g, old);
+}
+
+void graph_follow_replaced(g_value *v)
+{
+    for (int i = 0; i < v->nin; i++)
+        if (v->in[i]->replaced_by)
+            v->in[i] = current(v->in[i]);
+}
+
+void graph_renumber(graph *g)
+{
+    if (g->npending) { /* splice queued values in before their places */
+        int total = g->n + g->npending;
+        g_value **list = arena_alloc(g->arena, sizeof(g_value *) * (size_t)total);
+        int *first = arena_alloc(g->arena, sizeof(int) * (size_t)(g->n + 2));
+        for (int p = 0; p < g->npending; p++) /* counting sort by place, stable */
+            first[g->pending[p].at + 1]++;
+        for (int k = 0; k < g->n; k++)
+            first[k + 1] += first[k];
+        g_value **queued = arena_alloc(g->arena, sizeof(g_value *) * (size_t)g->npending);
+        for (int p = 0; p < g->npending; p++)
+            queued[first[g->pending[p].at]++] = g->pending[p].v;
+        /* first[k] is now the end of place k's run; its start is first[k - 1] */
+        int n = 0;
+        for (int k = 0; k < g->n; k++) {
+            for (int q = k ? first[k - 1] : 0; q < first[k]; q++)
+                list[n++] = queued[q];
+            list[n++] = g->v[k];
+        }
+        g->v = list;
+        g->n = n;
+        g->cap = total;
+        g->npending = 0;
+    }
+    int n = 0;
+    for (int k = 0; k < g->n; k++)
+        if (g->v[k] && !g->v[k]->dead) /* removed or dead values leave the list */
+            g->v[n++] = g->v[k];
+    g->n = n;
+    for (int k = 0; k < n; k++) {
+        g->v[k]->id = k;
+        g->v[k]->nuses = 0;
+        graph_follow_replaced(g->v[k]);
+    }
+    for (int k = 0; k < n; k++)
+        for (int i = 0; i < g->v[k]->nin; i++)
+            g->v[k]->in[i]->nuses++;
 }
 
 int graph_modes(const g_value *v, mode_seq *s)
@@ -114,36 +324,20 @@ void graph_restrict(const graph *g, g_value *v, const int *maps, int n)
             v->maps[v->nmaps++] = maps[k];
 }
 
-void graph_renumber(graph *g)
-{
-    int n = 0;
-    for (int k = 0; k < g->n; k++)
-        if (g->v[k] && !g->v[k]->dead) /* removed or dead values leave the list */
-            g->v[n++] = g->v[k];
-    g->n = n;
-    for (int k = 0; k < n; k++) {
-        g->v[k]->id = k;
-        g->v[k]->nuses = 0;
-    }
-    for (int k = 0; k < n; k++)
-        for (int i = 0; i < g->v[k]->nin; i++)
-            g->v[k]->in[i]->nuses++;
-}
-
 double graph_extent_estimate(const graph *g, tx_extent x)
 {
     if (x.dim == EXT_DERIVED) {
         int64_t d[TX_MAX_LABELS];
         int n = g->S->nsym_dims < TX_MAX_LABELS ? g->S->nsym_dims : TX_MAX_LABELS;
         for (int i = 0; i < n; i++)
-            d[i] = g->dim_values && g->dim_values[i] >= 0 ? g->dim_values[i] : 64;
+            d[i] = g->spec.dim_values && g->spec.dim_values[i] >= 0 ? g->spec.dim_values[i] : 64;
         int64_t v = sema_extent_eval(g->S, x, d);
         return v < 0 ? 64 : (double)v;
     }
     if (x.dim < 0)
         return (double)x.value;
-    if (g->dim_values && g->dim_values[g->S->dims[x.dim]->index] >= 0)
-        return (double)g->dim_values[g->S->dims[x.dim]->index];
+    if (g->spec.dim_values && g->spec.dim_values[g->S->dims[x.dim]->index] >= 0)
+        return (double)g->spec.dim_values[g->S->dims[x.dim]->index];
     return 64;
 }
 
@@ -322,7 +516,7 @@ static void print_extent(const graph *g, tx_buf *o, tx_extent e)
         buf_puts(o, ")");
 }
 
-static const char *la_name(la_fn f)
+const char *graph_la_name(la_fn f)
 {
     static const char *names[] = {"?", "cholesky", "inv", "pow", "solve", "eigh", "qr", "svd", "slice"};
     return (unsigned)f < sizeof names / sizeof names[0] ? names[f] : "?";
@@ -431,7 +625,7 @@ static void print_op(const graph *g, tx_buf *o, const g_value *v, int dot)
         print_labelset(g, o, v->summed);
         break;
     case OP_LINALG:
-        buf_printf(o, "%s %%%d", la_name(v->la), v->in[0]->id);
+        buf_printf(o, "%s %%%d", graph_la_name(v->la), v->in[0]->id);
         if (v->nin > 1)
             buf_printf(o, ", %%%d", v->in[1]->id);
         if (v->la == LA_POW)
@@ -487,11 +681,40 @@ static double elements(const graph *g, const g_value *v)
     return z;
 }
 
+double graph_contract_cost(const double *ext, labelset all, labelset out, int nterms)
+{
+    double z = 1;
+    for (int w = 0; w < TX_MAX_LABELS / 64; w++) /* in label order */
+        for (uint64_t b = all.w[w]; b; b &= b - 1)
+            z *= ext[w * 64 + __builtin_ctzll(b)];
+    double mul = nterms > 1 ? nterms - 1 : 1;
+    return z * (mul + (ls_eq(all, out) ? 0 : 1));
+}
+
+double graph_contract_flops(const graph *g, const g_value *v)
+{
+    labelset all = graph_value_labels(v), out = all;
+    double ext[TX_MAX_LABELS];
+    for (int i = 0; i < v->nin; i++)
+        for (int m = 0; m < v->in[i]->rank; m++) {
+            ls_add(&all, v->in[i]->label[m]);
+            ext[v->in[i]->label[m]] = graph_extent_estimate(g, v->in[i]->ext[m]);
+        }
+    for (int m = 0; m < v->rank; m++)
+        ext[v->label[m]] = graph_extent_estimate(g, v->ext[m]);
+    return graph_contract_cost(ext, all, out, v->nin);
+}
+
+double graph_map_density(const graph *g, int map)
+{
+    return g->spec.map_density ? g->spec.map_density[map] : 0.1;
+}
+
 double graph_value_flops(const graph *g, const g_value *v)
 {
     switch (v->op) {
     case OP_CONTRACT:
-        return order_flops(g, v);
+        return graph_contract_flops(g, v);
     case OP_ADD:
         return elements(g, v) * (v->nin > 1 ? v->nin - 1 : 1);
     case OP_MAP:
@@ -587,12 +810,12 @@ void graph_print(const graph *g, tx_buf *out, int dot)
         double pair = 0;
         for (int k = 0; k < g->n; k++)
             if (g->v[k]->op == OP_CONTRACT && g->v[k]->nin >= 2)
-                pair += order_flops(g, g->v[k]);
+                pair += graph_contract_flops(g, g->v[k]);
         buf_printf(out, "# contractions: %.17g flop\n", pair);
         buf_printf(out, "# total: %.4g flop, %.4g B of intermediates", total_flops, total_bytes);
         int estimated = 0;
         for (int i = 0; i < g->S->nsym_dims; i++)
-            if (!g->dim_values || g->dim_values[i] < 0)
+            if (!g->spec.dim_values || g->spec.dim_values[i] < 0)
                 estimated = 1;
         buf_puts(out, estimated ? " (extents not given are taken as 64)\n" : "\n");
     }

@@ -22,7 +22,6 @@
  *    that value is shared by every use: the DAG of the CST becomes shared
  *    SSA values.
  */
-#include <stdlib.h>
 #include <string.h>
 
 #include "tx.h"
@@ -50,8 +49,6 @@ typedef struct {
     tx_extent *lab_ext; /* label extents in the current scope (a call's arguments have their own) */
 } lowerer;
 
-/* Appends V to the graph; in a statement that involves f64 every computed
-   value is f64 (tx(5) §4.2: a statement mixing f32 and f64 computes in f64). */
 /* Attaches the statement's sparse maps whose labels V's loops all run
    over: those loops then follow the map's entries (tx(5) §7). */
 static void restrict_by_maps(lowerer *L, g_value *v)
@@ -62,6 +59,8 @@ static void restrict_by_maps(lowerer *L, g_value *v)
     graph_restrict(L->g, v, L->st->maps, L->st->nmaps);
 }
 
+/* Appends V to the graph; in a statement that involves f64 every computed
+   value is f64 (tx(5) §4.2: a statement mixing f32 and f64 computes in f64). */
 static g_value *add(lowerer *L, g_value *v)
 {
     if (L->wide && v->op != OP_INDEX && v->op != OP_INPUT && v->op != OP_STORE && v->op != OP_CONST)
@@ -94,23 +93,16 @@ static void set_labels(lowerer *L, g_value *v, labelset ls)
         L->failed = 1;
         n = TX_MAX_MODES;
     }
-    v->rank = n;
-    for (int i = 0; i < n; i++) {
-        v->label[i] = ids[i];
-        v->ext[i] = L->lab_ext[ids[i]];
-    }
+    tx_extent ext[TX_MAX_MODES];
+    for (int i = 0; i < n; i++)
+        ext[i] = L->lab_ext[ids[i]];
+    graph_set_modes(v, n, ids, ext);
 }
 
+/* A new value of the current statement with NIN operand slots. */
 static g_value *new_value(lowerer *L, op_kind op, int nin, tx_span span)
 {
-    g_value *v = graph_value(L->g, op);
-    v->nin = nin;
-    v->in = nin ? arena_alloc(L->g->arena, sizeof(g_value *) * (size_t)nin) : NULL;
-    v->coef_in = nin ? arena_alloc(L->g->arena, sizeof(double) * (size_t)nin) : NULL;
-    v->stmt = L->st ? L->st->index : -1;
-    v->span = span;
-    v->coef = 1;
-    return v;
+    return graph_value_new(L->g, op, nin, L->st ? L->st->index : -1, span);
 }
 
 static dtype join_dt(dtype a, dtype b) { return a == DT_F64 || b == DT_F64 ? DT_F64 : DT_F32; }
@@ -123,8 +115,7 @@ static g_value *sum_out(lowerer *L, g_value *v, labelset keep, tx_span span)
     if (ls_eq(out, have))
         return v;
     g_value *c = new_value(L, OP_CONTRACT, 1, span);
-    c->in[0] = v;
-    c->coef_in[0] = 1;
+    graph_set_operand(c, 0, v, 1);
     c->dt = v->dt;
     c->summed = ls_minus(have, out);
     set_labels(L, c, out);
@@ -187,10 +178,10 @@ static g_value *lower_ref(lowerer *L, cst_node *n, labelset keep)
     if (t->rank == 0)
         return base;
     g_value *v = new_value(L, OP_INDEX, 1, n->span);
-    v->in[0] = base;
-    v->coef_in[0] = 1;
+    graph_set_operand(v, 0, base, 1);
     v->dt = t->dt;
-    int r = 0;
+    int r = 0, label[TX_MAX_MODES];
+    tx_extent ext[TX_MAX_MODES];
     for (int i = 0; i < n->nlabels; i++) {
         cst_label *l = &n->labels[i];
         v->idx_label[i] = l->label;
@@ -200,26 +191,47 @@ static g_value *lower_ref(lowerer *L, cst_node *n, labelset keep)
             continue;
         int seen = 0;
         for (int j = 0; j < r; j++)
-            if (v->label[j] == l->label)
+            if (label[j] == l->label)
                 seen = 1;
         if (!seen) { /* labels in order of appearance: no copy for A("i,j") */
-            v->label[r] = l->label;
-            v->ext[r] = t->ext[i];
-            r++;
+            label[r] = l->label;
+            ext[r++] = t->ext[i];
         }
     }
-    v->rank = r;
+    graph_set_modes(v, r, label, ext);
     add(L, v);
     return sum_out(L, v, keep, n->span);
 }
 
+/* The factors of a product chain or the terms of a sum: at most
+   MAX_OPERANDS, in arena arrays of the size counted first (nothing
+   malloc'd is held while lowering the operands, which can longjmp). */
+#define MAX_OPERANDS 4096
+
 typedef struct {
-    cst_node *node[4096];
-    double exp[4096];
-    g_value *val[4096];
-    int n;
+    cst_node **node;
+    double *exp;
+    g_value **val;
+    int n, cap;
     double coef;
 } factors;
+
+/* The number of factors collect_factors finds in N. */
+static int count_factors(const cst_node *n)
+{
+    if (n->is_number)
+        return 0;
+    switch (n->kind) {
+    case CST_MUL:
+        return count_factors(n->a) + count_factors(n->b);
+    case CST_DIV:
+        return count_factors(n->a) + !n->b->is_number;
+    case CST_NEG:
+        return count_factors(n->a);
+    default:
+        return 1;
+    }
+}
 
 /* Flattens a product chain into factors. Returns -1 if there are too many. */
 static int collect_factors(cst_node *n, factors *f)
@@ -238,7 +250,7 @@ static int collect_factors(cst_node *n, factors *f)
             f->coef /= n->b->num;
             return 0;
         }
-        if (f->n == 4096)
+        if (f->n == f->cap)
             return -1;
         f->node[f->n] = n->b;
         f->exp[f->n++] = -1;
@@ -247,7 +259,7 @@ static int collect_factors(cst_node *n, factors *f)
         f->coef = -f->coef;
         return collect_factors(n->a, f);
     default:
-        if (f->n == 4096)
+        if (f->n == f->cap)
             return -1;
         f->node[f->n] = n;
         f->exp[f->n++] = 1;
@@ -257,14 +269,14 @@ static int collect_factors(cst_node *n, factors *f)
 
 static g_value *lower_product(lowerer *L, cst_node *n, labelset keep)
 {
-    factors *f = malloc(sizeof *f);
-    if (!f)
-        return NULL;
-    f->n = 0;
-    f->coef = 1;
+    factors fs = {.coef = 1}, *f = &fs;
+    int count = count_factors(n);
+    f->cap = count < MAX_OPERANDS ? count : MAX_OPERANDS;
+    f->node = arena_alloc(L->g->arena, sizeof(cst_node *) * (size_t)(f->cap + 1));
+    f->exp = arena_alloc(L->g->arena, sizeof(double) * (size_t)(f->cap + 1));
+    f->val = arena_alloc(L->g->arena, sizeof(g_value *) * (size_t)(f->cap + 1));
     if (collect_factors(n, f) < 0) {
-        diag_error(L->diag, n->span, "a product of more than 4096 factors");
-        free(f);
+        diag_error(L->diag, n->span, "a product of more than %d factors", MAX_OPERANDS);
         return NULL;
     }
     g_value **vals = f->val;
@@ -282,43 +294,41 @@ static g_value *lower_product(lowerer *L, cst_node *n, labelset keep)
         if (f->exp[i] < 0 && f->node[i]->kind != CST_ADD && f->node[i]->kind != CST_SUB)
             k = ls_union(k, ls_minus(f->node[i]->ls, closable(f->node[i])));
         vals[i] = lower(L, f->node[i], k);
-        if (!vals[i]) {
-            free(f);
+        if (!vals[i])
             return NULL;
-        }
         all = ls_union(all, graph_value_labels(vals[i]));
         dt = join_dt(dt, vals[i]->dt);
     }
-    if (f->n == 1 && f->exp[0] > 0 && f->coef == 1) {
-        g_value *v = vals[0];
-        free(f);
-        return v;
-    }
-    if (f->n == 0) {
-        g_value *v = const_value(L, f->coef, n->span);
-        free(f);
-        return v;
-    }
-    g_value *c = new_value(L, OP_CONTRACT, f->n, n->span);
-    for (int i = 0; i < f->n; i++) {
-        c->in[i] = vals[i];
-        c->coef_in[i] = f->exp[i];
-    }
+    if (f->n == 1 && f->exp[0] > 0 && f->coef == 1)
+        return vals[0];
+    if (f->n == 0)
+        return const_value(L, f->coef, n->span);
+    g_value *c = new_value(L, OP_CONTRACT, 0, n->span);
+    graph_set_operands(L->g, c, f->n, vals, f->exp);
     c->coef = f->coef;
     c->dt = dt;
     labelset out = ls_inter(all, keep);
     c->summed = ls_minus(all, out);
     set_labels(L, c, out);
-    free(f);
     return add(L, c);
 }
 
 typedef struct {
-    cst_node *node[4096];
-    double sign[4096];
-    int n;
+    cst_node **node;
+    double *sign;
+    int n, cap;
     double constant;
 } terms;
+
+/* The number of terms collect_terms finds in N. */
+static int count_terms(const cst_node *n)
+{
+    if (n->is_number)
+        return 0;
+    if (n->kind == CST_ADD || n->kind == CST_SUB)
+        return count_terms(n->a) + count_terms(n->b);
+    return 1;
+}
 
 static int collect_terms(cst_node *n, double sign, terms *t)
 {
@@ -331,7 +341,7 @@ static int collect_terms(cst_node *n, double sign, terms *t)
             return -1;
         return collect_terms(n->b, n->kind == CST_SUB ? -sign : sign, t);
     }
-    if (t->n == 4096)
+    if (t->n == t->cap)
         return -1;
     t->node[t->n] = n;
     t->sign[t->n++] = sign;
@@ -340,37 +350,29 @@ static int collect_terms(cst_node *n, double sign, terms *t)
 
 static g_value *lower_sum(lowerer *L, cst_node *n, labelset keep)
 {
-    terms *t = malloc(sizeof *t);
-    if (!t)
-        return NULL;
-    t->n = 0;
-    t->constant = 0;
+    terms ts = {0}, *t = &ts;
+    int count = count_terms(n);
+    t->cap = count < MAX_OPERANDS ? count : MAX_OPERANDS;
+    t->node = arena_alloc(L->g->arena, sizeof(cst_node *) * (size_t)(t->cap + 1));
+    t->sign = arena_alloc(L->g->arena, sizeof(double) * (size_t)(t->cap + 1));
     if (collect_terms(n, 1, t) < 0) {
-        diag_error(L->diag, n->span, "a sum of more than 4096 terms");
-        free(t);
+        diag_error(L->diag, n->span, "a sum of more than %d terms", MAX_OPERANDS);
         return NULL;
     }
     labelset target = ls_inter(n->ls, keep);
-    int nin = t->n + (t->constant != 0);
-    g_value *a = new_value(L, OP_ADD, nin, n->span);
+    g_value *a = new_value(L, OP_ADD, t->n, n->span);
     dtype dt = DT_F32;
     for (int i = 0; i < t->n; i++) {
         g_value *v = lower(L, t->node[i], ls_inter(t->node[i]->ls, target));
-        if (!v) {
-            free(t);
+        if (!v)
             return NULL;
-        }
-        a->in[i] = v;
-        a->coef_in[i] = t->sign[i];
+        graph_set_operand(a, i, v, t->sign[i]);
         dt = join_dt(dt, v->dt);
     }
-    if (t->constant != 0) {
-        a->in[t->n] = const_value(L, t->constant, n->span);
-        a->coef_in[t->n] = 1;
-    }
+    if (t->constant != 0)
+        graph_add_operand(L->g, a, const_value(L, t->constant, n->span), 1);
     a->dt = dt;
     set_labels(L, a, target);
-    free(t);
     return add(L, a);
 }
 
@@ -381,14 +383,11 @@ static g_value *lower_pow(lowerer *L, cst_node *n, labelset keep)
     if (!x)
         return NULL;
     g_value *m = new_value(L, OP_MAP, 1, n->span);
-    m->in[0] = x;
-    m->coef_in[0] = 1;
+    graph_set_operand(m, 0, x, 1);
     m->fn = MAP_POW;
     m->fn_arg = n->num;
     m->dt = x->dt;
-    m->rank = x->rank;
-    memcpy(m->label, x->label, sizeof m->label);
-    memcpy(m->ext, x->ext, sizeof m->ext);
+    graph_set_modes(m, x->rank, x->label, x->ext);
     add(L, m);
     return sum_out(L, m, keep, n->span);
 }
@@ -415,8 +414,7 @@ static g_value *lower_map(lowerer *L, cst_node *n, labelset keep)
         g_value *x = lower(L, a, ls_inter(a->ls, k));
         if (!x)
             return NULL;
-        m->in[i] = x;
-        m->coef_in[i] = 1;
+        graph_set_operand(m, i, x, 1);
         m->dt = join_dt(m->dt, x->dt);
         have = ls_union(have, graph_value_labels(x));
     }
@@ -468,8 +466,7 @@ static g_value *lower_reduce(lowerer *L, cst_node *n, labelset keep)
     if (ls_eq(out, have))
         return v;
     g_value *r = new_value(L, OP_REDUCE, 1, n->span);
-    r->in[0] = v;
-    r->coef_in[0] = 1;
+    graph_set_operand(r, 0, v, 1);
     r->red = (reduce_op)op;
     r->dt = v->dt;
     r->summed = ls_minus(have, out);
@@ -487,8 +484,7 @@ static g_value *lower_scan(lowerer *L, cst_node *n, labelset keep)
     if (!v)
         return NULL;
     g_value *s = new_value(L, OP_SCAN, 1, n->span);
-    s->in[0] = v;
-    s->coef_in[0] = 1;
+    graph_set_operand(s, 0, v, 1);
     s->red = (reduce_op)n->args.v[0]->fn;
     s->scan_label = n->scan_label;
     s->scan_reverse = n->name.kind == TK_SCANR;
@@ -573,28 +569,24 @@ static void store_value(lowerer *L, cst_stmt *st, cst_target *t, int op, g_value
     if (reads_var(v, var->var) && v->rank > 0) {
         /* C("i,j") = C("j,i"): copy before overwriting the buffer it reads */
         g_value *c = new_value(L, OP_CONTRACT, 1, st->expr->span);
-        c->in[0] = v;
-        c->coef_in[0] = 1;
+        graph_set_operand(c, 0, v, 1);
         c->dt = v->dt;
         set_labels(L, c, graph_value_labels(v));
         v = add(L, c);
     }
-    g_value *s = new_value(L, OP_STORE, op == '=' ? 1 : 2, st->span);
-    s->in[0] = v;
-    s->coef_in[0] = 1;
-    if (op != '=') {
-        s->in[1] = L->cur[var->var];
-        s->coef_in[1] = 1;
-    }
+    g_value *s = new_value(L, OP_STORE, 1, st->span);
+    graph_set_operand(s, 0, v, 1);
+    if (op != '=') /* accumulation reads the previous value */
+        graph_add_operand(L->g, s, L->cur[var->var], 1);
     s->store_op = op;
     s->var = var->var;
     s->dt = var->dt;
-    s->rank = var->rank;
+    int positional[TX_MAX_MODES];
     for (int i = 0; i < var->rank; i++) {
-        s->label[i] = -1;
-        s->ext[i] = var->ext[i];
+        positional[i] = -1;
         s->store_label[i] = t->labels[i].label;
     }
+    graph_set_modes(s, var->rank, positional, var->ext);
     restrict_by_maps(L, s);
     graph_add(L->g, s);
     L->cur[var->var] = s;
@@ -643,14 +635,12 @@ static int lower_la_args(lowerer *L, cst_node *n, g_value **args, int *nargs)
             ok = 0;
         if (!ok && n->la != LA_SLICE) { /* LAPACK reads row-major, contiguous */
             g_value *c = new_value(L, OP_CONTRACT, 1, a->span);
-            c->in[0] = v;
-            c->coef_in[0] = 1;
+            graph_set_operand(c, 0, v, 1);
             c->dt = v->dt;
-            c->rank = nl;
-            for (int k = 0; k < nl; k++) {
-                c->label[k] = order[k];
-                c->ext[k] = L->lab_ext[order[k]];
-            }
+            tx_extent ext[TX_MAX_MODES];
+            for (int k = 0; k < nl; k++)
+                ext[k] = L->lab_ext[order[k]];
+            graph_set_modes(c, nl, order, ext);
             v = add(L, c);
         }
         args[i] = v;
@@ -674,17 +664,16 @@ static g_value *lower_la(lowerer *L, cst_node *n, labelset keep)
     v->nout = 1;
     v->dt = DT_F32;
     for (int i = 0; i < nargs; i++) {
-        v->in[i] = args[i];
-        v->coef_in[i] = 1;
+        graph_set_operand(v, i, args[i], 1);
         v->dt = join_dt(v->dt, args[i]->dt);
     }
-    v->rank = n->ncall_labels;
+    tx_extent ext[TX_MAX_MODES];
     for (int i = 0; i < n->ncall_labels; i++) {
-        v->label[i] = n->call_labels[i];
-        v->ext[i] = n->la == LA_SLICE ? n->slice_ext[i] : L->lab_ext[n->call_labels[i]];
+        ext[i] = n->la == LA_SLICE ? n->slice_ext[i] : L->lab_ext[n->call_labels[i]];
         if (n->la == LA_SLICE)
             v->slice_lo[i] = n->slice_lo[i];
     }
+    graph_set_modes(v, n->ncall_labels, n->call_labels, ext);
     add(L, v);
     return sum_out(L, v, keep, n->span);
 }
@@ -704,21 +693,22 @@ static int lower_multi(lowerer *L, cst_stmt *st)
     v->nout = nres;
     v->dt = DT_F32;
     for (int i = 0; i < nargs; i++) {
-        v->in[i] = args[i];
-        v->coef_in[i] = 1;
+        graph_set_operand(v, i, args[i], 1);
         v->dt = join_dt(v->dt, args[i]->dt);
     }
     add(L, v);
     g_value *parts[3];
     for (int p = 0; p < nres; p++) {
         g_value *q = new_value(L, OP_PART, 1, n->span);
-        q->in[0] = v;
-        q->coef_in[0] = 1;
+        graph_set_operand(q, 0, v, 1);
         q->part = p;
         q->dt = v->dt;
-        q->rank = sema_multi_labels(n->la, p, n->arg_labels[0][0], n->arg_labels[0][1], st->multi_new, q->label);
-        for (int k = 0; k < q->rank; k++)
-            q->ext[k] = L->lab_ext[q->label[k]];
+        int label[TX_MAX_MODES];
+        tx_extent ext[TX_MAX_MODES];
+        int rank = sema_multi_labels(n->la, p, n->arg_labels[0][0], n->arg_labels[0][1], st->multi_new, label);
+        for (int k = 0; k < rank; k++)
+            ext[k] = L->lab_ext[label[k]];
+        graph_set_modes(q, rank, label, ext);
         parts[p] = add(L, q);
     }
     for (int p = 0; p < nres; p++)
@@ -726,9 +716,9 @@ static int lower_multi(lowerer *L, cst_stmt *st)
     return 0;
 }
 
-graph *lower_program(sema_program *S, tx_arena *a, tx_diag *d)
+graph *lower_program(sema_program *S, tx_arena *a, tx_diag *d, const graph_spec *spec)
 {
-    graph *g = graph_new(a, S);
+    graph *g = graph_new(a, S, spec);
     lowerer L = {.S = S, .g = g, .diag = d};
     L.cur = arena_alloc(a, sizeof(g_value *) * (size_t)(S->nvars + 1));
     for (int i = 0; i < S->nvars; i++) {
@@ -738,11 +728,10 @@ graph *lower_program(sema_program *S, tx_arena *a, tx_diag *d)
         g_value *v = new_value(&L, OP_INPUT, 0, t->span);
         v->var = i;
         v->dt = t->dt;
-        v->rank = t->rank;
-        for (int m = 0; m < t->rank; m++) {
-            v->label[m] = -1;
-            v->ext[m] = t->ext[m];
-        }
+        int positional[TX_MAX_MODES];
+        for (int m = 0; m < t->rank; m++)
+            positional[m] = -1;
+        graph_set_modes(v, t->rank, positional, t->ext);
         L.cur[i] = graph_add(g, v);
     }
     for (cst_stmt *st = S->cst->first; st; st = st->next) {

@@ -96,27 +96,14 @@ static int has(const g_value *v, int l)
 static g_value *copy_as(graph *g, g_value *w, const g_value *like, const blas_plan *p, const int *g1, int n1,
                         const int *g2, int n2)
 {
-    g_value *c = graph_value(g, OP_CONTRACT);
-    c->nin = 1;
-    c->in = arena_alloc(g->arena, sizeof(g_value *));
-    c->coef_in = arena_alloc(g->arena, sizeof(double));
-    c->in[0] = w;
-    c->coef_in[0] = 1;
-    c->coef = 1;
+    g_value *c = graph_value_new(g, OP_CONTRACT, 1, like->stmt, like->span);
+    graph_set_operand(c, 0, w, 1);
     c->dt = w->dt;
-    c->stmt = like->stmt;
-    c->span = like->span;
     int order[3 * TX_MAX_MODES], n = 0;
     for (int i = 0; i < p->nb; i++) order[n++] = p->batch[i];
     for (int i = 0; i < n1; i++) order[n++] = g1[i];
     for (int i = 0; i < n2; i++) order[n++] = g2[i];
-    c->rank = n;
-    for (int i = 0; i < n; i++) {
-        c->label[i] = order[i];
-        for (int m = 0; m < w->rank; m++)
-            if (w->label[m] == order[i])
-                c->ext[i] = w->ext[m];
-    }
+    graph_set_modes_like(c, n, order, w);
     return c;
 }
 
@@ -187,7 +174,7 @@ static double group_extent(const graph *g, const g_value *v, int label)
     return 1;
 }
 
-static void plan_one(graph *g, g_value *v, g_value **pre, int *npre, const g_value *user)
+static void plan_one(graph *g, g_value *v, const g_value *user)
 {
     g_value *A = v->in[0], *B = v->in[1];
     if (v->coef_in[0] != 1 || v->coef_in[1] != 1 || A->dt != v->dt || B->dt != v->dt || v->nmaps)
@@ -230,16 +217,16 @@ static void plan_one(graph *g, g_value *v, g_value **pre, int *npre, const g_val
     }
     if (!matrix_ok(&sa, p.m, p.nm, p.k, p.nk)) {
         A = copy_as(g, A, v, &p, p.m, p.nm, p.k, p.nk);
-        pre[(*npre)++] = A;
+        graph_insert_before(g, v, A);
+        graph_set_operand(v, 0, A, 1);
     }
     if (!matrix_ok(&sb, p.k, p.nk, p.n, p.nn)) {
         B = copy_as(g, B, v, &p, p.k, p.nk, p.n, p.nn);
-        pre[(*npre)++] = B;
+        graph_insert_before(g, v, B);
+        graph_set_operand(v, 1, B, 1);
     }
     p.a = A;
     p.b = B;
-    v->in[0] = A;
-    v->in[1] = B;
 
     /* the result: straight into the stored tensor if its layout fits */
     g_value *s = direct_store(g, v);
@@ -279,13 +266,7 @@ static void plan_one(graph *g, g_value *v, g_value **pre, int *npre, const g_val
             p = transposed(&p);
             memcpy(order, swapped, sizeof order);
         }
-        tx_extent ext[TX_MAX_MODES];
-        for (int i = 0; i < n; i++)
-            for (int m = 0; m < v->rank; m++)
-                if (v->label[m] == order[i])
-                    ext[i] = v->ext[m];
-        memcpy(v->label, order, sizeof(int) * (size_t)n);
-        memcpy(v->ext, ext, sizeof(tx_extent) * (size_t)n);
+        graph_set_modes_like(v, n, order, v);
     } else {
         p.store->absorbed = 1;
     }
@@ -295,22 +276,16 @@ static void plan_one(graph *g, g_value *v, g_value **pre, int *npre, const g_val
 
 void pass_blas(graph *g)
 {
-    if (!g->blas)
+    if (!g->spec.blas)
         return;
-    g_value **list = arena_alloc(g->arena, sizeof(g_value *) * (size_t)(3 * g->n + 1));
     g_value **user = arena_alloc(g->arena, sizeof(g_value *) * (size_t)(g->n + 1));
     for (int k = 0; k < g->n; k++)
         for (int i = 0; i < g->v[k]->nin; i++)
             user[g->v[k]->in[i]->id] = g->v[k];
-    int n = 0;
     for (int k = 0; k < g->n; k++) {
         g_value *v = g->v[k];
         if (v->op == OP_CONTRACT && v->nin == 2 && !v->dead)
-            plan_one(g, v, list, &n, v->nuses == 1 ? user[k] : NULL);
-        list[n++] = v;
+            plan_one(g, v, v->nuses == 1 ? user[k] : NULL);
     }
-    g->v = list;
-    g->n = n;
-    g->cap = 3 * g->n + 1;
     graph_renumber(g);
 }

@@ -116,18 +116,13 @@ void pass_cse(graph *g)
     int nb = 1;
     while (nb < 2 * g->n)
         nb *= 2;
-    g_value **table = arena_alloc(g->arena, sizeof(g_value *) * (size_t)nb);
     int *next = arena_alloc(g->arena, sizeof(int) * (size_t)(g->n + 1)); /* chains by id */
-    g_value **repl = arena_alloc(g->arena, sizeof(g_value *) * (size_t)(g->n + 1));
     int *head = arena_alloc(g->arena, sizeof(int) * (size_t)nb);
     for (int b = 0; b < nb; b++)
         head[b] = -1;
-    (void)table;
     for (int k = 0; k < g->n; k++) {
         g_value *v = g->v[k];
-        for (int i = 0; i < v->nin; i++) /* operands already replaced */
-            if (repl[v->in[i]->id])
-                v->in[i] = repl[v->in[i]->id];
+        graph_follow_replaced(v); /* compare the operands as they now are */
         if (v->op == OP_STORE || v->op == OP_INPUT)
             continue;
         unsigned b = value_hash(v) & (unsigned)(nb - 1);
@@ -136,8 +131,7 @@ void pass_cse(graph *g)
             if (same_value(g->v[j], v))
                 found = g->v[j];
         if (found) {
-            repl[k] = found;
-            v->dead = 1;
+            graph_replace_uses(g, v, found);
             continue;
         }
         next[k] = head[b];
@@ -157,6 +151,8 @@ void pass_fold(graph *g)
             others += v->in[i]->op != OP_CONST;
         if (others == 0)
             continue; /* keep a contraction of numbers as it is */
+        g_value *keep[64], **kept = v->nin <= 64 ? keep : arena_alloc(g->arena, sizeof(g_value *) * (size_t)v->nin);
+        double ekeep[64], *exps = v->nin <= 64 ? ekeep : arena_alloc(g->arena, sizeof(double) * (size_t)v->nin);
         int n = 0;
         for (int i = 0; i < v->nin; i++) {
             g_value *w = v->in[i];
@@ -164,10 +160,10 @@ void pass_fold(graph *g)
                 v->coef = v->coef_in[i] > 0 ? v->coef * w->coef : v->coef / w->coef;
                 continue;
             }
-            v->in[n] = w;
-            v->coef_in[n++] = v->coef_in[i];
+            kept[n] = w;
+            exps[n++] = v->coef_in[i];
         }
-        v->nin = n;
+        graph_set_operands(g, v, n, kept, exps);
     }
     graph_renumber(g);
 }
@@ -177,11 +173,8 @@ void pass_dce(graph *g)
     /* backwards, so a value whose only users die dies too */
     for (int k = g->n - 1; k >= 0; k--) {
         g_value *v = g->v[k];
-        if (v->op == OP_STORE || v->nuses > 0)
-            continue;
-        v->dead = 1;
-        for (int i = 0; i < v->nin; i++)
-            v->in[i]->nuses--;
+        if (v->op != OP_STORE && v->nuses == 0)
+            graph_kill(g, v);
     }
     graph_renumber(g);
 }

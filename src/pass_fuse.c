@@ -13,18 +13,6 @@
  */
 #include "tx.h"
 
-/* The labels the loops of U run over. */
-static labelset iteration_labels(const g_value *u)
-{
-    labelset s = graph_value_labels(u);
-    if (u->op == OP_STORE)
-        for (int i = 0; i < u->rank; i++)
-            ls_add(&s, u->store_label[i]);
-    if (u->op == OP_CONTRACT || u->op == OP_REDUCE)
-        s = ls_union(s, u->summed);
-    return s;
-}
-
 static int elementwise(const g_value *v)
 {
     return v->op == OP_MAP || v->op == OP_ADD || (v->op == OP_CONTRACT && ls_empty(v->summed));
@@ -57,7 +45,7 @@ void pass_fuse(graph *g)
         g_value *v = g->v[k], *u = user[k];
         if (v->dead || !u || v->nuses != 1 || !elementwise(v) || u->blas || u->op == OP_LINALG)
             continue; /* BLAS and LAPACK read their operands from memory */
-        if (!ls_eq(graph_value_labels(v), iteration_labels(u)))
+        if (!ls_eq(graph_value_labels(v), graph_iteration_labels(u)))
             continue;
         if (u->op == OP_STORE && store_hazard(v, u))
             continue;

@@ -5,10 +5,11 @@
  * A("i,k") * B("k,j") * d("k") is one three-way contraction over k, as
  * tx(5) says. Here each of three or more operands is split into pairwise
  * contractions in the cheapest order. The cost of a pairwise contraction
- * is opt_einsum's: the product of the extents of every label it touches,
- * times two when it sums a label. Up to 12 operands the order is exact
- * (dynamic programming over subsets: the labels a partial product keeps
- * depend only on which operands it holds); beyond, greedy, as opt_einsum.
+ * is the graph's (graph_contract_cost, opt_einsum's count): the product
+ * of the extents of every label it touches, times two when it sums a
+ * label. Up to 12 operands the order is exact (dynamic programming over
+ * subsets: the labels a partial product keeps depend only on which
+ * operands it holds); beyond, greedy, as opt_einsum.
  * Ties go to the order with the smaller intermediates (the memory term).
  * Extents are the bound ones at JIT time, estimates (64) otherwise.
  */
@@ -28,13 +29,6 @@ typedef struct {
     int nmaps;                 /* the sparse maps restricting the contraction */
     const int *maps;
 } problem;
-
-/* The fraction of the dense box a sparse map keeps: known when it is
-   bound (JIT), else taken as 0.1 for the cost model. */
-static double density(const graph *g, int map)
-{
-    return g->map_density ? g->map_density[map] : 0.1;
-}
 
 static double size_of(const problem *P, labelset s)
 {
@@ -56,33 +50,17 @@ static labelset kept(const problem *P, uint64_t mask, labelset have)
     return ls_inter(have, need);
 }
 
+/* The graph's cost of contracting partial products with labels A and B
+   into one with labels RESULT, scaled by the fill of the sparse maps whose
+   entries its loops follow. */
 static double pair_flops(const problem *P, labelset a, labelset b, labelset result)
 {
     labelset all = ls_union(a, b);
-    double z = size_of(P, all) * (ls_eq(all, result) ? 1 : 2);
+    double z = graph_contract_cost(P->ext, all, result, 2);
     for (int k = 0; k < P->nmaps; k++) /* loops that follow a map's entries */
         if (graph_map_covers(P->g, P->maps[k], all))
-            z *= density(P->g, P->maps[k]);
+            z *= graph_map_density(P->g, P->maps[k]);
     return z;
-}
-
-double order_flops(const graph *g, const g_value *v)
-{
-    labelset all = graph_value_labels(v), out = all;
-    double ext[TX_MAX_LABELS];
-    for (int i = 0; i < v->nin; i++)
-        for (int m = 0; m < v->in[i]->rank; m++) {
-            ls_add(&all, v->in[i]->label[m]);
-            ext[v->in[i]->label[m]] = graph_extent_estimate(g, v->in[i]->ext[m]);
-        }
-    for (int m = 0; m < v->rank; m++)
-        ext[v->label[m]] = graph_extent_estimate(g, v->ext[m]);
-    double z = 1;
-    for (int l = 0; l < TX_MAX_LABELS; l++)
-        if (ls_has(&all, l))
-            z *= ext[l];
-    double terms = v->nin > 1 ? v->nin - 1 : 1;
-    return z * (terms + (ls_eq(all, out) ? 0 : 1));
 }
 
 typedef struct {
@@ -91,66 +69,56 @@ typedef struct {
     labelset ls;
 } best;
 
-/* A new pairwise contraction of A and B keeping labels KEEP. */
+/* A new pairwise contraction of A and B keeping labels KEEP, of the
+   statement of LIKE, whose sparse maps it keeps where they cover it. */
 static g_value *make_pair(graph *g, const g_value *like, g_value *a, double ea, g_value *b, double eb,
                           labelset keep)
 {
-    g_value *c = graph_value(g, OP_CONTRACT);
-    c->nin = 2;
-    c->in = arena_alloc(g->arena, sizeof(g_value *) * 2);
-    c->coef_in = arena_alloc(g->arena, sizeof(double) * 2);
-    c->in[0] = a;
-    c->in[1] = b;
-    c->coef_in[0] = ea;
-    c->coef_in[1] = eb;
-    c->coef = 1;
+    g_value *c = graph_value_new(g, OP_CONTRACT, 2, like->stmt, like->span);
+    graph_set_operand(c, 0, a, ea);
+    graph_set_operand(c, 1, b, eb);
     c->dt = a->dt == DT_F64 || b->dt == DT_F64 ? DT_F64 : DT_F32;
-    c->stmt = like->stmt;
-    c->span = like->span;
     labelset all = ls_union(graph_value_labels(a), graph_value_labels(b));
     c->summed = ls_minus(all, keep);
-    int r = 0;
+    int r = 0, label[TX_MAX_MODES];
+    tx_extent ext[TX_MAX_MODES];
     const g_value *ops[2] = {a, b};
     for (int o = 0; o < 2; o++) /* keep the operands' label order */
         for (int m = 0; m < ops[o]->rank; m++) {
             int l = ops[o]->label[m], seen = 0;
             for (int k = 0; k < r; k++)
-                seen |= c->label[k] == l;
+                seen |= label[k] == l;
             if (!seen && ls_has(&keep, l)) {
                 TX_ASSERT(r < TX_MAX_MODES);
-                c->label[r] = l;
-                c->ext[r++] = ops[o]->ext[m];
+                label[r] = l;
+                ext[r++] = ops[o]->ext[m];
             }
         }
-    c->rank = r;
+    graph_set_modes(c, r, label, ext);
     graph_restrict(g, c, like->maps, like->nmaps);
     return c;
 }
 
+/* The chosen order as a program for a stack machine, children before
+   parents: an operand is pushed; a pair pops two and pushes their
+   contraction (keeping labels ls). Small (2n - 1 steps), so the subset
+   table can be freed before any graph memory is allocated. */
 typedef struct {
-    graph *g;
-    g_value *v;
-    best *B;
-    g_value **added;
-    int nadded;
-} builder;
+    int operand; /* >= 0: push this operand; -1: contract the top two */
+    labelset ls;
+} order_step;
 
-/* Builds the product of the operands in MASK; returns it and its exponent. */
-static g_value *build(builder *b, uint64_t mask, double *exp)
+static void plan_steps(const best *B, uint64_t mask, order_step *steps, int *n)
 {
-    g_value *v = b->v;
     if ((mask & (mask - 1)) == 0) {
-        int i = __builtin_ctzll(mask);
-        *exp = v->coef_in[i];
-        return v->in[i];
+        steps[(*n)++] = (order_step){.operand = __builtin_ctzll(mask)};
+        return;
     }
-    uint64_t l = b->B[mask].left, r = mask & ~l;
-    double el, er;
-    g_value *x = build(b, l, &el), *y = build(b, r, &er);
-    g_value *c = make_pair(b->g, v, x, el, y, er, b->B[mask].ls);
-    b->added[b->nadded++] = c;
-    *exp = 1;
-    return c;
+    uint64_t l = B[mask].left;
+    plan_steps(B, l, steps, n);
+    plan_steps(B, mask & ~l, steps, n);
+    steps[*n].operand = -1;
+    steps[(*n)++].ls = B[mask].ls;
 }
 
 /* Greedy pairing for many operands: repeatedly contract the pair whose
@@ -200,7 +168,7 @@ static void greedy(problem *P, best *B, uint64_t *groups, int n)
     }
 }
 
-static void order_one(graph *g, g_value *v, g_value ***list, int *nlist)
+static void order_one(graph *g, g_value *v)
 {
     problem P = {.g = g, .n = v->nin, .nmaps = v->nmaps, .maps = v->maps};
     P.out = graph_value_labels(v);
@@ -253,20 +221,30 @@ static void order_one(graph *g, g_value *v, g_value ***list, int *nlist)
         free(B);
         return;
     }
-    builder b = {.g = g, .v = v, .B = B};
-    b.added = arena_alloc(g->arena, sizeof(g_value *) * (size_t)n);
-    double el, er;
-    uint64_t l = B[full].left, r = full & ~l;
-    g_value *x = build(&b, l, &el), *y = build(&b, r, &er);
+    order_step steps[2 * 64];
+    int nsteps = 0;
+    plan_steps(B, full, steps, &nsteps);
     free(B);
-    for (int i = 0; i < b.nadded; i++)
-        (*list)[(*nlist)++] = b.added[i];
-    v->nin = 2;
-    v->in[0] = x;
-    v->in[1] = y;
-    v->coef_in[0] = el;
-    v->coef_in[1] = er;
-    v->summed = ls_minus(ls_union(graph_value_labels(x), graph_value_labels(y)), graph_value_labels(v));
+    /* run the steps; the last (the whole product) is V itself */
+    g_value *stack[64];
+    double exp[64];
+    int top = 0;
+    for (int k = 0; k < nsteps - 1; k++) {
+        if (steps[k].operand >= 0) {
+            stack[top] = v->in[steps[k].operand];
+            exp[top++] = v->coef_in[steps[k].operand];
+            continue;
+        }
+        top--;
+        g_value *c = make_pair(g, v, stack[top - 1], exp[top - 1], stack[top], exp[top], steps[k].ls);
+        graph_insert_before(g, v, c);
+        stack[top - 1] = c;
+        exp[top - 1] = 1;
+    }
+    TX_ASSERT(top == 2);
+    graph_set_operands(g, v, 2, stack, exp);
+    v->summed = ls_minus(ls_union(graph_value_labels(stack[0]), graph_value_labels(stack[1])),
+                         graph_value_labels(v));
     int maps[8], nmaps = v->nmaps; /* its loops changed: which maps still cover them */
     memcpy(maps, v->maps, sizeof maps);
     graph_restrict(g, v, maps, nmaps);
@@ -274,22 +252,10 @@ static void order_one(graph *g, g_value *v, g_value ***list, int *nlist)
 
 void pass_order(graph *g)
 {
-    int extra = 0;
-    for (int k = 0; k < g->n; k++)
-        if (g->v[k]->op == OP_CONTRACT && g->v[k]->nin >= 3)
-            extra += g->v[k]->nin;
-    if (!extra)
-        return;
-    g_value **list = arena_alloc(g->arena, sizeof(g_value *) * (size_t)(g->n + extra));
-    int n = 0;
     for (int k = 0; k < g->n; k++) {
         g_value *v = g->v[k];
         if (v->op == OP_CONTRACT && v->nin >= 3 && v->nin <= 20)
-            order_one(g, v, &list, &n);
-        list[n++] = v;
+            order_one(g, v);
     }
-    g->v = list;
-    g->n = n;
-    g->cap = n;
     graph_renumber(g);
 }

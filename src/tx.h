@@ -6,7 +6,7 @@
  *   → CST (cst.c, a DAG) → sema.c → lower.c → OpGraph (graph.c)
  *   → passes (opt.c) → emit_*.c (for a target.c target) → jit.c
  * Prefixes: arena_, diag_, lex_, parse_, cst_, sema_, lower_, graph_,
- * opt_, target_, emit_, jit_, mangle_.
+ * pass_, opt_, target_, emit_, jit_, mangle_.
  */
 #ifndef TX_H
 #define TX_H
@@ -479,7 +479,20 @@ struct g_value {
     tx_span span;
     int nuses;
     int dead;
+    int in_cap;                 /* room in `in` and `coef_in` (graph_add_operand) */
+    g_value *replaced_by;       /* set by graph_replace_uses */
 };
+
+/* What a graph is specialised for: the facts and permissions the passes
+   consult. Given once, to graph_new (the pipeline fills it from its
+   options); a zeroed one means nothing is known and BLAS is not allowed. */
+typedef struct {
+    const int64_t *dim_values;  /* per symbolic dim, -1 if unknown; NULL: none known */
+    const double *map_density;  /* per sparse map: entries / dense size; NULL: estimated */
+    int blas;                   /* passes may map contractions to BLAS */
+} graph_spec;
+
+typedef struct graph_pending graph_pending;
 
 typedef struct {
     tx_arena *arena;
@@ -487,19 +500,78 @@ typedef struct {
     int n, cap;
     g_value **v;                /* topological order */
     const char *const *label_names;
-    const int64_t *dim_values;  /* per symbolic dim, when known (JIT); else NULL */
-    const double *map_density;  /* per sparse map: entries / dense size, when known */
-    int blas;                   /* passes may map contractions to BLAS */
+    graph_spec spec;            /* what the graph is specialised for (copied into the arena) */
+    int npending, pending_cap;  /* values graph_insert_before queued for graph_renumber */
+    graph_pending *pending;
 } graph;
 
-/* A new, empty graph over the checked program S. */
-graph *graph_new(tx_arena *a, sema_program *S);
-/* Appends V (ids assigned in order) and counts its uses. */
+/* A new, empty graph over the checked program S, specialised for SPEC
+   (NULL: nothing known, no BLAS); SPEC's arrays are copied into A. */
+graph *graph_new(tx_arena *a, sema_program *S, const graph_spec *spec);
+
+/* -- building and editing values: lowering and every pass go through these.
+   Use counts (nuses) are exact for the values in G's list after graph_add
+   and after graph_renumber; a pass that edits the list ends with
+   graph_renumber, and graph_check runs after it. */
+
+/* A new value of kind OP with NIN operand slots (NULL, each with
+   coefficient 1), scale 1, of statement STMT (-1: program entry) at SPAN;
+   everything else zeroed. It is not in G's list until graph_add or
+   graph_insert_before puts it there. */
+g_value *graph_value_new(graph *g, op_kind op, int nin, int stmt, tx_span span);
+/* Sets operand I (0 <= I < V's operand count) of V to W with coefficient
+   C (OP_ADD: its factor; OP_CONTRACT: its exponent, 1 or -1; else 1).
+   When V is in the list, the use counts of the old and new operand follow. */
+void graph_set_operand(g_value *v, int i, g_value *w, double c);
+/* Appends operand W with coefficient C to V (growing its operand arrays
+   in G's arena); use counts follow as for graph_set_operand. */
+void graph_add_operand(graph *g, g_value *v, g_value *w, double c);
+/* Replaces all of V's operands by IN[0..N) with coefficients C[0..N)
+   (C NULL: all 1); N may exceed V's operand count. Use counts follow. */
+void graph_set_operands(graph *g, g_value *v, int n, g_value *const *in, const double *c);
+/* Gives V the RANK modes LABEL[0..RANK), with extents EXT[0..RANK). */
+void graph_set_modes(g_value *v, int rank, const int *label, const tx_extent *ext);
+/* Gives V the RANK modes LABEL[0..RANK), each with the extent it has in
+   FROM (which must have every one of them; FROM may be V itself). */
+void graph_set_modes_like(g_value *v, int rank, const int *label, const g_value *from);
+/* Appends V at the end of G's list (ids are assigned in order) and counts
+   its operands' uses. Returns V. */
 g_value *graph_add(graph *g, g_value *v);
-/* A zeroed value of kind OP in G's arena. */
-g_value *graph_value(graph *g, op_kind op);
+/* Queues new value V to go into G's list just before AT, a value in the
+   list (values queued before the same AT keep their order); the next
+   graph_renumber puts it there. Until then V has no id. */
+void graph_insert_before(graph *g, g_value *at, g_value *v);
+/* Marks V, which nothing uses, dead and releases its operands' uses;
+   graph_renumber drops it from the list. */
+void graph_kill(graph *g, g_value *v);
+/* Makes every use of OLD a use of NW, a value earlier in the list that
+   computes the same thing, and marks OLD dead. O(1): users' operand
+   pointers are redirected by graph_follow_replaced (one value, for a pass
+   that walks the list in order and compares operands) or by
+   graph_renumber (every value). */
+void graph_replace_uses(graph *g, g_value *old, g_value *nw);
+/* Points each operand of V that graph_replace_uses replaced at its
+   replacement. */
+void graph_follow_replaced(g_value *v);
+/* Makes G's list whole again after a pass edited it: redirects replaced
+   operands, drops dead values, puts queued values in place, renumbers
+   every value in order and recounts their uses. */
+void graph_renumber(graph *g);
+
 /* Checks every invariant of G; returns 0, or -1 with a message in MSG. */
 int graph_check(const graph *g, char *msg, size_t msglen);
+
+/* -- the cost model (the listing, the contraction order, BLAS layouts) */
+/* opt_einsum's FLOP count of a contraction of NTERMS operands whose loops
+   run over the labels ALL, label L having extent EXT[L], keeping OUT:
+   the size of the loop nest times the multiplications per point (NTERMS
+   - 1, at least 1), plus one addition per point if it sums a label. */
+double graph_contract_cost(const double *ext, labelset all, labelset out, int nterms);
+/* The FLOPs of contraction V (graph_contract_cost over its operands). */
+double graph_contract_flops(const graph *g, const g_value *v);
+/* The fraction of its dense box sparse map MAP keeps: known when the
+   graph is specialised for bound maps, else taken as 0.1. */
+double graph_map_density(const graph *g, int map);
 /* Cost estimates of value V (opt_einsum's FLOP count for contractions,
    one per element otherwise) and of its buffer, and the FLOPs of all of G. */
 double graph_value_flops(const graph *g, const g_value *v);
@@ -520,9 +592,6 @@ labelset graph_iteration_labels(const g_value *v);
 int graph_map_covers(const graph *g, int map, labelset it);
 /* Sets V's maps to those of MAPS[0..N) that cover its loops. */
 void graph_restrict(const graph *g, g_value *v, const int *maps, int n);
-/* Drops NULL and dead values from G's list, renumbers the rest in order
-   and recounts their uses (after a pass edited the list). */
-void graph_renumber(graph *g);
 /* The extent X as a number for cost models: exact when constant or known
    (JIT), else an estimate (64). */
 double graph_extent_estimate(const graph *g, tx_extent x);
@@ -530,13 +599,16 @@ double graph_extent_estimate(const graph *g, tx_extent x);
 double graph_value_elements(const graph *g, const g_value *v);
 /* The listing's word for an op ("contract", "map", ...). */
 const char *graph_op_name(op_kind op);
-/* The .tx spelling of an elementwise function and of a reduce operator. */
+/* The .tx spelling of an elementwise function, of a reduce operator and
+   of a linear-algebra function. */
 const char *graph_map_name(map_fn f);
 const char *graph_reduce_name(reduce_op r);
+const char *graph_la_name(la_fn f);
 
 /* ---- lower.c ---- */
-/* Lowers the checked program to an OpGraph; NULL on out of memory. */
-graph *lower_program(sema_program *S, tx_arena *a, tx_diag *d);
+/* Lowers the checked program S to an OpGraph in A, specialised for SPEC
+   (graph_new). Returns NULL after reporting an error (a limit) to D. */
+graph *lower_program(sema_program *S, tx_arena *a, tx_diag *d, const graph_spec *spec);
 
 /* ---- opt.c ---- */
 /* Runs the passes of LEVEL (0..2) in order, checking the graph between
@@ -553,17 +625,15 @@ void pass_dce(graph *g);
 
 /* ---- pass_order.c ---- */
 /* Splits every contraction of three or more operands into pairwise ones
-   in the cheapest order (exact dynamic programming over subsets up to 12
-   operands, greedy beyond). */
+   in the cheapest order by the graph's cost model (exact dynamic
+   programming over subsets up to 12 operands, greedy beyond). */
 void pass_order(graph *g);
-/* The FLOPs of contraction V as opt_einsum counts them. */
-double order_flops(const graph *g, const g_value *v);
 
 /* ---- pass_blas.c ---- */
 /* Maps pairwise contractions of GEMM, GEMV or DOT shape to BLAS calls,
    copying an operand to a GEMM-able layout only where strides cannot
    express it (TTGT), and writing straight into a stored tensor where its
-   layout allows. Runs only when g->blas is set. */
+   layout allows. Does nothing unless g->spec.blas allows BLAS. */
 void pass_blas(graph *g);
 
 /* ---- pass_fuse.c ---- */

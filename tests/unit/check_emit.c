@@ -106,7 +106,7 @@ static char *emit_for(const char *text, const tx_target *T, int level)
     pipe_t p;
     pipe_ok(&p, text, UPTO_LOWER);
     char msg[256];
-    p.g->blas = T->blas;
+    p.g->spec.blas = T->blas; /* what lower_program(..., NULL) left unset */
     ck_assert_msg(opt_run(p.g, level, msg, sizeof msg) == 0, "%s", msg);
     int64_t dims[8] = {5, 6, 7, 8, 5, 6, 7, 8};
     emit_options o = {.fn_name = "prog", .dim_values = dims};

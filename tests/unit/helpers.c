@@ -28,7 +28,7 @@ int pipe_run(pipe_t *p, const char *text, int upto)
         return -1;
     if (upto < UPTO_LOWER)
         return 0;
-    p->g = lower_program(p->S, p->a, &p->diag);
+    p->g = lower_program(p->S, p->a, &p->diag, NULL);
     return p->g && p->diag.nerrors == 0 ? 0 : -1;
 }
 
