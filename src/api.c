@@ -1,13 +1,17 @@
 /*
  * api.c — libtensorexpr's public functions (tensorexpr.h).
  *
- * tx_compile runs the pipeline up to the optimised OpGraph and keeps it;
- * tx_run resolves the extents from the bindings, emits the JIT flavour
- * specialised on them, compiles it with libtcc (only when an extent
- * changed since the last compilation) and calls it. Nothing here prints
- * or exits: failures return a status and leave a message in the context.
+ * tx_compile parses and checks the program and runs the pipeline
+ * (pipeline.c) up to the optimised OpGraph, so that every error of the
+ * program is reported there; tx_run resolves the extents from the
+ * bindings and, only when an extent changed since the last compilation,
+ * runs the pipeline again specialised on them through emission and
+ * libtcc, then calls the code. tx_emit and tx_graph run it to C and to the
+ * graph. Each of them runs the compiler under a recovery point
+ * (recover_run): out of memory and our own bugs come back as a status,
+ * with the compilation's memory freed. Nothing here prints or exits:
+ * failures return a status and leave a message in the context.
  */
-#include <setjmp.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -150,6 +154,7 @@ const char *tx_strerror(int status)
     case TX_ERR_BIND: return "a binding does not fit the program";
     case TX_ERR_RUN: return "a run-time check failed";
     case TX_ERR_JIT: return "the generated code did not compile";
+    case TX_ERR_INTERNAL: return "internal error (a bug in tensorexpr)";
     }
     return "unknown status";
 }
@@ -192,6 +197,81 @@ void tx_program_free(tx_program *p)
     free(p);
 }
 
+/* Runs WORK(ARG) under a recovery point (recover_run). On failure the
+   status and its message go to CTX: the pipeline's message in R for the
+   statuses it reports, else "out of memory" or the internal error. */
+static int guarded(tx_ctx *ctx, int (*work)(void *), void *arg, const pipeline_result *r)
+{
+    char what[512];
+    int st = recover_run(work, arg, what, sizeof what);
+    if (st == TX_OK)
+        return st;
+    if (st == TX_ERR_INTERNAL)
+        return fail(ctx, st, "%s", what);
+    if (st == TX_ERR_NOMEM || (r && r->diag.out.oom))
+        return fail(ctx, TX_ERR_NOMEM, "out of memory");
+    return fail(ctx, st, "%s", r && r->diag.out.p ? r->diag.out.p : "");
+}
+
+typedef struct {
+    tx_program *p;
+    const char *filename;
+    tx_diag diag;         /* parse and sema */
+    pipeline_result r;
+} compile_job;
+
+static int compile_work(void *arg)
+{
+    compile_job *j = arg;
+    tx_program *p = j->p;
+    const char *name = j->filename ? j->filename : "<input>";
+    p->src.name = arena_strndup(p->arena, name, strlen(name));
+    cst_program *cst = parse_program(&p->src, p->arena, &j->diag);
+    if (cst)
+        p->S = sema_check(cst, p->arena, &j->diag);
+    if (!p->S || j->diag.nerrors) { /* the diagnostics become the pipeline's message */
+        j->r.diag.out = j->diag.out;
+        j->diag.out = (tx_buf){0};
+        return TX_ERR_COMPILE;
+    }
+    /* lowered and optimised once now: lowering's errors (limits) belong
+       to compilation; tx_run specialises the graph again on the extents */
+    pipeline_options o = {.output = PIPE_GRAPH, .target = &target_jit_tcc, .opt_level = p->ctx->opt_level};
+    int st = pipeline_run(p->S, p->arena, &o, &j->r);
+    if (st != TX_OK)
+        return st;
+    p->g = j->r.g;
+
+    sema_program *S = p->S;
+    p->fn_name = function_name(p->arena, j->filename);
+    p->bind = arena_alloc(p->arena, sizeof(binding) * (size_t)(S->ntensors + 1));
+    p->maps = arena_alloc(p->arena, sizeof(tx_sparse_map *) * (size_t)(S->nmaps + 1));
+    p->dim_set = arena_alloc(p->arena, sizeof(int64_t) * (size_t)(S->nsym_dims + 1));
+    p->jit_dims = arena_alloc(p->arena, sizeof(int64_t) * (size_t)(S->nsym_dims + 1));
+    for (int i = 0; i < S->nsym_dims; i++)
+        p->dim_set[i] = -1;
+    p->timing = p->ctx->timing;
+    p->opt_level = p->ctx->opt_level;
+    p->threads = p->ctx->threads;
+    p->times = arena_alloc(p->arena, sizeof(double) * (size_t)(S->nassign + 1));
+    p->stmt_lines = arena_alloc(p->arena, sizeof(int) * (size_t)(S->nassign + 1));
+    for (cst_stmt *stmt = S->cst->first; stmt; stmt = stmt->next)
+        if (stmt->kind == STMT_ASSIGN || stmt->kind == STMT_LET_TENSOR)
+            p->stmt_lines[stmt->index] = (int)stmt->span.line;
+    p->dim_names = arena_alloc(p->arena, sizeof(char **) * (size_t)(S->ntensors + 1));
+    p->const_ext = arena_alloc(p->arena, sizeof(int64_t *) * (size_t)(S->ntensors + 1));
+    for (int i = 0; i < S->ntensors; i++) {
+        sym *t = S->tensors[i];
+        p->dim_names[i] = arena_alloc(p->arena, sizeof(char *) * (size_t)(t->rank + 1));
+        p->const_ext[i] = arena_alloc(p->arena, sizeof(int64_t) * (size_t)(t->rank + 1));
+        for (int m = 0; m < t->rank; m++) {
+            p->dim_names[i][m] = t->ext[m].dim >= 0 ? S->dims[t->ext[m].dim]->name : NULL;
+            p->const_ext[i][m] = t->ext[m].dim >= 0 ? -1 : t->ext[m].value;
+        }
+    }
+    return TX_OK;
+}
+
 tx_program *tx_compile(tx_ctx *ctx, const char *src, size_t len, const char *filename)
 {
     if (!ctx)
@@ -220,69 +300,16 @@ tx_program *tx_compile(tx_ctx *ctx, const char *src, size_t len, const char *fil
     if (len)
         memcpy(p->text, src, len);
     p->text[len] = 0;
-    p->src.name = arena_strndup(p->arena, filename ? filename : "<input>",
-                                strlen(filename ? filename : "<input>"));
     p->src.text = p->text;
     p->src.len = len;
-    tx_diag diag = {.src = &p->src};
-    jmp_buf oom;
-    if (setjmp(oom)) {
-        buf_free(&diag.out);
-        tx_program_free(p);
-        fail(ctx, TX_ERR_NOMEM, "out of memory");
-        return NULL;
-    }
-    arena_on_oom(p->arena, &oom);
-
-    cst_program *cst = parse_program(&p->src, p->arena, &diag);
-    if (cst)
-        p->S = sema_check(cst, p->arena, &diag);
-    graph_spec spec = {.blas = 1};
-    if (p->S)
-        p->g = lower_program(p->S, p->arena, &diag, &spec);
-    if (!p->g || diag.nerrors) {
-        if (!diag.nerrors)
-            diag_error(&diag, (tx_span){0, 0, 0, 0}, "internal error: lowering failed");
-        set_msg(ctx, "%s", diag.out.p ? diag.out.p : "");
-        ctx->status = diag.out.oom ? TX_ERR_NOMEM : TX_ERR_COMPILE;
-        buf_free(&diag.out);
-        arena_on_oom(p->arena, NULL);
+    compile_job job = {.p = p, .filename = filename, .diag = {.src = &p->src}};
+    int st = guarded(ctx, compile_work, &job, &job.r);
+    buf_free(&job.diag.out);
+    pipeline_result_free(&job.r);
+    if (st != TX_OK) {
         tx_program_free(p);
         return NULL;
     }
-    char msg[512];
-    if (opt_run(p->g, ctx->opt_level, msg, sizeof msg) < 0)
-        tx_assert_fail(msg, __FILE__, __LINE__); /* a broken graph is our bug */
-    buf_free(&diag.out);
-
-    sema_program *S = p->S;
-    p->fn_name = function_name(p->arena, filename);
-    p->bind = arena_alloc(p->arena, sizeof(binding) * (size_t)(S->ntensors + 1));
-    p->maps = arena_alloc(p->arena, sizeof(tx_sparse_map *) * (size_t)(S->nmaps + 1));
-    p->dim_set = arena_alloc(p->arena, sizeof(int64_t) * (size_t)(S->nsym_dims + 1));
-    p->jit_dims = arena_alloc(p->arena, sizeof(int64_t) * (size_t)(S->nsym_dims + 1));
-    for (int i = 0; i < S->nsym_dims; i++)
-        p->dim_set[i] = -1;
-    p->timing = ctx->timing;
-    p->opt_level = ctx->opt_level;
-    p->threads = ctx->threads;
-    p->times = arena_alloc(p->arena, sizeof(double) * (size_t)(S->nassign + 1));
-    p->stmt_lines = arena_alloc(p->arena, sizeof(int) * (size_t)(S->nassign + 1));
-    for (cst_stmt *st = S->cst->first; st; st = st->next)
-        if (st->kind == STMT_ASSIGN || st->kind == STMT_LET_TENSOR)
-            p->stmt_lines[st->index] = (int)st->span.line;
-    p->dim_names = arena_alloc(p->arena, sizeof(char **) * (size_t)(S->ntensors + 1));
-    p->const_ext = arena_alloc(p->arena, sizeof(int64_t *) * (size_t)(S->ntensors + 1));
-    for (int i = 0; i < S->ntensors; i++) {
-        sym *t = S->tensors[i];
-        p->dim_names[i] = arena_alloc(p->arena, sizeof(char *) * (size_t)(t->rank + 1));
-        p->const_ext[i] = arena_alloc(p->arena, sizeof(int64_t) * (size_t)(t->rank + 1));
-        for (int m = 0; m < t->rank; m++) {
-            p->dim_names[i][m] = t->ext[m].dim >= 0 ? S->dims[t->ext[m].dim]->name : NULL;
-            p->const_ext[i][m] = t->ext[m].dim >= 0 ? -1 : t->ext[m].value;
-        }
-    }
-    arena_on_oom(p->arena, NULL);
     set_msg(ctx, "%s", "");
     ctx->status = TX_OK;
     return p;
@@ -540,51 +567,47 @@ int tx_timing(const tx_program *p, int i, double *seconds, int *line)
     return TX_OK;
 }
 
-/* The program's graph lowered again into a new arena (*ARENA, which the
-   caller frees) and optimised for extents DIMS (NULL: estimates), with or
-   without BLAS calls; NULL if out of memory. */
-static graph *specialise(tx_program *p, const int64_t *dims, int blas, tx_arena **arena)
+/* How full the bound sparse maps are for extents DIMS (per symbolic dim,
+   -1 if unknown), for the contraction order: per map, entries over the
+   dense size, or 0.1 when not known; in arena A. NULL without maps. */
+static const double *map_densities(const tx_program *p, const int64_t *dims, tx_arena *a)
 {
-    tx_arena *a = arena_new();
-    if (!a)
+    if (!dims || !p->S->nmaps)
         return NULL;
-    jmp_buf oom;
-    if (setjmp(oom)) {
-        arena_free(a);
-        return NULL;
+    double *dens = arena_alloc(a, sizeof(double) * (size_t)p->S->nmaps);
+    for (int k = 0; k < p->S->nmaps; k++) {
+        const sym *m = p->S->maps[k];
+        double ns = 1, nd = 1;
+        for (int j = 0; j < m->nsrc; j++)
+            ns *= (double)sema_extent_eval(p->S, m->src_ext[j], dims);
+        for (int j = 0; j < m->ndst; j++)
+            nd *= (double)sema_extent_eval(p->S, m->dst_ext[j], dims);
+        const tx_sparse_map *b = p->maps[k];
+        dens[k] = 0.1;
+        if (b && b->offsets && (double)b->nsrc == ns && ns * nd > 0)
+            dens[k] = (double)b->offsets[b->nsrc] / (ns * nd);
     }
-    arena_on_oom(a, &oom);
-    graph_spec spec = {.blas = blas, .dim_values = dims};
-    /* how full the bound sparse maps are, for the contraction order */
-    if (dims && p->S->nmaps) {
-        double *dens = arena_alloc(a, sizeof(double) * (size_t)p->S->nmaps);
-        for (int k = 0; k < p->S->nmaps; k++) {
-            const sym *m = p->S->maps[k];
-            double ns = 1, nd = 1;
-            for (int j = 0; j < m->nsrc; j++)
-                ns *= (double)sema_extent_eval(p->S, m->src_ext[j], dims);
-            for (int j = 0; j < m->ndst; j++)
-                nd *= (double)sema_extent_eval(p->S, m->dst_ext[j], dims);
-            const tx_sparse_map *b = p->maps[k];
-            dens[k] = 0.1;
-            if (b && b->offsets && (double)b->nsrc == ns && ns * nd > 0)
-                dens[k] = (double)b->offsets[b->nsrc] / (ns * nd);
-        }
-        spec.map_density = dens;
-    }
-    tx_diag diag = {.src = &p->src};
-    graph *g = lower_program(p->S, a, &diag, &spec); /* copies the spec's arrays */
-    buf_free(&diag.out);
-    if (!g) { /* it lowered once already: only memory can fail now */
-        arena_free(a);
-        return NULL;
-    }
-    char msg[512];
-    if (opt_run(g, p->opt_level, msg, sizeof msg) < 0)
-        tx_assert_fail(msg, __FILE__, __LINE__);
-    arena_on_oom(a, NULL);
-    *arena = a;
-    return g;
+    return dens;
+}
+
+typedef struct {
+    tx_program *p;
+    const int64_t *dims;
+    tx_arena *arena;
+    pipeline_result r;
+} run_job;
+
+/* tx_run's compilation: the graph lowered again and optimised knowing the
+   extents (the contraction order and the kernels are chosen for these
+   sizes), emitted as the JIT flavour and compiled. */
+static int run_compile_work(void *arg)
+{
+    run_job *j = arg;
+    tx_program *p = j->p;
+    pipeline_options o = {.output = PIPE_JIT, .target = &target_jit_tcc, .opt_level = p->opt_level,
+                          .dim_values = j->dims, .fn_name = p->fn_name, .timing = p->timing};
+    o.map_density = map_densities(p, j->dims, j->arena);
+    return pipeline_run(p->S, j->arena, &o, &j->r);
 }
 
 int tx_run(tx_program *p)
@@ -623,31 +646,21 @@ int tx_run(tx_program *p)
     p->jit_seconds = 0;
     if (!p->jit) {
         double t0 = tx_rt_now();
-        /* lower again and optimise knowing the extents: the contraction
-           order and the kernels are chosen for these sizes */
-        graph *g = specialise(p, dims, 1, &p->jit_arena);
-        if (!g) {
-            st = fail(p->ctx, TX_ERR_NOMEM, "out of memory");
+        run_job job = {.p = p, .dims = dims, .arena = arena_new()};
+        st = job.arena ? guarded(p->ctx, run_compile_work, &job, &job.r)
+                       : fail(p->ctx, TX_ERR_NOMEM, "out of memory");
+        size_t ws = job.r.workspace;
+        if (st == TX_OK) { /* the program keeps the code and the arena its error table is in */
+            p->jit = job.r.jit;
+            job.r.jit = NULL;
+            p->jit_arena = job.arena;
+            p->errs = job.r.errs;
+            p->nerrs = job.r.nerrs;
+        } else
+            arena_free(job.arena);
+        pipeline_result_free(&job.r);
+        if (st != TX_OK)
             goto out;
-        }
-        size_t ws = 0;
-        emit_options o = {.fn_name = p->fn_name, .dim_values = dims, .timing = p->timing, .workspace = &ws};
-        tx_buf src = {0};
-        if (emit_c(g, &target_jit_tcc, &o, &src, &p->errs, &p->nerrs) < 0) {
-            buf_free(&src);
-            st = fail(p->ctx, TX_ERR_NOMEM, "out of memory");
-            goto out;
-        }
-        tx_buf err = {0};
-        p->jit = jit_compile(src.p, &err);
-        buf_free(&src);
-        if (!p->jit) {
-            st = fail(p->ctx, TX_ERR_JIT, "internal error: the generated code did not compile:\n%s",
-                      err.p ? err.p : "");
-            buf_free(&err);
-            goto out;
-        }
-        buf_free(&err);
         memcpy(p->jit_dims, dims, sizeof(int64_t) * (size_t)n);
         /* the intermediates' memory, planned by liveness at emission, is
            allocated once and reused by every run until extents change */
@@ -698,6 +711,19 @@ out:
     return st;
 }
 
+typedef struct {
+    tx_program *p;
+    pipeline_options o;
+    tx_arena *arena;
+    pipeline_result r;
+} emit_job;
+
+static int emit_work(void *arg)
+{
+    emit_job *j = arg;
+    return pipeline_run(j->p->S, j->arena, &j->o, &j->r);
+}
+
 char *tx_emit(tx_program *p, const tx_emit_options *opts, size_t *len)
 {
     if (!p)
@@ -711,38 +737,20 @@ char *tx_emit(tx_program *p, const tx_emit_options *opts, size_t *len)
              "keyword or a C library name, and does not start with '_' or 'tx_'", opts->name);
         return NULL;
     }
-    const tx_target *T = opts->no_blas ? &target_c99 : &target_c99_blas;
-    emit_options o = {.fn_name = name};
-    tx_buf out = {0};
-    tx_arena *a = NULL;
-    graph *g = specialise(p, NULL, T->blas, &a);
-    if (!g) {
-        fail(p->ctx, TX_ERR_NOMEM, "out of memory");
-        return NULL;
+    emit_job job = {.p = p, .arena = arena_new()};
+    job.o = (pipeline_options){.output = opts->header ? PIPE_HEADER : PIPE_C,
+                               .target = opts->no_blas ? &target_c99 : &target_c99_blas,
+                               .opt_level = p->opt_level, .fn_name = name};
+    int st = job.arena ? guarded(p->ctx, emit_work, &job, &job.r) : fail(p->ctx, TX_ERR_NOMEM, "out of memory");
+    char *out = st == TX_OK ? job.r.c.p : NULL;
+    if (out) {
+        if (len)
+            *len = job.r.c.len;
+        job.r.c = (tx_buf){0}; /* the caller's now */
     }
-    for (int k = 0; !T->blas && k < g->n; k++)
-        if (g->v[k]->op == OP_LINALG) {
-            tx_buf d = {0};
-            tx_diag diag = {.src = &p->src};
-            static const char *names[] = {"?", "cholesky", "inv", "pow", "solve", "eigh", "qr", "svd", "slice"};
-            diag_error(&diag, g->v[k]->span, "'%s' needs LAPACK, which --no-blas leaves out",
-                       names[g->v[k]->la]);
-            fail(p->ctx, TX_ERR_COMPILE, "%s", diag.out.p ? diag.out.p : "");
-            buf_free(&diag.out);
-            buf_free(&d);
-            arena_free(a);
-            return NULL;
-        }
-    int r = opts->header ? emit_header(g, T, &o, &out) : emit_c(g, T, &o, &out, NULL, NULL);
-    arena_free(a);
-    if (r < 0 || !out.p) {
-        buf_free(&out);
-        fail(p->ctx, TX_ERR_NOMEM, "out of memory");
-        return NULL;
-    }
-    if (len)
-        *len = out.len;
-    return out.p;
+    pipeline_result_free(&job.r);
+    arena_free(job.arena);
+    return out;
 }
 
 char *tx_emit_c(tx_program *p, size_t *len)
@@ -750,36 +758,67 @@ char *tx_emit_c(tx_program *p, size_t *len)
     return tx_emit(p, NULL, len);
 }
 
-char *tx_graph(tx_program *p, int dot, size_t *len)
+typedef struct {
+    tx_program *p;
+    int dot;
+    const char *after;
+    tx_arena *a, *a0;
+    tx_buf out;
+    pipeline_result r, r0;
+} graph_job;
+
+/* The graph for the dims set so far (estimates for the others); with
+   AFTER, the listings after that stage or each; else the optimised graph
+   and the naive cost: the same program lowered, no passes. */
+static int graph_work(void *arg)
+{
+    graph_job *j = arg;
+    tx_program *p = j->p;
+    pipeline_options o = {.output = PIPE_GRAPH, .target = &target_jit_tcc, .opt_level = p->opt_level,
+                          .dim_values = p->dim_set, .dump_after = j->after, .dump_dot = j->dot,
+                          .dump = &j->out};
+    o.map_density = map_densities(p, p->dim_set, j->a);
+    int st = pipeline_run(p->S, j->a, &o, &j->r);
+    if (st != TX_OK || j->after)
+        return st;
+    pipeline_options o0 = o;
+    o0.opt_level = 0;
+    o0.target = &target_c99; /* as written: no BLAS */
+    st = pipeline_run(p->S, j->a0, &o0, &j->r0);
+    if (st != TX_OK) {
+        j->r.diag.out = j->r0.diag.out; /* the message guarded() reports */
+        j->r0.diag.out = (tx_buf){0};
+        return st;
+    }
+    graph_print(j->r.g, &j->out, j->dot);
+    if (!j->dot)
+        buf_printf(&j->out, "# naive (as written, -O0): %.4g flop\n", graph_flops(j->r0.g));
+    return TX_OK;
+}
+
+char *tx_graph_after(tx_program *p, const char *pass, int dot, size_t *len)
 {
     if (!p)
         return NULL;
-    tx_buf out = {0};
-    /* the graph for the dims set so far (estimates for the others), and
-       the naive cost: the same program lowered, no passes */
-    tx_arena *a = NULL, *a0 = NULL;
-    graph *g = specialise(p, p->dim_set, 1, &a);
-    int level = p->opt_level;
-    p->opt_level = 0;
-    graph *g0 = specialise(p, p->dim_set, 0, &a0);
-    p->opt_level = level;
-    if (!g || !g0) {
-        arena_free(a);
-        arena_free(a0);
-        fail(p->ctx, TX_ERR_NOMEM, "out of memory");
-        return NULL;
-    }
-    graph_print(g, &out, dot);
-    if (!dot)
-        buf_printf(&out, "# naive (as written, -O0): %.4g flop\n", graph_flops(g0));
-    arena_free(a);
-    arena_free(a0);
-    if (out.oom || !out.p) {
-        buf_free(&out);
-        fail(p->ctx, TX_ERR_NOMEM, "out of memory");
+    graph_job job = {.p = p, .dot = dot, .after = pass, .a = arena_new(), .a0 = arena_new()};
+    int st = job.a && job.a0 ? guarded(p->ctx, graph_work, &job, &job.r)
+                             : fail(p->ctx, TX_ERR_NOMEM, "out of memory");
+    if (st == TX_OK && (job.out.oom || !job.out.p))
+        st = fail(p->ctx, TX_ERR_NOMEM, "out of memory");
+    pipeline_result_free(&job.r);
+    pipeline_result_free(&job.r0);
+    arena_free(job.a);
+    arena_free(job.a0);
+    if (st != TX_OK) {
+        buf_free(&job.out);
         return NULL;
     }
     if (len)
-        *len = out.len;
-    return out.p;
+        *len = job.out.len;
+    return job.out.p;
+}
+
+char *tx_graph(tx_program *p, int dot, size_t *len)
+{
+    return tx_graph_after(p, NULL, dot, len);
 }

@@ -1,6 +1,8 @@
 /*
  * arena.c — bump allocation for one compilation: tokens, CST, OpGraph.
  * Nothing is freed individually; arena_free releases every block at once.
+ * Out of memory goes to the innermost recovery point (recover.c), so the
+ * compiler's phases never check for NULL.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -20,13 +22,7 @@ typedef struct block {
 
 struct tx_arena {
     block *head;
-    jmp_buf *on_oom;
 };
-
-void arena_on_oom(tx_arena *a, jmp_buf *on_oom)
-{
-    a->on_oom = on_oom;
-}
 
 tx_arena *arena_new(void)
 {
@@ -55,8 +51,7 @@ void *arena_alloc(tx_arena *a, size_t size)
         size_t bsize = size > 65536 ? size : 65536;
         b = malloc(sizeof(block) + bsize);
         if (!b) {
-            if (a->on_oom)
-                longjmp(*a->on_oom, 1);
+            recover_oom();
             return NULL;
         }
         b->size = bsize;
@@ -95,10 +90,4 @@ char *arena_printf(tx_arena *a, const char *fmt, ...)
     vsnprintf(p, (size_t)n + 1, fmt, ap);
     va_end(ap);
     return p;
-}
-
-void tx_assert_fail(const char *what, const char *file, int line)
-{
-    fprintf(stderr, "tensorexpr: internal error: %s (%s:%d)\n", what, file, line);
-    abort();
 }

@@ -43,7 +43,11 @@ typedef enum {
     TX_ERR_COMPILE = 3, /* the .tx program has errors (see tx_errmsg) */
     TX_ERR_BIND = 4,    /* a binding does not fit its declaration */
     TX_ERR_RUN = 5,     /* a run-time check failed (dims, bad data) */
-    TX_ERR_JIT = 6      /* libtcc could not compile the generated code */
+    TX_ERR_JIT = 6,     /* libtcc could not compile the generated code */
+    TX_ERR_INTERNAL = 7 /* a bug in tensorexpr: an internal check failed
+                           ("internal error: CONDITION (FILE:LINE)"); the
+                           compilation's memory is freed and the context
+                           stays usable */
 } tx_status;
 
 typedef struct tx_ctx tx_ctx;
@@ -164,6 +168,13 @@ TX_API char *tx_emit(tx_program *p, const tx_emit_options *opts, size_t *len);
 /* The optimised operation graph as a text listing (DOT = 0) or Graphviz
    (DOT = 1), in malloc'd memory the caller frees. NULL on error. */
 TX_API char *tx_graph(tx_program *p, int dot, size_t *len);
+
+/* The graph after one stage of the compiler, PASS ("lower" or a pass of
+   the optimisation level: "cse", "fold", "dce", "order", "blas", "fuse"),
+   or after each in turn (PASS "all"), each listing under a line
+   "# after ...". PASS NULL is tx_graph(). An unknown PASS, or one the
+   level does not run, is TX_ERR_ARG with the valid names in tx_errmsg(). */
+TX_API char *tx_graph_after(tx_program *p, const char *pass, int dot, size_t *len);
 
 /* Number of parameter tensors (in, out, inout), in declaration order. */
 TX_API int tx_tensor_count(const tx_program *p);

@@ -4,9 +4,11 @@
  * Pipeline (DESIGN.md §1):
  *   lex (grammar/lexer.re) → parse (grammar/parser.y, actions in cst.c)
  *   → CST (cst.c, a DAG) → sema.c → lower.c → OpGraph (graph.c)
- *   → passes (opt.c) → emit_*.c (for a target.c target) → jit.c
- * Prefixes: arena_, diag_, lex_, parse_, cst_, sema_, lower_, graph_,
- * pass_, opt_, target_, emit_, jit_, mangle_.
+ *   → passes (pass_*.c) → emit_*.c (for a target.c target) → jit.c;
+ *   pipeline.c drives everything after sema, with one options struct,
+ *   from one function.
+ * Prefixes: arena_, recover_, diag_, lex_, parse_, cst_, sema_, lower_,
+ * graph_, pass_, pipeline_, target_, emit_, jit_, mangle_.
  */
 #ifndef TX_H
 #define TX_H
@@ -25,21 +27,34 @@
 #define TX_MAX_NESTING 1000    /* parser stack: nesting of parentheses and calls */
 #define TX_MAX_STMTS 100000    /* statements in one program */
 
-/* Internal invariant failure: abort with file and line. */
+/* ---- recover.c: recovery points (the library never aborts) ---- */
+/* Internal invariant failure: the innermost recovery point returns
+   TX_ERR_INTERNAL with "internal error: C (file:line)"; with none, abort. */
 #define TX_ASSERT(c) ((c) ? (void)0 : tx_assert_fail(#c, __FILE__, __LINE__))
+#ifdef __GNUC__
+__attribute__((noreturn))
+#endif
 void tx_assert_fail(const char *what, const char *file, int line);
+/* Calls WORK(ARG) under a recovery point and returns its status, or
+   TX_ERR_INTERNAL after an internal error in it (the message, "internal
+   error: CONDITION (FILE:LINE)", in WHAT[0..WHATLEN)), or TX_ERR_NOMEM
+   after an arena ran out of memory in it. WORK's state must live in ARG
+   (memory the caller owns), so that the caller can free what a failed
+   WORK leaves. Recovery points nest (per thread). */
+int recover_run(int (*work)(void *arg), void *arg, char *what, size_t whatlen);
+/* Out of memory: longjmps to the innermost recovery point; returns if there
+   is none. */
+void recover_oom(void);
 
 /* ---- arena.c: one arena per compilation, freed in one call ---- */
 typedef struct tx_arena tx_arena;
 /* A new, empty arena; NULL if out of memory. */
 tx_arena *arena_new(void);
-/* Makes allocation failures in A longjmp to ON_OOM (NULL: return NULL). */
-#include <setjmp.h>
-void arena_on_oom(tx_arena *a, jmp_buf *on_oom);
 /* Frees every block of A. NULL is a no-op. */
 void arena_free(tx_arena *a);
-/* SIZE zeroed bytes aligned for any type; longjmps to the arena's OOM
-   handler if set, else returns NULL, when memory runs out. */
+/* SIZE zeroed bytes aligned for any type. When memory runs out: longjmps
+   to the innermost recovery point (recover_run), or returns NULL if there
+   is none. */
 void *arena_alloc(tx_arena *a, size_t size);
 /* A NUL-terminated copy of S[0..N). */
 char *arena_strndup(tx_arena *a, const char *s, size_t n);
@@ -610,11 +625,6 @@ const char *graph_la_name(la_fn f);
    (graph_new). Returns NULL after reporting an error (a limit) to D. */
 graph *lower_program(sema_program *S, tx_arena *a, tx_diag *d, const graph_spec *spec);
 
-/* ---- opt.c ---- */
-/* Runs the passes of LEVEL (0..2) in order, checking the graph between
-   them. Returns 0, or -1 with the failing check in MSG. */
-int opt_run(graph *g, int level, char *msg, size_t msglen);
-
 /* ---- pass_cse.c ---- */
 /* Merges values that compute the same thing (common subexpressions). */
 void pass_cse(graph *g);
@@ -748,6 +758,64 @@ jit_module *jit_compile(const char *src, tx_buf *err);
 jit_entry jit_entry_point(jit_module *m);
 /* Frees the module and its code. NULL is a no-op. */
 void jit_free(jit_module *m);
+
+/* ---- pipeline.c: lowering → passes → C → JIT, driven from one place ---- */
+/* How far a compilation goes. */
+typedef enum {
+    PIPE_GRAPH = 1, /* the optimised graph */
+    PIPE_HEADER,    /* ... and the header of the target's C (TX_ENTRY_NAMED) */
+    PIPE_C,         /* ... and the target's C source */
+    PIPE_JIT        /* ... and that source compiled by libtcc (target_jit_tcc) */
+} pipe_output;
+
+/* Every option of a compilation. */
+typedef struct {
+    pipe_output output;
+    const tx_target *target;    /* what the code is for, also when only the graph
+                                   is wanted: its BLAS/LAPACK permission holds for
+                                   the passes too (never NULL) */
+    int opt_level;              /* 0: no pass; 1 and 2: every pass */
+    const int64_t *dim_values;  /* per symbolic dim, -1 if unknown; NULL: none known
+                                   (the cost model's estimates; specialised targets
+                                   need every one) */
+    const double *map_density;  /* per sparse map: entries / dense size; NULL: estimated */
+    const char *dump_after;     /* NULL, a stage name (pipeline_stage_name) or
+                                   "all": the listing after that stage, or after
+                                   each, goes to DUMP under a line "# after ...";
+                                   one named stage also ends the compilation there */
+    int dump_dot;               /* the listings as Graphviz */
+    tx_buf *dump;
+    const char *fn_name;        /* emission: the C function's name (TX_ENTRY_NAMED) */
+    int timing;                 /* emission: record statement times (TX_ENTRY_ARGV) */
+} pipeline_options;
+
+/* What a compilation made. Its buffers and module are the caller's to
+   free, also after an internal error longjmped out of pipeline_run. */
+typedef struct {
+    graph *g;              /* the graph as far as the compilation went (in its arena) */
+    tx_diag diag;          /* a failure's diagnostics or message (diag.out) */
+    tx_buf c;              /* from PIPE_HEADER on: the text */
+    emit_error *errs;      /* from PIPE_C on: the generated code's error table (arena) */
+    int nerrs;
+    size_t workspace;      /* PIPE_JIT: bytes of intermediates the code takes */
+    jit_module *jit;       /* PIPE_JIT: the compiled code (jit_free) */
+} pipeline_result;
+
+/* Compiles checked program S in arena A as O asks: lowers, runs the passes
+   of O's level with graph_check after lowering and after each pass, then
+   emits and JIT-compiles as far as O->output. Returns TX_OK; or, with a
+   message in R->diag.out: TX_ERR_COMPILE (a limit of lowering; LAPACK
+   calls for a target without BLAS), TX_ERR_ARG (O->dump_after names no
+   stage, or one that does not run at this level), TX_ERR_JIT (libtcc
+   refused the code), TX_ERR_NOMEM. A graph that fails its check is an
+   internal error (tx_assert_fail), and so is the testing hook: the
+   environment variable TX_DEBUG_FAIL_AFTER_PASS naming a stage that runs. */
+int pipeline_run(sema_program *S, tx_arena *a, const pipeline_options *o, pipeline_result *r);
+/* Frees R's buffers and module (not the arena) and zeroes it. */
+void pipeline_result_free(pipeline_result *r);
+/* The name of stage I (0: "lower", then the passes in order), NULL past
+   the last. */
+const char *pipeline_stage_name(int i);
 
 
 #endif /* TX_H */

@@ -101,41 +101,33 @@ static int id_count(const idlist *l, const char *w)
     T3 "(\"" L1 "\") = " T1 "(\"" L1 "," L2 "\") * " T2 "(\"" L2 "\");\n"                    \
     T4 " += " T3 "(\"" L1 "\") ^ 2 + " T1 "(\"0,2\");\n"
 
-static char *emit_for(const char *text, const tx_target *T, int level)
+/* The C that the pipeline emits for TEXT for target T at LEVEL, every dim
+   known (5, 6, 7, 8, ...); at least MIN_ERRS run-time errors in its table. */
+static char *emit_with(const char *text, const tx_target *T, int level, int min_errs)
 {
     pipe_t p;
-    pipe_ok(&p, text, UPTO_LOWER);
-    char msg[256];
-    p.g->spec.blas = T->blas; /* what lower_program(..., NULL) left unset */
-    ck_assert_msg(opt_run(p.g, level, msg, sizeof msg) == 0, "%s", msg);
+    pipe_ok(&p, text, UPTO_SEMA);
     int64_t dims[8] = {5, 6, 7, 8, 5, 6, 7, 8};
-    emit_options o = {.fn_name = "prog", .dim_values = dims};
-    tx_buf out = {0};
-    ck_assert_int_eq(emit_c(p.g, T, &o, &out, NULL, NULL), 0);
-    char *s = strdup(out.p);
-    buf_free(&out);
+    pipeline_options o = {.output = PIPE_C, .target = T, .opt_level = level, .dim_values = dims,
+                          .fn_name = "prog"};
+    pipeline_result r;
+    ck_assert_msg(pipeline_run(p.S, p.a, &o, &r) == TX_OK, "%s", r.diag.out.p ? r.diag.out.p : "");
+    ck_assert_ptr_nonnull(r.c.p);
+    ck_assert_int_ge(r.nerrs, min_errs);
+    char *s = strdup(r.c.p);
+    pipeline_result_free(&r);
     pipe_free(&p);
     return s;
 }
 
+static char *emit_for(const char *text, const tx_target *T, int level)
+{
+    return emit_with(text, T, level, 0);
+}
+
 static char *emit_program(const char *text, int jit)
 {
-    pipe_t p;
-    pipe_ok(&p, text, UPTO_LOWER);
-    char msg[256];
-    ck_assert_msg(opt_run(p.g, 2, msg, sizeof msg) == 0, "%s", msg);
-    int64_t dims[4] = {5, 5, 5, 5};
-    emit_options o = {.fn_name = "prog", .dim_values = dims};
-    tx_buf out = {0};
-    emit_error *errs = NULL;
-    int nerrs = 0;
-    ck_assert_int_eq(emit_c(p.g, jit ? &target_jit_tcc : &target_c99_blas, &o, &out, &errs, &nerrs), 0);
-    ck_assert_ptr_nonnull(out.p);
-    ck_assert_int_ge(nerrs, 1);
-    char *s = strdup(out.p);
-    buf_free(&out);
-    pipe_free(&p);
-    return s;
+    return emit_with(text, jit ? &target_jit_tcc : &target_c99_blas, 2, 1);
 }
 
 START_TEST(emit_names_never_raw)
