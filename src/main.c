@@ -54,6 +54,10 @@ static const char help_text[] =
     "nothing; one that would overwrite the program, an input or another output\n"
     "is refused (exit status 2).\n"
     "\n"
+    "Optimisation levels: -O0 runs no pass (each product is one loop nest); -O1\n"
+    "the passes that need no sizes (cse, fold, dce, fuse: products stay loop\n"
+    "nests, no BLAS); -O2, the default, also the contraction order and BLAS calls.\n"
+    "\n"
     "'txc COMMAND --help' lists a command's options. The manual is txc(1); the\n"
     "language tx(5); the library tensorexpr(3).\n";
 

@@ -8,8 +8,13 @@
  * graph learns what it is specialised for (known extents, sparse-map
  * fill, whether the target has BLAS) once, when it is created.
  *
- * Levels: -O0 runs no pass; -O1 and -O2 run the list below (each pass
- * names the lowest level it runs at).
+ * Levels (txc(1), tx_set_option(3)):
+ *   -O0  no pass: each statement as written, each product one loop nest
+ *        over all of its labels;
+ *   -O1  the passes that do not depend on sizes: cse, fold, dce, fuse
+ *        (products stay one loop nest each, nothing calls BLAS);
+ *   -O2  every pass: also the contraction order and BLAS, which are
+ *        chosen for the extents (known at JIT time, estimated otherwise).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,8 +34,8 @@ static const pass passes[] = {
     {"cse", 1, pass_cse},     /* one value for each distinct computation */
     {"fold", 1, pass_fold},   /* constant operands into scale factors */
     {"dce", 1, pass_dce},     /* drop values nothing uses */
-    {"order", 1, pass_order}, /* n-ary contractions into the cheapest pairwise order (sizes) */
-    {"blas", 1, pass_blas},   /* GEMM/GEMV/DOT-shaped contractions to BLAS calls (layouts) */
+    {"order", 2, pass_order}, /* n-ary contractions into the cheapest pairwise order (sizes) */
+    {"blas", 2, pass_blas},   /* GEMM/GEMV/DOT-shaped contractions to BLAS calls (layouts) */
     {"fuse", 1, pass_fuse},   /* elementwise chains into their users' loops */
 };
 #define NPASSES ((int)(sizeof passes / sizeof passes[0]))

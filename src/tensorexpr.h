@@ -79,7 +79,9 @@ typedef struct {
 
 /* Options of a context; they apply to programs compiled after they are set. */
 typedef enum {
-    TX_OPTION_OPT_LEVEL = 1, /* 0, 1 or 2 (default 2) */
+    TX_OPTION_OPT_LEVEL = 1, /* 0: no pass; 1: the passes that need no sizes
+                                (cse, fold, dce, fuse); 2 (default): also the
+                                contraction order and BLAS */
     TX_OPTION_TIMING = 2,    /* 1: tx_run records per-statement times (tx_timing) */
     TX_OPTION_THREADS = 3    /* threads of the program's loops and of BLAS/LAPACK together;
                                 0 (default): TX_NUM_THREADS if set, else every core */

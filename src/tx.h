@@ -774,7 +774,8 @@ typedef struct {
     const tx_target *target;    /* what the code is for, also when only the graph
                                    is wanted: its BLAS/LAPACK permission holds for
                                    the passes too (never NULL) */
-    int opt_level;              /* 0: no pass; 1 and 2: every pass */
+    int opt_level;              /* 0: no pass; 1: the passes that need no sizes
+                                   (cse, fold, dce, fuse); 2: every pass */
     const int64_t *dim_values;  /* per symbolic dim, -1 if unknown; NULL: none known
                                    (the cost model's estimates; specialised targets
                                    need every one) */

@@ -38,7 +38,7 @@ run "library API (Check)" "$B/check_api"
 run "sparse maps through the library (Check)" "$B/check_sparse"
 run "kernels on threads: same bytes for any thread count (Check)" "$B/check_threads"
 run "golden diagnostics and listings" sh tests/run_golden.sh
-run "numerical vs numpy, -O0 and -O2" "$PYTHON" tests/run_num.py --txc "$TXC" -j 2
+run "numerical vs numpy, -O0, -O1 and -O2" "$PYTHON" tests/run_num.py --txc "$TXC" -j 2 -O0 -O1 -O2
 run "standalone C vs numpy and txc run" "$PYTHON" tests/run_cc.py --txc "$TXC"
 run "standalone C under OpenMP, 1 and 2 threads" "$PYTHON" tests/run_cc.py --txc "$TXC" --openmp \
     tests/num/par_kernels.tx tests/num/fn_cumsum.tx tests/num/matmul.tx
