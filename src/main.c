@@ -4,7 +4,7 @@
  *
  *   txc FILE.tx [-o OUT.c] [--header OUT.h] [--name FN] [-O0|-O1|-O2] [--no-blas]
  *   txc run FILE.tx NAME=FILE.npy ... [-D n=64 ...] [--random] [--time] [-q] [-O..]
- *   txc graph FILE.tx [--dot] [-O0|-O1|-O2]
+ *   txc graph FILE.tx [--dot] [--after PASS|all] [-O0|-O1|-O2]
  *   txc check FILE.tx
  *
  * Exit status: 0 success, 1 the program has errors, 2 bad usage, 3 a
@@ -33,7 +33,7 @@ enum { EXIT_PROGRAM = 1, EXIT_USAGE = 2, EXIT_RUNTIME = 3 };
 #define RUN_SYNOPSIS                                                                                 \
     "txc run FILE.tx [NAME=FILE.npy ...] [MAP=MASK.npy ...] [-D dim=N ...] [--random] [--time]\n"  \
     "               [-q] [-O0|-O1|-O2] [--backend tcc] [--threads N]\n"
-#define GRAPH_SYNOPSIS "txc graph FILE.tx [--dot] [-D dim=N ...] [-O0|-O1|-O2]\n"
+#define GRAPH_SYNOPSIS "txc graph FILE.tx [--dot] [--after PASS|all] [-D dim=N ...] [-O0|-O1|-O2]\n"
 #define CHECK_SYNOPSIS "txc check FILE.tx\n"
 
 static const char usage_text[] =
@@ -93,6 +93,9 @@ static const char graph_help[] =
     "usage: " GRAPH_SYNOPSIS
     "Prints the program's optimised operation graph, one node per line.\n"
     "  --dot           as Graphviz instead\n"
+    "  --after PASS    the graph right after one stage instead of the end: lower\n"
+    "                  (as lowered), cse, fold, dce, order, blas or fuse (the\n"
+    "                  passes the level runs); --after all: after each in turn\n"
     "  -D dim=N        the extent of a dim, for the contraction order and the costs\n"
     "                  (also -Ddim=N; other dims are taken as 64)\n"
     "  -O0|-O1|-O2     the optimisation level (default -O2)\n"
@@ -401,12 +404,17 @@ static int cmd_graph(int argc, char **argv, int check_only)
 {
     common_opts c = {0};
     int dot = 0, nd = 0;
-    const char *dims[64];
+    const char *dims[64], *after = NULL;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!check_only && parse_opt_level(a, &c))
             continue;
-        if (!check_only && strncmp(a, "-D", 2) == 0) {
+        const char *val;
+        if (!check_only && opt_value(argc, argv, &i, "--after", &val)) {
+            if (!val)
+                return usage("--after needs a pass name or 'all'");
+            after = val;
+        } else if (!check_only && strncmp(a, "-D", 2) == 0) {
             const char *d = a[2] ? a + 2 : (i + 1 < argc ? argv[++i] : NULL);
             if (!d || !strchr(d, '=') || nd == 64)
                 return usage("-D needs dim=N");
@@ -438,11 +446,13 @@ static int cmd_graph(int argc, char **argv, int check_only)
         free(name);
     }
     if (p && !check_only && !status) {
-        char *g = tx_graph(p, dot, NULL);
+        char *g = tx_graph_after(p, after, dot, NULL);
         if (g)
             fputs(g, stdout);
+        else if (tx_errcode(ctx) == TX_ERR_ARG) /* a pass that is none, or not at this level */
+            status = usage("--after: %s", tx_errmsg(ctx));
         else
-            status = EXIT_RUNTIME;
+            status = (fprintf(stderr, "txc: %s: %s\n", c.file, tx_errmsg(ctx)), EXIT_RUNTIME);
         free(g);
     }
     tx_program_free(p);

@@ -50,6 +50,7 @@ run "make install, pkg-config builds" sh tests/run_install.sh
 run "man pages render cleanly, one per function" sh tests/run_man.sh
 run "bad run-time input and allocation failures" sh tests/run_cli.sh
 run "output files: aliases refused, all or nothing, signals, modes, options" sh tests/run_outputs.sh
+run "compiler stages through txc (graph --after)" sh tests/run_pipeline.sh
 run "linear-algebra failures (not positive definite, singular)" sh tests/run_la_failures.sh
 run "bad sparse maps" sh tests/run_sparse_failures.sh
 run "fuzzing smoke run (libFuzzer, ASan, UBSan)" sh tests/run_fuzz_smoke.sh

@@ -1,0 +1,44 @@
+#!/bin/sh
+# The compiler's stages through txc (txc(1)):
+#  - `txc graph --after PASS`: a name that is no stage, or a pass the level
+#    does not run, is a usage error (exit 2) that lists the stages;
+#  - an internal error (forced with the testing hook TX_DEBUG_FAIL_AFTER_PASS,
+#    tensorexpr(3)) is reported as "internal error: ... (FILE:LINE)" with
+#    exit 3 by every command, never a crash (SIGABRT would be exit 134).
+# Prints "N passed, N failed".
+TXC=${TXC:-build/txc}
+case $TXC in /*) ;; *) TXC=$(pwd)/$TXC ;; esac
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+pass=0 fail=0
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL $*"; }
+
+cd "$T" || exit 1
+cat > mm.tx <<'TX'
+in  A[n,k], B[k,m];
+out C[n,m];
+C("i,j") = A("i,k") * B("k,j");
+TX
+
+# case: want-exit phrase command...
+expect() {
+    name=$1 want=$2 phrase=$3; shift 3
+    "$@" >out.txt 2>err.txt
+    rc=$?
+    if [ $rc -ne "$want" ]; then bad "$name: exit $rc, want $want: $(cat err.txt)"; return; fi
+    if ! grep -q -- "$phrase" err.txt; then bad "$name: stderr lacks '$phrase': $(cat err.txt)"; return; fi
+    ok
+}
+expect after-unknown 2 "unknown pass 'fusion'; the stages are lower, cse, fold, dce, order, blas, fuse (or all)" \
+    "$TXC" graph mm.tx --after fusion
+expect after-missing 2 "--after needs a pass name" "$TXC" graph mm.tx --after
+expect after-level 2 "pass 'blas' does not run at -O1" "$TXC" graph -O1 mm.tx --after blas
+expect after-O0 2 "pass 'cse' does not run at -O0" "$TXC" graph -O0 --after=cse mm.tx
+"$TXC" graph mm.tx --after lower >out.txt 2>err.txt && [ "$(head -1 out.txt)" = "# after lowering" ] \
+    && ok || bad "after-lower: $(cat err.txt)"
+n=$("$TXC" graph -O1 mm.tx --after all | grep -c '^# after')
+[ "$n" = 5 ] && ok || bad "after-all -O1: $n listings, want 5 (lowering, cse, fold, dce, fuse)"
+
+echo "$pass passed, $fail failed"
+[ $fail = 0 ]
