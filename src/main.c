@@ -8,10 +8,11 @@
  *   txc check FILE.tx
  *
  * Exit status: 0 success, 1 the program has errors, 2 bad usage, 3 a
- * run-time failure. Outputs that would overwrite the program, an input or
- * each other are refused before anything is read; every destination is
- * checked before anything is written, and cli_output.c writes them all or
- * nothing, so a failed run loses nothing.
+ * run-time failure or an internal error (reported, never a crash).
+ * Outputs that would overwrite the program, an input or each other are
+ * refused before anything is read; every destination is checked before
+ * anything is written, and cli_output.c writes them all or nothing, so a
+ * failed run loses nothing.
  */
 #define _XOPEN_SOURCE 700 /* realpath */
 #include <errno.h>
@@ -241,6 +242,11 @@ static tx_program *compile_file(tx_ctx *ctx, const char *file, int *status)
     if (!p) {
         if (tx_errcode(ctx) == TX_ERR_NOMEM) {
             fprintf(stderr, "txc: %s: out of memory\n", file);
+            *status = EXIT_RUNTIME;
+            return NULL;
+        }
+        if (tx_errcode(ctx) == TX_ERR_INTERNAL) { /* our bug, not the program's */
+            fprintf(stderr, "txc: %s: %s\n", file, tx_errmsg(ctx));
             *status = EXIT_RUNTIME;
             return NULL;
         }

@@ -37,6 +37,7 @@ run "unit (Check)" "$B/check_unit"
 run "library API (Check)" "$B/check_api"
 run "sparse maps through the library (Check)" "$B/check_sparse"
 run "kernels on threads: same bytes for any thread count (Check)" "$B/check_threads"
+run "internal errors through the library (Check)" "$B/check_internal"
 run "golden diagnostics and listings" sh tests/run_golden.sh
 run "numerical vs numpy, -O0, -O1 and -O2" "$PYTHON" tests/run_num.py --txc "$TXC" -j 2 -O0 -O1 -O2
 run "standalone C vs numpy and txc run" "$PYTHON" tests/run_cc.py --txc "$TXC"
@@ -50,7 +51,7 @@ run "make install, pkg-config builds" sh tests/run_install.sh
 run "man pages render cleanly, one per function" sh tests/run_man.sh
 run "bad run-time input and allocation failures" sh tests/run_cli.sh
 run "output files: aliases refused, all or nothing, signals, modes, options" sh tests/run_outputs.sh
-run "compiler stages through txc (graph --after)" sh tests/run_pipeline.sh
+run "compiler stages through txc (graph --after, internal errors)" sh tests/run_pipeline.sh
 run "linear-algebra failures (not positive definite, singular)" sh tests/run_la_failures.sh
 run "bad sparse maps" sh tests/run_sparse_failures.sh
 run "fuzzing smoke run (libFuzzer, ASan, UBSan)" sh tests/run_fuzz_smoke.sh

@@ -4,7 +4,8 @@
 #    does not run, is a usage error (exit 2) that lists the stages;
 #  - an internal error (forced with the testing hook TX_DEBUG_FAIL_AFTER_PASS,
 #    tensorexpr(3)) is reported as "internal error: ... (FILE:LINE)" with
-#    exit 3 by every command, never a crash (SIGABRT would be exit 134).
+#    exit 3 by every command, never a crash (SIGABRT would be exit 134),
+#    and no output file is touched.
 # Prints "N passed, N failed".
 TXC=${TXC:-build/txc}
 case $TXC in /*) ;; *) TXC=$(pwd)/$TXC ;; esac
@@ -39,6 +40,22 @@ expect after-O0 2 "pass 'cse' does not run at -O0" "$TXC" graph -O0 --after=cse 
     && ok || bad "after-lower: $(cat err.txt)"
 n=$("$TXC" graph -O1 mm.tx --after all | grep -c '^# after')
 [ "$n" = 5 ] && ok || bad "after-all -O1: $n listings, want 5 (lowering, cse, fold, dce, fuse)"
+
+# internal errors: every command reports them and exits 3
+python3=${PYTHON:-/usr/bin/python3}
+"$python3" -c "import numpy as np; np.save('A.npy', np.ones((2, 3))); np.save('B.npy', np.ones((3, 2)))"
+echo precious > C.npy
+for stage in lower cse fuse; do
+    what="internal error: graph_check after .*$stage.*(src/pipeline.c:[0-9]*)"
+    TX_DEBUG_FAIL_AFTER_PASS=$stage expect "internal-graph-$stage" 3 "$what" "$TXC" graph mm.tx
+    TX_DEBUG_FAIL_AFTER_PASS=$stage expect "internal-check-$stage" 3 "$what" "$TXC" check mm.tx
+    TX_DEBUG_FAIL_AFTER_PASS=$stage expect "internal-emit-$stage" 3 "$what" "$TXC" mm.tx -o out.c
+    TX_DEBUG_FAIL_AFTER_PASS=$stage expect "internal-run-$stage" 3 "txc: mm.tx: $what" \
+        "$TXC" run mm.tx A=A.npy B=B.npy C=C.npy
+done
+[ "$(cat C.npy)" = precious ] && [ ! -e out.c ] && ok || bad "a failed compilation touched its outputs"
+TX_DEBUG_FAIL_AFTER_PASS=blas "$TXC" run -O1 mm.tx A=A.npy B=B.npy C=C.npy >/dev/null 2>err.txt \
+    && ok || bad "a pass the level does not run failed: $(cat err.txt)"
 
 echo "$pass passed, $fail failed"
 [ $fail = 0 ]
