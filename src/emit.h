@@ -74,6 +74,7 @@ typedef struct emitter {
     const emit_options *o;
     tx_buf *out;             /* where put() writes */
     tx_buf kernels;          /* the kernels' definitions, before the program function */
+    tx_buf *program;         /* the program function's text */
     emit_error *errs;
     int nerrs, caperrs;
     unsigned groups;         /* runtime symbol groups used: bit (1 << TXS_*) */

@@ -135,8 +135,18 @@ int kernel_range_blocks(emitter *E, tx_extent ext, int depth)
 /* One member of a kernel's record. */
 typedef struct {
     char type[40];
-    tx_buf name;
+    const char *name; /* in the graph's arena */
 } member;
+
+/* NAME mangled with PREFIX, in the graph's arena. */
+static const char *mangled(emitter *E, const char *prefix, const char *name)
+{
+    tx_buf b = {0};
+    mangle_name(&b, prefix, name);
+    const char *r = arena_strndup(E->g->arena, b.p ? b.p : "", b.len);
+    buf_free(&b);
+    return r;
+}
 
 /* Everything the body referenced, in a fixed order (variables, values,
    dims, maps): *N members in arena memory. */
@@ -150,22 +160,22 @@ static member *members(emitter *E, int *n)
         if (k->vars[i]) {
             snprintf(m[*n].type, sizeof m->type, "%s%s *", S->vars[i]->io == IO_IN ? "const " : "",
                      ctype(S->vars[i]->dt));
-            mangle_name(&m[(*n)++].name, "t_", S->vars[i]->name);
+            m[(*n)++].name = mangled(E, "t_", S->vars[i]->name);
         }
     for (int i = 0; i < E->g->n; i++)
         if (k->values[i]) {
             snprintf(m[*n].type, sizeof m->type, "%s *", ctype(E->g->v[i]->dt));
-            buf_printf(&m[(*n)++].name, "tx_v%d", i);
+            m[(*n)++].name = arena_printf(E->g->arena, "tx_v%d", i);
         }
     for (int i = 0; i < S->ndims; i++)
         if (k->dims[i]) {
             snprintf(m[*n].type, sizeof m->type, "int64_t ");
-            mangle_name(&m[(*n)++].name, "d_", S->dims[i]->name);
+            m[(*n)++].name = mangled(E, "d_", S->dims[i]->name);
         }
     for (int i = 0; i < S->nmaps; i++)
         if (k->maps[i]) {
             snprintf(m[*n].type, sizeof m->type, "const tx_sparse_map *");
-            mangle_name(&m[(*n)++].name, "m_", S->maps[i]->name);
+            m[(*n)++].name = mangled(E, "m_", S->maps[i]->name);
         }
     return m;
 }
@@ -284,14 +294,14 @@ static void kernel_end(emitter *E)
     buf_printf(o, "/* kernel %d: value %%%d of statement %d, line %u */\ntypedef struct {\n", id, k->value->id,
                k->value->stmt + 1, k->value->span.line);
     for (int i = 0; i < nm; i++)
-        buf_printf(o, "    %s%s;\n", m[i].type, m[i].name.p);
+        buf_printf(o, "    %s%s;\n", m[i].type, m[i].name);
     if (nm == 0)
         buf_puts(o, "    char tx_empty; /* a record needs a member */\n");
     buf_printf(o, "} tx_k%d_args;\n\n", id);
     buf_printf(o, "static int tx_k%d(const void *tx_ap, int64_t tx_lo, int64_t tx_hi)\n{\n", id);
     buf_printf(o, "    const tx_k%d_args *tx_a = (const tx_k%d_args *)tx_ap;\n", id, id);
     for (int i = 0; i < nm; i++)
-        buf_printf(o, "    %s%s = tx_a->%s;\n", m[i].type, m[i].name.p, m[i].name.p);
+        buf_printf(o, "    %s%s = tx_a->%s;\n", m[i].type, m[i].name, m[i].name);
     if (k->blk_buffers)
         /* on a cache line: unaligned blocks cost the primitives 10-30% */
         buf_printf(o, "    double tx_blk_mem[%d * TX_BLOCK + 8]; /* scratch blocks of the primitives */\n"
@@ -309,13 +319,11 @@ static void kernel_end(emitter *E)
     k->active = 0;
     put(E, "    {\n        tx_k%d_args tx_k = {", id);
     for (int i = 0; i < nm; i++)
-        put(E, "%s%s", i ? ", " : "", m[i].name.p);
+        put(E, "%s%s", i ? ", " : "", m[i].name);
     if (nm == 0)
         put(E, "0");
     put(E, "};\n");
     emit_kernel_call(E, id);
-    for (int i = 0; i < nm; i++)
-        buf_free(&m[i].name);
 }
 
 void emit_kernel(emitter *E, const g_value *v, void (*body)(emitter *, const g_value *))

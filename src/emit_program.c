@@ -279,6 +279,15 @@ static void emit_value_code(emitter *E, g_value *v, g_value **parts)
         emit_kernel(E, v, v->nmaps && v->op != OP_SCAN ? emit_compute_sparse : emit_compute);
 }
 
+/* The emitter's malloc'd buffers, freed on every way out. */
+static void emitter_free(void *arg)
+{
+    emitter *E = arg;
+    buf_free(E->program);
+    buf_free(&E->kernels);
+    buf_free(&E->k.body);
+}
+
 int emit_c(graph *g, const tx_target *T, const emit_options *o, tx_buf *out, emit_error **errs, int *nerrs)
 {
     emitter E = {.g = g, .T = T, .o = o, .out = out};
@@ -299,6 +308,9 @@ int emit_c(graph *g, const tx_target *T, const emit_options *o, tx_buf *out, emi
        the error table it makes go before it */
     tx_buf body = {0};
     E.out = &body;
+    E.program = &body;
+    recover_cleanup cleanup;
+    recover_push(&cleanup, emitter_free, &E);
     emit_signature(&E);
     put(&E, "    int tx_status = 0;\n    int64_t tx_n;\n");
     for (int i = 0; i < S->nvars; i++) {
@@ -407,6 +419,8 @@ int emit_c(graph *g, const tx_target *T, const emit_options *o, tx_buf *out, emi
     put(&E, "    return tx_status;\n}\n");
 body_done:
     E.out = out;
+    if (o->debug_fail) /* the testing hook: as if the emitter had a bug here */
+        TX_ASSERT(!"TX_DEBUG_FAIL_AFTER_PASS=emit (a testing hook)");
     emit_prelude(&E); /* after the body: it knows which helpers the body used */
     buf_put(out, E.kernels.p ? E.kernels.p : "", E.kernels.len);
     if (T->entry == TX_ENTRY_NAMED) {
@@ -426,9 +440,8 @@ body_done:
     }
     buf_put(out, body.p ? body.p : "", body.len);
     int failed = body.oom || out->oom || E.kernels.oom;
-    buf_free(&body);
-    buf_free(&E.kernels);
-    buf_free(&E.k.body);
+    recover_pop(&cleanup);
+    emitter_free(&E);
     if (o->calls)
         *o->calls = E.calls;
     if (o->ncalls)

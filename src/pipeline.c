@@ -135,10 +135,11 @@ static int check_lapack(const graph *g, const pipeline_options *o, pipeline_resu
 
 /* Code generation: the one place that calls the emitter and libtcc. The
    workspace is planned only for code that is run here (tx_run allocates it). */
-static int generate(graph *g, const pipeline_options *o, pipeline_result *r)
+static int generate(graph *g, const pipeline_options *o, pipeline_result *r, const char *fail_after)
 {
     emit_options eo = {.fn_name = o->fn_name, .dim_values = o->dim_values, .timing = o->timing,
-                       .workspace = o->output == PIPE_JIT ? &r->workspace : NULL};
+                       .workspace = o->output == PIPE_JIT ? &r->workspace : NULL,
+                       .debug_fail = fail_after && strcmp(fail_after, "emit") == 0};
     int failed = o->output == PIPE_HEADER ? emit_header(g, o->target, &eo, &r->c)
                                           : emit_c(g, o->target, &eo, &r->c, &r->errs, &r->nerrs);
     if (failed < 0 || r->c.oom || !r->c.p) {
@@ -182,7 +183,7 @@ int pipeline_run(sema_program *S, tx_arena *a, const pipeline_options *o, pipeli
     if (o->output == PIPE_GRAPH)
         return TX_OK;
     st = check_lapack(r->g, o, r);
-    return st != TX_OK ? st : generate(r->g, o, r);
+    return st != TX_OK ? st : generate(r->g, o, r, fail_after);
 }
 
 void pipeline_result_free(pipeline_result *r)

@@ -26,6 +26,7 @@ typedef struct recover_point {
     struct recover_point *prev;
     char *what;       /* where tx_assert_fail writes its message */
     size_t whatlen;
+    recover_cleanup *cleanups; /* run before jumping back here */
 } recover_point;
 
 /* The innermost recovery point of this thread (each context is used by one
@@ -38,6 +39,7 @@ int recover_run(int (*work)(void *arg), void *arg, char *what, size_t whatlen)
     rp.prev = innermost;
     rp.what = what;
     rp.whatlen = whatlen;
+    rp.cleanups = NULL;
     if (whatlen)
         what[0] = 0;
     int jumped = setjmp(rp.jb);
@@ -51,10 +53,39 @@ int recover_run(int (*work)(void *arg), void *arg, char *what, size_t whatlen)
     return status;
 }
 
+void recover_push(recover_cleanup *c, void (*fn)(void *arg), void *arg)
+{
+    c->fn = fn;
+    c->arg = arg;
+    c->prev = innermost ? innermost->cleanups : NULL;
+    if (innermost)
+        innermost->cleanups = c;
+}
+
+void recover_pop(recover_cleanup *c)
+{
+    if (innermost && innermost->cleanups == c)
+        innermost->cleanups = c->prev;
+}
+
+/* Runs the innermost point's cleanups, newest first, then jumps there. */
+#ifdef __GNUC__
+__attribute__((noreturn))
+#endif
+static void unwind(recover_point *rp, int why)
+{
+    while (rp->cleanups) {
+        recover_cleanup *c = rp->cleanups;
+        rp->cleanups = c->prev;
+        c->fn(c->arg);
+    }
+    longjmp(rp->jb, why);
+}
+
 void recover_oom(void)
 {
     if (innermost)
-        longjmp(innermost->jb, 1);
+        unwind(innermost, 1);
 }
 
 void tx_assert_fail(const char *what, const char *file, int line)
@@ -66,5 +97,5 @@ void tx_assert_fail(const char *what, const char *file, int line)
     }
     if (rp->whatlen)
         snprintf(rp->what, rp->whatlen, "internal error: %s (%s:%d)", what, file, line);
-    longjmp(rp->jb, 2);
+    unwind(rp, 2);
 }

@@ -45,6 +45,16 @@ int recover_run(int (*work)(void *arg), void *arg, char *what, size_t whatlen);
 /* Out of memory: longjmps to the innermost recovery point; returns if there
    is none. */
 void recover_oom(void);
+/* A cleanup run (before the jump) if the innermost recovery point is left
+   by an internal error or out of memory: for malloc'd memory a phase holds
+   in locals. Push and pop in LIFO order; C lives in the caller's frame. */
+typedef struct recover_cleanup {
+    void (*fn)(void *arg);
+    void *arg;
+    struct recover_cleanup *prev;
+} recover_cleanup;
+void recover_push(recover_cleanup *c, void (*fn)(void *arg), void *arg);
+void recover_pop(recover_cleanup *c);
 
 /* ---- arena.c: one arena per compilation, freed in one call ---- */
 typedef struct tx_arena tx_arena;
@@ -711,6 +721,8 @@ typedef struct {
                                  calls (kernels, BLAS, LAPACK) in order; with timing,
                                  call k's seconds go to times[nassign + k] */
     int *ncalls;
+    int debug_fail;           /* testing hook (TX_DEBUG_FAIL_AFTER_PASS=emit): an internal
+                                 error once the code is emitted, before it is assembled */
 } emit_options;
 
 /* One call of the generated program function: a kernel (a loop nest), a

@@ -131,6 +131,37 @@ START_TEST(internal_run)
 }
 END_TEST
 
+/* The emitter fails half way (its buffers allocated, kernels written):
+   tx_run and tx_emit return TX_ERR_INTERNAL, free everything (LeakSanitizer
+   under SANITIZE=1), and work once the hook is gone. */
+START_TEST(internal_in_emitter)
+{
+    tx_ctx *c = tx_new();
+    tx_program *p = tx_compile(c, MATMUL, strlen(MATMUL), "mm.tx");
+    ck_assert_msg(p != NULL, "%s", tx_errmsg(c));
+    double A[6] = {1, 2, 3, 4, 5, 6}, B[6] = {0.5, -1, 2, 0, 1, 1}, C[4] = {-1, -1, -1, -1};
+    ck_assert_int_eq(tx_bind(p, "A", A, 2, (int64_t[]){2, 3}), TX_OK);
+    ck_assert_int_eq(tx_bind(p, "B", B, 2, (int64_t[]){3, 2}), TX_OK);
+    ck_assert_int_eq(tx_bind(p, "C", C, 2, (int64_t[]){2, 2}), TX_OK);
+    hook("emit");
+    for (int k = 0; k < 3; k++) {
+        ck_assert_int_eq(tx_run(p), TX_ERR_INTERNAL);
+        internal_message(tx_errmsg(c), "TX_DEBUG_FAIL_AFTER_PASS=emit");
+        ck_assert_ptr_null(tx_emit_c(p, NULL));
+        ck_assert_int_eq(tx_errcode(c), TX_ERR_INTERNAL);
+        ck_assert(C[0] == -1);
+    }
+    hook(NULL);
+    ck_assert_msg(tx_run(p) == TX_OK, "%s", tx_errmsg(c));
+    ck_assert(C[0] == 7.5 && C[3] == 2);
+    char *src = tx_emit_c(p, NULL);
+    ck_assert_ptr_nonnull(src);
+    free(src);
+    tx_program_free(p);
+    tx_free(c);
+}
+END_TEST
+
 /* tx_emit, tx_graph and tx_graph_after fail the same way and work after. */
 START_TEST(internal_emit_graph)
 {
@@ -173,6 +204,7 @@ int main(void)
     tcase_add_test(tc, internal_status);
     tcase_add_test(tc, internal_compile);
     tcase_add_test(tc, internal_run);
+    tcase_add_test(tc, internal_in_emitter);
     tcase_add_test(tc, internal_emit_graph);
     suite_add_tcase(s, tc);
     SRunner *r = srunner_create(s);
