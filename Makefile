@@ -140,7 +140,7 @@ demo: deps
 	    assert e < 1e-12"
 
 # ---- tests ----
-TEST_BINS := $(B)/check_npy $(B)/check_unit $(B)/check_api $(B)/check_sparse $(B)/check_threads \
+TEST_BINS := $(B)/check_npy $(B)/check_unit $(B)/check_api $(B)/check_sparse $(B)/check_threads $(B)/check_profile \
              $(B)/check_internal
 
 $(B)/check_npy: tests/check_npy.c $(RT_OBJ)
@@ -154,6 +154,8 @@ $(B)/check_api: tests/check_api.c $(B)/libtensorexpr.a
 $(B)/check_sparse: tests/check_sparse.c $(B)/libtensorexpr.a
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(B)/libtensorexpr.a $(LDFLAGS) $$(pkg-config --libs check) $(LDLIBS)
 $(B)/check_threads: tests/check_threads.c $(B)/libtensorexpr.a
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(B)/libtensorexpr.a $(LDFLAGS) $$(pkg-config --libs check) $(LDLIBS)
+$(B)/check_profile: tests/check_profile.c $(B)/libtensorexpr.a
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(B)/libtensorexpr.a $(LDFLAGS) $$(pkg-config --libs check) $(LDLIBS)
 $(B)/check_internal: tests/check_internal.c $(B)/libtensorexpr.a
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(B)/libtensorexpr.a $(LDFLAGS) $$(pkg-config --libs check) $(LDLIBS)

@@ -56,7 +56,9 @@ struct tx_program {
     emit_error *errs;
     int nerrs;
     int timing;
-    double *times;        /* per statement */
+    double *times;        /* per statement, then per call (malloc'd) */
+    emit_call *calls;     /* the compiled code's calls (in jit_arena) */
+    int ncalls;
     double jit_seconds;   /* emit + libtcc time of the last run (0 if none) */
     int *stmt_lines;
     /* for tx_tensor_get */
@@ -191,6 +193,7 @@ void tx_program_free(tx_program *p)
         return;
     jit_free(p->jit);
     free(p->workspace);
+    free(p->times);
     arena_free(p->jit_arena);
     arena_free(p->arena);
     free(p->text);
@@ -253,7 +256,9 @@ static int compile_work(void *arg)
     p->timing = p->ctx->timing;
     p->opt_level = p->ctx->opt_level;
     p->threads = p->ctx->threads;
-    p->times = arena_alloc(p->arena, sizeof(double) * (size_t)(S->nassign + 1));
+    p->times = calloc((size_t)S->nassign + 1, sizeof(double));
+    if (!p->times)
+        recover_oom();
     p->stmt_lines = arena_alloc(p->arena, sizeof(int) * (size_t)(S->nassign + 1));
     for (cst_stmt *stmt = S->cst->first; stmt; stmt = stmt->next)
         if (stmt->kind == STMT_ASSIGN || stmt->kind == STMT_LET_TENSOR)
@@ -567,6 +572,26 @@ int tx_timing(const tx_program *p, int i, double *seconds, int *line)
     return TX_OK;
 }
 
+int tx_call_count(const tx_program *p)
+{
+    return p && p->jit ? p->ncalls : 0;
+}
+
+int tx_call_get(const tx_program *p, int i, tx_call_info *info)
+{
+    if (!p || !info || !p->jit || i < 0 || i >= p->ncalls)
+        return TX_ERR_ARG;
+    const emit_call *c = &p->calls[i];
+    info->stmt = c->stmt;
+    info->line = (int)c->line;
+    info->kind = c->kind;
+    info->op = c->what;
+    info->seconds = p->timing ? p->times[p->S->nassign + i] : 0;
+    info->flops = c->flops;
+    info->bytes = c->bytes;
+    return TX_OK;
+}
+
 /* How full the bound sparse maps are for extents DIMS (per symbolic dim,
    -1 if unknown), for the contraction order: per map, entries over the
    dense size, or 0.1 when not known; in arena A. NULL without maps. */
@@ -656,6 +681,8 @@ int tx_run(tx_program *p)
             p->jit_arena = job.arena;
             p->errs = job.r.errs;
             p->nerrs = job.r.nerrs;
+            p->calls = job.r.calls;
+            p->ncalls = job.r.ncalls;
         } else
             arena_free(job.arena);
         pipeline_result_free(&job.r);
@@ -666,7 +693,10 @@ int tx_run(tx_program *p)
            allocated once and reused by every run until extents change */
         free(p->workspace);
         p->workspace = ws ? malloc(ws) : NULL;
-        if (ws && !p->workspace) {
+        double *times = realloc(p->times, sizeof(double) * (size_t)(S->nassign + p->ncalls + 1));
+        if (times)
+            p->times = times;
+        if ((ws && !p->workspace) || !times) {
             jit_free(p->jit);
             p->jit = NULL;
             st = fail(p->ctx, TX_ERR_NOMEM, "out of memory (a workspace of %zu bytes)", ws);
@@ -683,7 +713,7 @@ int tx_run(tx_program *p)
     args[base] = p->times;
     args[base + 1] = p->workspace;
     args[base + 2] = &detail;
-    memset(p->times, 0, sizeof(double) * (size_t)S->nassign);
+    memset(p->times, 0, sizeof(double) * (size_t)(S->nassign + p->ncalls));
     /* the program's kernels and BLAS/LAPACK share one thread count: they
        run one after the other, never at once */
     tx_rt_set_threads(p->threads);

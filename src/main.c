@@ -33,7 +33,7 @@ enum { EXIT_PROGRAM = 1, EXIT_USAGE = 2, EXIT_RUNTIME = 3 };
 #define EMIT_SYNOPSIS "txc FILE.tx [-o OUT.c] [--header [OUT.h]] [--name FN] [-O0|-O1|-O2] [--no-blas]\n"
 #define RUN_SYNOPSIS                                                                                 \
     "txc run FILE.tx [NAME=FILE.npy ...] [MAP=MASK.npy ...] [-D dim=N ...] [--random] [--time]\n"  \
-    "               [-q] [-O0|-O1|-O2] [--backend tcc] [--threads N]\n"
+    "               [--profile] [-q] [-O0|-O1|-O2] [--backend tcc] [--threads N]\n"
 #define GRAPH_SYNOPSIS "txc graph FILE.tx [--dot] [--after PASS|all] [-D dim=N ...] [-O0|-O1|-O2]\n"
 #define CHECK_SYNOPSIS "txc check FILE.tx\n"
 
@@ -83,6 +83,8 @@ static const char run_help[] =
     "  -D dim=N        give a symbolic dim its extent (also -Ddim=N)\n"
     "  --random        fill inputs and maps without a file with seeded random data\n"
     "  --time          print the time of each phase and statement on standard error\n"
+    "  --profile       print where the run's time went: each statement and each of\n"
+    "                  its loop nests and BLAS/LAPACK calls, with GFLOP/s or GB/s\n"
     "  -q, --quiet     print no output values (outputs without a file are dropped)\n"
     "  -O0|-O1|-O2     the optimisation level (default -O2)\n"
     "  --backend tcc   compile with libtcc, the default (also --backend=tcc)\n"
@@ -105,6 +107,47 @@ static const char graph_help[] =
 static const char check_help[] =
     "usage: " CHECK_SYNOPSIS
     "Parses and checks the program, printing its errors; nothing if there are none.\n";
+
+/* The profile of the last run of P (txc run --profile), on standard
+   error: per statement its time and share of the run (RUN_MS, binding
+   and JIT compilation included), then per call in it (a loop nest, a
+   BLAS or LAPACK call) its time, share and rate: GFLOP/s where it does
+   more than one flop per byte it moves, else GB/s. */
+static void print_profile(tx_program *p, double run_ms)
+{
+    double jit = 0, stmts = 0;
+    tx_timing(p, -1, &jit, NULL);
+    for (int s = 0; s < tx_stmt_count(p); s++) {
+        double sec = 0;
+        tx_timing(p, s, &sec, NULL);
+        stmts += sec;
+    }
+    fprintf(stderr, "txc: profile of one run: %.3f ms (JIT compilation %.3f ms, statements %.3f ms)\n", run_ms,
+            1e3 * jit, 1e3 * stmts);
+    fprintf(stderr, "txc:   %-36s %12s %7s %14s\n", "where", "time", "share", "rate");
+    int ncalls = tx_call_count(p);
+    for (int s = 0; s < tx_stmt_count(p); s++) {
+        double sec = 0;
+        int line = 0;
+        tx_timing(p, s, &sec, &line);
+        char what[64];
+        snprintf(what, sizeof what, "statement %d (line %d)", s + 1, line);
+        fprintf(stderr, "txc:   %-36s %9.3f ms %6.1f%%\n", what, 1e3 * sec, run_ms > 0 ? 100 * 1e3 * sec / run_ms : 0);
+        for (int i = 0; i < ncalls; i++) {
+            tx_call_info c;
+            if (tx_call_get(p, i, &c) != TX_OK || c.stmt != s)
+                continue;
+            char rate[32] = "";
+            if (c.seconds > 0 && c.flops > c.bytes)
+                snprintf(rate, sizeof rate, "%.2f GFLOP/s", c.flops / c.seconds * 1e-9);
+            else if (c.seconds > 0 && c.bytes > 0)
+                snprintf(rate, sizeof rate, "%.2f GB/s", c.bytes / c.seconds * 1e-9);
+            snprintf(what, sizeof what, "  %s (%s)", c.kind, c.op);
+            fprintf(stderr, "txc:   %-36s %9.3f ms %6.1f%% %14s\n", what, 1e3 * c.seconds,
+                    run_ms > 0 ? 100 * 1e3 * c.seconds / run_ms : 0, rate);
+        }
+    }
+}
 
 static int usage(const char *fmt, ...)
 {
@@ -716,7 +759,7 @@ static int write_npy(int fd, const char *name, const void *arg, char *err, size_
 static int cmd_run(int argc, char **argv)
 {
     common_opts c = {0};
-    int random_inputs = 0, timing = 0, quiet = 0, threads = 0;
+    int random_inputs = 0, timing = 0, quiet = 0, threads = 0, profile = 0;
     int nb = 0;
     run_binding *binds = calloc((size_t)argc + 1, sizeof *binds);
     const char **dims = calloc((size_t)argc + 1, sizeof *dims);
@@ -737,6 +780,8 @@ static int cmd_run(int argc, char **argv)
             random_inputs = 1;
         else if (strcmp(a, "--time") == 0)
             timing = 1;
+        else if (strcmp(a, "--profile") == 0)
+            profile = 1;
         else if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0)
             quiet = 1;
         else if (opt_value(argc, argv, &i, "--backend", &val)) {
@@ -788,7 +833,7 @@ static int cmd_run(int argc, char **argv)
     if (!status) {
         if (c.opt_set)
             tx_set_option(ctx, TX_OPTION_OPT_LEVEL, c.opt_level);
-        tx_set_option(ctx, TX_OPTION_TIMING, timing);
+        tx_set_option(ctx, TX_OPTION_TIMING, timing || profile);
         tx_set_option(ctx, TX_OPTION_THREADS, threads);
         p = compile_file(ctx, c.file, &status);
         t_compiled = now();
@@ -957,6 +1002,8 @@ static int cmd_run(int argc, char **argv)
         }
         fprintf(stderr, "txc: write outputs             %10.3f ms\n", 1e3 * (t_written - t_ran));
     }
+    if (profile && p && !status)
+        print_profile(p, 1e3 * (t_ran - t_read));
     for (int k = 0; k < ntensors; k++)
         free(all[k].data);
     free(all);

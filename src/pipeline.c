@@ -139,7 +139,8 @@ static int generate(graph *g, const pipeline_options *o, pipeline_result *r, con
 {
     emit_options eo = {.fn_name = o->fn_name, .dim_values = o->dim_values, .timing = o->timing,
                        .workspace = o->output == PIPE_JIT ? &r->workspace : NULL,
-                       .debug_fail = fail_after && strcmp(fail_after, "emit") == 0};
+                       .debug_fail = fail_after && strcmp(fail_after, "emit") == 0,
+                       .calls = &r->calls, .ncalls = &r->ncalls};
     int failed = o->output == PIPE_HEADER ? emit_header(g, o->target, &eo, &r->c)
                                           : emit_c(g, o->target, &eo, &r->c, &r->errs, &r->nerrs);
     if (failed < 0 || r->c.oom || !r->c.p) {

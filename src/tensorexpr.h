@@ -196,6 +196,27 @@ TX_API int tx_stmt_count(const tx_program *p);
    JIT-compiling code (0 when it reused the compiled code). */
 TX_API int tx_timing(const tx_program *p, int i, double *seconds, int *line);
 
+/* One call of the compiled program: a loop nest (a kernel) or a BLAS or
+   LAPACK call, in the order the program makes them. */
+typedef struct {
+    int stmt;            /* the statement it belongs to (as tx_timing's I) */
+    int line;            /* that statement's line */
+    const char *kind;    /* "loop nest", "gemm", "batched gemm", "gemv", "dot", "cholesky", ... */
+    const char *op;      /* what it computes, as in the listing: "contract", "map", "reduce",
+                            "scan", "slice", "store", "linalg" */
+    double seconds;      /* with TX_OPTION_TIMING: its time in the last run, else 0 */
+    double flops;        /* its floating-point operations (multiply and add counted apart) */
+    double bytes;        /* the bytes it reads and writes */
+} tx_call_info;
+
+/* The number of calls of the code the last tx_run compiled (0 before the
+   first run). */
+TX_API int tx_call_count(const tx_program *p);
+/* Call I (0 <= I < tx_call_count) into *INFO; the strings live as long as
+   the compiled code (until the extents change or the program is freed).
+   TX_ERR_ARG if I is out of range. */
+TX_API int tx_call_get(const tx_program *p, int i, tx_call_info *info);
+
 /* Frees a program. NULL is a no-op. */
 TX_API void tx_program_free(tx_program *p);
 

@@ -811,6 +811,8 @@ typedef struct {
     emit_error *errs;      /* from PIPE_C on: the generated code's error table (arena) */
     int nerrs;
     size_t workspace;      /* PIPE_JIT: bytes of intermediates the code takes */
+    emit_call *calls;      /* from PIPE_C on: the program's calls, in order (arena) */
+    int ncalls;
     jit_module *jit;       /* PIPE_JIT: the compiled code (jit_free) */
 } pipeline_result;
 

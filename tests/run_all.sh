@@ -37,6 +37,7 @@ run "unit (Check)" "$B/check_unit"
 run "library API (Check)" "$B/check_api"
 run "sparse maps through the library (Check)" "$B/check_sparse"
 run "kernels on threads: same bytes for any thread count (Check)" "$B/check_threads"
+run "the calls of a compiled program, for profiles (Check)" "$B/check_profile"
 run "internal errors through the library (Check)" "$B/check_internal"
 run "golden diagnostics and listings" sh tests/run_golden.sh
 run "numerical vs numpy, -O0, -O1 and -O2" "$PYTHON" tests/run_num.py --txc "$TXC" -j 2 -O0 -O1 -O2

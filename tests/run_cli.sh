@@ -70,6 +70,11 @@ same=1
 for o in P C T s cm; do cmp -s $o''1.npy $o''2.npy || same=0; done
 if [ $same = 1 ]; then ok; else bad "--threads 1 and 2 wrote different outputs"; fi
 
+# --profile: each statement, and its calls with their rates
+"$TXC" run mm.tx --random -D n=64 -D k=64 -D m=64 -q --profile >out.txt 2>err.txt
+if grep -q 'statement 1 (line 3)' err.txt && grep -q 'gemm (contract).*GFLOP/s' err.txt &&
+   grep -q 'profile of one run' err.txt && [ ! -s out.txt ]; then ok; else bad "--profile: $(cat err.txt)"; fi
+
 # allocation failures: sweep until the run succeeds (not under ASan,
 # whose allocator must come first)
 if [ "${SAN:-0}" = 1 ]; then
