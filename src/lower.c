@@ -2,25 +2,29 @@
  * lower.c — from the checked CST to the OpGraph: where the summation rule
  * of tx(5) §4.1 is decided.
  *
- * lower(N, K) produces a value for CST node N that carries exactly the
- * labels of N that are in K, the labels the rest of the statement needs
- * from N. A label of N outside K occurs nowhere else, so it is summed
- * inside N, at the lowest product that contains all of its occurrences:
+ * lower(N, K) produces a value for CST node N whose labels include K, the
+ * labels of N that the rest of the statement uses ("outside" N). The rule
+ * of tx(5) §4.1, in this one function and its cases:
  *
- *  - A product chain (*, /, unary -, numbers) becomes one n-ary contraction.
- *    Each factor keeps the labels the target or another factor uses; the
- *    rest are summed inside the factor (pushing a sum into the only factor
- *    that has the label is exact). A denominator is an elementwise
- *    reciprocal, so a label that no product inside it can close is kept
- *    and summed at the contraction, after the division.
- *  - A sum (+, -) evaluates each operand against its own target: the sum's
- *    labels that K keeps. An operand's other labels are summed within it,
- *    and a target label an operand lacks broadcasts it.
- *  - An elementwise function (^) is transparent: labels that no product in
- *    its argument can close are summed after it (sum of squares).
- *  - A bare let is lowered once per distinct keep set (normally once) and
- *    that value is shared by every use: the DAG of the CST becomes shared
- *    SSA values.
+ *  - A label is summed at the lowest summing point that contains all of its
+ *    occurrences. Summing points are products (* and /, one n-ary
+ *    contraction per product chain), the terms of a sum (and the whole
+ *    right side, the top term), and reduce (with its operator).
+ *  - Transparent operations sum nothing: elementwise functions, the base
+ *    of ^, the denominator of /, scan, and reduce's argument. Inside them
+ *    (L->transparent) products and sums are elementwise over every label
+ *    they have; the labels flow out and the first summing point above sums
+ *    them. So x / y is x * y^-1, and exp(2 * A) sums like exp(a * A).
+ *  - A sum's target is what is used outside it; each term sums its own
+ *    other labels, and a target label a term lacks broadcasts it. Inside a
+ *    transparent operation a sum keeps every label of its terms.
+ *  - reduce sums the labels of its argument that nothing outside it uses,
+ *    wherever it stands (also inside a transparent operation).
+ *  - A bare let is lowered once per distinct (K, context) and shared by
+ *    every such use: the DAG of the CST becomes shared SSA values.
+ *
+ * A value may come back with more labels than K (a transparent operation
+ * keeps all of its own): the summing point that called for it sums them.
  */
 #include <string.h>
 
@@ -30,7 +34,7 @@
 typedef struct memo {
     cst_node *let;
     labelset keep;
-    int wide;
+    int wide, transparent;
     g_value *v;
     struct memo *next;
 } memo;
@@ -47,6 +51,7 @@ typedef struct {
     int failed;      /* an error was reported */
     int wide;        /* the statement mixes in f64: compute everything in f64 */
     tx_extent *lab_ext; /* label extents in the current scope (a call's arguments have their own) */
+    int transparent; /* inside a transparent operation: nothing but reduce sums (tx(5) §4.1) */
 } lowerer;
 
 /* Attaches the statement's sparse maps whose labels V's loops all run
@@ -122,46 +127,6 @@ static g_value *sum_out(lowerer *L, g_value *v, labelset keep, tx_span span)
     return add(L, c);
 }
 
-/* Labels of N that some product inside N (or N itself) can close. A
-   product with a number (2 * x) is a scaling, not a contraction, and a sum
-   only closes what its operands can: so abs(A("i,j") - B("i,j")) into a
-   scalar is the sum of |A - B|, and sin(2 * x("k")) the sum of sines. */
-static labelset closable(cst_node *n)
-{
-    switch (n->kind) {
-    case CST_MUL: case CST_DIV:
-        if (n->a->is_number)
-            return closable(n->b);
-        if (n->b->is_number)
-            return closable(n->a);
-        return n->ls;
-    case CST_ADD: case CST_SUB:
-        return ls_union(closable(n->a), closable(n->b));
-    case CST_NEG: case CST_POW: case CST_LET: case CST_LETUSE:
-        return closable(n->a);
-    case CST_CALL:
-        if (n->la) { /* a linear-algebra call is like a tensor: it closes nothing */
-            labelset none = {{0}};
-            return none;
-        }
-        if (n->fn) { /* elementwise: whatever its arguments can close */
-            labelset c = closable(n->args.v[0]);
-            return n->args.n == 2 ? ls_union(c, closable(n->args.v[1])) : c;
-        }
-        if (n->name.kind == TK_REDUCE)
-            return n->ls; /* reduce closes every label it is given */
-        {
-            labelset c = closable(n->args.v[1]), k = {{0}};
-            ls_add(&k, n->scan_label); /* the scanned label stays open */
-            return ls_minus(c, k);
-        }
-    default: {
-        labelset none = {{0}};
-        return none;
-    }
-    }
-}
-
 static g_value *const_value(lowerer *L, double x, tx_span span)
 {
     g_value *c = new_value(L, OP_CONST, 0, span);
@@ -200,7 +165,18 @@ static g_value *lower_ref(lowerer *L, cst_node *n, labelset keep)
     }
     graph_set_modes(v, r, label, ext);
     add(L, v);
-    return sum_out(L, v, keep, n->span);
+    return L->transparent ? v : sum_out(L, v, keep, n->span);
+}
+
+/* N lowered in a transparent context (TRANSPARENT 1) or not (0): the
+   previous context is restored after. */
+static g_value *lower_ctx(lowerer *L, cst_node *n, labelset keep, int transparent)
+{
+    int outer = L->transparent;
+    L->transparent = transparent;
+    g_value *v = lower(L, n, keep);
+    L->transparent = outer;
+    return v;
 }
 
 /* The factors of a product chain or the terms of a sum: at most
@@ -288,12 +264,9 @@ static g_value *lower_product(lowerer *L, cst_node *n, labelset keep)
             if (j != i)
                 others = ls_union(others, f->node[j]->ls);
         labelset k = ls_inter(f->node[i]->ls, ls_union(keep, others));
-        /* a denominator is an elementwise reciprocal: what it cannot close
-           is summed after dividing; but a sum as a factor has its own
-           target (tx(5) §4.1), what the rest of the statement uses */
-        if (f->exp[i] < 0 && f->node[i]->kind != CST_ADD && f->node[i]->kind != CST_SUB)
-            k = ls_union(k, ls_minus(f->node[i]->ls, closable(f->node[i])));
-        vals[i] = lower(L, f->node[i], k);
+        /* a denominator is transparent: its labels flow out and are summed
+           here, after dividing */
+        vals[i] = lower_ctx(L, f->node[i], k, L->transparent || f->exp[i] < 0);
         if (!vals[i])
             return NULL;
         all = ls_union(all, graph_value_labels(vals[i]));
@@ -307,7 +280,7 @@ static g_value *lower_product(lowerer *L, cst_node *n, labelset keep)
     graph_set_operands(L->g, c, f->n, vals, f->exp);
     c->coef = f->coef;
     c->dt = dt;
-    labelset out = ls_inter(all, keep);
+    labelset out = L->transparent ? all : ls_inter(all, keep); /* a summing point, unless transparent */
     c->summed = ls_minus(all, out);
     set_labels(L, c, out);
     return add(L, c);
@@ -359,16 +332,34 @@ static g_value *lower_sum(lowerer *L, cst_node *n, labelset keep)
         diag_error(L->diag, n->span, "a sum of more than %d terms", MAX_OPERANDS);
         return NULL;
     }
+    /* the target: what is used outside the sum; inside a transparent
+       operation, every label of every term */
     labelset target = ls_inter(n->ls, keep);
+    if (L->transparent)
+        target = n->ls;
     g_value *a = new_value(L, OP_ADD, t->n, n->span);
     dtype dt = DT_F32;
+    labelset have = {{0}};
     for (int i = 0; i < t->n; i++) {
-        g_value *v = lower(L, t->node[i], ls_inter(t->node[i]->ls, target));
+        labelset k = ls_inter(t->node[i]->ls, target);
+        if (L->transparent) { /* what the rest uses, for reduces inside the term */
+            labelset others = keep;
+            for (int j = 0; j < t->n; j++)
+                if (j != i)
+                    others = ls_union(others, t->node[j]->ls);
+            k = ls_inter(t->node[i]->ls, others);
+        }
+        g_value *v = lower(L, t->node[i], k);
         if (!v)
             return NULL;
+        if (!L->transparent) /* each term a summing point of its own labels */
+            v = sum_out(L, v, target, t->node[i]->span);
         graph_set_operand(a, i, v, t->sign[i]);
         dt = join_dt(dt, v->dt);
+        have = ls_union(have, graph_value_labels(v));
     }
+    if (L->transparent)
+        target = have; /* labels that inner reduces summed are gone */
     if (t->constant != 0)
         graph_add_operand(L->g, a, const_value(L, t->constant, n->span), 1);
     a->dt = dt;
@@ -378,8 +369,7 @@ static g_value *lower_sum(lowerer *L, cst_node *n, labelset keep)
 
 static g_value *lower_pow(lowerer *L, cst_node *n, labelset keep)
 {
-    labelset k = ls_union(ls_inter(n->ls, keep), ls_minus(n->a->ls, closable(n->a)));
-    g_value *x = lower(L, n->a, k);
+    g_value *x = lower_ctx(L, n->a, ls_inter(n->a->ls, keep), 1); /* the base is transparent */
     if (!x)
         return NULL;
     g_value *m = new_value(L, OP_MAP, 1, n->span);
@@ -388,30 +378,24 @@ static g_value *lower_pow(lowerer *L, cst_node *n, labelset keep)
     m->fn_arg = n->num;
     m->dt = x->dt;
     graph_set_modes(m, x->rank, x->label, x->ext);
-    add(L, m);
-    return sum_out(L, m, keep, n->span);
-}
-
-/* Labels of N that no product inside it can close. */
-static labelset unclosable(cst_node *n)
-{
-    return ls_minus(n->ls, closable(n));
+    return add(L, m);
 }
 
 /* An elementwise function of one or two arguments: transparent, like ^. */
 static g_value *lower_map(lowerer *L, cst_node *n, labelset keep)
 {
     int nin = n->args.n;
-    labelset k = ls_inter(n->ls, keep);
-    for (int i = 0; i < nin; i++)
-        k = ls_union(k, unclosable(n->args.v[i]));
     g_value *m = new_value(L, OP_MAP, nin, n->span);
     m->fn = (map_fn)n->fn;
     m->dt = DT_F32;
     labelset have = {{0}};
     for (int i = 0; i < nin; i++) {
         cst_node *a = n->args.v[i];
-        g_value *x = lower(L, a, ls_inter(a->ls, k));
+        labelset others = keep; /* what the rest uses, for reduces inside */
+        for (int j = 0; j < nin; j++)
+            if (j != i)
+                others = ls_union(others, n->args.v[j]->ls);
+        g_value *x = lower_ctx(L, a, ls_inter(a->ls, others), 1);
         if (!x)
             return NULL;
         graph_set_operand(m, i, x, 1);
@@ -419,45 +403,19 @@ static g_value *lower_map(lowerer *L, cst_node *n, labelset keep)
         have = ls_union(have, graph_value_labels(x));
     }
     set_labels(L, m, have);
-    add(L, m);
-    return sum_out(L, m, keep, n->span);
+    return add(L, m); /* transparent: its labels flow out */
 }
 
-/* Labels that occur in N outside every reduce call nested in it. */
-static labelset open_labels(cst_node *n)
-{
-    labelset s = {{0}};
-    switch (n->kind) {
-    case CST_REF:
-        return n->ls;
-    case CST_CALL:
-        if (n->la)
-            return n->ls; /* its result's labels */
-        if (n->name.kind == TK_REDUCE)
-            return s; /* it reduces its own labels */
-        for (int i = 0; i < n->args.n; i++)
-            if (n->args.v[i]->kind != CST_ARG_OP && n->args.v[i]->kind != CST_ARG_STR)
-                s = ls_union(s, open_labels(n->args.v[i]));
-        return s;
-    default:
-        if (n->a)
-            s = open_labels(n->a);
-        if (n->b)
-            s = ls_union(s, open_labels(n->b));
-        return s;
-    }
-}
-
-/* reduce(op, x): x is evaluated elementwise over every label it has
-   outside nested reduces (products inside x do not sum them: the reduce
-   does, with its own op); those the rest of the statement does not use
-   are then reduced with op. reduce(+, x) is a plain summation, so it
-   lowers to the same contraction. */
+/* reduce(op, x): x is evaluated elementwise over every label it has (it
+   is transparent: products inside it sum nothing); those the rest of the
+   statement does not use are then reduced with op, wherever the reduce
+   stands. reduce(+, x) is a plain summation, so it lowers to the same
+   contraction. */
 static g_value *lower_reduce(lowerer *L, cst_node *n, labelset keep)
 {
     cst_node *x = n->args.v[1];
     int op = n->args.v[0]->fn;
-    g_value *v = lower(L, x, ls_union(ls_inter(x->ls, keep), open_labels(x)));
+    g_value *v = lower_ctx(L, x, ls_inter(x->ls, keep), 1); /* its argument is transparent */
     if (!v)
         return NULL;
     if (op == RED_ADD)
@@ -478,9 +436,9 @@ static g_value *lower_reduce(lowerer *L, cst_node *n, labelset keep)
 static g_value *lower_scan(lowerer *L, cst_node *n, labelset keep)
 {
     cst_node *x = n->args.v[1];
-    labelset k = ls_union(ls_inter(n->ls, keep), unclosable(x));
+    labelset k = ls_inter(n->ls, keep);
     ls_add(&k, n->scan_label);
-    g_value *v = lower(L, x, ls_inter(x->ls, k));
+    g_value *v = lower_ctx(L, x, ls_inter(x->ls, k), 1); /* transparent */
     if (!v)
         return NULL;
     g_value *s = new_value(L, OP_SCAN, 1, n->span);
@@ -490,15 +448,14 @@ static g_value *lower_scan(lowerer *L, cst_node *n, labelset keep)
     s->scan_reverse = n->name.kind == TK_SCANR;
     s->dt = v->dt;
     set_labels(L, s, graph_value_labels(v));
-    add(L, s);
-    return sum_out(L, s, keep, n->span);
+    return add(L, s); /* transparent: its labels flow out */
 }
 
 static g_value *lower_let(lowerer *L, cst_node *n, labelset keep)
 {
     labelset k = ls_inter(n->ls, keep);
     for (memo *m = L->memos; m; m = m->next)
-        if (m->let == n && ls_eq(m->keep, k) && m->wide == L->wide)
+        if (m->let == n && ls_eq(m->keep, k) && m->wide == L->wide && m->transparent == L->transparent)
             return m->v;
     g_value *v = lower(L, n->a, k);
     if (!v)
@@ -507,6 +464,7 @@ static g_value *lower_let(lowerer *L, cst_node *n, labelset keep)
     m->let = n;
     m->keep = k;
     m->wide = L->wide;
+    m->transparent = L->transparent;
     m->v = v;
     m->next = L->memos;
     L->memos = m;
@@ -597,10 +555,11 @@ static int lower_store(lowerer *L, cst_stmt *st, cst_target *t, int op)
     labelset keep = {{0}};
     for (int i = 0; i < t->nlabels; i++)
         ls_add(&keep, t->labels[i].label);
+    L->transparent = 0;
     g_value *v = lower(L, st->expr, keep);
     if (!v)
         return -1;
-    store_value(L, st, t, op, v);
+    store_value(L, st, t, op, sum_out(L, v, keep, st->expr->span)); /* the top term sums the rest */
     return 0;
 }
 
@@ -619,7 +578,9 @@ static int lower_la_args(lowerer *L, cst_node *n, g_value **args, int *nargs)
         labelset want = {{0}};
         for (int k = 0; k < nl; k++)
             ls_add(&want, order[k]);
-        g_value *v = lower(L, a, want);
+        g_value *v = lower_ctx(L, a, want, 0); /* an argument is a statement of its own */
+        if (v)
+            v = sum_out(L, v, want, a->span);
         if (!v) {
             L->lab_ext = outer;
             return -1;
@@ -675,7 +636,7 @@ static g_value *lower_la(lowerer *L, cst_node *n, labelset keep)
     }
     graph_set_modes(v, n->ncall_labels, n->call_labels, ext);
     add(L, v);
-    return sum_out(L, v, keep, n->span);
+    return L->transparent ? v : sum_out(L, v, keep, n->span); /* like a tensor */
 }
 
 /* (V("i,e"), w("e")) = eigh(A("i,j")) and the like: one node, several
