@@ -696,7 +696,13 @@ class Program:
                     raise TxError('compile', "'%s' is declared twice" % st.name, st.line)
                 self.lets[st.name] = st.rhs
                 continue
-            node, ext = self.normalise(st.rhs, st.line, written)
+            pre = {}
+            d = self.tensors.get(getattr(st, 'target', None))
+            if st.kind == 'assign' and d is not None and len(st.labels) == len(d.extents):
+                for l, f in zip(st.labels, d.extents):     # the target is a use too
+                    if isinstance(l, str):
+                        pre.setdefault(l, form_key(f, self.consts))
+            node, ext = self.normalise(st.rhs, st.line, written, pre)
             st.node, st.ext = node, ext
             if st.kind == 'lettensor':
                 if st.name in self.tensors or st.name in self.lets or st.name in self.lettensors:
@@ -771,9 +777,10 @@ class Program:
             return all(Program.is_number(t) for t in node.args)
         return False
 
-    def normalise(self, e, line, written):
+    def normalise(self, e, line, written, pre=None):
         """Resolve names, substitute bare lets, flatten sums and products.
-        Returns (node, {label: extent key}) with label extents unified."""
+        Returns (node, {label: extent key}) with label extents unified;
+        `pre` gives the extents of the target's labels (for delta)."""
         ext = {}
         deltas = []
 
@@ -884,6 +891,8 @@ class Program:
         node = go(e, ())
         for d in deltas:
             for l in d.labels:
+                if l not in ext and l in (pre or {}):
+                    ext[l] = pre[l]
                 if l not in ext:
                     raise TxError('compile', "delta label '%s' has no extent: no other "
                                   "operand uses it" % l, line)
