@@ -85,7 +85,7 @@ class Gen:
             self.dimlist = self.dimlist + ['K']
         self.tensors = []           # readable tensors
         self.lets = []              # (name, occ labels)
-        decl_lines, stmts = [], []
+        stmts = []
         # inputs
         pools = {'mat': ['A', 'B', 'C', 'D', 'E', 'F', 'G'], 'vec': ['x', 'y', 'z', 'w', 'g', 'h'],
                  'sca': ['alpha', 'beta', 'gam', 'eta', 'rho'], 'pos': ['P', 'Q', 'R', 'U', 'W']}
@@ -106,7 +106,6 @@ class Gen:
         tnames = iter(['t%d' % k for k in range(1, 20)])
         lnames = iter(['e%d' % k for k in range(1, 20)])
         Lnames = iter(['T%d' % k for k in range(1, 20)])
-        written = {t.name for t in self.tensors}
         nstmt = r.randint(1, 4)
         for s in range(nstmt):
             what = self.pick(['out', 'out', 'out', 'tmp', 'let', 'lett', 'acc'])
