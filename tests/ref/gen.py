@@ -85,6 +85,7 @@ class Gen:
             self.dimlist = self.dimlist + ['K']
         self.tensors = []           # readable tensors
         self.lets = []              # (name, occ labels)
+        self.let_text = {}
         stmts = []
         # inputs
         pools = {'mat': ['A', 'B', 'C', 'D', 'E', 'F', 'G'], 'vec': ['x', 'y', 'z', 'w', 'g', 'h'],
@@ -118,6 +119,7 @@ class Gen:
                 name = next(lnames)
                 stmts.append('let %s = %s;' % (name, e))
                 self.lets.append((name, {l: LABEL_DIM[l] for l in self.occ_of(e)}))
+                self.let_text[name] = e
                 continue
             if what == 'acc':
                 t = self.pick(updatable)
@@ -132,6 +134,10 @@ class Gen:
                 op = self.pick(ops)
                 e = self.statement_rhs(env, labs, positive=(op == '/='))
                 stmts.append('%s%s %s %s;' % (t.name, self.index(labs), op, e))
+                # a bare let that reads t is not used from here on: LANGUAGE.md
+                # 4.1 substitutes it where used, 4.3 computes it once where it
+                # is defined; txc rejects the use (a question for the contract)
+                self.lets = [(n, v) for n, v in self.lets if not self.let_reads(n, t.name)]
                 continue
             rank = self.pick([0, 1, 2, 3], [3, 4, 4, 1])
             dims = [self.pick(self.dimlist) for _ in range(rank)]
@@ -160,6 +166,13 @@ class Gen:
             stmts.append('%s%s = %s;' % (t.name, self.index(labs), e))
             self.tensors.append(t)
         return self.render(stmts)
+
+    def let_reads(self, let, tensor):
+        text = self.let_text[let]
+        if re.search(r'\b%s\b' % re.escape(tensor), text):
+            return True
+        return any(re.search(r'\b%s\b' % n, text) and self.let_reads(n, tensor)
+                   for n in self.let_text if n != let)
 
     def distinct_labels(self, dims, env):
         labs = []
