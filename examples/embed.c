@@ -30,8 +30,7 @@ static const char program[] =
     "let G(\"a,b\") = XtX(\"a,b\") + lambda * pow(XtX(\"a,b\"), 0);\n"
     "let Xty(\"a\") = X(\"k,a\") * y(\"k\");   # a call's argument sums nothing: name it first\n"
     "w(\"b\") = solve(G(\"a,b\"), Xty(\"a\"));\n"
-    "let r(\"k\") = y(\"k\") - X(\"k,a\") * w(\"a\");   # a is summed in the product\n"
-    "res = r(\"k\")^2;   # the base of ^ sums nothing: k is summed after squaring\n";
+    "res = (y(\"k\") - X(\"k,a\") * w(\"a\"))^2;\n";
 
 static int check(tx_ctx *ctx, int status, const char *what)
 {

@@ -116,6 +116,17 @@ static void emit_signature(emitter *E)
     if (first)
         put(E, "void");
     put(E, ")\n{\n");
+    /* a tensor or map the program never reads is still a parameter */
+    for (int i = 0; i < S->ntensors; i++) {
+        put(E, "    (void)");
+        put_var(E, S->tensors[i]->var);
+        put(E, ";\n");
+    }
+    for (int i = 0; i < S->nmaps; i++) {
+        put(E, "    (void)");
+        put_map(E, i);
+        put(E, ";\n");
+    }
 }
 
 /* Checks of extents, maps and chips only run time can make, before any

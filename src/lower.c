@@ -11,10 +11,13 @@
  *    contraction per product chain), the terms of a sum (and the whole
  *    right side, the top term), and reduce (with its operator).
  *  - Transparent operations sum nothing: elementwise functions, the base
- *    of ^, the denominator of /, scan, and reduce's argument. Inside them
- *    (L->transparent) products and sums are elementwise over every label
- *    they have; the labels flow out and the first summing point above sums
- *    them. So x / y is x * y^-1, and exp(2 * A) sums like exp(a * A).
+ *    of ^, the denominator of /, scan. Inside them (L->transparent) a sum
+ *    keeps every label, and a product sums only what it contracts, a label
+ *    open in two or more of its factors and needed nowhere else (so
+ *    tanh(W("i,k") * x("k") + b("i")) is a dense layer); every other label
+ *    flows out to the first summing point above. So x / y is x * y^-1,
+ *    and exp(2 * A) sums like exp(a * A). Inside reduce's operand nothing
+ *    sums (the reduce does, with its operator).
  *  - A sum's target is what is used outside it; each term sums its own
  *    other labels, and a target label a term lacks broadcasts it. Inside a
  *    transparent operation a sum keeps every label of its terms.
@@ -51,8 +54,16 @@ typedef struct {
     int failed;      /* an error was reported */
     int wide;        /* the statement mixes in f64: compute everything in f64 */
     tx_extent *lab_ext; /* label extents in the current scope (a call's arguments have their own) */
-    int transparent; /* inside a transparent operation: nothing but reduce sums (tx(5) §4.1) */
+    int transparent; /* the context (tx(5) §4.1): NORMAL, TRANSPARENT or OPAQUE_SUMS */
 } lowerer;
+
+/* Where a node stands, for the summation rule. */
+enum {
+    NORMAL = 0,      /* products and terms sum what is not needed outside them */
+    TRANSPARENT = 1, /* inside a function, a power's base, a denominator, scan:
+                        only contractions (labels shared by factors) sum */
+    OPAQUE_SUMS = 2  /* inside reduce's operand: nothing sums but inner reduces */
+};
 
 /* Attaches the statement's sparse maps whose labels V's loops all run
    over: those loops then follow the map's entries (tx(5) §7). */
@@ -168,12 +179,13 @@ static g_value *lower_ref(lowerer *L, cst_node *n, labelset keep)
     return L->transparent ? v : sum_out(L, v, keep, n->span);
 }
 
-/* N lowered in a transparent context (TRANSPARENT 1) or not (0): the
-   previous context is restored after. */
-static g_value *lower_ctx(lowerer *L, cst_node *n, labelset keep, int transparent)
+/* N lowered in context CTX or, if the current one is stronger, in that
+   (NORMAL < TRANSPARENT < OPAQUE_SUMS); the context is restored after. */
+static g_value *lower_ctx(lowerer *L, cst_node *n, labelset keep, int ctx)
 {
     int outer = L->transparent;
-    L->transparent = transparent;
+    if (ctx > outer)
+        L->transparent = ctx;
     g_value *v = lower(L, n, keep);
     L->transparent = outer;
     return v;
@@ -266,7 +278,7 @@ static g_value *lower_product(lowerer *L, cst_node *n, labelset keep)
         labelset k = ls_inter(f->node[i]->ls, ls_union(keep, others));
         /* a denominator is transparent: its labels flow out and are summed
            here, after dividing */
-        vals[i] = lower_ctx(L, f->node[i], k, L->transparent || f->exp[i] < 0);
+        vals[i] = lower_ctx(L, f->node[i], k, f->exp[i] < 0 ? TRANSPARENT : NORMAL);
         if (!vals[i])
             return NULL;
         all = ls_union(all, graph_value_labels(vals[i]));
@@ -280,7 +292,21 @@ static g_value *lower_product(lowerer *L, cst_node *n, labelset keep)
     graph_set_operands(L->g, c, f->n, vals, f->exp);
     c->coef = f->coef;
     c->dt = dt;
-    labelset out = L->transparent ? all : ls_inter(all, keep); /* a summing point, unless transparent */
+    /* a summing point: what is not needed outside. Inside a transparent
+       operation only a contraction sums: a label open in two or more
+       factors and needed nowhere else; one in a single factor flows out.
+       Inside reduce's operand nothing sums. */
+    labelset out = ls_inter(all, keep);
+    if (L->transparent == TRANSPARENT) {
+        labelset shared = {{0}}, seen = {{0}};
+        for (int i = 0; i < f->n; i++) {
+            labelset li = graph_value_labels(vals[i]);
+            shared = ls_union(shared, ls_inter(seen, li));
+            seen = ls_union(seen, li);
+        }
+        out = ls_minus(all, ls_minus(shared, keep));
+    } else if (L->transparent == OPAQUE_SUMS)
+        out = all;
     c->summed = ls_minus(all, out);
     set_labels(L, c, out);
     return add(L, c);
@@ -369,7 +395,7 @@ static g_value *lower_sum(lowerer *L, cst_node *n, labelset keep)
 
 static g_value *lower_pow(lowerer *L, cst_node *n, labelset keep)
 {
-    g_value *x = lower_ctx(L, n->a, ls_inter(n->a->ls, keep), 1); /* the base is transparent */
+    g_value *x = lower_ctx(L, n->a, ls_inter(n->a->ls, keep), TRANSPARENT); /* the base */
     if (!x)
         return NULL;
     g_value *m = new_value(L, OP_MAP, 1, n->span);
@@ -395,7 +421,7 @@ static g_value *lower_map(lowerer *L, cst_node *n, labelset keep)
         for (int j = 0; j < nin; j++)
             if (j != i)
                 others = ls_union(others, n->args.v[j]->ls);
-        g_value *x = lower_ctx(L, a, ls_inter(a->ls, others), 1);
+        g_value *x = lower_ctx(L, a, ls_inter(a->ls, others), TRANSPARENT);
         if (!x)
             return NULL;
         graph_set_operand(m, i, x, 1);
@@ -415,7 +441,7 @@ static g_value *lower_reduce(lowerer *L, cst_node *n, labelset keep)
 {
     cst_node *x = n->args.v[1];
     int op = n->args.v[0]->fn;
-    g_value *v = lower_ctx(L, x, ls_inter(x->ls, keep), 1); /* its argument is transparent */
+    g_value *v = lower_ctx(L, x, ls_inter(x->ls, keep), OPAQUE_SUMS); /* nothing sums in its operand */
     if (!v)
         return NULL;
     if (op == RED_ADD)
@@ -438,7 +464,7 @@ static g_value *lower_scan(lowerer *L, cst_node *n, labelset keep)
     cst_node *x = n->args.v[1];
     labelset k = ls_inter(n->ls, keep);
     ls_add(&k, n->scan_label);
-    g_value *v = lower_ctx(L, x, ls_inter(x->ls, k), 1); /* transparent */
+    g_value *v = lower_ctx(L, x, ls_inter(x->ls, k), TRANSPARENT);
     if (!v)
         return NULL;
     g_value *s = new_value(L, OP_SCAN, 1, n->span);
@@ -555,7 +581,7 @@ static int lower_store(lowerer *L, cst_stmt *st, cst_target *t, int op)
     labelset keep = {{0}};
     for (int i = 0; i < t->nlabels; i++)
         ls_add(&keep, t->labels[i].label);
-    L->transparent = 0;
+    L->transparent = NORMAL;
     g_value *v = lower(L, st->expr, keep);
     if (!v)
         return -1;
@@ -578,7 +604,10 @@ static int lower_la_args(lowerer *L, cst_node *n, g_value **args, int *nargs)
         labelset want = {{0}};
         for (int k = 0; k < nl; k++)
             ls_add(&want, order[k]);
-        g_value *v = lower_ctx(L, a, want, 0); /* an argument is a statement of its own */
+        int ctx = L->transparent; /* an argument is a statement of its own */
+        L->transparent = NORMAL;
+        g_value *v = lower(L, a, want);
+        L->transparent = ctx;
         if (v)
             v = sum_out(L, v, want, a->span);
         if (!v) {

@@ -703,18 +703,22 @@ int sema_check_expr(checker *C, cst_node *n)
 dtype sema_expr_dtype(cst_node *n)
 {
     switch (n->kind) {
-    case CST_NUM: return DT_F32;
+    case CST_NUM: return 0; /* a number takes the type of what it meets */
     case CST_REF: case CST_NAME: return n->sym ? n->sym->dt : DT_F64;
     case CST_LET: case CST_LETUSE: case CST_NEG: return sema_expr_dtype(n->a);
     case CST_POW: return sema_expr_dtype(n->a);
-    case CST_ADD: case CST_SUB: case CST_MUL: case CST_DIV:
-        return sema_expr_dtype(n->a) == DT_F64 || sema_expr_dtype(n->b) == DT_F64 ? DT_F64 : DT_F32;
+    case CST_ADD: case CST_SUB: case CST_MUL: case CST_DIV: {
+        dtype a = sema_expr_dtype(n->a), b = sema_expr_dtype(n->b);
+        return a > b ? a : b;
+    }
     case CST_CALL: {
-        dtype t = DT_F32;
+        dtype t = 0;
         for (int i = 0; i < n->args.n; i++)
             if (n->args.v[i]->kind != CST_ARG_OP && n->args.v[i]->kind != CST_ARG_STR &&
-                n->args.v[i]->kind != CST_ARG_LIST && sema_expr_dtype(n->args.v[i]) == DT_F64)
-                t = DT_F64;
+                n->args.v[i]->kind != CST_ARG_LIST) {
+                dtype a = sema_expr_dtype(n->args.v[i]);
+                t = a > t ? a : t;
+            }
         return t;
     }
     default: return DT_F64;
@@ -890,7 +894,8 @@ static void check_let_tensor(checker *C, cst_stmt *st)
     v->rank = t->nlabels;
     for (int i = 0; i < t->nlabels; i++)
         v->ext[i] = st->lab_ext[t->labels[i].label];
-    v->dt = sema_expr_dtype(st->expr);
+    dtype dt = sema_expr_dtype(st->expr);
+    v->dt = dt ? dt : DT_F64; /* f32 only when everything it reads is f32 */
     st->wide = v->dt == DT_F64;
     v->written = 1;
     v->last_write = C->stmt_no;
