@@ -58,6 +58,7 @@ struct tx_program {
     int timing;
     double *times;        /* per statement, then per call (malloc'd) */
     emit_call *calls;     /* the compiled code's calls (in jit_arena) */
+    volatile int running; /* the statement the compiled code runs now (from 1), 0 outside tx_run */
     int ncalls;
     double jit_seconds;   /* emit + libtcc time of the last run (0 if none) */
     int *stmt_lines;
@@ -572,6 +573,11 @@ int tx_timing(const tx_program *p, int i, double *seconds, int *line)
     return TX_OK;
 }
 
+int tx_progress(const tx_program *p)
+{
+    return p ? p->running : 0;
+}
+
 int tx_call_count(const tx_program *p)
 {
     return p && p->jit ? p->ncalls : 0;
@@ -649,7 +655,7 @@ int tx_run(tx_program *p)
     int n = S->nsym_dims;
     int64_t *dims = malloc(sizeof(int64_t) * (size_t)(n + 1));
     const char **from = malloc(sizeof(char *) * (size_t)(n + 1));
-    void **args = malloc(sizeof(void *) * (size_t)(S->ntensors + S->nmaps + 4));
+    void **args = malloc(sizeof(void *) * (size_t)(S->ntensors + S->nmaps + 5));
     int st = TX_OK;
     if (!dims || !from || !args) {
         st = fail(p->ctx, TX_ERR_NOMEM, "out of memory");
@@ -713,6 +719,7 @@ int tx_run(tx_program *p)
     args[base] = p->times;
     args[base + 1] = p->workspace;
     args[base + 2] = &detail;
+    args[base + 3] = (void *)&p->running;
     memset(p->times, 0, sizeof(double) * (size_t)(S->nassign + p->ncalls));
     /* the program's kernels and BLAS/LAPACK share one thread count: they
        run one after the other, never at once */
@@ -720,7 +727,9 @@ int tx_run(tx_program *p)
     int nthreads = tx_rt_threads();
     if (openblas_get_num_threads() != nthreads)
         openblas_set_num_threads(nthreads);
+    p->running = 0;
     int code = jit_entry_point(p->jit)(args);
+    p->running = 0;
     if (code != 0) {
         const char *msg = "unknown error";
         for (int i = 0; i < p->nerrs; i++)

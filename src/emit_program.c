@@ -93,6 +93,8 @@ static void emit_signature(emitter *E)
         if (E->o->timing)
             put(E, "    double *tx_times = (double *)tx_args[%d];\n    double tx_t0, tx_t1;\n", k);
         put(E, "    int64_t *tx_detailp = (int64_t *)tx_args[%d];\n    (void)tx_detailp;\n", k + 2);
+        /* the statement running now, for a host thread that shows progress */
+        put(E, "    volatile int *tx_stmtp = (volatile int *)tx_args[%d];\n", k + 3);
         return;
     }
     put(E, "int %s(", E->o->fn_name);
@@ -382,6 +384,8 @@ int emit_c(graph *g, const tx_target *T, const emit_options *o, tx_buf *out, emi
                 put(&E, "    tx_times[%d] += tx_rt_now() - tx_t0;\n", cur_stmt);
             cur_stmt = v->stmt;
             put(&E, "\n    /* statement %d, line %u */\n", v->stmt + 1, v->span.line);
+            if (T->entry == TX_ENTRY_ARGV)
+                put(&E, "    *tx_stmtp = %d;\n", v->stmt + 1);
             if (o->timing && T->entry == TX_ENTRY_ARGV)
                 put(&E, "    tx_t0 = tx_rt_now();\n");
         }

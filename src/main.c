@@ -16,6 +16,7 @@
  */
 #define _XOPEN_SOURCE 700 /* realpath */
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -107,6 +108,75 @@ static const char graph_help[] =
 static const char check_help[] =
     "usage: " CHECK_SYNOPSIS
     "Parses and checks the program, printing its errors; nothing if there are none.\n";
+
+/* Progress of a long run on a terminal (txc(1)): after PROGRESS_AFTER
+   seconds (or TXC_PROGRESS_AFTER) a line on standard error names the statement running and the
+   time so far, updated a few times a second, and erased when the run
+   ends. A thread of its own reads tx_progress; the run is not slowed. */
+#define PROGRESS_AFTER 1.5
+typedef struct {
+    tx_program *p;
+    pthread_t thread;
+    pthread_mutex_t lock;
+    pthread_cond_t wake;
+    int done, shown;
+} progress_watch;
+
+static void *progress_thread(void *arg)
+{
+    progress_watch *w = arg;
+    struct timespec t0;
+    clock_gettime(CLOCK_REALTIME, &t0);
+    pthread_mutex_lock(&w->lock);
+    const char *after = getenv("TXC_PROGRESS_AFTER");
+    double first = after && *after ? atof(after) : PROGRESS_AFTER;
+    for (double wait = first > 0 ? first : 0; !w->done; wait = 0.25) {
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_sec += (time_t)wait;
+        until.tv_nsec += (long)((wait - (double)(time_t)wait) * 1e9);
+        if (until.tv_nsec >= 1000000000L) {
+            until.tv_sec++;
+            until.tv_nsec -= 1000000000L;
+        }
+        while (!w->done && pthread_cond_timedwait(&w->wake, &w->lock, &until) == 0)
+            ;
+        if (w->done)
+            break;
+        struct timespec now;
+        clock_gettime(CLOCK_REALTIME, &now);
+        double el = (double)(now.tv_sec - t0.tv_sec) + 1e-9 * (double)(now.tv_nsec - t0.tv_nsec);
+        int s = tx_progress(w->p), n = tx_stmt_count(w->p), line = 0;
+        if (s > 0) {
+            tx_timing(w->p, s - 1, NULL, &line);
+            fprintf(stderr, "\rtxc: statement %d of %d (line %d), %.1f s\033[K", s, n, line, el);
+        } else
+            fprintf(stderr, "\rtxc: compiling, %.1f s\033[K", el);
+        w->shown = 1;
+    }
+    if (w->shown)
+        fprintf(stderr, "\r\033[K");
+    pthread_mutex_unlock(&w->lock);
+    return NULL;
+}
+
+static int progress_start(progress_watch *w)
+{
+    pthread_mutex_init(&w->lock, NULL);
+    pthread_cond_init(&w->wake, NULL);
+    return pthread_create(&w->thread, NULL, progress_thread, w) == 0 ? 0 : -1;
+}
+
+static void progress_stop(progress_watch *w)
+{
+    pthread_mutex_lock(&w->lock);
+    w->done = 1;
+    pthread_cond_signal(&w->wake);
+    pthread_mutex_unlock(&w->lock);
+    pthread_join(w->thread, NULL);
+    pthread_cond_destroy(&w->wake);
+    pthread_mutex_destroy(&w->lock);
+}
 
 /* The profile of the last run of P (txc run --profile), on standard
    error: per statement its time and share of the run (RUN_MS, binding
@@ -966,7 +1036,13 @@ static int cmd_run(int argc, char **argv)
         if (load_map(p, ctx, &maps[k], random_inputs) < 0)
             status = EXIT_RUNTIME;
     t_read = now();
-    if (!status && tx_run(p) != TX_OK) {
+    progress_watch pw = {.p = p};
+    int watching = !status && !quiet && !getenv("TX_NO_PROGRESS") && isatty(STDERR_FILENO) &&
+                   progress_start(&pw) == 0;
+    int run_status = status ? TX_OK : tx_run(p);
+    if (watching)
+        progress_stop(&pw);
+    if (!status && run_status != TX_OK) {
         const char *m = tx_errmsg(ctx);
         if (strncmp(m, c.file, strlen(c.file)) == 0) /* it names the file already */
             fprintf(stderr, "txc: %s\n", m);

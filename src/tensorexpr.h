@@ -196,6 +196,12 @@ TX_API int tx_stmt_count(const tx_program *p);
    JIT-compiling code (0 when it reused the compiled code). */
 TX_API int tx_timing(const tx_program *p, int i, double *seconds, int *line);
 
+/* The statement (from 1, as tx_timing's I + 1) that a tx_run of P running
+   in another thread is executing now; 0 when none runs. Meant for a host
+   thread that shows progress: it reads without a lock, so the answer may
+   be a moment old. */
+TX_API int tx_progress(const tx_program *p);
+
 /* One call of the compiled program: a loop nest (a kernel) or a BLAS or
    LAPACK call, in the order the program makes them. */
 typedef struct {

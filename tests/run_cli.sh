@@ -75,6 +75,23 @@ if [ $same = 1 ]; then ok; else bad "--threads 1 and 2 wrote different outputs";
 if grep -q 'statement 1 (line 3)' err.txt && grep -q 'gemm (contract).*GFLOP/s' err.txt &&
    grep -q 'profile of one run' err.txt && [ ! -s out.txt ]; then ok; else bad "--profile: $(cat err.txt)"; fi
 
+# progress on a terminal: shown for a long run, erased at the end; never
+# into a pipe, never with -q (script(1) gives txc a terminal)
+cat > slow.tx <<'TX'
+in A[n,n];
+out D[n,n];
+D("i,j") = tanh(A("i,k") * A("k,j")) * sqrt(abs(A("i,k")) + 1);
+TX
+if command -v script >/dev/null; then
+    TXC_PROGRESS_AFTER=0.02 script -q -c "$TXC run slow.tx --random -D n=150 D=D.npy" /dev/null >tty.txt 2>&1
+    if grep -q 'statement 1 of 1 (line 3)' tty.txt && grep -q "$(printf '\r\033\[K')" tty.txt; then ok
+    else bad "progress on a terminal: $(cat -v tty.txt | head -c 300)"; fi
+    TXC_PROGRESS_AFTER=0.02 script -q -c "$TXC run slow.tx --random -D n=150 -q D=D.npy" /dev/null >tty.txt 2>&1
+    if grep -q 'statement' tty.txt; then bad "progress with -q: $(cat -v tty.txt | head -c 300)"; else ok; fi
+fi
+TXC_PROGRESS_AFTER=0.02 "$TXC" run slow.tx --random -D n=150 D=D.npy >out.txt 2>err.txt
+if grep -q 'statement' err.txt; then bad "progress into a file: $(cat -v err.txt | head -c 300)"; else ok; fi
+
 # allocation failures: sweep until the run succeeds (not under ASan,
 # whose allocator must come first)
 if [ "${SAN:-0}" = 1 ]; then
