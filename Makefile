@@ -71,9 +71,13 @@ $(B)/emit_%.o: src/emit_%.c src/emit.h src/tx.h src/tensorexpr.h runtime/runtime
 $(B)/npy.o: runtime/npy.c runtime/npy.h | $(B)
 	$(CC) $(ALL_CFLAGS) -c $< -o $@
 # the runtime JIT code calls (primitives, linear algebra, the symbol table
-# of runtime/symbols.def): gcc -O3; the .inc texts for standalone C
+# of runtime/symbols.def): gcc -O3, each primitive cloned per ISA
+# (runtime.c). No FMA contraction, so every clone computes the same bits;
+# no errno from libm, so sqrt is one vector instruction (still exact).
+# The .inc texts for standalone C
+RT_CFLAGS := -O3 -ffp-contract=off -fno-math-errno -Wno-unused-function
 $(B)/runtime.o: runtime/runtime.c runtime/runtime.h runtime/symbols.def runtime/prims.inc runtime/linalg.inc | $(B)
-	$(CC) $(ALL_CFLAGS) -O3 -Wno-unused-function -c $< -o $@
+	$(CC) $(ALL_CFLAGS) $(RT_CFLAGS) -c $< -o $@
 $(B)/pool.o: runtime/pool.c runtime/runtime.h | $(B)
 	$(CC) $(ALL_CFLAGS) -c $< -o $@
 # runtime/X.inc as a C string tx_X_source, for the standalone emitter

@@ -13,6 +13,48 @@
 #include <time.h>
 
 #include "runtime.h"
+
+/*
+ * Run-time ISA dispatch (GCC on x86-64 ELF; other compilers get the
+ * portable loops of prims.inc). Every primitive is cloned for
+ * x86-64-v4 (AVX-512), x86-64-v3 (AVX2, FMA) and baseline x86-64 by
+ * target_clones; the dynamic loader resolves each once (an ifunc) and
+ * every reference, (const void *)tx_p_mul in the symbol table included,
+ * is the clone the CPU runs. -ffp-contract=off (runtime.o's flags, and
+ * -std=c99 anyway) keeps FMA out of the clones, so all three compute the
+ * same bits.
+ */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__ELF__) && !defined(TX_RT_PORTABLE)
+#define TX_RT_DISPATCH 1
+
+#define TX_PRIM_ATTR __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+
+/* 4: x86-64-v4, 3: x86-64-v3, 1: baseline, by the tests target_clones
+   makes. Safe in an ifunc resolver: before constructors (hence
+   __builtin_cpu_init) and before a sanitizer runtime is ready (hence no
+   instrumentation). */
+__attribute__((no_sanitize_address, no_sanitize_undefined)) static int tx_rt_level(void)
+{
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("x86-64-v4"))
+        return 4;
+    if (__builtin_cpu_supports("x86-64-v3"))
+        return 3;
+    return 1;
+}
+
+const char *tx_rt_isa(void)
+{
+    int l = tx_rt_level();
+    return l == 4 ? "x86-64-v4" : l == 3 ? "x86-64-v3" : "x86-64";
+}
+#else
+const char *tx_rt_isa(void)
+{
+    return "portable";
+}
+#endif
+
 #include "prims.inc"
 #include "linalg.inc"
 
