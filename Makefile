@@ -31,10 +31,10 @@ WARN     := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 CFLAGS   ?= -O2 -g
 ALL_CFLAGS := -std=c99 -D_POSIX_C_SOURCE=200809L $(WARN) $(CFLAGS) -fPIC -fvisibility=hidden \
               -DTX_BUILDING_LIBRARY -Isrc -I$(B) -Iruntime $(SAN_FLAGS)
-LDLIBS   := -ltcc -llapacke -lopenblas -ldl -lm -lpthread
+LDLIBS   := -ltcc -llapacke -lopenblas -lsleef -ldl -lm -lpthread
 
 DEB_PACKAGES := re2c lemon libtcc-dev check libopenblas-dev liblapacke-dev python3-numpy pkg-config \
-                clang libclang-rt-14-dev man-db groff graphviz binutils
+                clang libclang-rt-14-dev man-db groff graphviz binutils libsleef-dev
 
 LIB_SRC  := src/arena.c src/recover.c src/buf.c src/diag.c src/cst.c src/sema.c src/sema_extent.c src/sema_linalg.c \
             src/graph.c src/lower.c src/pass_cse.c src/pass_order.c src/pass_blas.c src/pass_fuse.c src/pipeline.c \
@@ -104,7 +104,7 @@ $(B)/libtensorexpr.map: | $(B)
 $(B)/libtensorexpr.so: $(LIB_OBJ) $(B)/tcc_shim.o $(B)/libtcc_shlib.a $(B)/libtensorexpr.map
 	$(CC) -shared -o $@ -Wl,-soname,libtensorexpr.so.$(MAJOR) -Wl,--version-script=$(B)/libtensorexpr.map \
 	    $(LIB_OBJ) $(B)/tcc_shim.o -Wl,--whole-archive $(B)/libtcc_shlib.a -Wl,--no-whole-archive \
-	    $(LDFLAGS) -llapacke -lopenblas -ldl -lm -lpthread
+	    $(LDFLAGS) -llapacke -lopenblas -lsleef -ldl -lm -lpthread
 	ln -sf libtensorexpr.so $(B)/libtensorexpr.so.$(MAJOR)
 
 # the command line: main.c and its output files (cli_output.c), not in the library
@@ -213,7 +213,7 @@ $(B)/tensorexpr.pc: FORCE | $(B)
 	printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$${prefix}/lib' 'includedir=$${prefix}/include' '' \
 	    'Name: tensorexpr' 'Description: compiler for einsum-style tensor expressions to C, with a libtcc JIT' \
 	    'Version: $(VERSION)' 'Cflags: -I$${includedir}' 'Libs: -L$${libdir} -ltensorexpr' \
-	    'Libs.private: -ltcc -llapacke -lopenblas -ldl -lm -lpthread' > $@
+	    'Libs.private: -ltcc -llapacke -lopenblas -lsleef -ldl -lm -lpthread' > $@
 
 install: all $(B)/tensorexpr.pc
 	install -d $(DESTDIR)$(PREFIX)/bin $(LIBDIR)/pkgconfig $(DESTDIR)$(PREFIX)/include
