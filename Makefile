@@ -145,7 +145,7 @@ demo: deps
 
 # ---- tests ----
 TEST_BINS := $(B)/check_npy $(B)/check_unit $(B)/check_api $(B)/check_sparse $(B)/check_threads $(B)/check_profile \
-             $(B)/check_internal
+             $(B)/check_internal $(B)/check_prims
 
 $(B)/check_npy: tests/check_npy.c $(RT_OBJ)
 	$(CC) $(ALL_CFLAGS) -o $@ $^ $(LDFLAGS) $$(pkg-config --libs check)
@@ -163,6 +163,14 @@ $(B)/check_profile: tests/check_profile.c $(B)/libtensorexpr.a
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(B)/libtensorexpr.a $(LDFLAGS) $$(pkg-config --libs check) $(LDLIBS)
 $(B)/check_internal: tests/check_internal.c $(B)/libtensorexpr.a
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(B)/libtensorexpr.a $(LDFLAGS) $$(pkg-config --libs check) $(LDLIBS)
+# the primitives through the library's table, and prims.inc compiled as
+# each of the library's clones is (x86-64-v4, -v3, baseline)
+$(B)/prims_isa%.o: tests/prims_isa.c tests/prims_isa.h runtime/prims.inc runtime/symbols.def | $(B)
+	$(CC) $(ALL_CFLAGS) $(RT_CFLAGS) -DTX_ISA=$* -Itests -c $< -o $@
+$(B)/check_prims: tests/check_prims.c tests/prims_isa.h $(B)/prims_isa4.o $(B)/prims_isa3.o $(B)/prims_isa1.o \
+                  $(B)/libtensorexpr.a
+	$(CC) $(ALL_CFLAGS) -Itests -o $@ $< $(B)/prims_isa4.o $(B)/prims_isa3.o $(B)/prims_isa1.o $(B)/libtensorexpr.a \
+	    $(LDFLAGS) $$(pkg-config --libs check) $(LDLIBS)
 
 check: deps
 	$(MAKE) all $(TEST_BINS)
