@@ -31,10 +31,10 @@ WARN     := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 CFLAGS   ?= -O2 -g
 ALL_CFLAGS := -std=c99 -D_POSIX_C_SOURCE=200809L $(WARN) $(CFLAGS) -fPIC -fvisibility=hidden \
               -DTX_BUILDING_LIBRARY -Isrc -I$(B) -Iruntime $(SAN_FLAGS)
-LDLIBS   := -ltcc -llapacke -lopenblas -ldl -lm -lpthread
+LDLIBS   := -ltcc -llapacke -lopenblas -lsleef -ldl -lm -lpthread
 
 DEB_PACKAGES := re2c lemon libtcc-dev check libopenblas-dev liblapacke-dev python3-numpy pkg-config \
-                clang libclang-rt-14-dev man-db groff graphviz binutils
+                clang libclang-rt-14-dev man-db groff graphviz binutils libsleef-dev
 
 LIB_SRC  := src/arena.c src/recover.c src/buf.c src/diag.c src/cst.c src/sema.c src/sema_extent.c src/sema_linalg.c \
             src/graph.c src/lower.c src/pass_cse.c src/pass_order.c src/pass_blas.c src/pass_fuse.c src/pipeline.c \
@@ -71,9 +71,13 @@ $(B)/emit_%.o: src/emit_%.c src/emit.h src/tx.h src/tensorexpr.h runtime/runtime
 $(B)/npy.o: runtime/npy.c runtime/npy.h | $(B)
 	$(CC) $(ALL_CFLAGS) -c $< -o $@
 # the runtime JIT code calls (primitives, linear algebra, the symbol table
-# of runtime/symbols.def): gcc -O3; the .inc texts for standalone C
+# of runtime/symbols.def): gcc -O3, each primitive cloned per ISA
+# (runtime.c). No FMA contraction, so every clone computes the same bits;
+# no errno from libm, so sqrt is one vector instruction (still exact).
+# The .inc texts for standalone C
+RT_CFLAGS := -O3 -ffp-contract=off -fno-math-errno -Wno-unused-function
 $(B)/runtime.o: runtime/runtime.c runtime/runtime.h runtime/symbols.def runtime/prims.inc runtime/linalg.inc | $(B)
-	$(CC) $(ALL_CFLAGS) -O3 -Wno-unused-function -c $< -o $@
+	$(CC) $(ALL_CFLAGS) $(RT_CFLAGS) -c $< -o $@
 $(B)/pool.o: runtime/pool.c runtime/runtime.h | $(B)
 	$(CC) $(ALL_CFLAGS) -c $< -o $@
 # runtime/X.inc as a C string tx_X_source, for the standalone emitter
@@ -100,7 +104,7 @@ $(B)/libtensorexpr.map: | $(B)
 $(B)/libtensorexpr.so: $(LIB_OBJ) $(B)/tcc_shim.o $(B)/libtcc_shlib.a $(B)/libtensorexpr.map
 	$(CC) -shared -o $@ -Wl,-soname,libtensorexpr.so.$(MAJOR) -Wl,--version-script=$(B)/libtensorexpr.map \
 	    $(LIB_OBJ) $(B)/tcc_shim.o -Wl,--whole-archive $(B)/libtcc_shlib.a -Wl,--no-whole-archive \
-	    $(LDFLAGS) -llapacke -lopenblas -ldl -lm -lpthread
+	    $(LDFLAGS) -llapacke -lopenblas -lsleef -ldl -lm -lpthread
 	ln -sf libtensorexpr.so $(B)/libtensorexpr.so.$(MAJOR)
 
 # the command line: main.c and its output files (cli_output.c), not in the library
@@ -141,7 +145,7 @@ demo: deps
 
 # ---- tests ----
 TEST_BINS := $(B)/check_npy $(B)/check_unit $(B)/check_api $(B)/check_sparse $(B)/check_threads $(B)/check_profile \
-             $(B)/check_internal
+             $(B)/check_internal $(B)/check_prims
 
 $(B)/check_npy: tests/check_npy.c $(RT_OBJ)
 	$(CC) $(ALL_CFLAGS) -o $@ $^ $(LDFLAGS) $$(pkg-config --libs check)
@@ -159,6 +163,14 @@ $(B)/check_profile: tests/check_profile.c $(B)/libtensorexpr.a
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(B)/libtensorexpr.a $(LDFLAGS) $$(pkg-config --libs check) $(LDLIBS)
 $(B)/check_internal: tests/check_internal.c $(B)/libtensorexpr.a
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(B)/libtensorexpr.a $(LDFLAGS) $$(pkg-config --libs check) $(LDLIBS)
+# the primitives through the library's table, and prims.inc compiled as
+# each of the library's clones is (x86-64-v4, -v3, baseline)
+$(B)/prims_isa%.o: tests/prims_isa.c tests/prims_isa.h runtime/prims.inc runtime/symbols.def | $(B)
+	$(CC) $(ALL_CFLAGS) $(RT_CFLAGS) -DTX_ISA=$* -Itests -c $< -o $@
+$(B)/check_prims: tests/check_prims.c tests/prims_isa.h $(B)/prims_isa4.o $(B)/prims_isa3.o $(B)/prims_isa1.o \
+                  $(B)/libtensorexpr.a
+	$(CC) $(ALL_CFLAGS) -Itests -o $@ $< $(B)/prims_isa4.o $(B)/prims_isa3.o $(B)/prims_isa1.o $(B)/libtensorexpr.a \
+	    $(LDFLAGS) $$(pkg-config --libs check) $(LDLIBS)
 
 check: deps
 	$(MAKE) all $(TEST_BINS)
@@ -209,7 +221,7 @@ $(B)/tensorexpr.pc: FORCE | $(B)
 	printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$${prefix}/lib' 'includedir=$${prefix}/include' '' \
 	    'Name: tensorexpr' 'Description: compiler for einsum-style tensor expressions to C, with a libtcc JIT' \
 	    'Version: $(VERSION)' 'Cflags: -I$${includedir}' 'Libs: -L$${libdir} -ltensorexpr' \
-	    'Libs.private: -ltcc -llapacke -lopenblas -ldl -lm -lpthread' > $@
+	    'Libs.private: -ltcc -llapacke -lopenblas -lsleef -ldl -lm -lpthread' > $@
 
 install: all $(B)/tensorexpr.pc
 	install -d $(DESTDIR)$(PREFIX)/bin $(LIBDIR)/pkgconfig $(DESTDIR)$(PREFIX)/include

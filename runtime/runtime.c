@@ -13,6 +13,139 @@
 #include <time.h>
 
 #include "runtime.h"
+
+/*
+ * Run-time ISA dispatch (GCC on x86-64 ELF; other compilers get the
+ * portable loops of prims.inc). Every primitive is cloned for
+ * x86-64-v4 (AVX-512), x86-64-v3 (AVX2, FMA) and baseline x86-64 by
+ * target_clones; the dynamic loader resolves each once (an ifunc) and
+ * every reference, (const void *)tx_p_mul in the symbol table included,
+ * is the clone the CPU runs. -ffp-contract=off (runtime.o's flags, and
+ * -std=c99 anyway) keeps FMA out of the clones, so all three compute the
+ * same bits.
+ *
+ * The elementwise functions (tx_vm_* of prims.inc) come from SLEEF, its
+ * 1-ULP (u10) versions, at the width of the same level: 8 doubles with
+ * AVX-512F, 4 with AVX2+FMA, 2 with SSE2, chosen by the same test as the
+ * clones (__builtin_cpu_supports of the level), also through an ifunc.
+ * sleef.h declares the wider versions only when the compiler targets
+ * them, so they are declared here under names of our own (asm labels).
+ */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__ELF__) && !defined(TX_RT_PORTABLE)
+#define TX_RT_DISPATCH 1
+#include <immintrin.h>
+
+#define TX_PRIM_ATTR __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#define TX_V4 __attribute__((target("arch=x86-64-v4")))
+#define TX_V3 __attribute__((target("arch=x86-64-v3")))
+
+/* 4: x86-64-v4, 3: x86-64-v3, 1: baseline, by the tests target_clones
+   makes. Safe in an ifunc resolver: before constructors (hence
+   __builtin_cpu_init) and before a sanitizer runtime is ready (hence no
+   instrumentation). */
+__attribute__((no_sanitize_address, no_sanitize_undefined)) static int tx_rt_level(void)
+{
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("x86-64-v4"))
+        return 4;
+    if (__builtin_cpu_supports("x86-64-v3"))
+        return 3;
+    return 1;
+}
+
+const char *tx_rt_isa(void)
+{
+    int l = tx_rt_level();
+    return l == 4 ? "x86-64-v4" : l == 3 ? "x86-64-v3" : "x86-64";
+}
+
+/* SLEEF's F at 8, 4 and 2 doubles: tx_sleef8_F, tx_sleef4_F, tx_sleef2_F */
+#define TX_SLEEF_DECL1(f, u)                                                                      \
+    TX_V4 __m512d tx_sleef8_##f(__m512d) __asm__("Sleef_" #f "d8_" #u "avx512f");                  \
+    TX_V3 __m256d tx_sleef4_##f(__m256d) __asm__("Sleef_" #f "d4_" #u "avx2");                     \
+    __m128d tx_sleef2_##f(__m128d) __asm__("Sleef_" #f "d2_" #u "sse2");
+TX_SLEEF_DECL1(exp, u10)
+TX_SLEEF_DECL1(log, u10)
+TX_SLEEF_DECL1(sin, u10)
+TX_SLEEF_DECL1(cos, u10)
+TX_SLEEF_DECL1(tanh, u10)
+TX_V4 __m512d tx_sleef8_pow(__m512d, __m512d) __asm__("Sleef_powd8_u10avx512f");
+TX_V3 __m256d tx_sleef4_pow(__m256d, __m256d) __asm__("Sleef_powd4_u10avx2");
+__m128d tx_sleef2_pow(__m128d, __m128d) __asm__("Sleef_powd2_u10sse2");
+
+/* d = F(x) over a block at width W: whole vectors, then the rest padded
+   with 1.0 (every element through the same function, as in prims.inc) */
+#define TX_VM_BLOCK(W, LD, ST, CALL)                                                              \
+    int64_t i = 0;                                                                                \
+    for (; i + W <= n; i += W)                                                                    \
+        ST(d + i, CALL(LD(x + i)));                                                               \
+    if (i < n) {                                                                                  \
+        double t[W];                                                                              \
+        for (int k = 0; k < W; k++)                                                               \
+            t[k] = i + k < n ? x[i + k] : 1.0;                                                    \
+        ST(t, CALL(LD(t)));                                                                       \
+        for (int k = 0; i + k < n; k++)                                                           \
+            d[i + k] = t[k];                                                                      \
+    }
+
+typedef void tx_vm1_fn(int64_t, const double *, double *);
+typedef void tx_vm2_fn(int64_t, const double *, double, double *);
+
+#define TX_VM_DEF1(f)                                                                             \
+    TX_V4 static void tx_vm_##f##_v4(int64_t n, const double *x, double *d)                       \
+    {                                                                                             \
+        TX_VM_BLOCK(8, _mm512_loadu_pd, _mm512_storeu_pd, tx_sleef8_##f)                          \
+    }                                                                                             \
+    TX_V3 static void tx_vm_##f##_v3(int64_t n, const double *x, double *d)                       \
+    {                                                                                             \
+        TX_VM_BLOCK(4, _mm256_loadu_pd, _mm256_storeu_pd, tx_sleef4_##f)                          \
+    }                                                                                             \
+    static void tx_vm_##f##_v1(int64_t n, const double *x, double *d)                             \
+    {                                                                                             \
+        TX_VM_BLOCK(2, _mm_loadu_pd, _mm_storeu_pd, tx_sleef2_##f)                                \
+    }                                                                                             \
+    __attribute__((no_sanitize_address, no_sanitize_undefined)) static tx_vm1_fn *tx_vm_##f##_pick(void) \
+    {                                                                                             \
+        int l = tx_rt_level();                                                                    \
+        return l == 4 ? tx_vm_##f##_v4 : l == 3 ? tx_vm_##f##_v3 : tx_vm_##f##_v1;                 \
+    }                                                                                             \
+    static void tx_vm_##f(int64_t, const double *, double *) __attribute__((ifunc("tx_vm_" #f "_pick")));
+TX_VM_DEF1(exp)
+TX_VM_DEF1(log)
+TX_VM_DEF1(sin)
+TX_VM_DEF1(cos)
+TX_VM_DEF1(tanh)
+
+/* pow(x, p): the exponent broadcast */
+#define TX_POW8(v) tx_sleef8_pow(v, _mm512_set1_pd(p))
+#define TX_POW4(v) tx_sleef4_pow(v, _mm256_set1_pd(p))
+#define TX_POW2(v) tx_sleef2_pow(v, _mm_set1_pd(p))
+TX_V4 static void tx_vm_pow_v4(int64_t n, const double *x, double p, double *d)
+{
+    TX_VM_BLOCK(8, _mm512_loadu_pd, _mm512_storeu_pd, TX_POW8)
+}
+TX_V3 static void tx_vm_pow_v3(int64_t n, const double *x, double p, double *d)
+{
+    TX_VM_BLOCK(4, _mm256_loadu_pd, _mm256_storeu_pd, TX_POW4)
+}
+static void tx_vm_pow_v1(int64_t n, const double *x, double p, double *d)
+{
+    TX_VM_BLOCK(2, _mm_loadu_pd, _mm_storeu_pd, TX_POW2)
+}
+__attribute__((no_sanitize_address, no_sanitize_undefined)) static tx_vm2_fn *tx_vm_pow_pick(void)
+{
+    int l = tx_rt_level();
+    return l == 4 ? tx_vm_pow_v4 : l == 3 ? tx_vm_pow_v3 : tx_vm_pow_v1;
+}
+static void tx_vm_pow(int64_t, const double *, double, double *) __attribute__((ifunc("tx_vm_pow_pick")));
+#define TX_VM_DEFINED
+#else
+const char *tx_rt_isa(void)
+{
+    return "portable";
+}
+#endif
+
 #include "prims.inc"
 #include "linalg.inc"
 

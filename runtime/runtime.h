@@ -44,6 +44,10 @@ extern const char tx_linalg_source[];
 
 /* Seconds on a monotonic clock (statement timing in JIT code). */
 double tx_rt_now(void);
+/* The code level the library's primitives run at on this CPU, chosen
+   when the library is loaded: "x86-64-v4" (AVX-512), "x86-64-v3" (AVX2,
+   FMA), "x86-64" (SSE2), or "portable" (a build without dispatch). */
+const char *tx_rt_isa(void);
 
 /* ---- pool.c: running kernels on threads ---- */
 /* A kernel: computes iterations [LO, HI) of its outermost parallel loop

@@ -39,11 +39,15 @@ run "sparse maps through the library (Check)" "$B/check_sparse"
 run "kernels on threads: same bytes for any thread count (Check)" "$B/check_threads"
 run "the calls of a compiled program, for profiles (Check)" "$B/check_profile"
 run "internal errors through the library (Check)" "$B/check_internal"
+run "inner-loop primitives vs scalar references, every ISA clone (Check)" "$B/check_prims"
 run "golden diagnostics and listings" sh tests/run_golden.sh
 run "numerical vs numpy, -O0, -O1 and -O2" "$PYTHON" tests/run_num.py --txc "$TXC" -j 2 -O0 -O1 -O2
 run "standalone C vs numpy and txc run" "$PYTHON" tests/run_cc.py --txc "$TXC"
 run "standalone C under OpenMP, 1 and 2 threads" "$PYTHON" tests/run_cc.py --txc "$TXC" --openmp \
     tests/num/par_kernels.tx tests/num/fn_cumsum.tx tests/num/matmul.tx
+run "standalone C with -DTX_USE_SLEEF, at 2, 4 and 8 doubles" "$PYTHON" tests/run_cc.py --txc "$TXC" --sleef \
+    tests/num/fn_exp.tx tests/num/fn_tanh.tx tests/num/fn_softmax.tx tests/num/fn_logsumexp.tx \
+    tests/num/fn_log.tx tests/num/fn_sin.tx tests/num/fn_f32_softmax.tx
 run "standalone C with BLAS and LAPACK" "$PYTHON" tests/run_cc.py --txc "$TXC" --blas tests/num/matmul.tx \
     tests/num/four_index.tx tests/num/batched_matmul.tx tests/num/f32_basic.tx $(ls tests/num/la_*.tx)
 run "contraction order vs numpy's optimal path" "$PYTHON" tests/run_order.py --txc "$TXC"

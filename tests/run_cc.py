@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Standalone-C test runner: emits C for corpus programs and checks it.
 
-    /usr/bin/python3 tests/run_cc.py [--txc build/txc] [--cc cc] [--blas] [--openmp] [FILES...]
+    /usr/bin/python3 tests/run_cc.py [--txc build/txc] [--cc cc] [--blas] [--openmp] [--sleef] [FILES...]
 
 For each test file (default: a representative subset of tests/num):
 
@@ -22,10 +22,17 @@ With --openmp the C is compiled with -fopenmp and run with OMP_NUM_THREADS=1
 and =2; both runs must write the same bytes (kernels split their outer loop
 over threads, and every element is computed by one thread in one order).
 
+With --sleef the C is compiled with -DTX_USE_SLEEF and linked with -lsleef
+three times: plain (SSE2), -O2 -mavx2 -mfma and -O2 -march=x86-64-v4, so
+that prims.inc's SLEEF code at 2, 4 and 8 doubles compiles cleanly; a
+program whose kernels call exp, log, sin, cos or tanh must import a Sleef_
+function; each build runs and is checked as above when the CPU can run it.
+
 Prints one line per failure and a final `N passed, N failed`.
 """
 
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -184,67 +191,104 @@ def cc_one(txc, cc, path):
         for d in case.io:
             if d.kind in ('in', 'inout'):
                 prep.inputs[d.name].astype(RAWTYPE[d.dtype]).tofile(raw[d.name])
-        exe = os.path.join(td, 'prog')
-        why = run([cc, '-std=c99', '-pedantic', '-Wall', '-Wextra', '-Werror'] + (['-fopenmp'] if OPENMP else []) +
-                  [progc, mainc] + (['-llapacke', '-lopenblas'] if BLAS else []) + ['-lm', '-o', exe], 'compile')
-        if why:
-            return '%s: %s' % (name, why)
-        outs_by_threads = []
-        for nt in ((1, 2) if OPENMP else (None,)):
-            env = dict(os.environ, OMP_NUM_THREADS=str(nt)) if nt else None
-            why = run([exe], 'run', env=env)
-            if why:
-                return '%s: %s' % (name, why)
-            outs_by_threads.append({d.name: open(raw[d.name], 'rb').read() for d in case.io
-                                    if d.kind in ('out', 'inout')})
-            for d in case.io:                   # the inputs again for the next run
-                if d.kind in ('in', 'inout'):
-                    prep.inputs[d.name].astype(RAWTYPE[d.dtype]).tofile(raw[d.name])
-        if OPENMP and outs_by_threads[0] != outs_by_threads[1]:
-            differ = [k for k in outs_by_threads[0] if outs_by_threads[0][k] != outs_by_threads[1][k]]
-            return '%s: OMP_NUM_THREADS=1 and 2 wrote different %s' % (name, ', '.join(differ))
-        for k, b in outs_by_threads[-1].items():
-            with open(raw[k], 'wb') as f:
-                f.write(b)
-        got = {}
-        for d in case.io:
-            if d.kind in ('out', 'inout'):
-                a = np.fromfile(raw[d.name], dtype=RAWTYPE[d.dtype])
-                shape = prep.shape(d)
-                if a.size != int(np.prod(shape, dtype=np.int64)):
-                    return '%s: output %s has %d elements, expected shape %s' % (
-                        name, d.name, a.size, shape)
-                got[d.name] = a.reshape(shape).astype(d.np_dtype)
-        reasons = []
-        why = rn.check_outputs(case, prep, got, label='C vs numpy: ')
-        if why:
-            reasons.append(why)
         rundir = os.path.join(td, 'run')
         os.mkdir(rundir)
-        cmd, outs, why = rn.txc_run(txc, case, prep, rundir)
-        if why:
-            reasons.append('txc run failed: %s: %s' % (shlex.join(cmd), why))
-        else:
-            for d in case.io:
-                if d.kind not in ('out', 'inout'):
-                    continue
-                tol = case.tol if d.dtype == 'f32' else 1e-12
-                ref = outs[d.name]
-                if ref.shape != got[d.name].shape:
-                    reasons.append('C vs txc run: %s: shapes %s vs %s' % (
-                        d.name, got[d.name].shape, ref.shape))
-                    continue
-                why = rn.compare(got[d.name], ref.astype(np.float64), d, tol,
-                                 'C vs txc run: ')
-                if why:
-                    reasons.append(why)
-        if reasons:
-            return '%s: %s' % (name, '; '.join(reasons))
+        run_cmd, run_outs, run_why = rn.txc_run(txc, case, prep, rundir)
+        for tag, flags, needs in (SLEEF_VARIANTS if SLEEF else (('', [], ()),)):
+            why = build_and_check(txc, cc, case, prep, td, progc, mainc, raw, flags, needs,
+                                  run_cmd, run_outs, run_why)
+            if why:
+                return '%s: %s%s' % (name, '[%s] ' % tag if tag else '', why)
     return None
+
+
+def cpu_has(flags):
+    """Does this CPU have every /proc/cpuinfo flag of FLAGS?"""
+    try:
+        with open('/proc/cpuinfo') as f:
+            have = set()
+            for line in f:
+                if line.startswith('flags'):
+                    have = set(line.split(':', 1)[1].split())
+                    break
+    except OSError:
+        return False
+    return all(x in have for x in flags)
+
+
+def build_and_check(txc, cc, case, prep, td, progc, mainc, raw, flags, needs, run_cmd, run_outs, run_why):
+    """Compiles prog.c and main.c with FLAGS, runs the program (when the CPU
+    has the /proc/cpuinfo flags NEEDS) and compares its outputs with numpy
+    and with `txc run`. None on pass, else a reason."""
+    exe = os.path.join(td, 'prog')
+    why = run([cc, '-std=c99', '-pedantic', '-Wall', '-Wextra', '-Werror'] + (['-fopenmp'] if OPENMP else []) +
+              flags + [progc, mainc] + (['-llapacke', '-lopenblas'] if BLAS else []) +
+              (['-lsleef'] if SLEEF else []) + ['-lm', '-o', exe], 'compile')
+    if why:
+        return why
+    if SLEEF:
+        with open(progc) as f:                      # exp, log, sin, cos, tanh through tx_p_map
+            uses = re.search(r'\btx_p_map\([^,;]*, [23678],', f.read())
+        r = subprocess.run(['nm', '-u', exe], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        if uses and b'Sleef_' not in r.stdout:
+            return 'built with -DTX_USE_SLEEF but calls no Sleef_ function'
+    if not cpu_has(needs):
+        return None                                 # compiled; this CPU cannot run it
+    outs_by_threads = []
+    for nt in ((1, 2) if OPENMP else (None,)):
+        env = dict(os.environ, OMP_NUM_THREADS=str(nt)) if nt else None
+        why = run([exe], 'run', env=env)
+        if why:
+            return why
+        outs_by_threads.append({d.name: open(raw[d.name], 'rb').read() for d in case.io
+                                if d.kind in ('out', 'inout')})
+        for d in case.io:                   # the inputs again for the next run
+            if d.kind in ('in', 'inout'):
+                prep.inputs[d.name].astype(RAWTYPE[d.dtype]).tofile(raw[d.name])
+    if OPENMP and outs_by_threads[0] != outs_by_threads[1]:
+        differ = [k for k in outs_by_threads[0] if outs_by_threads[0][k] != outs_by_threads[1][k]]
+        return 'OMP_NUM_THREADS=1 and 2 wrote different %s' % ', '.join(differ)
+    got = {}
+    for d in case.io:
+        if d.kind in ('out', 'inout'):
+            a = np.frombuffer(outs_by_threads[-1][d.name], dtype=RAWTYPE[d.dtype])
+            shape = prep.shape(d)
+            if a.size != int(np.prod(shape, dtype=np.int64)):
+                return 'output %s has %d elements, expected shape %s' % (d.name, a.size, shape)
+            got[d.name] = a.reshape(shape).astype(d.np_dtype)
+    reasons = []
+    why = rn.check_outputs(case, prep, got, label='C vs numpy: ')
+    if why:
+        reasons.append(why)
+    if run_why:
+        reasons.append('txc run failed: %s: %s' % (shlex.join(run_cmd), run_why))
+    else:
+        for d in case.io:
+            if d.kind not in ('out', 'inout'):
+                continue
+            tol = case.tol if d.dtype == 'f32' else 1e-12
+            ref = run_outs[d.name]
+            if ref.shape != got[d.name].shape:
+                reasons.append('C vs txc run: %s: shapes %s vs %s' % (
+                    d.name, got[d.name].shape, ref.shape))
+                continue
+            why = rn.compare(got[d.name], ref.astype(np.float64), d, tol,
+                             'C vs txc run: ')
+            if why:
+                reasons.append(why)
+    return '; '.join(reasons) if reasons else None
 
 
 BLAS = False  # --blas: emit with BLAS/LAPACK calls and link -llapacke -lopenblas
 OPENMP = False  # --openmp: compile with -fopenmp, run with 1 and 2 threads
+SLEEF = False   # --sleef: compile with -DTX_USE_SLEEF, link -lsleef, at three vector widths
+# (name, extra cc flags, /proc/cpuinfo flags needed to run it)
+SLEEF_VARIANTS = (
+    ('SLEEF, SSE2', ['-DTX_USE_SLEEF'], ()),
+    ('SLEEF, AVX2', ['-DTX_USE_SLEEF', '-O2', '-mavx2', '-mfma'], ('avx2', 'fma')),
+    ('SLEEF, AVX-512', ['-DTX_USE_SLEEF', '-O2', '-march=x86-64-v4'],
+     ('avx2', 'fma', 'bmi2', 'avx512f', 'avx512bw', 'avx512cd', 'avx512dq', 'avx512vl')),
+)
 
 
 def main(argv):
@@ -265,6 +309,9 @@ def main(argv):
         elif a == '--openmp':
             global OPENMP
             OPENMP = True
+        elif a == '--sleef':
+            global SLEEF
+            SLEEF = True
         elif a in ('-h', '--help'):
             print(__doc__)
             return 0

@@ -1,0 +1,762 @@
+/*
+ * check_prims.c - the inner-loop primitives (runtime/prims.inc) as the
+ * library runs them: every PRIM symbol of the table tx_runtime_symbols
+ * (runtime/symbols.def), called through the address the JIT registers,
+ * so through the clone the CPU picked (tx_rt_isa()), against scalar
+ * references written here.
+ *
+ *   - every PRIM symbol has a test here (a new one fails until it has);
+ *   - loads, stores, arithmetic, integer powers, sqrt, abs, max and min:
+ *     the same bits as the reference, for lengths 0, 1, 3, ..., 255, 256,
+ *     1000, with nothing read or written past the block (it ends at a page
+ *     that may not be touched);
+ *   - sum and product: the same bits as the reference's fixed association
+ *     (16 lanes, folded by halves); max and min: the same bits as a
+ *     sequential maximum under the total order -0 < +0, a NaN winning
+ *     (acc if it is one, else the block's first);
+ *   - exp, log, sin, cos, tanh and pow (SLEEF in the library): within 1
+ *     ULP of a long double reference (SLEEF's u10 bound) and of glibc's
+ *     result within 2 ULP (3 for tanh, glibc's own being 2 ULP off);
+ *     special arguments (NaN, +-inf, +-0, huge, tiny) give what glibc
+ *     gives in kind (NaN, +-inf, +-0, finite and its sign); an element's
+ *     result does not depend on where it sits in the block;
+ *   - the same tests on prims.inc compiled for x86-64-v4, x86-64-v3 and
+ *     baseline x86-64 (tests/prims_isa.c), where the CPU can run them: the
+ *     three clones compute the same bits.
+ */
+#define _DEFAULT_SOURCE /* MAP_ANONYMOUS */
+#include <check.h>
+#include <float.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "prims_isa.h"
+#include "runtime.h"
+#include "tensorexpr.h" /* tx_sparse_map */
+
+/* ---- the primitives' types (as in symbols.def) ---- */
+typedef void load_f64_fn(int64_t, const double *, int64_t, double *);
+typedef void load_f32_fn(int64_t, const float *, int64_t, double *);
+typedef void fill_fn(int64_t, double, double *);
+typedef void store_f64_fn(int64_t, const double *, double *, int64_t, int);
+typedef void store_f32_fn(int64_t, const double *, float *, int64_t, int);
+typedef void axpby_fn(int64_t, double, const double *, double, const double *, double *);
+typedef void scale_add_fn(int64_t, double, const double *, double, double *);
+typedef void binary_fn(int64_t, const double *, const double *, double *);
+typedef void recip_fn(int64_t, double, const double *, double *);
+typedef void pow_fn(int64_t, const double *, double, double *);
+typedef void map_fn(int64_t, int, const double *, double *);
+typedef double sum_fn(int64_t, const double *);
+typedef double red_fn(int64_t, const double *, double);
+typedef int map_check_fn(const tx_sparse_map *, int64_t, int64_t);
+typedef int map_has_fn(const tx_sparse_map *, int64_t, int64_t);
+typedef void zero_fn(void *, int64_t);
+
+/* ---- the sets of primitives under test ---- */
+enum { SET_LIBRARY, SET_V4, SET_V3, SET_V1, NSETS };
+static const char *const set_names[NSETS] = {"library", "x86-64-v4", "x86-64-v3", "x86-64"};
+
+/* Can this CPU run set S? */
+static int set_runs(int s)
+{
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
+    __builtin_cpu_init();
+    if (s == SET_V4)
+        return prims_isa_v4[0].name && __builtin_cpu_supports("x86-64-v4");
+    if (s == SET_V3)
+        return prims_isa_v3[0].name && __builtin_cpu_supports("x86-64-v3");
+    if (s == SET_V1)
+        return prims_isa_v1[0].name != NULL;
+    return 1;
+#else
+    return s == SET_LIBRARY;
+#endif
+}
+
+/* The address of primitive NAME in set S (fails the test if missing). */
+static const void *prim(int s, const char *name)
+{
+    if (s == SET_LIBRARY) {
+        for (const tx_runtime_symbol *e = tx_runtime_symbols; e->name; e++)
+            if (e->group == TXS_PRIM && strcmp(e->name, name) == 0)
+                return e->addr;
+    } else {
+        const prims_isa_entry *t = s == SET_V4 ? prims_isa_v4 : s == SET_V3 ? prims_isa_v3 : prims_isa_v1;
+        for (; t->name; t++)
+            if (strcmp(t->name, name) == 0)
+                return t->addr;
+    }
+    ck_abort_msg("%s: no primitive %s", set_names[s], name);
+    return NULL;
+}
+
+/* Returns from a test on a set this CPU cannot run. */
+#define SKIP_UNLESS_RUNS(s)                                                                  \
+    do {                                                                                     \
+        if (!set_runs(s)) {                                                                  \
+            printf("check_prims: %s: not run (the CPU lacks it)\n", set_names[s]);          \
+            return;                                                                          \
+        }                                                                                    \
+    } while (0)
+
+/* ---- blocks that end where memory ends: a read or write past the end
+   faults (Check reports the signal) ---- */
+enum { GUARD_PAGES = 10 };
+typedef struct {
+    unsigned char *base;
+    size_t len;
+} guarded;
+
+static guarded guard_new(void)
+{
+    long pg = sysconf(_SC_PAGESIZE);
+    guarded g;
+    g.len = (size_t)pg * (GUARD_PAGES + 1);
+    g.base = mmap(NULL, g.len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    ck_assert_msg(g.base != MAP_FAILED, "mmap");
+    ck_assert_int_eq(mprotect(g.base + (size_t)pg * GUARD_PAGES, (size_t)pg, PROT_NONE), 0);
+    return g;
+}
+
+static void guard_free(guarded g)
+{
+    munmap(g.base, g.len);
+}
+
+/* room for N elements of SIZE bytes ending at the protected page */
+static void *guard_end(guarded g, int64_t n, size_t size)
+{
+    long pg = sysconf(_SC_PAGESIZE);
+    ck_assert_msg((size_t)n * size <= (size_t)pg * GUARD_PAGES, "block too large");
+    return g.base + (size_t)pg * GUARD_PAGES - (size_t)n * size;
+}
+
+/* ---- data ---- */
+static uint64_t rng_state = 0x9e3779b97f4a7c15ULL;
+static uint64_t rng(void)
+{
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return rng_state;
+}
+static double u01(void)
+{
+    return (double)(rng() >> 11) * 0x1p-53;
+}
+
+static double nan_with(uint64_t payload, int negative)
+{
+    uint64_t b = 0x7ff8000000000000ULL | (payload & 0x0007ffffffffffffULL) | (negative ? 1ULL << 63 : 0);
+    double d;
+    memcpy(&d, &b, sizeof d);
+    return d;
+}
+
+/* random doubles of many magnitudes and both signs; with SPECIAL, also
+   NaNs (several payloads), infinities and zeros of both signs */
+static void fill_random(double *x, int64_t n, int special)
+{
+    for (int64_t i = 0; i < n; i++) {
+        x[i] = ldexp(2 * u01() - 1, (int)(rng() % 41) - 20);
+        if (special && rng() % 8 == 0) {
+            static const double sp[] = {INFINITY, -INFINITY, 0.0, -0.0, 1.0, -1.0};
+            unsigned k = (unsigned)(rng() % 8);
+            x[i] = k < 6 ? sp[k] : nan_with(rng(), k == 7);
+        }
+    }
+}
+
+static const int64_t lengths[] = {0, 1, 3, 7, 8, 15, 16, 17, 33, 255, 256, 1000};
+enum { NLEN = sizeof lengths / sizeof lengths[0], MAXN = 1000 };
+
+/* the same double: equal bits, or both NaN */
+static int same(double a, double b)
+{
+    return memcmp(&a, &b, sizeof a) == 0 || (a != a && b != b);
+}
+/* the same bits, NaN payloads included */
+static int same_bits(double a, double b)
+{
+    return memcmp(&a, &b, sizeof a) == 0;
+}
+
+#define CHECK_SAME(got, want, ...)                                                           \
+    ck_assert_msg(same(got, want), __VA_ARGS__)
+
+/* ---- every PRIM symbol is tested here ---- */
+static const char *const tested[] = {
+    "tx_p_load_f64", "tx_p_load_f32", "tx_p_fill", "tx_p_store_f64", "tx_p_store_f32",
+    "tx_p_axpby", "tx_p_scale_add", "tx_p_mul", "tx_p_div", "tx_p_recip", "tx_p_pow",
+    "tx_p_map", "tx_p_max", "tx_p_min", "tx_p_sum", "tx_p_red_sum", "tx_p_red_prod",
+    "tx_p_red_max", "tx_p_red_min", "tx_rt_map_check", "tx_rt_map_has", "tx_rt_zero",
+};
+
+START_TEST(every_prim_is_tested)
+{
+    int nprim = 0;
+    for (const tx_runtime_symbol *e = tx_runtime_symbols; e->name; e++) {
+        if (e->group != TXS_PRIM)
+            continue;
+        nprim++;
+        int found = 0;
+        for (size_t k = 0; k < sizeof tested / sizeof tested[0]; k++)
+            found |= strcmp(tested[k], e->name) == 0;
+        ck_assert_msg(found, "primitive %s has no test in tests/check_prims.c", e->name);
+        ck_assert_msg(e->addr != NULL, "%s has no address", e->name);
+    }
+    ck_assert_int_eq(nprim, (int)(sizeof tested / sizeof tested[0]));
+    printf("check_prims: the library's primitives run at %s\n", tx_rt_isa());
+}
+END_TEST
+
+/* ---- loads and stores ---- */
+START_TEST(loads_and_fill)
+{
+    int s = _i;
+    SKIP_UNLESS_RUNS(s);
+    load_f64_fn *ld = (load_f64_fn *)prim(s, "tx_p_load_f64");
+    load_f32_fn *ldf = (load_f32_fn *)prim(s, "tx_p_load_f32");
+    fill_fn *fill = (fill_fn *)prim(s, "tx_p_fill");
+    guarded gs = guard_new(), gd = guard_new();
+    static const int64_t incs[] = {1, 0, 3};
+    for (int l = 0; l < NLEN; l++) {
+        int64_t n = lengths[l];
+        for (int k = 0; k < 3; k++) {
+            int64_t inc = incs[k], span = n == 0 ? 0 : (n - 1) * inc + 1;
+            double *src = guard_end(gs, span, sizeof(double)), *d = guard_end(gd, n, sizeof(double));
+            fill_random(src, span, 1);
+            ld(n, src, inc, d);
+            for (int64_t i = 0; i < n; i++)
+                ck_assert_msg(same_bits(d[i], src[i * inc]), "%s load_f64 n=%ld inc=%ld [%ld]", set_names[s],
+                              (long)n, (long)inc, (long)i);
+            float *sf = guard_end(gs, span, sizeof(float));
+            for (int64_t i = 0; i < span; i++)
+                sf[i] = (float)ldexp(2 * u01() - 1, (int)(rng() % 21) - 10);
+            ldf(n, sf, inc, d);
+            for (int64_t i = 0; i < n; i++)
+                ck_assert_msg(same_bits(d[i], (double)sf[i * inc]), "%s load_f32 n=%ld inc=%ld [%ld]",
+                              set_names[s], (long)n, (long)inc, (long)i);
+        }
+        double *d = guard_end(gd, n, sizeof(double));
+        fill(n, -0.0, d);
+        for (int64_t i = 0; i < n; i++)
+            ck_assert_msg(same_bits(d[i], -0.0), "%s fill n=%ld", set_names[s], (long)n);
+    }
+    guard_free(gs);
+    guard_free(gd);
+}
+END_TEST
+
+START_TEST(stores)
+{
+    int s = _i;
+    SKIP_UNLESS_RUNS(s);
+    store_f64_fn *st = (store_f64_fn *)prim(s, "tx_p_store_f64");
+    store_f32_fn *stf = (store_f32_fn *)prim(s, "tx_p_store_f32");
+    guarded gs = guard_new(), gt = guard_new();
+    static double before[4 * MAXN];
+    static float beforef[4 * MAXN];
+    for (int l = 0; l < NLEN; l++) {
+        int64_t n = lengths[l];
+        double *src = guard_end(gs, n, sizeof(double));
+        fill_random(src, n, 0);
+        for (int64_t inc = 1; inc <= 2; inc++) {
+            int64_t span = n == 0 ? 0 : (n - 1) * inc + 1;
+            for (int op = 0; op < 3; op++) {
+                double *t = guard_end(gt, span, sizeof(double));
+                fill_random(t, span, 0);
+                memcpy(before, t, (size_t)span * sizeof(double));
+                st(n, src, t, inc, op);
+                for (int64_t i = 0; i < span; i++) {
+                    double want = before[i];
+                    if (i % inc == 0)
+                        want = op == 0 ? src[i / inc] : op == 1 ? before[i] + src[i / inc] : before[i] - src[i / inc];
+                    ck_assert_msg(same_bits(t[i], want), "%s store_f64 n=%ld inc=%ld op=%d [%ld]", set_names[s],
+                                  (long)n, (long)inc, op, (long)i);
+                }
+                float *tf = guard_end(gt, span, sizeof(float));
+                for (int64_t i = 0; i < span; i++)
+                    tf[i] = beforef[i] = (float)(2 * u01() - 1);
+                stf(n, src, tf, inc, op);
+                for (int64_t i = 0; i < span; i++) {
+                    float want = beforef[i];
+                    if (i % inc == 0)
+                        want = op == 0 ? (float)src[i / inc]
+                               : op == 1 ? (float)(beforef[i] + src[i / inc])
+                                         : (float)(beforef[i] - src[i / inc]);
+                    ck_assert_msg(memcmp(&tf[i], &want, sizeof want) == 0, "%s store_f32 n=%ld inc=%ld op=%d [%ld]",
+                                  set_names[s], (long)n, (long)inc, op, (long)i);
+                }
+            }
+        }
+    }
+    guard_free(gs);
+    guard_free(gt);
+}
+END_TEST
+
+/* ---- elementwise arithmetic ---- */
+START_TEST(arithmetic)
+{
+    int s = _i;
+    SKIP_UNLESS_RUNS(s);
+    axpby_fn *axpby = (axpby_fn *)prim(s, "tx_p_axpby");
+    scale_add_fn *scale_add = (scale_add_fn *)prim(s, "tx_p_scale_add");
+    binary_fn *mul = (binary_fn *)prim(s, "tx_p_mul");
+    binary_fn *dv = (binary_fn *)prim(s, "tx_p_div");
+    binary_fn *mx = (binary_fn *)prim(s, "tx_p_max");
+    binary_fn *mn = (binary_fn *)prim(s, "tx_p_min");
+    recip_fn *recip = (recip_fn *)prim(s, "tx_p_recip");
+    guarded gx = guard_new(), gy = guard_new(), gd = guard_new();
+    static const double ab[][2] = {{1, 1}, {1, -1}, {2.5, -0.75}, {0, 1}, {-3, 0.1}};
+    for (int l = 0; l < NLEN; l++) {
+        int64_t n = lengths[l];
+        double *x = guard_end(gx, n, sizeof(double)), *y = guard_end(gy, n, sizeof(double));
+        double *d = guard_end(gd, n, sizeof(double));
+        fill_random(x, n, 1);
+        fill_random(y, n, 1);
+        for (int k = 0; k < 5; k++) {
+            double a = ab[k][0], b = ab[k][1];
+            axpby(n, a, x, b, y, d);
+            for (int64_t i = 0; i < n; i++) {
+                double want = a == 1 && b == 1 ? x[i] + y[i] : a == 1 && b == -1 ? x[i] - y[i] : a * x[i] + b * y[i];
+                CHECK_SAME(d[i], want, "%s axpby(%g, %g) n=%ld [%ld]: %a, want %a", set_names[s], a, b, (long)n,
+                           (long)i, d[i], want);
+            }
+            scale_add(n, a, x, b, d);
+            for (int64_t i = 0; i < n; i++)
+                CHECK_SAME(d[i], a * x[i] + b, "%s scale_add n=%ld [%ld]", set_names[s], (long)n, (long)i);
+            recip(n, a, x, d);
+            for (int64_t i = 0; i < n; i++)
+                CHECK_SAME(d[i], a / x[i], "%s recip n=%ld [%ld]", set_names[s], (long)n, (long)i);
+        }
+        mul(n, x, y, d);
+        for (int64_t i = 0; i < n; i++)
+            CHECK_SAME(d[i], x[i] * y[i], "%s mul n=%ld [%ld]", set_names[s], (long)n, (long)i);
+        dv(n, x, y, d);
+        for (int64_t i = 0; i < n; i++)
+            CHECK_SAME(d[i], x[i] / y[i], "%s div n=%ld [%ld]", set_names[s], (long)n, (long)i);
+        mx(n, x, y, d);
+        for (int64_t i = 0; i < n; i++)
+            CHECK_SAME(d[i], x[i] > y[i] || x[i] != x[i] ? x[i] : y[i], "%s max n=%ld [%ld]", set_names[s],
+                       (long)n, (long)i);
+        mn(n, x, y, d);
+        for (int64_t i = 0; i < n; i++)
+            CHECK_SAME(d[i], x[i] < y[i] || x[i] != x[i] ? x[i] : y[i], "%s min n=%ld [%ld]", set_names[s],
+                       (long)n, (long)i);
+        /* in place, as generated code calls them */
+        memcpy(d, x, (size_t)n * sizeof(double));
+        mul(n, d, y, d);
+        for (int64_t i = 0; i < n; i++)
+            CHECK_SAME(d[i], x[i] * y[i], "%s mul in place n=%ld [%ld]", set_names[s], (long)n, (long)i);
+    }
+    guard_free(gx);
+    guard_free(gy);
+    guard_free(gd);
+}
+END_TEST
+
+/* integer powers and the exact functions: the same bits as the formula */
+START_TEST(exact_powers_and_maps)
+{
+    int s = _i;
+    SKIP_UNLESS_RUNS(s);
+    pow_fn *pw = (pow_fn *)prim(s, "tx_p_pow");
+    map_fn *map = (map_fn *)prim(s, "tx_p_map");
+    guarded gx = guard_new(), gd = guard_new();
+    for (int l = 0; l < NLEN; l++) {
+        int64_t n = lengths[l];
+        double *x = guard_end(gx, n, sizeof(double)), *d = guard_end(gd, n, sizeof(double));
+        fill_random(x, n, 1);
+        static const double ps[] = {2, 3, 1, -1, 0.5};
+        for (int k = 0; k < 5; k++) {
+            pw(n, x, ps[k], d);
+            for (int64_t i = 0; i < n; i++) {
+                double v = x[i], want = k == 0 ? v * v : k == 1 ? v * v * v : k == 2 ? v : k == 3 ? 1.0 / v : sqrt(v);
+                CHECK_SAME(d[i], want, "%s pow(x, %g) n=%ld [%ld]: %a, want %a", set_names[s], ps[k], (long)n,
+                           (long)i, d[i], want);
+            }
+        }
+        static const int fns[] = {4, 5, 0, 1, 99};
+        for (int k = 0; k < 5; k++) {
+            map(n, fns[k], x, d);
+            for (int64_t i = 0; i < n; i++) {
+                double want = fns[k] == 4 ? sqrt(x[i]) : fns[k] == 5 ? fabs(x[i]) : x[i];
+                CHECK_SAME(d[i], want, "%s map %d n=%ld [%ld]: %a, want %a", set_names[s], fns[k], (long)n, (long)i,
+                           d[i], want);
+            }
+        }
+    }
+    guard_free(gx);
+    guard_free(gd);
+}
+END_TEST
+
+/* ---- reductions ---- */
+enum { LANES = 16 };
+
+/* lane j folds x[i] for i = j mod 16 in order; lanes folded by halves */
+static double ref_sum(int64_t n, const double *x)
+{
+    double s[LANES] = {0};
+    for (int64_t i = 0; i < n; i++)
+        s[i % LANES] = s[i % LANES] + x[i];
+    for (int w = LANES / 2; w > 0; w /= 2)
+        for (int j = 0; j < w; j++)
+            s[j] = s[j] + s[j + w];
+    return s[0];
+}
+
+static double ref_prod(int64_t n, const double *x)
+{
+    double p[LANES];
+    for (int j = 0; j < LANES; j++)
+        p[j] = 1;
+    for (int64_t i = 0; i < n; i++)
+        p[i % LANES] = p[i % LANES] * x[i];
+    for (int w = LANES / 2; w > 0; w /= 2)
+        for (int j = 0; j < w; j++)
+            p[j] = p[j] * p[j + w];
+    return p[0];
+}
+
+/* a before b in the total order -inf < ... < -0 < +0 < ... < +inf */
+static int below(double a, double b)
+{
+    return a < b || (a == 0 && b == 0 && signbit(a) && !signbit(b));
+}
+
+/* sequential max (MAX 1) or min (0): a NaN wins, acc's first */
+static double ref_maxmin(int64_t n, const double *x, double acc, int max)
+{
+    if (acc != acc)
+        return acc;
+    for (int64_t i = 0; i < n; i++)
+        if (x[i] != x[i])
+            return x[i];
+    double m = acc;
+    for (int64_t i = 0; i < n; i++)
+        if (max ? below(m, x[i]) : below(x[i], m))
+            m = x[i];
+    return m;
+}
+
+START_TEST(reductions)
+{
+    int s = _i;
+    SKIP_UNLESS_RUNS(s);
+    sum_fn *sum = (sum_fn *)prim(s, "tx_p_sum");
+    red_fn *rsum = (red_fn *)prim(s, "tx_p_red_sum");
+    red_fn *rprod = (red_fn *)prim(s, "tx_p_red_prod");
+    red_fn *rmax = (red_fn *)prim(s, "tx_p_red_max");
+    red_fn *rmin = (red_fn *)prim(s, "tx_p_red_min");
+    guarded gx = guard_new();
+    for (int rep = 0; rep < 40; rep++)
+        for (int l = 0; l < NLEN; l++) {
+            int64_t n = lengths[l];
+            double *x = guard_end(gx, n, sizeof(double));
+            /* magnitudes far apart, so that any other association changes the bits */
+            for (int64_t i = 0; i < n; i++)
+                x[i] = ldexp(2 * u01() - 1, (int)(rng() % 61) - 30);
+            double acc = ldexp(2 * u01() - 1, (int)(rng() % 11) - 5);
+            double got = sum(n, x), want = ref_sum(n, x);
+            ck_assert_msg(same_bits(got, want), "%s sum n=%ld: %a, want %a", set_names[s], (long)n, got, want);
+            got = rsum(n, x, acc);
+            want = acc + ref_sum(n, x);
+            ck_assert_msg(same_bits(got, want), "%s red_sum n=%ld: %a, want %a", set_names[s], (long)n, got, want);
+            for (int64_t i = 0; i < n; i++) /* products near 1 that neither overflow nor underflow */
+                x[i] = 1 + (2 * u01() - 1) * 0x1p-3;
+            got = rprod(n, x, acc);
+            want = acc * ref_prod(n, x);
+            ck_assert_msg(same_bits(got, want), "%s red_prod n=%ld: %a, want %a", set_names[s], (long)n, got, want);
+
+            /* max and min: ties of -0 and +0, infinities, NaNs of several payloads */
+            for (int64_t i = 0; i < n; i++) {
+                unsigned k = (unsigned)(rng() % 16);
+                x[i] = k == 0 ? 0.0 : k == 1 ? -0.0 : k == 2 ? INFINITY : k == 3 ? -INFINITY
+                       : ldexp(2 * u01() - 1, (int)(rng() % 11) - 5);
+                if (rep % 4 == 3 && rng() % 64 == 0)
+                    x[i] = nan_with(rng(), (int)(rng() & 1));
+            }
+            static const double accs[] = {-INFINITY, INFINITY, 0.0, -0.0, 0.25};
+            for (int a = 0; a < 6; a++) {
+                acc = a < 5 ? accs[a] : nan_with(12345, 1);
+                got = rmax(n, x, acc);
+                want = ref_maxmin(n, x, acc, 1);
+                ck_assert_msg(same_bits(got, want), "%s red_max n=%ld acc=%a: %a, want %a", set_names[s], (long)n,
+                              acc, got, want);
+                got = rmin(n, x, acc);
+                want = ref_maxmin(n, x, acc, 0);
+                ck_assert_msg(same_bits(got, want), "%s red_min n=%ld acc=%a: %a, want %a", set_names[s], (long)n,
+                              acc, got, want);
+            }
+        }
+    /* a sum's NaN and infinities, and the empty block */
+    double *x = guard_end(gx, 3, sizeof(double));
+    x[0] = 1, x[1] = NAN, x[2] = 2;
+    ck_assert(isnan(sum(3, x)));
+    x[1] = INFINITY;
+    ck_assert(sum(3, x) == INFINITY);
+    x[0] = -INFINITY;
+    ck_assert(isnan(sum(3, x)));
+    ck_assert(same_bits(rsum(0, x, -0.0), 0.0)); /* -0 + the empty sum, +0 */
+    ck_assert(same_bits(rmax(0, x, -0.0), -0.0));
+    guard_free(gx);
+}
+END_TEST
+
+/* ---- exp, log, sin, cos, tanh, pow ---- */
+typedef struct {
+    int fn; /* map_fn number, 0 for pow */
+    const char *name;
+    double (*f)(double);
+    long double (*fl)(long double);
+} mathfn;
+
+static const mathfn mathfns[] = {
+    {2, "exp", exp, expl}, {3, "log", log, logl}, {6, "sin", sin, sinl},
+    {7, "cos", cos, cosl}, {8, "tanh", tanh, tanhl},
+};
+enum { NMATH = sizeof mathfns / sizeof mathfns[0] };
+
+/* the spacing of doubles at the magnitude of R */
+static double ulp_at(long double r)
+{
+    double a = fabs((double)r);
+    if (a < DBL_MIN)
+        return 0x1p-1074;
+    if (isinf(a))
+        a = DBL_MAX;
+    return nextafter(a, INFINITY) - a;
+}
+
+/* arguments for F: RANGE 0 the whole useful domain, 1 near the origin
+   (or 1 for log), 2 the extremes (huge sin/cos arguments, subnormal exp
+   results) */
+static double argument(int fn, int range)
+{
+    double u = u01();
+    switch (fn) {
+    case 2: return range == 0 ? -745 + u * 1454.7 : range == 1 ? 2 * u - 1 : -745 + u * 37;
+    case 3: return range == 0 ? ldexp(1 + u, (int)(rng() % 2098) - 1074) : range == 1 ? 0.5 + 1.5 * u : 1 + (u - 0.5) * 1e-6;
+    case 6:
+    case 7: return range == 0 ? 20 * u - 10 : range == 1 ? 2e5 * u - 1e5 : ldexp(u, (int)(rng() % 1000));
+    default: return range == 0 ? 50 * u - 25 : range == 1 ? (u - 0.5) * 1e-3 : (u - 0.5) * 2;
+    }
+}
+
+/* Checks D[i] = F(X[i]): at most 1 ULP (+ the reference's own error)
+   from the long double result, and 2 ULP (3 for tanh) from glibc's. */
+static void check_accuracy(const char *what, int64_t n, const double *x, const double *d, double (*f)(double),
+                           long double (*fl)(long double), double p, double *worst)
+{
+    for (int64_t i = 0; i < n; i++) {
+        long double ref = f ? fl(x[i]) : powl(x[i], p);
+        double g = f ? f(x[i]) : pow(x[i], p);
+        if (fabsl(ref) > DBL_MAX) {
+            ck_assert_msg(d[i] == g, "%s(%a): %a, glibc %a", what, x[i], d[i], g);
+            continue;
+        }
+        double e = (double)(fabsl(d[i] - ref) / ulp_at(ref)), eg = fabs(d[i] - g) / ulp_at(g);
+        double glibc_ulps = f == tanh ? 3 : 2;
+        ck_assert_msg(e <= 1.0 + 1.0 / 128, "%s(%a): %a is %.3f ULP from %La", what, x[i], d[i], e, ref);
+        ck_assert_msg(eg <= glibc_ulps, "%s(%a): %a is %.1f ULP from glibc's %a", what, x[i], d[i], eg, g);
+        if (e > *worst)
+            *worst = e;
+    }
+}
+
+START_TEST(vector_math_accuracy)
+{
+    map_fn *map = (map_fn *)prim(SET_LIBRARY, "tx_p_map");
+    pow_fn *pw = (pow_fn *)prim(SET_LIBRARY, "tx_p_pow");
+    enum { N = 256, ROUNDS = 60 };
+    static double x[N], d[N];
+    for (int k = 0; k < NMATH; k++) {
+        double worst = 0;
+        for (int range = 0; range < 3; range++)
+            for (int r = 0; r < ROUNDS; r++) {
+                for (int i = 0; i < N; i++)
+                    x[i] = argument(mathfns[k].fn, range);
+                map(N, mathfns[k].fn, x, d);
+                check_accuracy(mathfns[k].name, N, x, d, mathfns[k].f, mathfns[k].fl, 0, &worst);
+            }
+        printf("check_prims: %s: at most %.3f ULP from the long double result\n", mathfns[k].name, worst);
+    }
+    /* pow's general case: 4, 5 and -3 are integers, but not special-cased */
+    static const double ps[] = {0.7, -1.5, 2.5, 1.0 / 3, 10.3, 4, 5, -3, 0.25, 1e-3};
+    double worst = 0;
+    for (size_t k = 0; k < sizeof ps / sizeof ps[0]; k++)
+        for (int r = 0; r < ROUNDS; r++) {
+            for (int i = 0; i < N; i++) {
+                x[i] = ldexp(1 + u01(), (int)(rng() % 41) - 20);
+                if (ps[k] == floor(ps[k]) && rng() % 2)
+                    x[i] = -x[i];
+            }
+            pw(N, x, ps[k], d);
+            check_accuracy("pow", N, x, d, NULL, NULL, ps[k], &worst);
+        }
+    printf("check_prims: pow: at most %.3f ULP from the long double result\n", worst);
+}
+END_TEST
+
+/* NaN, +-inf, +-0 and the sign of a finite result, as glibc has them */
+static int kind(double v)
+{
+    if (v != v)
+        return 0;
+    if (isinf(v))
+        return v > 0 ? 1 : 2;
+    if (v == 0)
+        return signbit(v) ? 4 : 3;
+    return v > 0 ? 5 : 6;
+}
+
+static const double specials[] = {
+    NAN, -NAN, INFINITY, -INFINITY, 0.0, -0.0, 1, -1, 2, -2, 0.5, -8, DBL_MAX, -DBL_MAX, DBL_MIN, -DBL_MIN,
+    0x1p-1074, -0x1p-1074, 1e-320, 1e-300, 1e300, -1e300, 1e22, -1e22, 709.78, 709.79, -708.5, -745.1, -745.2,
+    -1000, 1000, 19.1, -19.1, 40, -40, 1e15, 0x1.921fb54442d18p+0, 0x1.921fb54442d18p+1,
+};
+enum { NSPECIAL = sizeof specials / sizeof specials[0] };
+
+START_TEST(vector_math_special_values)
+{
+    int s = _i;
+    SKIP_UNLESS_RUNS(s);
+    map_fn *map = (map_fn *)prim(s, "tx_p_map");
+    pow_fn *pw = (pow_fn *)prim(s, "tx_p_pow");
+    double d[NSPECIAL];
+    for (int k = 0; k < NMATH; k++) {
+        map(NSPECIAL, mathfns[k].fn, specials, d);
+        for (int i = 0; i < NSPECIAL; i++) {
+            double g = mathfns[k].f(specials[i]);
+            ck_assert_msg(kind(d[i]) == kind(g), "%s %s(%a) = %a, glibc %a", set_names[s], mathfns[k].name,
+                          specials[i], d[i], g);
+        }
+    }
+    static const double ps[] = {0.7, -0.7, 2.5, -2.5, 1.0 / 3, 4, 5, -4, -5, 1e300, -1e300, 1e-300, 0.25, 0.0,
+                                -0.0, INFINITY, -INFINITY, NAN, 1.5e308};
+    for (size_t k = 0; k < sizeof ps / sizeof ps[0]; k++) {
+        pw(NSPECIAL, specials, ps[k], d);
+        for (int i = 0; i < NSPECIAL; i++) {
+            double g = pow(specials[i], ps[k]);
+            ck_assert_msg(kind(d[i]) == kind(g), "%s pow(%a, %a) = %a, glibc %a", set_names[s], specials[i], ps[k],
+                          d[i], g);
+        }
+    }
+}
+END_TEST
+
+/* An element's result does not depend on the block's length or on where
+   it sits (the last partial vector is padded, not computed otherwise),
+   in place or not, and nothing past the block is read or written. */
+START_TEST(vector_math_any_position)
+{
+    int s = _i;
+    SKIP_UNLESS_RUNS(s);
+    map_fn *map = (map_fn *)prim(s, "tx_p_map");
+    pow_fn *pw = (pow_fn *)prim(s, "tx_p_pow");
+    guarded gx = guard_new(), gd = guard_new();
+    static double x[MAXN], full[MAXN];
+    /* rounds enough to meet, in the tails, elements on which SLEEF and
+       glibc differ (1 to 6 % of them) */
+    for (int round = 0; round < 40; round++) {
+        for (int k = 0; k <= NMATH; k++) {
+            int fn = k < NMATH ? mathfns[k].fn : 0;
+            const char *name = fn ? mathfns[k].name : "pow";
+            for (int i = 0; i < MAXN; i++)
+                x[i] = fn ? argument(fn, 0) : ldexp(1 + u01(), (int)(rng() % 21) - 10);
+            if (fn)
+                map(MAXN, fn, x, full);
+            else
+                pw(MAXN, x, 0.7, full);
+            for (int l = 0; l < NLEN; l++) {
+                for (int64_t off = 0; off < 9; off += 4) {
+                    int64_t n = lengths[l];
+                    if (off + n > MAXN)
+                        continue;
+                    double *y = guard_end(gx, n, sizeof(double)), *d = guard_end(gd, n, sizeof(double));
+                    memcpy(y, x + off, (size_t)n * sizeof(double));
+                    if (fn)
+                        map(n, fn, y, d);
+                    else
+                        pw(n, y, 0.7, d);
+                    for (int64_t i = 0; i < n; i++)
+                        ck_assert_msg(same_bits(d[i], full[off + i]), "%s %s n=%ld at %ld: %a, in a longer block %a",
+                                      set_names[s], name, (long)n, (long)(off + i), d[i], full[off + i]);
+                    if (fn) /* in place */
+                        map(n, fn, y, y);
+                    else
+                        pw(n, y, 0.7, y);
+                    for (int64_t i = 0; i < n; i++)
+                        ck_assert_msg(same_bits(y[i], full[off + i]), "%s %s in place n=%ld", set_names[s], name,
+                                      (long)n);
+                }
+            }
+        }
+    }
+    guard_free(gx);
+    guard_free(gd);
+}
+END_TEST
+
+/* ---- sparse maps and zeroing ---- */
+START_TEST(sparse_map_helpers)
+{
+    int s = _i;
+    SKIP_UNLESS_RUNS(s);
+    map_check_fn *check = (map_check_fn *)prim(s, "tx_rt_map_check");
+    map_has_fn *has = (map_has_fn *)prim(s, "tx_rt_map_has");
+    zero_fn *zero = (zero_fn *)prim(s, "tx_rt_zero");
+    int64_t off[] = {0, 2, 2, 5}, tg[] = {1, 3, 0, 2, 4};
+    tx_sparse_map m = {3, off, tg};
+    ck_assert_int_eq(check(&m, 3, 5), 0);
+    ck_assert_int_ne(check(&m, 4, 5), 0);   /* wrong source count */
+    ck_assert_int_ne(check(&m, 3, 4), 0);   /* a target out of range */
+    ck_assert_int_ne(check(NULL, 3, 5), 0);
+    tg[3] = 0;                              /* not ascending */
+    ck_assert_int_ne(check(&m, 3, 5), 0);
+    tg[3] = 2;
+    ck_assert(has(&m, 0, 1) && has(&m, 0, 3) && !has(&m, 0, 2) && !has(&m, 1, 0));
+    ck_assert(has(&m, 2, 0) && has(&m, 2, 4) && !has(&m, 2, 3));
+    guarded g = guard_new();
+    for (int l = 0; l < NLEN; l++) {
+        unsigned char *p = guard_end(g, lengths[l] + 1, 1);
+        memset(p, 0xab, (size_t)lengths[l] + 1);
+        zero(p + 1, lengths[l]);
+        ck_assert_int_eq(p[0], 0xab);
+        for (int64_t i = 0; i < lengths[l]; i++)
+            ck_assert_int_eq(p[1 + i], 0);
+    }
+    guard_free(g);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *su = suite_create("prims");
+    TCase *tc = tcase_create("prims");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, every_prim_is_tested);
+    tcase_add_loop_test(tc, loads_and_fill, 0, NSETS);
+    tcase_add_loop_test(tc, stores, 0, NSETS);
+    tcase_add_loop_test(tc, arithmetic, 0, NSETS);
+    tcase_add_loop_test(tc, exact_powers_and_maps, 0, NSETS);
+    tcase_add_loop_test(tc, reductions, 0, NSETS);
+    tcase_add_test(tc, vector_math_accuracy);
+    tcase_add_loop_test(tc, vector_math_special_values, 0, NSETS);
+    tcase_add_loop_test(tc, vector_math_any_position, 0, NSETS);
+    tcase_add_loop_test(tc, sparse_map_helpers, 0, NSETS);
+    suite_add_tcase(su, tc);
+    SRunner *sr = srunner_create(su);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
