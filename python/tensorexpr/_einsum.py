@@ -1,0 +1,326 @@
+"""tensorexpr.einsum: numpy.einsum's signature and results, through a .tx
+program compiled once per (subscripts, shapes, dtypes) and cached."""
+import threading
+from collections import OrderedDict
+from ctypes import c_int64
+
+import numpy as np
+
+from . import _core
+from ._core import DTypeError, Program, bind_input, bind_output, check_real
+from ._lib import lib
+
+CACHE_SIZE = 256
+_cache = OrderedDict()
+_cache_lock = threading.Lock()
+_parsed = {}
+_LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+_F = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _parse(subscripts):
+    """'ij,jk->ik' → ([['i','j'], ['j','k']], ['i','k'] or None); '...' is
+    kept as the item '...'. ValueError with numpy's wording when malformed."""
+    r = _parsed.get(subscripts)
+    if r is not None:
+        return r
+    s = subscripts.replace(" ", "")
+    if "->" in s:
+        lhs, _, rhs = s.partition("->")
+        if "->" in rhs or "-" in rhs or ">" in rhs:
+            bad = "-" if "-" in rhs else ">"
+            raise ValueError("invalid subscript '%s' in einstein sum subscripts string, subscripts must be "
+                             "letters" % bad)
+    else:
+        lhs, rhs = s, None
+
+    def terms(text, k):
+        out = []
+        i = 0
+        while i < len(text):
+            c = text[i]
+            if c == ".":
+                if text[i:i + 3] != "..." or "..." in out:
+                    where = "output" if k < 0 else "operand %d" % k
+                    if text[i:i + 3] == "...":
+                        raise ValueError("einstein sum subscripts string contains more than one ellipsis "
+                                         "('...') in %s" % where)
+                    raise ValueError("einstein sum subscripts string contains a '.' that is not part of an "
+                                     "ellipsis ('...') in %s" % where)
+                out.append("...")
+                i += 3
+                continue
+            if c not in _LETTERS:
+                raise ValueError("invalid subscript '%s' in einstein sum subscripts string, subscripts must "
+                                 "be letters" % c)
+            out.append(c)
+            i += 1
+        return out
+
+    ins = [terms(t, k) for k, t in enumerate(lhs.split(","))]
+    out = None
+    if rhs is not None:
+        out = terms(rhs, -1)
+        seen = set()
+        for c in out:
+            if c in seen and c != "...":
+                raise ValueError("einstein sum subscripts string includes output subscript '%s' multiple "
+                                 "times" % c)
+            seen.add(c)
+        used = {c for t in ins for c in t}
+        for c in out:
+            if c not in used and c != "...":
+                raise ValueError("einstein sum subscripts string included output subscript '%s' which never "
+                                 "appeared in an input" % c)
+    r = (ins, out)
+    if len(_parsed) < 4096:
+        _parsed[subscripts] = r
+    return r
+
+
+def _sublist_to_str(sub):
+    s = []
+    for x in sub:
+        if x is Ellipsis:
+            s.append("...")
+        else:
+            x = int(x)
+            if not 0 <= x < 52:
+                raise ValueError("subscript is not within the valid range [0, 52)")
+            s.append(_LETTERS[x])
+    return "".join(s)
+
+
+def _interleaved(args):
+    args = list(args)
+    ops, subs = [], []
+    while len(args) >= 2:
+        ops.append(args.pop(0))
+        subs.append(_sublist_to_str(args.pop(0)))
+    s = ",".join(subs)
+    if args:
+        s += "->" + _sublist_to_str(args[0])
+    return s, ops
+
+
+def _label(c):
+    return "_%d" % int(c[1:]) if c[0] == "#" else c
+
+
+class _Entry:
+    """One compiled einsum: the program, and how to bind each call's arrays."""
+    __slots__ = ("prog", "p", "lock", "ops", "out_name", "out_shape", "out_shape_c", "out_dtype", "zeros",
+                 "source")
+
+
+def _build(subscripts, ops, dtype):
+    ins, out = _parse(subscripts)
+    if len(ins) != len(ops):
+        raise ValueError("more operands provided to einstein sum function than specified in the subscripts "
+                         "string" if len(ops) > len(ins) else
+                         "fewer operands provided to einstein sum function than specified in the subscripts "
+                         "string")
+    # expand '...' into generated labels '#k', right-aligned
+    nell = 0
+    expanded = []
+    for k, (t, a) in enumerate(zip(ins, ops)):
+        nl = len(t) - ("..." in t)
+        if "..." in t:
+            e = a.ndim - nl
+            if e < 0:
+                raise ValueError("operand %d has more subscripts than dimensions... einstein sum subscripts "
+                                 "string contains too many subscripts for operand %d" % (k, k))
+            nell = max(nell, e)
+        elif a.ndim != nl:
+            if a.ndim > nl:
+                raise ValueError("operand has more dimensions than subscripts given in einstein sum, but no "
+                                 "'...' ellipsis provided to broadcast the extra dimensions.")
+            raise ValueError("einstein sum subscripts string contains too many subscripts for operand %d" % k)
+    for t, a in zip(ins, ops):
+        if "..." in t:
+            i = t.index("...")
+            e = a.ndim - (len(t) - 1)
+            t = t[:i] + ["#%d" % (nell - e + j) for j in range(e)] + t[i + 1:]
+        expanded.append(t)
+    ell = ["#%d" % j for j in range(nell)]
+    if out is None:
+        counts = {}
+        for t in ins:
+            for c in t:
+                if c != "...":
+                    counts[c] = counts.get(c, 0) + 1
+        outl = ell + sorted(c for c, n in counts.items() if n == 1)
+    else:
+        if "..." not in out and nell > 0:
+            raise ValueError("output has more dimensions than subscripts given in einstein sum, but no '...' "
+                             "ellipsis provided to broadcast the extra dimensions.")
+        outl = []
+        for c in out:
+            outl.extend(ell if c == "..." else [c])
+    # extents: per label the largest; 1 broadcasts
+    ext = {}
+    for k, (t, a) in enumerate(zip(expanded, ops)):
+        within = {}
+        for c, n in zip(t, a.shape):
+            if c in within and within[c] != n:
+                raise ValueError("dimensions in operand %d for collapsing index '%s' don't match (%d != %d)"
+                                 % (k, _label(c), within[c], n))
+            within[c] = n
+            if c not in ext or ext[c] == 1:
+                ext[c] = n
+            elif n != 1 and n != ext[c]:
+                raise ValueError("operands could not be broadcast together with remapped shapes "
+                                 "[original->remapped]: label '%s' has extents %d and %d" % (_label(c), ext[c], n))
+    if dtype is not None:
+        dtype = np.dtype(dtype)
+        check_real(np.empty(0, dtype), "einsum dtype=")
+        if dtype not in _F:
+            raise DTypeError("einsum: dtype=%s: tensorexpr computes in float32 or float64" % dtype)
+        out_dtype = dtype
+    else:
+        out_dtype = np.result_type(*[a.dtype for a in ops])
+    e = _Entry()
+    e.out_shape = tuple(ext[c] for c in outl)
+    e.out_dtype = out_dtype
+    e.zeros = any(n == 0 for n in ext.values())
+    e.ops = []
+    e.prog = None
+    e.source = None
+    if e.zeros:
+        return e
+    tx = lambda d: "f32" if d == np.float32 else "f64"
+    lines = ["# einsum %r" % subscripts]
+    dims = []
+    for c in sorted(ext, key=lambda c: (c[0] == "#", c)):
+        dims.append("n%s = %d" % (_label(c), ext[c]))
+    lines.append("dim %s;" % ", ".join(dims))
+    terms = []
+    decls = []
+    for k, (t, a) in enumerate(zip(expanded, ops)):
+        keep_axes = [m for m, c in enumerate(t) if not (a.shape[m] == 1 and ext[c] != 1)]
+        labels = [t[m] for m in keep_axes]
+        shape = tuple(a.shape[m] for m in keep_axes)
+        cast = out_dtype if dtype is not None else a.dtype
+        name = "A%d" % k
+        decls.append("in %s %s%s;" % (tx(cast), name,
+                                      "[%s]" % ", ".join("n" + _label(c) for c in labels) if labels else ""))
+        terms.append('%s("%s")' % (name, ",".join(_label(c) for c in labels)) if labels else name)
+        e.ops.append((name.encode(), shape if len(keep_axes) != a.ndim else None, cast,
+                      1 if cast == np.float32 else 2, (c_int64 * len(shape))(*shape), len(shape)))
+    lines += decls
+    lines.append("out %s R%s;" % (tx(out_dtype), "[%s]" % ", ".join("n" + _label(c) for c in outl) if outl else ""))
+    lhs = 'R("%s")' % ",".join(_label(c) for c in outl) if outl else "R"
+    lines.append("%s = %s;" % (lhs, " * ".join(terms)))
+    e.source = "\n".join(lines) + "\n"
+    e.prog = Program(e.source, name="einsum")
+    e.p = e.prog._p
+    e.lock = e.prog._lock
+    e.out_name = b"R"
+    e.out_shape_c = (c_int64 * len(e.out_shape))(*e.out_shape)
+    return e
+
+
+def _get(key, subscripts, ops, dtype):
+    e = _cache.get(key)
+    if e is not None:
+        return e
+    with _cache_lock:
+        e = _cache.get(key)
+        if e is None:
+            e = _build(subscripts, ops, dtype)
+            _cache[key] = e
+            while len(_cache) > CACHE_SIZE:
+                _cache.popitem(last=False)
+        return e
+
+
+def einsum(subscripts, *operands, out=None, dtype=None, order="K", casting="safe", optimize=None):
+    """numpy.einsum(subscripts, *operands, out=None, dtype=None) computed by a
+    tensorexpr kernel compiled once per (subscripts, shapes, dtypes) and
+    cached. float32 and float64 (mixed operands compute in float64); integer
+    and bool operands need dtype=; complex raises NotImplementedError.
+    order, casting and optimize are accepted for compatibility and ignored
+    (the result is C-ordered; tensorexpr picks the contraction order)."""
+    if not isinstance(subscripts, str):
+        subscripts, operands = _interleaved((subscripts,) + operands)
+    ops = [o if type(o) is np.ndarray else np.asarray(o) for o in operands]
+    key = (subscripts, dtype) + tuple((o.shape, o.dtype.num) for o in ops)
+    e = _cache.get(key)
+    if e is None:
+        for k, o in enumerate(ops):
+            check_real(o, "einsum operand %d" % k)
+            if dtype is None and o.dtype not in _F:
+                raise DTypeError("einsum operand %d is %s: tensorexpr computes in float32 or float64; pass "
+                                 "dtype=float (or convert the operand)" % (k, o.dtype))
+        e = _get(key, subscripts, ops, dtype)
+    else:
+        try:
+            _cache.move_to_end(key)
+        except KeyError:
+            pass
+    if out is not None:
+        if not isinstance(out, np.ndarray):
+            raise TypeError("einsum: out must be a numpy array")
+        if out.shape != e.out_shape:
+            raise ValueError("einsum: out has shape %s; the result's is %s" % (out.shape, e.out_shape))
+        if not np.can_cast(e.out_dtype, out.dtype, casting="safe" if casting == "safe" else casting):
+            raise TypeError("einsum: cannot cast the result (%s) to out's %s with casting=%r"
+                            % (e.out_dtype, out.dtype, casting))
+    if e.zeros:
+        r = np.zeros(e.out_shape, e.out_dtype)
+        if out is not None:
+            out[...] = r
+            return out
+        return r
+    p = e.p
+    keep = []
+    with e.lock:
+        for (name, shape, cast, code, shape_c, nd), a in zip(e.ops, ops):
+            if a.dtype != cast:
+                a = a.astype(cast)
+            if shape is not None:
+                a = a.reshape(shape)
+            alive, st = bind_input(p, name, a, code, shape_c)
+            if st:
+                e.prog._fail(st)
+            keep.append(alive)
+        staged = None
+        if out is not None and out.dtype == e.out_dtype and not _overlaps(out, ops):
+            r = out
+            alive, st, staged = bind_output(p, e.out_name, out, 1 if out.dtype == np.float32 else 2,
+                                            e.out_shape_c, False)
+            keep.append(alive)
+        else:
+            r = np.empty(e.out_shape, e.out_dtype)
+            st = lib.tx_bind(p, e.out_name, r.ctypes.data, r.ndim, e.out_shape_c)
+        if st:
+            e.prog._fail(st)
+        st = lib.tx_run(p)
+        if st:
+            e.prog._fail(st)
+    if staged is not None:
+        out[...] = staged
+        return out
+    if out is not None and r is not out:
+        np.copyto(out, r, casting="unsafe")
+        return out
+    return r
+
+
+def _overlaps(out, ops):
+    # tx_bind_array computes an output that overlaps an input through a
+    # temporary; tx_bind does not know, so compute aside and copy
+    if _core._bind_array is not None:
+        return False
+    return any(np.may_share_memory(out, a) for a in ops)
+
+
+def einsum_source(subscripts, *operands, dtype=None):
+    """The .tx program einsum compiles for these operands (for reading)."""
+    ops = [np.asarray(o) for o in operands]
+    return _build(subscripts, ops, dtype).source
+
+
+def cache_clear():
+    with _cache_lock:
+        _cache.clear()
