@@ -234,7 +234,7 @@ class Program:
             lib.tx_map_get(p, i, byref(mi))
             self.maps[mi.name.decode("utf-8")] = (mi.nsrc, mi.ndst)
         self.dims = sorted({d for t in self.tensors.values() for d in t.dims if isinstance(d, str)})
-        self._dims_set = set()
+        self._dims_set = {}  # dims set by tx_set_dim: the library keeps them
 
     def __del__(self):
         if getattr(self, "_p", None):
@@ -367,10 +367,13 @@ class Program:
                 if st:
                     msg = lib.tx_errmsg(self._ctx).decode("utf-8", "replace")
                     raise TypeError("%s: %s" % (self.name, msg)) if "no dim" in msg else BindError(msg, st)
-                self._dims_set.add(d)
-            for d in self._dims_set - set(dims):
+                self._dims_set[d] = n
+            for d in set(self._dims_set) - set(dims):
                 if d in inferred:
                     lib.tx_set_dim(p, d.encode("utf-8"), inferred[d])
+                    self._dims_set[d] = inferred[d]
+            known = dict(self._dims_set)
+            known.update(inferred)
             for k, a in arrays.items():
                 t = self.tensors[k]
                 shape_c = (c_int64 * a.ndim)(*a.shape)
@@ -389,7 +392,9 @@ class Program:
                     continue
                 if k in given_out:
                     a = given_out[k]
-                else:
+                elif all(isinstance(d, str) and d in known or not isinstance(d, str) and d >= 0 for d in t.dims):
+                    a = np.empty(tuple(known[d] if isinstance(d, str) else d for d in t.dims), t.dtype)
+                else:  # an extent that is a dim expression: ask the library
                     shape = (c_int64 * max(len(t.dims), 1))()
                     st = lib.tx_tensor_shape(p, t.name_b, shape)
                     if st:

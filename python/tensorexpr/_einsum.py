@@ -193,7 +193,8 @@ def _build(subscripts, ops, dtype):
     dims = []
     for c in sorted(ext, key=lambda c: (c[0] == "#", c)):
         dims.append("n%s = %d" % (_label(c), ext[c]))
-    lines.append("dim %s;" % ", ".join(dims))
+    if dims:
+        lines.append("dim %s;" % ", ".join(dims))
     terms = []
     decls = []
     for k, (t, a) in enumerate(zip(expanded, ops)):

@@ -1,0 +1,60 @@
+"""Random einsum expressions and shapes against numpy.einsum (hypothesis)."""
+import numpy as np
+from hypothesis import given, settings, HealthCheck
+from hypothesis import strategies as st
+
+import tensorexpr as tx
+
+LABELS = "abcdefgAB"
+
+
+@st.composite
+def expressions(draw):
+    nops = draw(st.integers(1, 4))
+    labels = draw(st.lists(st.sampled_from(LABELS), min_size=1, max_size=5, unique=True))
+    ext = {c: draw(st.integers(1, 4)) for c in labels}
+    use_ell = draw(st.booleans())
+    ell = tuple(draw(st.lists(st.integers(1, 3), max_size=2)))
+    terms, shapes = [], []
+    for _ in range(nops):
+        t = draw(st.lists(st.sampled_from(labels), max_size=4))
+        shape = [ext[c] for c in t]
+        if use_ell:
+            k = draw(st.integers(0, len(ell)))
+            e = ell[len(ell) - k:]
+            # numpy broadcasts a 1 against any extent
+            e = tuple(1 if draw(st.booleans()) and draw(st.booleans()) else n for n in e)
+            pos = draw(st.integers(0, len(t)))
+            t = t[:pos] + ["..."] + t[pos:]
+            shape = shape[:pos] + list(e) + shape[pos:]
+        terms.append("".join(t))
+        shapes.append(tuple(shape))
+    subs = ",".join(terms)
+    if draw(st.booleans()):
+        used = sorted({c for t in terms for c in t if c != "."})
+        out = draw(st.lists(st.sampled_from(used), unique=True)) if used else []
+        if use_ell:
+            out.insert(draw(st.integers(0, len(out))), "...")
+        subs += "->" + "".join(out)
+    dtype = draw(st.sampled_from([np.float64, np.float32]))
+    return subs, shapes, dtype
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+@given(expressions(), st.integers(0, 2**32 - 1))
+def test_random_einsum_matches_numpy(expr, seed):
+    subs, shapes, dtype = expr
+    r = np.random.default_rng(seed)
+    ops = [r.standard_normal(s).astype(dtype) for s in shapes]
+    try:
+        ref = np.einsum(subs, *ops)
+    except ValueError:
+        try:
+            tx.einsum(subs, *ops)
+        except ValueError:
+            return
+        raise AssertionError("numpy rejects %r %s; tensorexpr does not" % (subs, shapes))
+    got = tx.einsum(subs, *ops)
+    assert got.shape == ref.shape and got.dtype == ref.dtype, (subs, shapes)
+    tol = 2e-4 if dtype == np.float32 else 1e-10
+    np.testing.assert_allclose(got, ref, rtol=tol, atol=tol * (1 + np.abs(ref).max(initial=0)))

@@ -1,0 +1,180 @@
+"""tensorexpr.compile/load and Program calls: outputs, out=, dims, sparse
+maps, errors, the generated C, the graph, threads and the GIL."""
+import os
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import tensorexpr as tx
+
+MATMUL = 'in A[n,k], B[k,m];\nout C[n,m];\nC("i,j") = A("i,k") * B("k,j");\n'
+rng = np.random.default_rng(3)
+
+
+def test_compile_and_call():
+    p = tx.compile(MATMUL, name="matmul")
+    A, B = rng.standard_normal((5, 4)), rng.standard_normal((4, 3))
+    r = p(A=A, B=B)
+    assert list(r) == ["C"]
+    np.testing.assert_allclose(r["C"], A @ B, rtol=1e-12)
+    # rebinding with new extents recompiles
+    A2, B2 = rng.standard_normal((7, 2)), rng.standard_normal((2, 6))
+    np.testing.assert_allclose(p(A=A2, B=B2)["C"], A2 @ B2, rtol=1e-12)
+    assert [t.io for t in p.tensors.values()] == ["in", "in", "out"]
+    assert p.tensors["A"].dims == ("n", "k")
+    assert p.inputs == ["A", "B"] and p.outputs == ["C"]
+
+
+def test_load(tmp_path):
+    f = tmp_path / "mm.tx"
+    f.write_text(MATMUL)
+    p = tx.load(str(f))
+    A, B = rng.standard_normal((3, 3)), rng.standard_normal((3, 3))
+    np.testing.assert_allclose(p(A=A, B=B)["C"], A @ B, rtol=1e-12)
+    f.write_text("in A[n];\nout B[n];\nB(\"i\") = Q(\"i\");\n")
+    with pytest.raises(tx.CompileError) as e:
+        tx.load(str(f))
+    assert e.value.file == str(f) and e.value.line == 3 and e.value.column == 10
+
+
+def test_compile_error_located():
+    with pytest.raises(tx.CompileError) as e:
+        tx.compile("in A[n];\nout B[n];\n  B(\"i\") = A(\"i,j\");\n", name="bad.tx")
+    err = e.value
+    assert (err.file, err.line) == ("bad.tx", 3)
+    assert err.column > 0 and err.msg
+    assert "bad.tx:3:" in str(err)
+    assert err.diagnostics[0][:2] == ("bad.tx", 3)
+
+
+def test_out_and_inout():
+    p = tx.compile(MATMUL)
+    A, B = rng.standard_normal((5, 4)), rng.standard_normal((4, 3))
+    C = np.empty((5, 3))
+    r = p(A=A, B=B, out={"C": C})
+    assert r["C"] is C
+    np.testing.assert_allclose(C, A @ B, rtol=1e-12)
+    big = np.zeros((10, 3))
+    p(A=A, B=B, C=big[::2])
+    np.testing.assert_allclose(big[::2], A @ B, rtol=1e-12)
+    assert not big[1::2].any()
+    q = tx.compile('in x[n];\ninout S[n];\nS("i") += 2 * x("i");\n')
+    S = np.ones(4)
+    x = np.arange(4.0)
+    q(x=x, S=S)
+    np.testing.assert_allclose(S, 1 + 2 * x)
+    with pytest.raises(ValueError):
+        q(x=x, S=np.ones(4, np.float32))
+
+
+def test_dims_given_and_inferred():
+    p = tx.compile('in x[n];\nout y[n], z[m];\ny("i") = 2 * x("i");\nz("j") = 1;\n')
+    r = p(x=np.ones(3), m=4)
+    assert r["z"].shape == (4,) and r["y"].shape == (3,)
+    assert p(x=np.ones(3))["z"].shape == (4,)  # a dim given once is kept (the library keeps it)
+    r = p(x=np.ones(5), m=2)
+    assert r["y"].shape == (5,) and r["z"].shape == (2,)
+
+
+def test_bad_inputs_raise_not_crash():
+    p = tx.compile(MATMUL)
+    A = np.ones((2, 3))
+    with pytest.raises(ValueError):
+        p(A=A, B=np.ones((4, 2)))   # k disagrees
+    with pytest.raises(ValueError):
+        p(A=np.ones(3), B=np.ones((3, 2)))  # rank
+    with pytest.raises(TypeError):
+        p(A=A)  # missing B
+    with pytest.raises(TypeError):
+        p(A=A, B=np.ones((3, 2)), Z=np.ones(2))  # unknown tensor
+    with pytest.raises(NotImplementedError):
+        p(A=A + 1j, B=np.ones((3, 2)))
+    with pytest.raises(ValueError):
+        p(A=np.array([["a", "b", "c"]] * 2), B=np.ones((3, 2)))
+    with pytest.raises(ValueError):
+        p(A=A, B=np.ones((3, 2)), out={"C": np.empty((3, 3))})
+    # still usable
+    np.testing.assert_allclose(p(A=A, B=np.ones((3, 2)))["C"], np.full((2, 2), 3.0))
+
+
+def test_run_error_names_tensor():
+    p = tx.compile('in A[n,n];\nout L[n,n];\nL("i,j") = cholesky(A("i,j"));\n')
+    M = rng.standard_normal((4, 4))
+    np.testing.assert_allclose(p(A=M @ M.T + 4 * np.eye(4))["L"] @ p(A=M @ M.T + 4 * np.eye(4))["L"].T,
+                               M @ M.T + 4 * np.eye(4), rtol=1e-10, atol=1e-10)
+    with pytest.raises(tx.RunError) as e:
+        p(A=-np.eye(4))
+    assert "positive definite" in str(e.value)
+    assert e.value.tensor in (None, "A", "L")
+
+
+def test_sparse_map_from_mask():
+    src = 'sparse L : "i" -> "k";\n' + MATMUL
+    p = tx.compile(src)
+    A, B = rng.standard_normal((5, 4)), rng.standard_normal((4, 3))
+    mask = rng.random((5, 4)) < 0.5
+    C = p(A=A, B=B, L=mask)["C"]
+    np.testing.assert_allclose(C, (A * mask) @ B, rtol=1e-12, atol=1e-12)
+    with pytest.raises(ValueError):
+        p(A=A, B=B, L=mask[:, :3])
+
+
+def test_c_source_and_graph():
+    p = tx.compile(MATMUL, name="matmul.tx")
+    c = p.c_source()
+    assert "int matmul(" in c
+    g = p.graph()
+    assert isinstance(g, str) and "contract" in g
+    assert "digraph" in g.dot
+    svg = g._repr_svg_()
+    if svg is not None:
+        assert "<svg" in svg
+
+
+def test_threads_share_one_program():
+    p = tx.compile(MATMUL)
+    errors = []
+
+    def work(seed):
+        r = np.random.default_rng(seed)
+        for _ in range(30):
+            n = int(r.integers(2, 9))
+            A, B = r.standard_normal((n, 5)), r.standard_normal((5, n + 1))
+            try:
+                np.testing.assert_allclose(p(A=A, B=B)["C"], A @ B, rtol=1e-12, atol=1e-12)
+                np.testing.assert_allclose(tx.einsum("ij,jk", A, B), A @ B, rtol=1e-12, atol=1e-12)
+            except Exception as e:  # pragma: no cover
+                errors.append(e)
+
+    ts = [threading.Thread(target=work, args=(s,)) for s in range(4)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    assert not errors, errors[:3]
+
+
+def test_gil_released_while_running():
+    # a slow program in one thread; the main thread keeps counting meanwhile
+    p = tx.compile('in A[n,n];\nout s;\ns = exp(A("i,j") * 1e-3) + A("i,j") * A("j,k") * A("k,i");\n',
+                   opt_level=0, threads=1)
+    A = rng.standard_normal((400, 400)) * 0.01
+    t0 = time.perf_counter()
+    p(A=A)
+    alone = time.perf_counter() - t0
+    done = threading.Event()
+    th = threading.Thread(target=lambda: (p(A=A), done.set()))
+    count = 0
+    th.start()
+    while not done.is_set():
+        count += 1
+    th.join()
+    assert alone > 0.02, alone
+    assert count > 1000, count  # the main thread ran while tx_run ran
+
+
+def test_library_path_and_bind_array_flag():
+    assert os.path.exists(tx.LIBRARY_PATH) or not os.sep in tx.LIBRARY_PATH
+    assert isinstance(tx.HAVE_BIND_ARRAY, bool)
