@@ -34,7 +34,8 @@ ALL_CFLAGS := -std=c99 -D_POSIX_C_SOURCE=200809L $(WARN) $(CFLAGS) -fPIC -fvisib
 LDLIBS   := -ltcc -llapacke -lopenblas -lsleef -ldl -lm -lpthread
 
 DEB_PACKAGES := re2c lemon libtcc-dev check libopenblas-dev liblapacke-dev python3-numpy pkg-config \
-                clang libclang-rt-14-dev man-db groff graphviz binutils libsleef-dev
+                clang libclang-rt-14-dev man-db groff graphviz binutils libsleef-dev \
+                python3-pytest python3-hypothesis
 
 LIB_SRC  := src/arena.c src/recover.c src/buf.c src/diag.c src/cst.c src/sema.c src/sema_extent.c src/sema_linalg.c \
             src/graph.c src/lower.c src/pass_cse.c src/pass_order.c src/pass_blas.c src/pass_fuse.c src/pipeline.c \
@@ -176,6 +177,10 @@ check: deps
 	$(MAKE) all $(TEST_BINS)
 	TXC=$(B)/txc B=$(B) PYTHON=$(PYTHON) sh tests/run_all.sh
 
+# the Python package's tests alone (also part of make check)
+check-python: all
+	PYTHONPATH=python $(PYTHON) -m pytest -q tests/python
+
 # ---- pictures of the examples' optimised graphs (Graphviz) ----
 graphs: all
 	mkdir -p $(B)/graphs
@@ -216,6 +221,10 @@ PREFIX  ?= /usr/local
 DESTDIR ?=
 LIBDIR  := $(DESTDIR)$(PREFIX)/lib
 MANPAGES := $(wildcard man/*.1 man/*.3 man/*.5)
+# the Python package, where Debian's python3 looks: /usr/lib/python3/dist-packages
+# for PREFIX=/usr, PREFIX/lib/python3.X/dist-packages otherwise (/usr/local)
+PYVER   := $(shell $(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null)
+PYDIR   ?= $(DESTDIR)$(if $(filter /usr,$(PREFIX)),$(PREFIX)/lib/python3/dist-packages,$(PREFIX)/lib/python$(PYVER)/dist-packages)
 
 $(B)/tensorexpr.pc: FORCE | $(B)
 	printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$${prefix}/lib' 'includedir=$${prefix}/include' '' \
@@ -232,6 +241,11 @@ install: all $(B)/tensorexpr.pc
 	ln -sf libtensorexpr.so.$(MAJOR) $(LIBDIR)/libtensorexpr.so
 	install -m 644 src/tensorexpr.h $(DESTDIR)$(PREFIX)/include/tensorexpr.h
 	install -m 644 $(B)/tensorexpr.pc $(LIBDIR)/pkgconfig/tensorexpr.pc
+	install -d $(PYDIR)/tensorexpr
+	install -m 644 python/tensorexpr/__init__.py python/tensorexpr/_lib.py python/tensorexpr/_core.py \
+	    python/tensorexpr/_einsum.py $(PYDIR)/tensorexpr/
+	printf '# written by make install\nLIBRARY = %s\n' "'$(PREFIX)/lib/libtensorexpr.so.$(MAJOR)'" \
+	    > $(PYDIR)/tensorexpr/_libpath.py
 	for m in $(MANPAGES); do s=$${m##*.}; install -d $(DESTDIR)$(PREFIX)/share/man/man$$s; \
 	    install -m 644 $$m $(DESTDIR)$(PREFIX)/share/man/man$$s/; done
 
@@ -239,10 +253,13 @@ uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/bin/txc $(LIBDIR)/libtensorexpr.a $(LIBDIR)/libtensorexpr.so \
 	    $(LIBDIR)/libtensorexpr.so.$(MAJOR) $(LIBDIR)/libtensorexpr.so.$(VERSION) \
 	    $(DESTDIR)$(PREFIX)/include/tensorexpr.h $(LIBDIR)/pkgconfig/tensorexpr.pc
+	rm -rf $(PYDIR)/tensorexpr
 	for m in $(MANPAGES); do s=$${m##*.}; rm -f $(DESTDIR)$(PREFIX)/share/man/man$$s/$${m##*/}; done
 
 clean:
 	rm -rf build build-san
 
 FORCE:
+
+.PHONY: check-python
 .PHONY: all deps demo check bench fuzz graphs install uninstall clean FORCE

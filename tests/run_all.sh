@@ -61,6 +61,7 @@ run "txc vs reference: 4.1 table rows, issue cases, causes" "$PYTHON" tests/run_
     --txc "$TXC" --levels 0,1,2 --cc --programs $(ls tests/ref/known/*.tx | grep -v /question_)
 run "txc vs reference: 200 random programs (seed 1, -O0 -O1 -O2, standalone C)" "$PYTHON" \
     tests/run_diff.py --txc "$TXC" --count 200 --seed 1 --levels 0,1,2 --cc
+run "Python package (pytest: einsum vs numpy, programs, threads)" sh tests/run_python.sh
 run "examples (.tx and embedding C)" sh tests/run_examples.sh
 run "make install, pkg-config builds" sh tests/run_install.sh
 run "man pages render cleanly, one per function" sh tests/run_man.sh

@@ -14,6 +14,19 @@ for f in usr/bin/txc usr/include/tensorexpr.h usr/lib/libtensorexpr.a usr/lib/li
          usr/share/man/man3/tensorexpr.3; do
     if [ -e "$T/root/$f" ]; then ok; else bad "missing $f"; fi
 done
+# the Python package, where Debian's python3 finds it for PREFIX=/usr, using
+# the installed library (its _libpath names PREFIX's; TENSOREXPR_LIB points
+# into DESTDIR here)
+PYD="$T/root/usr/lib/python3/dist-packages"
+if [ -e "$PYD/tensorexpr/__init__.py" ] && grep -q "'/usr/lib/libtensorexpr.so.0'" "$PYD/tensorexpr/_libpath.py"
+then ok; else bad "python package in $PYD"; fi
+if (cd "$T" && PYTHONPATH="$PYD" TENSOREXPR_LIB="$T/root/usr/lib/libtensorexpr.so" \
+    ${PYTHON:-/usr/bin/python3} -c "
+import numpy as np, tensorexpr as tx
+assert tx.__file__.startswith('$PYD'), tx.__file__
+a = np.arange(6.0).reshape(2, 3)
+assert np.allclose(tx.einsum('ij,kj->ik', a, a), a @ a.T)
+print('ok')" 2>"$T/log" | grep -qx ok); then ok; else bad "installed python package"; cat "$T/log"; fi
 soname=$(objdump -p "$T/root/usr/lib/libtensorexpr.so" 2>/dev/null | sed -n 's/ *SONAME *//p')
 if [ -n "$soname" ] && [ -e "$T/root/usr/lib/$soname" ]; then ok; else bad "soname link ($soname)"; fi
 exported=$(nm -D --defined-only "$T/root/usr/lib/libtensorexpr.so" | awk '{print $3}' | grep -v '^tx_' | head -3)
@@ -27,6 +40,6 @@ if cc -std=c99 $SAN_CFLAGS examples/embed.c $(pkg-config --cflags tensorexpr) "$
        $(pkg-config --static --libs-only-l tensorexpr | sed 's/-ltensorexpr//') -o "$T/static" 2>"$T/log" &&
    "$T/static" | tail -1 | grep -qx ok; then ok; else bad "pkg-config static build"; cat "$T/log"; fi
 if make -s uninstall DESTDIR="$T/root" PREFIX=/usr >/dev/null 2>&1 && [ ! -e "$T/root/usr/bin/txc" ] &&
-   [ ! -e "$T/root/usr/lib/libtensorexpr.so" ]; then ok; else bad "make uninstall"; fi
+   [ ! -e "$T/root/usr/lib/libtensorexpr.so" ] && [ ! -e "$PYD/tensorexpr" ]; then ok; else bad "make uninstall"; fi
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]
