@@ -10,6 +10,9 @@ from . import _core
 from ._core import DTypeError, Program, bind_input, bind_output, check_real
 from ._lib import lib
 
+_bind = lib.tx_bind
+_run = lib.tx_run
+
 CACHE_SIZE = 256
 _cache = OrderedDict()
 _cache_lock = threading.Lock()
@@ -109,7 +112,7 @@ def _label(c):
 
 class _Entry:
     """One compiled einsum: the program, and how to bind each call's arrays."""
-    __slots__ = ("prog", "p", "lock", "ops", "out_name", "out_shape", "out_shape_c", "out_dtype", "zeros",
+    __slots__ = ("prog", "p", "lock", "last", "ops", "out_name", "out_shape", "out_shape_c", "out_dtype", "zeros",
                  "source")
 
 
@@ -218,6 +221,7 @@ def _build(subscripts, ops, dtype):
     e.lock = e.prog._lock
     e.out_name = b"R"
     e.out_shape_c = (c_int64 * len(e.out_shape))(*e.out_shape)
+    e.last = [None] * (len(ops) + 1)
     return e
 
 
@@ -275,28 +279,51 @@ def einsum(subscripts, *operands, out=None, dtype=None, order="K", casting="safe
         return r
     p = e.p
     keep = []
+    last = e.last
     with e.lock:
+        # a binding is (pointer, shape, type); shape and type are fixed per
+        # entry, so a contiguous array at the pointer bound last time needs
+        # no new tx_bind (one ctypes call saved per operand)
+        i = 0
         for (name, shape, cast, code, shape_c, nd), a in zip(e.ops, ops):
             if a.dtype != cast:
                 a = a.astype(cast)
             if shape is not None:
                 a = a.reshape(shape)
-            alive, st = bind_input(p, name, a, code, shape_c)
-            if st:
-                e.prog._fail(st)
-            keep.append(alive)
+            if a.flags.c_contiguous:
+                ptr = a.ctypes.data
+                if ptr != last[i]:
+                    last[i] = None
+                    st = _bind(p, name, ptr, nd, shape_c)
+                    if st:
+                        e.prog._fail(st)
+                    last[i] = ptr
+            else:
+                last[i] = None
+                alive, st = bind_input(p, name, a, code, shape_c)
+                if st:
+                    e.prog._fail(st)
+                keep.append(alive)
+            i += 1
         staged = None
         if out is not None and out.dtype == e.out_dtype and not _overlaps(out, ops):
             r = out
+            last[i] = None
             alive, st, staged = bind_output(p, e.out_name, out, 1 if out.dtype == np.float32 else 2,
                                             e.out_shape_c, False)
             keep.append(alive)
         else:
             r = np.empty(e.out_shape, e.out_dtype)
-            st = lib.tx_bind(p, e.out_name, r.ctypes.data, r.ndim, e.out_shape_c)
+            ptr = r.ctypes.data
+            st = 0
+            if ptr != last[i]:
+                last[i] = None
+                st = _bind(p, e.out_name, ptr, len(e.out_shape), e.out_shape_c)
+                last[i] = ptr
         if st:
+            last[i] = None
             e.prog._fail(st)
-        st = lib.tx_run(p)
+        st = _run(p)
         if st:
             e.prog._fail(st)
     if staged is not None:
