@@ -178,3 +178,21 @@ def test_gil_released_while_running():
 def test_library_path_and_bind_array_flag():
     assert os.path.exists(tx.LIBRARY_PATH) or not os.sep in tx.LIBRARY_PATH
     assert isinstance(tx.HAVE_BIND_ARRAY, bool)
+
+
+def test_quickstart_example_runs():
+    import subprocess
+    import sys
+    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+    env = dict(os.environ, PYTHONPATH=os.path.join(root, "python"))
+    r = subprocess.run([sys.executable, os.path.join(root, "examples", "python_quickstart.py")],
+                       capture_output=True, text=True, env=env, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert "4 threads agree: True" in r.stdout
+
+
+def test_rebinding_same_buffer_sees_new_values():
+    a, b = np.ones((3, 3)), np.ones((3, 3))
+    first = tx.einsum("ij,jk", a, b).copy()
+    a *= 2  # same pointer, new values: the kernel must read them
+    np.testing.assert_allclose(tx.einsum("ij,jk", a, b), 2 * first)
