@@ -109,8 +109,8 @@ $(B)/libtensorexpr.so: $(LIB_OBJ) $(B)/tcc_shim.o $(B)/libtcc_shlib.a $(B)/libte
 	ln -sf libtensorexpr.so $(B)/libtensorexpr.so.$(MAJOR)
 
 # the command line: main.c and its output files (cli_output.c), not in the library
-CLI_OBJ  := $(B)/main.o $(B)/cli_output.o
-$(CLI_OBJ): src/cli_output.h runtime/npy.h
+CLI_OBJ  := $(B)/main.o $(B)/cli_output.o $(B)/cli_report.o
+$(CLI_OBJ): src/cli_output.h src/cli_report.h runtime/npy.h
 
 $(B)/txc: $(CLI_OBJ) $(RT_OBJ) $(B)/libtensorexpr.a
 	$(CC) -o $@ $(CLI_OBJ) $(RT_OBJ) $(B)/libtensorexpr.a $(LDFLAGS) $(LDLIBS)

@@ -76,7 +76,9 @@ static void *worker(void *arg)
     return NULL;
 }
 
-int tx_rt_default_threads(void)
+static int default_threads; /* TX_NUM_THREADS or the cores, read once */
+
+static int read_default_threads(void)
 {
     const char *e = getenv("TX_NUM_THREADS");
     if (e && *e) {
@@ -87,6 +89,18 @@ int tx_rt_default_threads(void)
     }
     long c = sysconf(_SC_NPROCESSORS_ONLN);
     return c < 1 ? 1 : c > POOL_MAX ? POOL_MAX : (int)c;
+}
+
+int tx_rt_default_threads(void)
+{
+    /* sysconf reads /sys on every call: a run of a small program would pay
+       microseconds for it. A race here only computes the same value twice. */
+    int n = __atomic_load_n(&default_threads, __ATOMIC_RELAXED);
+    if (!n) {
+        n = read_default_threads();
+        __atomic_store_n(&default_threads, n, __ATOMIC_RELAXED);
+    }
+    return n;
 }
 
 void tx_rt_set_threads(int n)

@@ -63,7 +63,7 @@ void tx_rt_set_threads(int n);
 /* The threads the calling thread's kernels use now. */
 int tx_rt_threads(void);
 /* The default: TX_NUM_THREADS if set to a positive number, else the
-   online cores. */
+   online cores; read once, at the first call. */
 int tx_rt_default_threads(void);
 
 #endif

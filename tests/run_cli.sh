@@ -83,7 +83,7 @@ out D[n,n];
 D("i,j") = tanh(A("i,k") * A("k,j")) * sqrt(abs(A("i,k")) + 1);
 TX
 if command -v script >/dev/null; then
-    TXC_PROGRESS_AFTER=0.02 script -q -c "$TXC run slow.tx --random -D n=150 D=D.npy" /dev/null >tty.txt 2>&1
+    TXC_PROGRESS_AFTER=0.01 script -q -c "$TXC run slow.tx --random -D n=220 D=D.npy" /dev/null >tty.txt 2>&1
     if grep -q 'statement 1 of 1 (line 3)' tty.txt && grep -q "$(printf '\r\033\[K')" tty.txt; then ok
     else bad "progress on a terminal: $(cat -v tty.txt | head -c 300)"; fi
     TXC_PROGRESS_AFTER=0.02 script -q -c "$TXC run slow.tx --random -D n=150 -q D=D.npy" /dev/null >tty.txt 2>&1

@@ -1,0 +1,30 @@
+/*
+ * cli_report.h — progress and profile of txc run (txc(1)). Linked only
+ * into txc.
+ */
+#ifndef TX_CLI_REPORT_H
+#define TX_CLI_REPORT_H
+
+#include <pthread.h>
+
+#include "tensorexpr.h"
+
+/* A watcher of a run of P in another thread (progress_start). */
+typedef struct {
+    tx_program *p;
+    pthread_t thread;
+    pthread_mutex_t lock;
+    pthread_cond_t wake;
+    int done, shown;
+} progress_watch;
+
+/* Starts a thread that shows W->p's progress on standard error (a
+   terminal) once the run has taken a while; 0, or -1 if it cannot start. */
+int progress_start(progress_watch *w);
+/* Stops it and erases its line. */
+void progress_stop(progress_watch *w);
+/* Prints P's last run's profile on standard error; RUN_MS is the run's
+   wall-clock time, compilation included. */
+void print_profile(tx_program *p, double run_ms);
+
+#endif
