@@ -14,7 +14,7 @@ Their FLOPs must be within GREEDY_FACTOR of numpy's greedy path (numpy's
 own _greedy_path, without the memory limit einsum_path gives it; it also
 takes more labels than einsum's 52 letters) and, for the chains, of the best
 order (the textbook matrix-chain search), and far below one loop nest;
-`txc graph` must take under COMPILE_SECONDS; and the circuit, run by `txc run` on real gates, must
+`txc graph` must take under COMPILE_SECONDS and list the same graph twice; and the circuit, run by `txc run` on real gates, must
 match numpy contracting pairwise along its greedy path.
 
     /usr/bin/python3 tests/run_order.py [--txc build/txc] [-v]
@@ -187,6 +187,8 @@ def large_case(txc, tmp, name, spec, ext, verbose, arrays=None):
         fails.append("%s: txc %g flop, one loop nest %g" % (name, got, one_nest))
     if seconds > COMPILE_SECONDS:
         fails.append("%s: txc graph took %.2f s" % (name, seconds))
+    if txc_flops(txc, path)[2] != text:
+        fails.append("%s: a second txc graph chose another order" % name)
     if arrays is not None:
         names = ["T%d" % i for i in range(len(ops))]
         args = []
