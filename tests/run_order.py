@@ -14,8 +14,9 @@ Their FLOPs must be within GREEDY_FACTOR of numpy's greedy path (numpy's
 own _greedy_path, without the memory limit einsum_path gives it; it also
 takes more labels than einsum's 52 letters) and, for the chains, of the best
 order (the textbook matrix-chain search), and far below one loop nest;
-`txc graph` must take under COMPILE_SECONDS and list the same graph twice; and the circuit, run by `txc run` on real gates, must
-match numpy contracting pairwise along its greedy path.
+`txc graph` must take under COMPILE_SECONDS and list the same graph twice;
+and the circuit, run by `txc run` on real gates, must match numpy
+contracting pairwise along its greedy path.
 
     /usr/bin/python3 tests/run_order.py [--txc build/txc] [-v]
 """
