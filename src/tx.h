@@ -646,7 +646,9 @@ void pass_dce(graph *g);
 /* ---- pass_order.c ---- */
 /* Splits every contraction of three or more operands into pairwise ones
    in the cheapest order by the graph's cost model (exact dynamic
-   programming over subsets up to 12 operands, greedy beyond). */
+   programming over subsets up to 12 operands, greedy and seeded random
+   greedy beyond), no intermediate over TX_MAX_MODES modes; a product with
+   no such order keeps its remaining factors as one n-ary contraction. */
 void pass_order(graph *g);
 
 /* ---- pass_blas.c ---- */
