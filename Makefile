@@ -146,7 +146,7 @@ demo: deps
 
 # ---- tests ----
 TEST_BINS := $(B)/check_npy $(B)/check_unit $(B)/check_api $(B)/check_sparse $(B)/check_threads $(B)/check_profile \
-             $(B)/check_internal $(B)/check_prims
+             $(B)/check_internal $(B)/check_prims $(B)/check_bind
 
 $(B)/check_npy: tests/check_npy.c $(RT_OBJ)
 	$(CC) $(ALL_CFLAGS) -o $@ $^ $(LDFLAGS) $$(pkg-config --libs check)
@@ -172,6 +172,8 @@ $(B)/check_prims: tests/check_prims.c tests/prims_isa.h $(B)/prims_isa4.o $(B)/p
                   $(B)/libtensorexpr.a
 	$(CC) $(ALL_CFLAGS) -Itests -o $@ $< $(B)/prims_isa4.o $(B)/prims_isa3.o $(B)/prims_isa1.o $(B)/libtensorexpr.a \
 	    $(LDFLAGS) $$(pkg-config --libs check) $(LDLIBS)
+$(B)/check_bind: tests/check_bind.c $(B)/libtensorexpr.a
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(B)/libtensorexpr.a $(LDFLAGS) $$(pkg-config --libs check) $(LDLIBS)
 
 check: deps
 	$(MAKE) all $(TEST_BINS)

@@ -30,10 +30,18 @@ struct tx_ctx {
     int threads;      /* TX_OPTION_THREADS */
 };
 
+/* One parameter tensor's binding: the caller's array, its layout, and
+   the staging buffer through which tx_run may pass it (see "Staging"). */
 typedef struct {
-    void *data;
+    void *data;                   /* element (0, ..., 0) of the caller's array */
     int64_t shape[TX_MAX_MODES];
+    int64_t stride[TX_MAX_MODES]; /* in elements */
+    int strided;                  /* not row-major contiguous */
+    uintptr_t lo, hi;             /* the bytes the array spans, [lo, hi); empty if lo == hi */
     int bound;
+    int staged;                   /* the current run passes STAGE instead of DATA */
+    void *stage;                  /* contiguous staging buffer, kept for later runs */
+    size_t stage_cap;             /* its size in bytes */
 } binding;
 
 struct tx_program {
@@ -193,6 +201,8 @@ void tx_program_free(tx_program *p)
     if (!p)
         return;
     jit_free(p->jit);
+    for (int k = 0; p->S && p->bind && k < p->S->ntensors; k++)
+        free(p->bind[k].stage);
     free(p->workspace);
     free(p->times);
     arena_free(p->jit_arena);
@@ -372,12 +382,102 @@ static int resolve_dims(tx_program *p, int skip, int64_t *dims, const char **fro
     return TX_OK;
 }
 
-int tx_bind(tx_program *p, const char *tensor, void *data, int ndim, const int64_t *shape)
+static const char *dtype_name(tx_dtype d)
+{
+    return d == TX_F32 ? "f32" : d == TX_F64 ? "f64" : "?";
+}
+
+/* The layout of a binding: whether it is row-major contiguous, and the
+   bytes it spans. Strides that cannot be addressed (the span overflows)
+   are TX_ERR_BIND. An out or inout tensor must not have two elements in
+   one place: no zero stride on a mode of extent above 1, and, taking the
+   modes by increasing |stride|, each stride must pass the farthest
+   element the smaller ones reach (which rules out every overlap, and
+   refuses only exotic interleavings numpy's slicing never makes). */
+static int binding_layout(tx_program *p, const char *tensor, const sym *t, binding *b, void *data,
+                          int ndim, const int64_t *shape, const int64_t *strides)
+{
+    int64_t esz = t->dt == DT_F32 ? 4 : 8;
+    int empty = 0;
+    for (int m = 0; m < ndim; m++)
+        empty |= shape[m] == 0;
+    /* row-major strides; a mode of extent 1 may have any stride */
+    int64_t c = 1;
+    int huge = 0; /* more elements than an int64_t counts */
+    b->strided = 0;
+    for (int m = ndim - 1; m >= 0; m--) {
+        b->stride[m] = strides ? strides[m] : c;
+        if (shape[m] > 1 && b->stride[m] != c)
+            b->strided = 1;
+        if (shape[m] > 1 && c > INT64_MAX / shape[m])
+            huge = 1;
+        else if (shape[m] > 1)
+            c *= shape[m];
+    }
+    if (empty) /* nothing to read or write: used as it is */
+        b->strided = 0;
+    else if (huge && !strides)
+        return fail(p->ctx, TX_ERR_BIND, "'%s': the array's extents multiply beyond any address", tensor);
+    else if (huge)
+        b->strided = 1;
+    /* the span, in elements below and above element (0, ..., 0) */
+    const int64_t lim = INT64_MAX / 16;
+    int64_t below = 0, above = 0;
+    for (int m = 0; !empty && m < ndim; m++) {
+        int64_t s = b->stride[m], n = shape[m] - 1;
+        int64_t mag = s < 0 ? (s == INT64_MIN ? lim : -s) : s;
+        if (n > 0 && mag > (lim - (s < 0 ? below : above)) / n)
+            return fail(p->ctx, TX_ERR_BIND, "'%s': mode %d (extent %lld, stride %lld) reaches beyond any "
+                        "address", tensor, m, (long long)shape[m], (long long)s);
+        if (s < 0)
+            below += mag * n;
+        else
+            above += mag * n;
+    }
+    uintptr_t base = (uintptr_t)data;
+    if (!empty && ((uintptr_t)(below * esz) > base || (uintptr_t)((above + 1) * esz) > UINTPTR_MAX - base))
+        return fail(p->ctx, TX_ERR_BIND, "'%s': the array's strides reach beyond any address", tensor);
+    b->lo = empty ? 0 : base - (uintptr_t)(below * esz);
+    b->hi = empty ? 0 : base + (uintptr_t)((above + 1) * esz);
+    if (t->io == IO_IN || empty || !b->strided)
+        return TX_OK;
+    int order[TX_MAX_MODES], n = 0;
+    for (int m = 0; m < ndim; m++) {
+        if (shape[m] <= 1)
+            continue;
+        if (b->stride[m] == 0)
+            return fail(p->ctx, TX_ERR_BIND, "'%s' is written by the program, but its mode %d has stride 0 "
+                        "(a broadcast): its %lld elements would be written to one place", tensor, m,
+                        (long long)shape[m]);
+        int i = n++;
+        while (i > 0 && llabs(b->stride[order[i - 1]]) > llabs(b->stride[m])) {
+            order[i] = order[i - 1];
+            i--;
+        }
+        order[i] = m;
+    }
+    int64_t reach = 0;
+    for (int i = 0; i < n; i++) {
+        int m = order[i];
+        int64_t mag = llabs(b->stride[m]);
+        if (mag <= reach)
+            return fail(p->ctx, TX_ERR_BIND, "'%s' is written by the program, but its strides may place two "
+                        "elements in one place (mode %d has stride %lld, within the %lld elements its "
+                        "smaller strides span)", tensor, m, (long long)b->stride[m], (long long)reach + 1);
+        reach += mag * (shape[m] - 1);
+    }
+    return TX_OK;
+}
+
+/* tx_bind and tx_bind_array: FN names the caller in messages; TYPE 0
+   takes the declared type. */
+static int bind_array(tx_program *p, const char *fn, const char *tensor, void *data, tx_dtype type, int ndim,
+                      const int64_t *shape, const int64_t *strides)
 {
     if (!p)
         return TX_ERR_ARG;
     if (!tensor || !data || (ndim > 0 && !shape))
-        return fail(p->ctx, TX_ERR_ARG, "tx_bind: NULL argument");
+        return fail(p->ctx, TX_ERR_ARG, "%s: NULL argument", fn);
     int k = find_tensor(p, tensor);
     if (k < 0) {
         sym *s = sema_lookup(p->S, tensor);
@@ -387,6 +487,13 @@ int tx_bind(tx_program *p, const char *tensor, void *data, int ndim, const int64
         return fail(p->ctx, TX_ERR_ARG, "the program has no tensor '%s'", tensor);
     }
     sym *t = p->S->tensors[k];
+    tx_dtype declared = t->dt == DT_F32 ? TX_F32 : TX_F64;
+    if (type && type != TX_F32 && type != TX_F64)
+        return fail(p->ctx, TX_ERR_ARG, "%s: '%s': %d is not an element type (TX_F32 or TX_F64)", fn, tensor,
+                    (int)type);
+    if (type && type != declared)
+        return fail(p->ctx, TX_ERR_BIND, "'%s' is declared %s, but the array is %s", tensor,
+                    dtype_name(declared), dtype_name(type));
     if (ndim != t->rank)
         return fail(p->ctx, TX_ERR_BIND, "'%s' has %d mode%s; the array has %d", tensor, t->rank,
                     t->rank == 1 ? "" : "s", ndim);
@@ -409,11 +516,30 @@ int tx_bind(tx_program *p, const char *tensor, void *data, int ndim, const int64
             return fail(p->ctx, TX_ERR_BIND, "dim '%s' is set to %lld, but mode %d of '%s' is %lld",
                         p->S->sym_dims[d]->name, (long long)p->dim_set[d], m, tensor, (long long)shape[m]);
     }
-    p->bind[k].bound = 1;
-    p->bind[k].data = data;
+    binding b = p->bind[k]; /* the staging buffer carries over */
+    int st = binding_layout(p, tensor, t, &b, data, ndim, shape, strides);
+    if (st != TX_OK)
+        return st;
+    b.bound = 1;
+    b.data = data;
     if (ndim > 0)
-        memcpy(p->bind[k].shape, shape, sizeof(int64_t) * (size_t)ndim);
+        memcpy(b.shape, shape, sizeof(int64_t) * (size_t)ndim);
+    p->bind[k] = b;
     return TX_OK;
+}
+
+int tx_bind(tx_program *p, const char *tensor, void *data, int ndim, const int64_t *shape)
+{
+    return bind_array(p, "tx_bind", tensor, data, 0, ndim, shape, NULL);
+}
+
+int tx_bind_array(tx_program *p, const char *tensor, void *data, tx_dtype type, int ndim,
+                  const int64_t *shape, const int64_t *strides)
+{
+    if (p && !type)
+        return fail(p->ctx, TX_ERR_ARG, "tx_bind_array: '%s': 0 is not an element type (TX_F32 or TX_F64)",
+                    tensor ? tensor : "(null)");
+    return bind_array(p, "tx_bind_array", tensor, data, type, ndim, shape, strides);
 }
 
 int tx_bind_sparse(tx_program *p, const char *map, const tx_sparse_map *m)
@@ -641,6 +767,154 @@ static int run_compile_work(void *arg)
     return pipeline_run(p->S, j->arena, &o, &j->r);
 }
 
+/* ---- Staging: how tx_run hands the bindings to the compiled code ----
+
+   The compiled code reads and writes row-major contiguous arrays, and
+   writes each output as its statements go. A binding is passed to it as
+   it is (no copy), unless
+
+   - it is strided (bound by tx_bind_array with strides other than
+     row-major): then a contiguous staging buffer is passed, gathered from
+     the caller's array before the call (in, inout) and scattered back into
+     it after a successful call (out, inout);
+   - it is an out or inout tensor whose bytes overlap another binding's
+     (C = A·B with C on A's memory, a transpose written onto its input):
+     then the code writes a private buffer (for inout, a copy of the
+     caller's array), copied into the caller's array after a successful
+     call. Every input is thus read before any output is written, and an
+     output that overlaps nothing costs nothing. Overlap is judged by the
+     address ranges the arrays span, which is safe, not exact: interleaved
+     arrays that never share an element are copied too.
+
+   After a failed call, nothing staged is copied back: those outputs keep
+   the caller's contents. Outputs are copied back in declaration order, so
+   where two outputs overlap, the one declared later wins. Staging buffers
+   are kept for the next run (regrown when too small) and freed with the
+   program.
+
+   This is the fallback that is always correct: the code generator may
+   later read strided bindings in place, and then needs staging only for
+   the layouts it does not handle. */
+
+/* Copies between a strided array (STRIDED, element (0, ..., 0)) and a
+   row-major contiguous one (DENSE): TO_DENSE 1 gathers, 0 scatters. */
+static void copy_strided(char *strided, char *dense, int ndim, const int64_t *shape, const int64_t *stride,
+                         size_t esz, int to_dense)
+{
+    if (ndim == 0) {
+        memcpy(to_dense ? dense : strided, to_dense ? strided : dense, esz);
+        return;
+    }
+    for (int m = 0; m < ndim; m++)
+        if (shape[m] == 0)
+            return;
+    int64_t idx[TX_MAX_MODES] = {0}, off = 0; /* in elements, from STRIDED */
+    int64_t n = shape[ndim - 1], s = stride[ndim - 1];
+    for (;;) {
+        /* the innermost mode: one row */
+        if (esz == sizeof(double)) {
+            double *d = (double *)(void *)dense, *x = (double *)(void *)strided + off;
+            if (to_dense)
+                for (int64_t i = 0; i < n; i++)
+                    d[i] = x[i * s];
+            else
+                for (int64_t i = 0; i < n; i++)
+                    x[i * s] = d[i];
+        } else {
+            float *d = (float *)(void *)dense, *x = (float *)(void *)strided + off;
+            if (to_dense)
+                for (int64_t i = 0; i < n; i++)
+                    d[i] = x[i * s];
+            else
+                for (int64_t i = 0; i < n; i++)
+                    x[i * s] = d[i];
+        }
+        dense += (size_t)n * esz;
+        int m = ndim - 2;
+        for (; m >= 0; m--) {
+            off += stride[m];
+            if (++idx[m] < shape[m])
+                break;
+            off -= stride[m] * shape[m];
+            idx[m] = 0;
+        }
+        if (m < 0)
+            return;
+    }
+}
+
+static size_t elem_size(const sym *t)
+{
+    return t->dt == DT_F32 ? sizeof(float) : sizeof(double);
+}
+
+/* The elements of binding B of tensor T, or -1 if their bytes do not fit
+   in a size_t. */
+static int64_t binding_elems(const binding *b, const sym *t)
+{
+    int64_t n = 1;
+    for (int m = 0; m < t->rank; m++) {
+        if (b->shape[m] == 0)
+            return 0;
+        if (n > (int64_t)(SIZE_MAX / sizeof(double)) / b->shape[m])
+            return -1;
+        n *= b->shape[m];
+    }
+    return n;
+}
+
+static int ranges_overlap(const binding *a, const binding *b)
+{
+    return a->lo < b->hi && b->lo < a->hi;
+}
+
+/* Before the call: fills ARGS[k] with the array each parameter tensor k is
+   passed as, staging what must be (see above). TX_ERR_NOMEM if a staging
+   buffer cannot be had. */
+static int stage_bindings(tx_program *p, void **args)
+{
+    sema_program *S = p->S;
+    for (int k = 0; k < S->ntensors; k++) {
+        binding *b = &p->bind[k];
+        const sym *t = S->tensors[k];
+        b->staged = b->strided;
+        for (int j = 0; !b->staged && t->io != IO_IN && j < S->ntensors; j++)
+            b->staged = j != k && ranges_overlap(b, &p->bind[j]);
+        args[k] = b->data;
+        if (!b->staged)
+            continue;
+        int64_t n = binding_elems(b, t);
+        size_t bytes = n > 0 ? (size_t)n * elem_size(t) : 1;
+        if (n < 0)
+            return fail(p->ctx, TX_ERR_NOMEM, "out of memory: '%s' is too large to stage", t->name);
+        if (b->stage_cap < bytes) {
+            free(b->stage);
+            b->stage = malloc(bytes);
+            b->stage_cap = b->stage ? bytes : 0;
+            if (!b->stage)
+                return fail(p->ctx, TX_ERR_NOMEM, "out of memory (%zu bytes to stage '%s', which %s)", bytes,
+                            t->name, b->strided ? "is strided" : "overlaps another binding");
+        }
+        args[k] = b->stage;
+        if (t->io != IO_OUT) /* in and inout: the code reads the caller's values */
+            copy_strided(b->data, b->stage, t->rank, b->shape, b->stride, elem_size(t), 1);
+    }
+    return TX_OK;
+}
+
+/* After a successful call: copies every staged out and inout tensor into
+   the caller's array, in declaration order. */
+static void finish_bindings(tx_program *p)
+{
+    sema_program *S = p->S;
+    for (int k = 0; k < S->ntensors; k++) {
+        binding *b = &p->bind[k];
+        const sym *t = S->tensors[k];
+        if (b->staged && t->io != IO_IN)
+            copy_strided(b->data, b->stage, t->rank, b->shape, b->stride, elem_size(t), 0);
+    }
+}
+
 int tx_run(tx_program *p)
 {
     if (!p)
@@ -710,8 +984,9 @@ int tx_run(tx_program *p)
         }
         p->jit_seconds = tx_rt_now() - t0;
     }
-    for (int k = 0; k < S->ntensors; k++)
-        args[k] = p->bind[k].data;
+    st = stage_bindings(p, args);
+    if (st != TX_OK)
+        goto out;
     int64_t detail = 0;
     for (int k = 0; k < S->nmaps; k++)
         args[S->ntensors + k] = (void *)p->maps[k];
@@ -741,6 +1016,7 @@ int tx_run(tx_program *p)
             st = fail(p->ctx, code == 1 ? TX_ERR_NOMEM : TX_ERR_RUN, "%s", msg);
         goto out;
     }
+    finish_bindings(p);
     set_msg(p->ctx, "%s", "");
     p->ctx->status = TX_OK;
 out:

@@ -2,12 +2,13 @@
  * tensorexpr.h — the public interface of libtensorexpr.
  *
  * A .tx program (see tx(5)) is compiled once with tx_compile(), its tensors
- * are bound to caller-owned arrays with tx_bind(), and tx_run() JIT-compiles
- * it through libtcc (specialised on the bound extents) and runs it.  A
- * program can be run many times with new bindings; it is recompiled only
- * when an extent changes.
+ * are bound to caller-owned arrays with tx_bind() or tx_bind_array(), and
+ * tx_run() JIT-compiles it through libtcc (specialised on the bound
+ * extents) and runs it.  A program can be run many times with new
+ * bindings; it is recompiled only when an extent changes.
  *
- * Call order: tx_new → tx_compile → (tx_set_dim | tx_bind | tx_bind_sparse)*
+ * Call order: tx_new → tx_compile
+ * → (tx_set_dim | tx_bind | tx_bind_array | tx_bind_sparse)*
  * → tx_run → ... → tx_program_free → tx_free.
  *
  * Every function that can fail returns a status (or NULL) and leaves a
@@ -125,8 +126,25 @@ TX_API const char *tx_strerror(int status);
    extents, dims set with tx_set_dim); that the bindings agree with each
    other on every symbolic dim is checked by tx_run, so all tensors can be
    rebound with new extents one after the other. The array
-   stays owned by the caller and must live until the last tx_run using it. */
+   stays owned by the caller and must live until the last tx_run using it.
+   The array is assumed to have the declared element type (no type is
+   passed, so none can be checked: use tx_bind_array for that). Same as
+   tx_bind_array with the declared type and NULL strides. */
 TX_API int tx_bind(tx_program *p, const char *tensor, void *data, int ndim, const int64_t *shape);
+
+/* Binds tensor TENSOR to an array of element type DTYPE and NDIM modes of
+   the given SHAPE whose element (i0, i1, ...) is at
+   DATA + sum(i_m * STRIDES[m]) elements: STRIDES counts elements, not
+   bytes, and may be negative or zero (a numpy slice, transpose or
+   broadcast); NULL means row-major (C order). A DTYPE other than the
+   declared one is TX_ERR_BIND. An out or inout tensor must not have
+   elements that share memory: a zero stride on a mode of extent above 1,
+   or strides that may make two elements meet, are TX_ERR_BIND. A row-major
+   array is used in place; any other is copied into a contiguous buffer
+   before each run (and back after a successful one, for out and inout).
+   Shape checks and lifetime are those of tx_bind. */
+TX_API int tx_bind_array(tx_program *p, const char *tensor, void *data, tx_dtype dtype, int ndim,
+                         const int64_t *shape, const int64_t *strides);
 
 /* Binds sparse map MAP to M (tx(5) §7), owned by the caller and alive
    until the last tx_run using it. Its contents are checked by every run
@@ -156,7 +174,11 @@ TX_API int tx_set_dim(tx_program *p, const char *dim, int64_t extent);
 
 /* Runs the program on the current bindings: JIT-compiles on the first run
    and whenever an extent changed since the last compilation. Every
-   parameter tensor must be bound. Returns TX_OK (0) or an error status. */
+   parameter tensor must be bound. An out or inout tensor whose memory
+   overlaps another binding is computed into a private buffer and copied
+   into the caller's array after success, so results are as if every input
+   had been read before any output was written. Returns TX_OK (0) or an
+   error status. */
 TX_API int tx_run(tx_program *p);
 
 /* The standalone C99 source of the program (tx(5) §8), NUL-terminated, in

@@ -40,6 +40,7 @@ run "kernels on threads: same bytes for any thread count (Check)" "$B/check_thre
 run "the calls of a compiled program, for profiles (Check)" "$B/check_profile"
 run "internal errors through the library (Check)" "$B/check_internal"
 run "inner-loop primitives vs scalar references, every ISA clone (Check)" "$B/check_prims"
+run "typed, strided and aliased bindings, failures that spare the host (Check)" "$B/check_bind"
 run "golden diagnostics and listings" sh tests/run_golden.sh
 run "numerical vs numpy, -O0, -O1 and -O2" "$PYTHON" tests/run_num.py --txc "$TXC" -j 2 -O0 -O1 -O2
 run "standalone C vs numpy and txc run" "$PYTHON" tests/run_cc.py --txc "$TXC"

@@ -1,0 +1,572 @@
+/*
+ * check_bind.c — bindings that are not plain row-major arrays of the
+ * declared type (issue 15): typed bindings (tx_bind_array), strided inputs
+ * and outputs (a transpose, a slice with a step, a reversed or broadcast
+ * mode), and outputs that share memory with other bindings (C = A·B in
+ * place, a transpose written onto its input). Every expected value is
+ * computed here by plain loops over small dyadic numbers, so comparisons
+ * are exact.
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tensorexpr.h"
+
+/* ------------------------------------------------------------------ */
+/* helpers                                                            */
+
+static tx_program *compile_at(tx_ctx *c, const char *src, int line)
+{
+    tx_program *p = tx_compile(c, src, strlen(src), "bind.tx");
+    ck_assert_msg(p != NULL, "line %d: compiling failed:\n%s\n--- program:\n%s", line, tx_errmsg(c), src);
+    return p;
+}
+#define compile_ok(c, src) compile_at((c), (src), __LINE__)
+
+static void bind_at(tx_program *p, tx_ctx *c, const char *name, void *data, tx_dtype t, int ndim,
+                    const int64_t *shape, const int64_t *strides, int line)
+{
+    int st = tx_bind_array(p, name, data, t, ndim, shape, strides);
+    ck_assert_msg(st == TX_OK, "line %d: tx_bind_array(%s) = %d: %s", line, name, st, tx_errmsg(c));
+}
+/* bind_ok(p, c, name, data, ndim, shape, strides): f64; strides NULL for row-major */
+#define bind_ok(p, c, name, data, ndim, shape, strides) \
+    bind_at((p), (c), (name), (data), TX_F64, (ndim), (shape), (strides), __LINE__)
+
+static void run_at(tx_program *p, tx_ctx *c, int line)
+{
+    int st = tx_run(p);
+    ck_assert_msg(st == TX_OK, "line %d: tx_run = %d (%s): %s", line, st, tx_strerror(st), tx_errmsg(c));
+}
+#define run_ok(p, c) run_at((p), (c), __LINE__)
+
+static int contains(const char *s, const char *what)
+{
+    return s && strstr(s, what) != NULL;
+}
+
+/* A small dyadic value, different for every (i, salt). */
+static double dy(int i, int salt)
+{
+    return (double)((i * 7 + salt * 5 + 3) % 11 - 5) * 0.5;
+}
+
+static void same_at(const double *got, const double *want, int n, const char *what, int line)
+{
+    for (int i = 0; i < n; i++)
+        ck_assert_msg(got[i] == want[i], "line %d: %s[%d] = %.17g, want %.17g", line, what, i, got[i], want[i]);
+}
+#define same(got, want, n) same_at((got), (want), (n), #got, __LINE__)
+
+static const char MATMUL[] = "in  A[n,k], B[k,m];\nout C[n,m];\nC(\"i,j\") = A(\"i,l\") * B(\"l,j\");\n";
+
+/* C (n×m, row-major) = A·B for row-major A (n×k) and B (k×m). */
+static void matmul_ref(int n, int k, int m, const double *A, const double *B, double *C)
+{
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < m; j++) {
+            double s = 0;
+            for (int q = 0; q < k; q++)
+                s += A[i * k + q] * B[q * m + j];
+            C[i * m + j] = s;
+        }
+}
+
+/* ------------------------------------------------------------------ */
+/* typed bindings                                                     */
+
+START_TEST(bind_dtype_checked)
+{
+    tx_ctx *c = tx_new();
+    tx_program *p = compile_ok(c, "in A[n]; in f32 F[n]; out y[n];\ny(\"i\") = A(\"i\") + F(\"i\");\n");
+    double A[3] = {1, 2, 3}, y[3] = {0};
+    float F[3] = {0.5f, 0.25f, 4};
+    float Af[3] = {7, 7, 7};
+    double Fd[3] = {9, 9, 9};
+    const int64_t s3[1] = {3};
+    /* an f32 array for the f64 tensor, and the reverse: errors naming both types */
+    ck_assert_int_eq(tx_bind_array(p, "A", Af, TX_F32, 1, s3, NULL), TX_ERR_BIND);
+    ck_assert_msg(contains(tx_errmsg(c), "'A' is declared f64, but the array is f32"), "%s", tx_errmsg(c));
+    ck_assert_int_eq(tx_errcode(c), TX_ERR_BIND);
+    ck_assert_int_eq(tx_bind_array(p, "F", Fd, TX_F64, 1, s3, NULL), TX_ERR_BIND);
+    ck_assert_msg(contains(tx_errmsg(c), "'F' is declared f32, but the array is f64"), "%s", tx_errmsg(c));
+    /* no element type, or one that does not exist */
+    ck_assert_int_eq(tx_bind_array(p, "A", A, (tx_dtype)0, 1, s3, NULL), TX_ERR_ARG);
+    ck_assert_int_eq(tx_bind_array(p, "A", A, (tx_dtype)9, 1, s3, NULL), TX_ERR_ARG);
+    ck_assert_msg(contains(tx_errmsg(c), "not an element type"), "%s", tx_errmsg(c));
+    /* the right types; then a wrong one leaves the binding as it was */
+    bind_at(p, c, "A", A, TX_F64, 1, s3, NULL, __LINE__);
+    bind_at(p, c, "F", F, TX_F32, 1, s3, NULL, __LINE__);
+    bind_at(p, c, "y", y, TX_F64, 1, s3, NULL, __LINE__);
+    ck_assert_int_eq(tx_bind_array(p, "A", Af, TX_F32, 1, s3, NULL), TX_ERR_BIND);
+    run_ok(p, c);
+    const double want[3] = {1.5, 2.25, 7};
+    same(y, want, 3);
+    /* the shape checks are tx_bind's */
+    const int64_t s4[1] = {4}, s33[2] = {3, 3};
+    ck_assert_int_eq(tx_bind_array(p, "A", A, TX_F64, 2, s33, NULL), TX_ERR_BIND);
+    ck_assert_msg(contains(tx_errmsg(c), "'A' has 1 mode; the array has 2"), "%s", tx_errmsg(c));
+    ck_assert_int_eq(tx_set_dim(p, "n", 3), TX_OK);
+    ck_assert_int_eq(tx_bind_array(p, "A", A, TX_F64, 1, s4, NULL), TX_ERR_BIND);
+    ck_assert_int_eq(tx_bind_array(p, "T", A, TX_F64, 1, s3, NULL), TX_ERR_ARG);
+    ck_assert_int_eq(tx_bind_array(p, "A", NULL, TX_F64, 1, s3, NULL), TX_ERR_ARG);
+    ck_assert_int_eq(tx_bind_array(NULL, "A", A, TX_F64, 1, s3, NULL), TX_ERR_ARG);
+    tx_program_free(p);
+    tx_free(c);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* strided bindings                                                   */
+
+START_TEST(bind_strided_inputs)
+{
+    enum { N = 5, K = 4, M = 3 };
+    tx_ctx *c = tx_new();
+    tx_program *p = compile_ok(c, MATMUL);
+    double A[N * K], B[K * M], want[N * M], C[N * M];
+    for (int i = 0; i < N * K; i++)
+        A[i] = dy(i, 1);
+    for (int i = 0; i < K * M; i++)
+        B[i] = dy(i, 2);
+    matmul_ref(N, K, M, A, B, want);
+
+    /* A as the transpose of a K×N array (numpy: At.T); B as every other
+       column of a K×2M array (numpy: Bw[:, ::2]) */
+    double At[K * N], Bw[K * 2 * M];
+    for (int i = 0; i < N; i++)
+        for (int q = 0; q < K; q++)
+            At[q * N + i] = A[i * K + q];
+    for (int q = 0; q < K; q++)
+        for (int j = 0; j < M; j++) {
+            Bw[q * 2 * M + 2 * j] = B[q * M + j];
+            Bw[q * 2 * M + 2 * j + 1] = 1e6; /* never read */
+        }
+    const int64_t sA[2] = {N, K}, sB[2] = {K, M}, sC[2] = {N, M};
+    bind_ok(p, c, "A", At, 2, sA, ((const int64_t[]){1, N}));
+    bind_ok(p, c, "B", Bw, 2, sB, ((const int64_t[]){2 * M, 2}));
+    bind_ok(p, c, "C", C, 2, sC, NULL);
+    run_ok(p, c);
+    same(C, want, N * M);
+
+    /* B with its rows reversed (numpy: Br[::-1]): the pointer is element
+       (0, 0), the stride negative */
+    double Br[K * M];
+    for (int q = 0; q < K; q++)
+        for (int j = 0; j < M; j++)
+            Br[(K - 1 - q) * M + j] = B[q * M + j];
+    bind_ok(p, c, "B", &Br[(K - 1) * M], 2, sB, ((const int64_t[]){-M, 1}));
+    memset(C, 0, sizeof C);
+    run_ok(p, c);
+    same(C, want, N * M);
+
+    /* new data in the same strided arrays: read again (the staging buffer
+       is reused, not stale) */
+    for (int i = 0; i < N * K; i++)
+        A[i] = dy(i, 3);
+    for (int i = 0; i < N; i++)
+        for (int q = 0; q < K; q++)
+            At[q * N + i] = A[i * K + q];
+    matmul_ref(N, K, M, A, B, want);
+    run_ok(p, c);
+    same(C, want, N * M);
+
+    /* a broadcast input: every row of B is the same vector (stride 0) */
+    double row[M] = {1.5, -2, 0.25}, Bb[K * M];
+    for (int q = 0; q < K; q++)
+        for (int j = 0; j < M; j++)
+            Bb[q * M + j] = row[j];
+    matmul_ref(N, K, M, A, Bb, want);
+    bind_ok(p, c, "B", row, 2, sB, ((const int64_t[]){0, 1}));
+    run_ok(p, c);
+    same(C, want, N * M);
+    tx_program_free(p);
+
+    /* a 3-mode permutation and an f32 strided input */
+    p = compile_ok(c, "in P[a,b,c]; in f32 x[a]; out Q[a,b,c]; out f32 y[a];\n"
+                      "Q(\"i,j,k\") = P(\"i,j,k\") * 2;\ny(\"i\") = x(\"i\") + 1;\n");
+    enum { PA = 2, PB = 3, PC = 4 };
+    double store[PC * PA * PB], Q[PA * PB * PC], wantQ[PA * PB * PC];
+    for (int i = 0; i < PC * PA * PB; i++)
+        store[i] = dy(i, 4);
+    /* P(i,j,k) = store[k][i][j] (numpy: store.transpose(1, 2, 0)) */
+    for (int i = 0; i < PA; i++)
+        for (int j = 0; j < PB; j++)
+            for (int k = 0; k < PC; k++)
+                wantQ[(i * PB + j) * PC + k] = 2 * store[(k * PA + i) * PB + j];
+    float xs[2 * PA] = {1, -1, 2.5f, -1};
+    float y[PA];
+    const int64_t sP[3] = {PA, PB, PC}, sx[1] = {PA};
+    bind_ok(p, c, "P", store, 3, sP, ((const int64_t[]){PB, 1, PA * PB}));
+    bind_at(p, c, "x", xs, TX_F32, 1, sx, (const int64_t[]){2}, __LINE__);
+    bind_ok(p, c, "Q", Q, 3, sP, NULL);
+    bind_at(p, c, "y", y, TX_F32, 1, sx, NULL, __LINE__);
+    run_ok(p, c);
+    same(Q, wantQ, PA * PB * PC);
+    ck_assert(y[0] == 2 && y[1] == 3.5f);
+    tx_program_free(p);
+    tx_free(c);
+}
+END_TEST
+
+START_TEST(bind_strided_outputs)
+{
+    enum { N = 4, K = 3, M = 5 };
+    tx_ctx *c = tx_new();
+    tx_program *p = compile_ok(c, MATMUL);
+    double A[N * K], B[K * M], want[N * M];
+    for (int i = 0; i < N * K; i++)
+        A[i] = dy(i, 5);
+    for (int i = 0; i < K * M; i++)
+        B[i] = dy(i, 6);
+    matmul_ref(N, K, M, A, B, want);
+    const int64_t sA[2] = {N, K}, sB[2] = {K, M}, sC[2] = {N, M};
+    bind_ok(p, c, "A", A, 2, sA, NULL);
+    bind_ok(p, c, "B", B, 2, sB, NULL);
+
+    /* C written into the transpose of an M×N array (numpy: Ct.T) */
+    double Ct[M * N];
+    bind_ok(p, c, "C", Ct, 2, sC, ((const int64_t[]){1, N}));
+    run_ok(p, c);
+    for (int i = 0; i < N; i++)
+        for (int j = 0; j < M; j++)
+            ck_assert_msg(Ct[j * N + i] == want[i * M + j], "C(%d,%d) = %g, want %g", i, j, Ct[j * N + i],
+                          want[i * M + j]);
+
+    /* C written into the odd columns of an N×2M array (numpy: W[:, 1::2]):
+       the even columns are untouched */
+    double W[N * 2 * M];
+    for (int i = 0; i < N * 2 * M; i++)
+        W[i] = -777;
+    bind_ok(p, c, "C", &W[1], 2, sC, ((const int64_t[]){2 * M, 2}));
+    run_ok(p, c);
+    for (int i = 0; i < N; i++)
+        for (int j = 0; j < M; j++) {
+            ck_assert_msg(W[i * 2 * M + 2 * j + 1] == want[i * M + j], "C(%d,%d)", i, j);
+            ck_assert_msg(W[i * 2 * M + 2 * j] == -777, "W(%d,%d) was written", i, 2 * j);
+        }
+
+    /* C written with both modes reversed (numpy: R[::-1, ::-1]) */
+    double R[N * M];
+    bind_ok(p, c, "C", &R[N * M - 1], 2, sC, ((const int64_t[]){-M, -1}));
+    run_ok(p, c);
+    for (int i = 0; i < N; i++)
+        for (int j = 0; j < M; j++)
+            ck_assert(R[(N - 1 - i) * M + (M - 1 - j)] == want[i * M + j]);
+
+    /* new extents: the staging buffer grows */
+    enum { N2 = 7 };
+    double A2[N2 * K], want2[N2 * M], Ct2[M * N2];
+    for (int i = 0; i < N2 * K; i++)
+        A2[i] = dy(i, 7);
+    matmul_ref(N2, K, M, A2, B, want2);
+    bind_ok(p, c, "A", A2, 2, ((const int64_t[]){N2, K}), NULL);
+    bind_ok(p, c, "C", Ct2, 2, ((const int64_t[]){N2, M}), ((const int64_t[]){1, N2}));
+    run_ok(p, c);
+    for (int i = 0; i < N2; i++)
+        for (int j = 0; j < M; j++)
+            ck_assert(Ct2[j * N2 + i] == want2[i * M + j]);
+    tx_program_free(p);
+
+    /* an inout tensor through a strided view: read, then written back */
+    p = compile_ok(c, "inout S[n,m]; in D[n,m];\nS(\"i,j\") += 2 * D(\"i,j\");\n");
+    double St[M * N], D[N * M], S0[N * M];
+    for (int i = 0; i < N; i++)
+        for (int j = 0; j < M; j++) {
+            S0[i * M + j] = dy(i * M + j, 8);
+            St[j * N + i] = S0[i * M + j];
+            D[i * M + j] = dy(i * M + j, 9);
+        }
+    bind_ok(p, c, "S", St, 2, sC, ((const int64_t[]){1, N}));
+    bind_ok(p, c, "D", D, 2, sC, NULL);
+    run_ok(p, c);
+    run_ok(p, c); /* twice: S += 2D, and again from the new S */
+    for (int i = 0; i < N; i++)
+        for (int j = 0; j < M; j++)
+            ck_assert(St[j * N + i] == S0[i * M + j] + 4 * D[i * M + j]);
+    tx_program_free(p);
+    tx_free(c);
+}
+END_TEST
+
+START_TEST(bind_output_layouts_refused)
+{
+    tx_ctx *c = tx_new();
+    tx_program *p = compile_ok(c, "in A[n,n]; out C[n,n];\nC(\"i,j\") = A(\"j,i\");\n");
+    double A[9] = {0}, C[9];
+    const int64_t s[2] = {3, 3};
+    /* a broadcast output: three elements written to one place */
+    ck_assert_int_eq(tx_bind_array(p, "C", C, TX_F64, 2, s, (const int64_t[]){0, 1}), TX_ERR_BIND);
+    ck_assert_msg(contains(tx_errmsg(c), "'C'") && contains(tx_errmsg(c), "stride 0"), "%s", tx_errmsg(c));
+    /* strides that make elements meet: C(0,1) and C(1,0) at one place */
+    ck_assert_int_eq(tx_bind_array(p, "C", C, TX_F64, 2, s, (const int64_t[]){1, 1}), TX_ERR_BIND);
+    ck_assert_msg(contains(tx_errmsg(c), "two elements in one place"), "%s", tx_errmsg(c));
+    ck_assert_int_eq(tx_bind_array(p, "C", C, TX_F64, 2, s, (const int64_t[]){2, 1}), TX_ERR_BIND);
+    ck_assert_int_eq(tx_bind_array(p, "C", C, TX_F64, 2, s, (const int64_t[]){-1, 2}), TX_ERR_BIND);
+    /* strides too large for any address */
+    ck_assert_int_eq(tx_bind_array(p, "A", A, TX_F64, 2, s, (const int64_t[]){INT64_MAX / 2, 1}), TX_ERR_BIND);
+    ck_assert_int_eq(tx_bind_array(p, "A", A, TX_F64, 2, s, (const int64_t[]){INT64_MIN, 1}), TX_ERR_BIND);
+    /* the same layouts are fine for an input, which is only read */
+    ck_assert_int_eq(tx_bind_array(p, "A", A, TX_F64, 2, s, (const int64_t[]){0, 1}), TX_OK);
+    ck_assert_int_eq(tx_bind_array(p, "A", A, TX_F64, 2, s, (const int64_t[]){1, 1}), TX_OK);
+    /* a zero stride on a mode of extent 1 places nothing twice */
+    double one[3];
+    ck_assert_int_eq(tx_bind_array(p, "A", A, TX_F64, 2, s, NULL), TX_OK);
+    tx_program_free(p);
+    p = compile_ok(c, "in x[n], u[one]; out r[one,n];\nr(\"a,i\") = u(\"a\") * x(\"i\");\n");
+    double x[3] = {1, 2, 3}, u[1] = {1};
+    ck_assert_int_eq(tx_bind_array(p, "x", x, TX_F64, 1, (const int64_t[]){3}, NULL), TX_OK);
+    ck_assert_int_eq(tx_bind_array(p, "u", u, TX_F64, 1, (const int64_t[]){1}, NULL), TX_OK);
+    ck_assert_int_eq(tx_bind_array(p, "r", one, TX_F64, 2, (const int64_t[]){1, 3}, (const int64_t[]){0, 1}),
+                     TX_OK);
+    run_ok(p, c);
+    ck_assert(one[0] == 1 && one[1] == 2 && one[2] == 3);
+    tx_program_free(p);
+    tx_free(c);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* outputs that share memory with other bindings                      */
+
+START_TEST(bind_alias_inplace_matmul)
+{
+    /* C = A·B with C on A's memory, then on B's; small (loops) and large
+       enough for BLAS */
+    static const int sizes[] = {4, 48};
+    for (int t = 0; t < 2; t++) {
+        int n = sizes[t];
+        tx_ctx *c = tx_new();
+        tx_program *p = compile_ok(c, MATMUL);
+        double *A = malloc(sizeof(double) * (size_t)(n * n)), *B = malloc(sizeof(double) * (size_t)(n * n));
+        double *want = malloc(sizeof(double) * (size_t)(n * n));
+        for (int i = 0; i < n * n; i++) {
+            A[i] = dy(i, 10);
+            B[i] = dy(i, 11);
+        }
+        matmul_ref(n, n, n, A, B, want);
+        const int64_t s[2] = {n, n};
+        bind_ok(p, c, "A", A, 2, s, NULL);
+        bind_ok(p, c, "B", B, 2, s, NULL);
+        bind_ok(p, c, "C", A, 2, s, NULL);
+        run_ok(p, c);
+        same_at(A, want, n * n, "A := A·B", __LINE__);
+        /* B := A·B with the new A */
+        double *A2 = malloc(sizeof(double) * (size_t)(n * n));
+        memcpy(A2, A, sizeof(double) * (size_t)(n * n));
+        matmul_ref(n, n, n, A2, B, want);
+        bind_ok(p, c, "C", B, 2, s, NULL);
+        run_ok(p, c);
+        same_at(B, want, n * n, "B := A·B", __LINE__);
+        free(A);
+        free(B);
+        free(A2);
+        free(want);
+        tx_program_free(p);
+        tx_free(c);
+    }
+}
+END_TEST
+
+START_TEST(bind_alias_transpose)
+{
+    enum { N = 5 };
+    tx_ctx *c = tx_new();
+    double X[N * N], X0[N * N], want[N * N];
+    for (int i = 0; i < N * N; i++)
+        X0[i] = dy(i, 12);
+    const int64_t s[2] = {N, N};
+
+    /* a transpose written onto its input */
+    tx_program *p = compile_ok(c, "in A[n,n]; out T[n,n];\nT(\"i,j\") = A(\"j,i\");\n");
+    memcpy(X, X0, sizeof X);
+    bind_ok(p, c, "A", X, 2, s, NULL);
+    bind_ok(p, c, "T", X, 2, s, NULL);
+    run_ok(p, c);
+    for (int i = 0; i < N; i++)
+        for (int j = 0; j < N; j++)
+            want[i * N + j] = X0[j * N + i];
+    same(X, want, N * N);
+    tx_program_free(p);
+
+    /* A + Aᵀ into A: one input, read two ways, and the output on it */
+    p = compile_ok(c, "in A[n,n]; out Y[n,n];\nY(\"i,j\") = A(\"i,j\") + A(\"j,i\");\n");
+    memcpy(X, X0, sizeof X);
+    bind_ok(p, c, "A", X, 2, s, NULL);
+    bind_ok(p, c, "Y", X, 2, s, NULL);
+    run_ok(p, c);
+    for (int i = 0; i < N; i++)
+        for (int j = 0; j < N; j++)
+            want[i * N + j] = X0[i * N + j] + X0[j * N + i];
+    same(X, want, N * N);
+    tx_program_free(p);
+
+    /* the same with two inputs and an output all on one array, one of
+       them bound as a strided view (the transpose) */
+    p = compile_ok(c, "in A[n,n], B[n,n]; out Y[n,n];\nY(\"i,j\") = A(\"i,j\") - 2 * B(\"i,j\");\n");
+    memcpy(X, X0, sizeof X);
+    bind_ok(p, c, "A", X, 2, s, NULL);
+    bind_ok(p, c, "B", X, 2, s, ((const int64_t[]){1, N}));
+    bind_ok(p, c, "Y", X, 2, s, NULL);
+    run_ok(p, c);
+    for (int i = 0; i < N; i++)
+        for (int j = 0; j < N; j++)
+            want[i * N + j] = X0[i * N + j] - 2 * X0[j * N + i];
+    same(X, want, N * N);
+    tx_program_free(p);
+
+    /* an inout tensor that is also bound as an input */
+    p = compile_ok(c, "inout S[n,n]; in B[n,n];\nS(\"i,j\") = S(\"i,k\") * B(\"k,j\");\n");
+    memcpy(X, X0, sizeof X);
+    bind_ok(p, c, "S", X, 2, s, NULL);
+    bind_ok(p, c, "B", X, 2, s, NULL);
+    run_ok(p, c);
+    matmul_ref(N, N, N, X0, X0, want);
+    same(X, want, N * N);
+    tx_program_free(p);
+    tx_free(c);
+}
+END_TEST
+
+START_TEST(bind_alias_shifted)
+{
+    /* outputs one element past their input, so that writing y[i] changes
+       x[i+1] before it is read: a matrix-vector product, whose every
+       element needs all of x, and a running sum */
+    enum { N = 8 };
+    tx_ctx *c = tx_new();
+    tx_program *p = compile_ok(c, "in A[n,n], x[n]; out y[n];\ny(\"i\") = A(\"i,k\") * x(\"k\");\n");
+    double A[N * N], buf[N + 1], x0[N], want[N];
+    for (int i = 0; i < N * N; i++)
+        A[i] = dy(i, 16);
+    for (int i = 0; i < N; i++)
+        x0[i] = dy(i, 13);
+    matmul_ref(N, N, 1, A, x0, want);
+    memcpy(buf, x0, sizeof x0);
+    buf[N] = 0;
+    const int64_t s[1] = {N}, s2[2] = {N, N};
+    bind_ok(p, c, "A", A, 2, s2, NULL);
+    bind_ok(p, c, "x", buf, 1, s, NULL);
+    bind_ok(p, c, "y", buf + 1, 1, s, NULL);
+    run_ok(p, c);
+    same(buf + 1, want, N);
+    ck_assert(buf[0] == x0[0]);
+    tx_program_free(p);
+
+    p = compile_ok(c, "in x[n]; out y[n];\ny(\"i\") = scan(+, x(\"i\"), \"i\");\n");
+    for (int i = 0; i < N; i++)
+        want[i] = (i ? want[i - 1] : 0) + x0[i];
+    memcpy(buf, x0, sizeof x0);
+    bind_ok(p, c, "x", buf, 1, s, NULL);
+    bind_ok(p, c, "y", buf + 1, 1, s, NULL);
+    run_ok(p, c);
+    same(buf + 1, want, N);
+    tx_program_free(p);
+    tx_free(c);
+}
+END_TEST
+
+START_TEST(bind_alias_outputs_overlap)
+{
+    enum { N = 4 };
+    tx_ctx *c = tx_new();
+    tx_program *p = compile_ok(c, "in A[n]; out C[n], D[n];\nC(\"i\") = A(\"i\") + 1;\nD(\"i\") = 2 * A(\"i\");\n");
+    double A[N], buf[N + 2];
+    for (int i = 0; i < N; i++)
+        A[i] = dy(i, 14);
+    const int64_t s[1] = {N};
+    /* both outputs on one array: each is computed right, and the one
+       declared later (D) is what the array holds */
+    bind_ok(p, c, "A", A, 1, s, NULL);
+    bind_ok(p, c, "C", buf, 1, s, NULL);
+    bind_ok(p, c, "D", buf, 1, s, NULL);
+    run_ok(p, c);
+    for (int i = 0; i < N; i++)
+        ck_assert_msg(buf[i] == 2 * A[i], "buf[%d] = %g", i, buf[i]);
+    /* D two elements on: C's first two survive, D's all four */
+    bind_ok(p, c, "D", buf + 2, 1, s, NULL);
+    run_ok(p, c);
+    ck_assert(buf[0] == A[0] + 1 && buf[1] == A[1] + 1);
+    for (int i = 0; i < N; i++)
+        ck_assert_msg(buf[2 + i] == 2 * A[i], "buf[%d] = %g", 2 + i, buf[2 + i]);
+    /* both outputs on the input: D, the later, wins; C was still computed
+       from the input as it was before the run */
+    double X[N];
+    memcpy(X, A, sizeof X);
+    bind_ok(p, c, "A", X, 1, s, NULL);
+    bind_ok(p, c, "C", X, 1, s, NULL);
+    bind_ok(p, c, "D", X, 1, s, NULL);
+    run_ok(p, c);
+    for (int i = 0; i < N; i++)
+        ck_assert(X[i] == 2 * A[i]);
+    tx_program_free(p);
+    tx_free(c);
+}
+END_TEST
+
+START_TEST(bind_alias_failed_run_writes_nothing)
+{
+    /* B and L on A's memory: B = 2A is computed first, into a private
+       buffer, so cholesky reads A itself (not 2A); A is not positive
+       definite, the run fails, and A keeps its values. An output that
+       overlaps nothing (D) is written in place by the statement before. */
+    tx_ctx *c = tx_new();
+    tx_program *p = compile_ok(c, "in A[n,n]; out B[n,n], D[n,n], L[n,n];\nB(\"i,j\") = 2 * A(\"i,j\");\n"
+                                  "D(\"i,j\") = A(\"j,i\");\nL(\"i,j\") = cholesky(B(\"i,j\") - A(\"i,j\"));\n");
+    double A[4] = {1, 2, 2, 1}, D[4] = {0};
+    const int64_t s[2] = {2, 2};
+    bind_ok(p, c, "A", A, 2, s, NULL);
+    bind_ok(p, c, "B", A, 2, s, NULL);
+    bind_ok(p, c, "D", D, 2, s, NULL);
+    bind_ok(p, c, "L", A, 2, s, NULL);
+    ck_assert_int_eq(tx_run(p), TX_ERR_RUN);
+    ck_assert_msg(contains(tx_errmsg(c), "not positive definite"), "%s", tx_errmsg(c));
+    ck_assert_msg(A[0] == 1 && A[1] == 2 && A[2] == 2 && A[3] == 1, "A = [%g %g %g %g]", A[0], A[1], A[2], A[3]);
+    ck_assert(D[0] == 1 && D[1] == 2 && D[3] == 1);
+    bind_ok(p, c, "B", D, 2, s, NULL);
+    bind_ok(p, c, "D", D, 2, s, NULL);
+    /* a strided output is not written either */
+    double Lt[4] = {5, 5, 5, 5};
+    bind_ok(p, c, "L", Lt, 2, s, ((const int64_t[]){1, 2}));
+    ck_assert_int_eq(tx_run(p), TX_ERR_RUN);
+    ck_assert(Lt[0] == 5 && Lt[1] == 5 && Lt[2] == 5 && Lt[3] == 5);
+    /* and a good matrix then works in place: L = cholesky(2A - A) */
+    A[0] = 4, A[1] = 2, A[2] = 2, A[3] = 5;
+    bind_ok(p, c, "L", A, 2, s, NULL);
+    run_ok(p, c);
+    ck_assert_msg(A[0] == 2 && A[1] == 0 && A[2] == 1 && A[3] == 2, "A = [%g %g %g %g]", A[0], A[1], A[2], A[3]);
+    tx_program_free(p);
+    tx_free(c);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+
+int main(void)
+{
+    Suite *s = suite_create("bind");
+    TCase *tc = tcase_create("typed and strided");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, bind_dtype_checked);
+    tcase_add_test(tc, bind_strided_inputs);
+    tcase_add_test(tc, bind_strided_outputs);
+    tcase_add_test(tc, bind_output_layouts_refused);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("aliasing");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, bind_alias_inplace_matmul);
+    tcase_add_test(tc, bind_alias_transpose);
+    tcase_add_test(tc, bind_alias_shifted);
+    tcase_add_test(tc, bind_alias_outputs_overlap);
+    tcase_add_test(tc, bind_alias_failed_run_writes_nothing);
+    suite_add_tcase(s, tc);
+
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? 0 : 1;
+}
