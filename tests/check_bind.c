@@ -1,13 +1,15 @@
 /*
  * check_bind.c — bindings that are not plain row-major arrays of the
- * declared type (issue 15): typed bindings (tx_bind_array), strided inputs
- * and outputs (a transpose, a slice with a step, a reversed or broadcast
- * mode), and outputs that share memory with other bindings (C = A·B in
- * place, a transpose written onto its input). Every expected value is
+ * declared type, and runs that must not fool the host (issue 15): typed
+ * bindings (tx_bind_array), strided inputs and outputs (a transpose, a
+ * slice with a step, a reversed or broadcast mode), outputs that share
+ * memory with other bindings (C = A·B in place, a transpose written onto
+ * its input), and linear algebra on a NaN. Every expected value is
  * computed here by plain loops over small dyadic numbers, so comparisons
  * are exact.
  */
 #include <check.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -543,6 +545,57 @@ START_TEST(bind_alias_failed_run_writes_nothing)
 END_TEST
 
 /* ------------------------------------------------------------------ */
+/* linear algebra on a NaN or an infinity                             */
+
+START_TEST(bind_linalg_not_finite)
+{
+    /* LAPACKE's NaN check used to come back as "out of memory" (eigh, inv,
+       qr, svd) or "an extent is too large" (cholesky) */
+    static const struct { const char *src, *call; } prog[] = {
+        {"in A[n,n]; out w[n], V[n,n];\n(V(\"i,e\"), w(\"e\")) = eigh(A(\"i,j\"));\n", "eigh"},
+        {"in A[n,n]; out L[n,n];\nL(\"i,j\") = cholesky(A(\"i,j\"));\n", "cholesky"},
+        {"in A[n,n]; out X[n,n];\nX(\"i,j\") = inv(A(\"i,j\"));\n", "inv"},
+        {"in A[n,n], b[n]; out x[n];\nx(\"j\") = solve(A(\"i,j\"), b(\"i\"));\n", "solve"},
+        {"in A[n,n]; out Q[n,n], R[n,n];\n(Q(\"i,k\"), R(\"k,j\")) = qr(A(\"i,j\"));\n", "qr"},
+        {"in A[n,n]; out U[n,n], s[n], W[n,n];\n(U(\"i,k\"), s(\"k\"), W(\"k,j\")) = svd(A(\"i,j\"));\n", "svd"},
+    };
+    const double bad[] = {NAN, INFINITY};
+    char fails[2048] = "";
+    size_t nf = 0;
+    for (size_t t = 0; t < sizeof prog / sizeof prog[0]; t++)
+        for (int v = 0; v < 2; v++) {
+            tx_ctx *c = tx_new();
+            tx_program *p = compile_ok(c, prog[t].src);
+            enum { N = 4 };
+            double A[N * N], o[3][N * N], b[N] = {1, 2, 3, 4};
+            for (int i = 0; i < N * N; i++)
+                A[i] = i % (N + 1) == 0 ? 4 : 0.5;
+            A[2 * N + 1] = bad[v]; /* in the lower triangle, which eigh and cholesky read */
+            const int64_t s2[2] = {N, N}, s1[1] = {N};
+            for (int k = 0; k < tx_tensor_count(p); k++) {
+                tx_tensor_info ti;
+                tx_tensor_get(p, k, &ti);
+                void *data = strcmp(ti.name, "A") == 0 ? (void *)A : strcmp(ti.name, "b") == 0 ? (void *)b : o[k % 3];
+                bind_ok(p, c, ti.name, data, ti.ndim, ti.ndim == 2 ? s2 : s1, NULL);
+            }
+            int st = tx_run(p);
+            const char *m = tx_errmsg(c);
+            /* today "the decomposition did not converge"; once the code
+               generator knows the outcome, "a NaN or an infinity" */
+            if (st != TX_ERR_RUN || !contains(m, prog[t].call) || contains(m, "memory") ||
+                contains(m, "too large") || !(contains(m, "NaN") || contains(m, "converge")))
+                nf += (size_t)snprintf(fails + nf, nf < sizeof fails ? sizeof fails - nf : 0,
+                                       "%s with %g: status %d, \"%s\"; ", prog[t].call, bad[v], st, m);
+            tx_program_free(p);
+            tx_free(c);
+            if (nf >= sizeof fails)
+                nf = sizeof fails - 1;
+        }
+    ck_assert_msg(nf == 0, "%s", fails);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
 
 int main(void)
 {
@@ -562,6 +615,11 @@ int main(void)
     tcase_add_test(tc, bind_alias_shifted);
     tcase_add_test(tc, bind_alias_outputs_overlap);
     tcase_add_test(tc, bind_alias_failed_run_writes_nothing);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("failures");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, bind_linalg_not_finite);
     suite_add_tcase(s, tc);
 
     SRunner *sr = srunner_create(s);
