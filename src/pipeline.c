@@ -16,9 +16,11 @@
  *   -O2  every pass: also the contraction order and BLAS, which are
  *        chosen for the extents (known at JIT time, estimated otherwise).
  */
+#define _DEFAULT_SOURCE 1 /* MAP_ANONYMOUS, for the memory check before libtcc */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "tx.h"
 
@@ -133,6 +135,53 @@ static int check_lapack(const graph *g, const pipeline_options *o, pipeline_resu
     return TX_OK;
 }
 
+/* ---- Memory for libtcc ----
+
+   libtcc 0.9.27 does not recover from its own allocation failures: within
+   a compilation it reports the first ("memory full"), but its global state
+   is left behind, and a later compilation in the same process can crash
+   inside it (tccpp_delete, from tcc_compile); outside one (in
+   tcc_set_output_type) it calls exit(1). So before libtcc is called, the
+   memory it will need is mapped and released again, and if it is not
+   there, the compilation is TX_ERR_NOMEM and libtcc is not called at all.
+
+   What libtcc needs was measured by counting malloc's bytes in use during
+   jit_compile (the examples, tests/num and generated programs of up to
+   1.1 MB of C): its peak is 1.63 MB plus about 4.4 bytes per byte of
+   source (1.70 MB for 20 KB of C, 6.6 MB for 1.1 MB). The check asks for
+   twice that and more: 4 MB plus 8 bytes per byte of source. A mapping
+   that is never touched costs no memory, only address space (and commit
+   charge, under strict overcommit), which is what runs out first under a
+   limit such as ulimit -v. Another thread may still take the memory
+   between the check and the compilation: the check makes libtcc's failure
+   unlikely, not impossible. */
+#define LIBTCC_RESERVE(srclen) (((size_t)4 << 20) + 8 * (size_t)(srclen))
+
+/* TX_OK if LIBTCC_RESERVE(SRCLEN) bytes can be had now; else a message in
+   OUT and TX_ERR_NOMEM. */
+static int reserve_for_libtcc(size_t srclen, tx_buf *out)
+{
+    size_t need = srclen < (SIZE_MAX >> 4) ? LIBTCC_RESERVE(srclen) : SIZE_MAX;
+#ifdef MAP_ANONYMOUS
+    /* mmap, not malloc: a large malloc that is freed would raise malloc's
+       mmap threshold and change how the host's heap behaves */
+    void *blk = need == SIZE_MAX ? MAP_FAILED
+                                 : mmap(NULL, need, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    int ok = blk != MAP_FAILED;
+    if (ok)
+        munmap(blk, need);
+#else
+    void *blk = need == SIZE_MAX ? NULL : malloc(need);
+    int ok = blk != NULL;
+    free(blk);
+#endif
+    if (ok)
+        return TX_OK;
+    buf_printf(out, "out of memory: compiling the generated code (%zu bytes of C) needs about %zu MB, which "
+               "is not available", srclen, (need + (1 << 20) - 1) >> 20);
+    return TX_ERR_NOMEM;
+}
+
 /* Code generation: the one place that calls the emitter and libtcc. The
    workspace is planned only for code that is run here (tx_run allocates it). */
 static int generate(graph *g, const pipeline_options *o, pipeline_result *r, const char *fail_after)
@@ -149,6 +198,9 @@ static int generate(graph *g, const pipeline_options *o, pipeline_result *r, con
     }
     if (o->output != PIPE_JIT)
         return TX_OK;
+    int st = reserve_for_libtcc(r->c.len, &r->diag.out);
+    if (st != TX_OK)
+        return st;
     tx_buf err = {0};
     r->jit = jit_compile(r->c.p, &err);
     if (!r->jit)

@@ -1,18 +1,23 @@
 /*
  * check_bind.c — bindings that are not plain row-major arrays of the
- * declared type, and runs that must not fool the host (issue 15): typed
- * bindings (tx_bind_array), strided inputs and outputs (a transpose, a
- * slice with a step, a reversed or broadcast mode), outputs that share
+ * declared type, and runs that must not kill or fool the host (issue 15):
+ * typed bindings (tx_bind_array), strided inputs and outputs (a transpose,
+ * a slice with a step, a reversed or broadcast mode), outputs that share
  * memory with other bindings (C = A·B in place, a transpose written onto
- * its input), and linear algebra on a NaN. Every expected value is
- * computed here by plain loops over small dyadic numbers, so comparisons
- * are exact.
+ * its input), linear algebra on a NaN, and compilation under an address
+ * space limit. Every expected value is computed here by plain loops over
+ * small dyadic numbers, so comparisons are exact.
  */
+#define _DEFAULT_SOURCE 1 /* setrlimit's RLIMIT_AS */
 #include <check.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "tensorexpr.h"
 
@@ -596,6 +601,146 @@ START_TEST(bind_linalg_not_finite)
 END_TEST
 
 /* ------------------------------------------------------------------ */
+/* compiling and running with little memory                           */
+
+#if defined(__SANITIZE_ADDRESS__)
+#define UNDER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define UNDER_ASAN 1
+#endif
+#endif
+
+#ifndef UNDER_ASAN
+/* A program whose generated C is some 20 KB (no BLAS at these extents:
+   OpenBLAS retries its own failed allocations forever, a hang that is
+   not ours to test here). */
+static const char CCD[] =
+    "dim o, v;\n"
+    "in  eo[o], ev[v];\n"
+    "in  Voooo[o,o,o,o], Voovv[o,o,v,v];\n"
+    "in  Vovvo[o,v,v,o], Vvvvv[v,v,v,v];\n"
+    "in  T[o,o,v,v];\n"
+    "out Tn[o,o,v,v];\n"
+    "out R[o,o,v,v];\n"
+    "out E;\n"
+    "let W(\"k,l,i,j\") = Voooo(\"k,l,i,j\") + 0.5 * Voovv(\"k,l,c,d\") * T(\"i,j,c,d\");\n"
+    "let Z(\"i,j,a,b\") = Vovvo(\"k,b,c,j\") * T(\"i,k,a,c\");\n"
+    "let rhs = Voovv(\"i,j,a,b\")\n"
+    "        + 0.5 * Vvvvv(\"a,b,c,d\") * T(\"i,j,c,d\")\n"
+    "        + 0.5 * W(\"k,l,i,j\") * T(\"k,l,a,b\")\n"
+    "        + Z(\"i,j,a,b\") - Z(\"j,i,a,b\") - Z(\"i,j,b,a\") + Z(\"j,i,b,a\");\n"
+    "let D = eo(\"i\") + eo(\"j\") - ev(\"a\") - ev(\"b\");\n"
+    "Tn(\"i,j,a,b\") = rhs / D;\n"
+    "R(\"i,j,a,b\")  = rhs - D * T(\"i,j,a,b\");\n"
+    "E = 0.25 * Voovv(\"i,j,a,b\") * T(\"i,j,a,b\");\n";
+
+static long vm_bytes(void)
+{
+    FILE *f = fopen("/proc/self/statm", "r");
+    long pages = 0;
+    if (!f)
+        return -1;
+    if (fscanf(f, "%ld", &pages) != 1)
+        pages = -1;
+    fclose(f);
+    return pages < 0 ? -1 : pages * sysconf(_SC_PAGESIZE);
+}
+
+/* Compiles and runs CCD in a process limited to EXTRA bytes more address
+   space than it has; a failed run is tried twice more (libtcc used to
+   crash on the attempt after its own allocation failure), and the whole
+   three times. The exit status: 0 ran, 10 + status for the first failure,
+   97 setrlimit failed, 98 libtcc failed (TX_ERR_JIT), 99 a failure with no
+   message; anything else (libtcc calls exit(1) when it runs out of memory
+   outside a compilation) is the host killed. */
+static int low_memory_child(long extra, double *data, const int64_t (*shapes)[4])
+{
+    struct rlimit r;
+    r.rlim_cur = r.rlim_max = (rlim_t)(vm_bytes() + extra);
+    if (setrlimit(RLIMIT_AS, &r) != 0)
+        return 97;
+    alarm(30); /* a hang dies by SIGALRM, and fails the test */
+    int first = 0, jit_failed = 0;
+    for (int attempt = 0; attempt < 3; attempt++) {
+        tx_ctx *c = tx_new();
+        if (!c) {
+            first = first ? first : 10 + TX_ERR_NOMEM;
+            continue;
+        }
+        tx_program *p = tx_compile(c, CCD, sizeof CCD - 1, "ccd.tx");
+        int st = p ? TX_OK : tx_errcode(c);
+        static const char *const names[] = {"eo", "ev", "Voooo", "Voovv", "Vovvo", "Vvvvv", "T", "Tn", "R", "E"};
+        static const int nd[] = {1, 1, 4, 4, 4, 4, 4, 4, 4, 0};
+        for (int k = 0; st == TX_OK && k < 10; k++)
+            st = tx_bind(p, names[k], data + 1024 * k, nd[k], shapes[k]);
+        for (int again = 0; st == TX_OK && again < 3; again++) {
+            st = tx_run(p);
+            if (st == TX_OK)
+                break;
+            jit_failed |= st == TX_ERR_JIT;
+            if (!tx_errmsg(c)[0])
+                return 99;
+        }
+        if (st != TX_OK && !tx_errmsg(c)[0])
+            return 99;
+        if (st != TX_OK && !first)
+            first = 10 + st;
+        tx_program_free(p);
+        tx_free(c);
+    }
+    return jit_failed ? 98 : first;
+}
+#endif
+
+START_TEST(bind_low_memory_sweep)
+{
+#ifdef UNDER_ASAN
+    fprintf(stderr, "bind_low_memory_sweep: skipped under AddressSanitizer, which reserves more address "
+                    "space than any RLIMIT_AS allows\n");
+    return;
+#else
+    if (vm_bytes() < 0) {
+        fprintf(stderr, "bind_low_memory_sweep: skipped: no /proc/self/statm\n");
+        return;
+    }
+    enum { O = 2, V = 3 };
+    static double data[10 * 1024];
+    for (int i = 0; i < 10 * 1024; i++)
+        data[i] = dy(i, 15) + (i % 1024 < 8 ? 20 * (i % 2 ? -1 : 1) : 0);
+    static const int64_t shapes[10][4] = {{O}, {V}, {O, O, O, O}, {O, O, V, V}, {O, V, V, O}, {V, V, V, V},
+                                          {O, O, V, V}, {O, O, V, V}, {O, O, V, V}, {0}};
+    /* the limits: from no room at all to 8 MB (the memory check before
+       libtcc asks for 4 MB and 8 bytes per byte of C), by 32 KB */
+    char bad[2048] = "";
+    size_t nb = 0;
+    int ran = 0, nomem = 0;
+    for (long extra = 0; extra <= 8L << 20; extra += 32L << 10) {
+        fflush(NULL);
+        pid_t pid = fork();
+        ck_assert_msg(pid >= 0, "fork failed");
+        if (pid == 0)
+            _exit(low_memory_child(extra, data, shapes));
+        int ws = 0;
+        waitpid(pid, &ws, 0);
+        int code = WIFEXITED(ws) ? WEXITSTATUS(ws) : -1;
+        if (code == 0)
+            ran++;
+        else if (code == 10 + TX_ERR_NOMEM)
+            nomem++;
+        else if (nb < sizeof bad) /* a signal, exit(1) inside libtcc, another status, ... */
+            nb += (size_t)snprintf(bad + nb, sizeof bad - nb, "%ld KB: %s %d; ", extra >> 10,
+                                   WIFSIGNALED(ws) ? "signal" : code > 10 && code < 97 ? "status" : "exit",
+                                   WIFSIGNALED(ws) ? WTERMSIG(ws) : code > 10 && code < 97 ? code - 10 : code);
+    }
+    fprintf(stderr, "bind_low_memory_sweep: %d ran, %d out of memory\n", ran, nomem);
+    ck_assert_msg(nb == 0, "children that did not run or say out of memory: %s", bad);
+    ck_assert_msg(ran > 0, "no limit up to 8 MB let the program run");
+#endif
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
 
 int main(void)
 {
@@ -618,8 +763,9 @@ int main(void)
     suite_add_tcase(s, tc);
 
     tc = tcase_create("failures");
-    tcase_set_timeout(tc, 60);
+    tcase_set_timeout(tc, 120);
     tcase_add_test(tc, bind_linalg_not_finite);
+    tcase_add_test(tc, bind_low_memory_sweep);
     suite_add_tcase(s, tc);
 
     SRunner *sr = srunner_create(s);
