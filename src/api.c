@@ -222,6 +222,8 @@ static int guarded(tx_ctx *ctx, int (*work)(void *), void *arg, const pipeline_r
         return st;
     if (st == TX_ERR_INTERNAL)
         return fail(ctx, st, "%s", what);
+    if (st == TX_ERR_NOMEM && r && !r->diag.out.oom && r->diag.out.p && *r->diag.out.p)
+        return fail(ctx, st, "%s", r->diag.out.p); /* a message that says how much */
     if (st == TX_ERR_NOMEM || (r && r->diag.out.oom))
         return fail(ctx, TX_ERR_NOMEM, "out of memory");
     return fail(ctx, st, "%s", r && r->diag.out.p ? r->diag.out.p : "");
@@ -1007,13 +1009,16 @@ int tx_run(tx_program *p)
     p->running = 0;
     if (code != 0) {
         const char *msg = "unknown error";
+        int nomem = 0;
         for (int i = 0; i < p->nerrs; i++)
-            if (p->errs[i].code == code)
+            if (p->errs[i].code == code) {
                 msg = p->errs[i].msg;
+                nomem = p->errs[i].nomem;
+            }
         if (strstr(msg, "%lld"))
-            st = fail(p->ctx, code == 1 ? TX_ERR_NOMEM : TX_ERR_RUN, msg, (long long)detail);
+            st = fail(p->ctx, nomem ? TX_ERR_NOMEM : TX_ERR_RUN, msg, (long long)detail);
         else
-            st = fail(p->ctx, code == 1 ? TX_ERR_NOMEM : TX_ERR_RUN, "%s", msg);
+            st = fail(p->ctx, nomem ? TX_ERR_NOMEM : TX_ERR_RUN, "%s", msg);
         goto out;
     }
     finish_bindings(p);

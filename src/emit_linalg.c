@@ -95,6 +95,7 @@ void emit_linalg(emitter *E, const g_value *v, g_value *const *parts)
         {2, "matrix is singular (pivot %lld is zero)"},
         {3, "the decomposition did not converge"},
         {4, "the second matrix is not positive definite (leading minor %lld)"},
+        {5, "an argument has a NaN or an infinity (element %lld, counting row-major from 0)"},
         {-1, "out of memory"},
         {-2, "an extent is too large for LAPACK"},
     };
@@ -105,6 +106,14 @@ void emit_linalg(emitter *E, const g_value *v, g_value *const *parts)
         put(E, "        if (tx_info == %d) { tx_status = %d; ", outcomes[i].info, code);
         if (E->T->entry == TX_ENTRY_ARGV) /* the loader reads the detail */
             put(E, "*tx_detailp = tx_detail; ");
+        put(E, "goto tx_done; }\n");
+    }
+    { /* an outcome the table does not know is never taken for success */
+        char msg[700];
+        snprintf(msg, sizeof msg, "%s:%u: %s: LAPACK failed (status %%lld)", file, line, w);
+        put(E, "        if (tx_info != 0) { tx_status = %d; ", emit_add_error(E, msg));
+        if (E->T->entry == TX_ENTRY_ARGV)
+            put(E, "*tx_detailp = tx_info; ");
         put(E, "goto tx_done; }\n");
     }
     put(E, "        (void)tx_detail;\n    }\n");

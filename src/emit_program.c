@@ -23,6 +23,7 @@ int emit_add_error(emitter *E, const char *msg)
     }
     E->errs[E->nerrs].code = E->nerrs + 1;
     E->errs[E->nerrs].msg = arena_strndup(E->g->arena, msg, strlen(msg));
+    E->errs[E->nerrs].nomem = strstr(msg, "out of memory") != NULL;
     return ++E->nerrs;
 }
 

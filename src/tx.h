@@ -743,6 +743,7 @@ typedef struct emit_call {
 typedef struct {
     int code;
     const char *msg;
+    int nomem;        /* it means out of memory (TX_ERR_NOMEM), not a failed check */
 } emit_error;
 
 /* Emits C for G for target T into OUT: the runtime declarations, one
