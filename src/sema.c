@@ -471,6 +471,8 @@ static int check_ref(checker *C, cst_node *n)
         diag_error(S->diag, n->name.span, "'%s' is %s, not a tensor", name, sema_kind_word(t));
         return -1;
     }
+    if (t->failed)
+        return -1; /* its definition's error was reported */
     n->sym = t;
     if (n->nlabels != t->rank) {
         diag_error(S->diag, n->str.span, "'%s' has %d mode%s but is indexed with %d label%s", name,
@@ -635,6 +637,8 @@ int sema_check_expr(checker *C, cst_node *n)
                        name, sema_kind_word(t));
             return -1;
         }
+        if (t->failed)
+            return -1; /* its definition's error was reported */
         if (t->rank != 0) {
             diag_error(S->diag, n->span, "'%s' has %d mode%s; index it, e.g. %s(\"%s\")", name, t->rank,
                        t->rank == 1 ? "" : "s", name, t->rank == 1 ? "i" : t->rank == 2 ? "i,j" : "i,j,...");
@@ -644,8 +648,8 @@ int sema_check_expr(checker *C, cst_node *n)
         return check_tensor_read(C, t, n->span);
     }
     case CST_LETUSE:
-        if (!n->a->sym)
-            return -1; /* its declaration failed and was reported */
+        if (!n->a->sym || n->a->sym->failed)
+            return -1; /* its definition failed and was reported */
         if (check_let_use(C, n->a, n->span) < 0)
             return -1;
         n->ls = n->a->ls;
@@ -674,13 +678,10 @@ int sema_check_expr(checker *C, cst_node *n)
         }
         n->num = sema_eval_number(n->b);
         if (n->a->is_number) {
-            double base = sema_eval_number(n->a), r = 1;
-            if (n->num == (double)(long long)n->num && n->num >= 0 && n->num <= 64)
-                for (long long k = 0; k < (long long)n->num; k++)
-                    r *= base;
-            else {
-                diag_error(S->diag, n->span, "a number raised to a power must use a small non-negative "
-                           "integer exponent; compute it yourself");
+            /* folded at compile time, as numpy would: any real exponent */
+            double base = sema_eval_number(n->a), r = pow(base, n->num);
+            if (!isfinite(r)) {
+                diag_error(S->diag, n->span, "%g raised to the power %g is not a finite real number", base, n->num);
                 return -1;
             }
             n->num = r;
@@ -862,8 +863,10 @@ static void check_let(checker *C, cst_stmt *st)
     l->stmt = st;
     l->def_index = C->stmt_no;
     n->sym = l;
-    if (sema_check_expr(C, n->a) < 0)
+    if (sema_check_expr(C, n->a) < 0) {
+        l->failed = 1;
         return;
+    }
     n->ls = n->a->ls;
     if (n->is_number)
         n->num = n->a->num;
@@ -878,13 +881,21 @@ static void check_let_tensor(checker *C, cst_stmt *st)
     sema_program *S = C->S;
     cst_target *t = &st->targets[0];
     const char *name = sema_tok_name(S, &st->name);
-    if (sema_check_expr(C, st->expr) < 0)
-        return;
-    if (sema_check_target_labels(C, t, name, NULL) < 0 || check_target_covered(C, t, st->expr) < 0)
-        return;
-    if (st->expr->is_number && t->nlabels > 0) {
+    int failed = sema_check_expr(C, st->expr) < 0 ||
+                 sema_check_target_labels(C, t, name, NULL) < 0 || check_target_covered(C, t, st->expr) < 0;
+    if (!failed && st->expr->is_number && t->nlabels > 0) {
         diag_error(S->diag, t->span, "the extents of let tensor '%s' cannot be inferred from a number; "
                    "declare it 'tmp %s[...]' and assign it", name, name);
+        failed = 1;
+    }
+    if (failed) {
+        /* declared all the same, so its uses do not each report it unknown */
+        sym *v = sema_lookup(S, name) ? NULL : declare(S, SYM_LET_TENSOR, &st->name);
+        if (v) {
+            v->io = IO_LET;
+            v->rank = t->nlabels;
+            v->failed = v->written = 1;
+        }
         return;
     }
     sym *v = declare(S, SYM_LET_TENSOR, &st->name);

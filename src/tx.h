@@ -213,6 +213,8 @@ typedef struct sym {
     int rank;
     tx_extent ext[TX_MAX_MODES];
     int written;      /* sema: has a statement written it so far */
+    int failed;       /* sema: a let whose definition had an error (reported
+                         once; its uses are skipped without a message) */
     int var;          /* graph: variable index */
     /* SYM_MAP: "src" -> "dst" labels, and their extents from the first
        statement it applies to */
