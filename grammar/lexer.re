@@ -67,6 +67,8 @@ const char *lex_kind_name(int kind)
     case TK_EQ: return "'='";
     case TK_PLUSEQ: return "'+='";
     case TK_MINUSEQ: return "'-='";
+    case TK_STAREQ: return "'*='";
+    case TK_SLASHEQ: return "'/='";
     case TK_ARROW: return "'->'";
     case TK_PLUS: return "'+'";
     case TK_MINUS: return "'-'";
@@ -238,6 +240,8 @@ int lex_next(tx_lexer *lx, tx_token *t)
             "=" { make_token(lx, t, TK_EQ); return TK_EQ; }
             "+=" { make_token(lx, t, TK_PLUSEQ); return TK_PLUSEQ; }
             "-=" { make_token(lx, t, TK_MINUSEQ); return TK_MINUSEQ; }
+            "*=" { make_token(lx, t, TK_STAREQ); return TK_STAREQ; }
+            "/=" { make_token(lx, t, TK_SLASHEQ); return TK_SLASHEQ; }
             "->" { make_token(lx, t, TK_ARROW); return TK_ARROW; }
             "+" { make_token(lx, t, TK_PLUS); return TK_PLUS; }
             "-" { make_token(lx, t, TK_MINUS); return TK_MINUS; }

@@ -70,7 +70,7 @@ static void parse_stack_overflow(cst_program *P);
 %token DIM IN OUT INOUT TMP LET SPARSE F32 F64.
 %token CHOLESKY INV POW SOLVE EIGH QR SVD SLICE EXP LOG SQRT ABS SIN COS TANH
        MAX MIN REDUCE SCAN SCANR.
-%token LPAREN RPAREN LBRACKET RBRACKET COMMA SEMI COLON EQ PLUSEQ MINUSEQ ARROW.
+%token LPAREN RPAREN LBRACKET RBRACKET COMMA SEMI COLON EQ PLUSEQ MINUSEQ STAREQ SLASHEQ ARROW.
 
 %left PLUS MINUS.
 %left STAR SLASH.
@@ -109,7 +109,7 @@ decl ::= SPARSE(K) IDENT(N) COLON STRING(S) ARROW STRING(D).
                                        { cst_decl_sparse(P, &K, &N, &S, &D); }
 
 /* ---- assignments ---- */
-assign ::= target(T) EQ|PLUSEQ|MINUSEQ(OP) expr(E).  { cst_assign(P, T, &OP, E); }
+assign ::= target(T) EQ|PLUSEQ|MINUSEQ|STAREQ|SLASHEQ(OP) expr(E).  { cst_assign(P, T, &OP, E); }
 assign ::= LET(K) IDENT(N) EQ expr(E).               { cst_let(P, &K, &N, E); }
 assign ::= LET(K) IDENT(N) LPAREN STRING(S) RPAREN EQ expr(E).
                                                      { cst_let_tensor(P, &K, &N, &S, E); }

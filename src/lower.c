@@ -585,7 +585,35 @@ static int lower_store(lowerer *L, cst_stmt *st, cst_target *t, int op)
     g_value *v = lower(L, st->expr, keep);
     if (!v)
         return -1;
-    store_value(L, st, t, op, sum_out(L, v, keep, st->expr->span)); /* the top term sums the rest */
+    v = sum_out(L, v, keep, st->expr->span); /* the top term sums the rest */
+    if (op == '*' || op == '/') {
+        /* T *= e is T = T * e, with e summed first; a store of the product */
+        g_value *old = L->cur[t->sym->var];
+        TX_ASSERT(old);
+        if (t->sym->rank > 0) {
+            g_value *ix = new_value(L, OP_INDEX, 1, t->span);
+            graph_set_operand(ix, 0, old, 1);
+            ix->dt = t->sym->dt;
+            int label[TX_MAX_MODES];
+            for (int i = 0; i < t->nlabels; i++) {
+                ix->idx_label[i] = label[i] = t->labels[i].label;
+                ix->idx_chip[i] = 0;
+                ix->chip_span[i] = t->labels[i].span;
+            }
+            graph_set_modes(ix, t->nlabels, label, t->sym->ext);
+            old = add(L, ix);
+        }
+        g_value *vals[2] = {old, v};
+        double exps[2] = {1, op == '*' ? 1 : -1};
+        g_value *c = new_value(L, OP_CONTRACT, 0, st->span);
+        graph_set_operands(L->g, c, 2, vals, exps);
+        c->coef = 1;
+        c->dt = join_dt(old->dt, v->dt);
+        set_labels(L, c, keep);
+        v = add(L, c);
+        op = '=';
+    }
+    store_value(L, st, t, op, v);
     return 0;
 }
 
@@ -729,7 +757,8 @@ graph *lower_program(sema_program *S, tx_arena *a, tx_diag *d, const graph_spec 
         case STMT_ASSIGN:
             begin_stmt(&L, st, &st->targets[0]);
             if (lower_store(&L, st, &st->targets[0],
-                            st->op == TK_EQ ? '=' : st->op == TK_PLUSEQ ? '+' : '-') < 0)
+                            st->op == TK_EQ ? '=' : st->op == TK_PLUSEQ ? '+' : st->op == TK_MINUSEQ ? '-'
+                            : st->op == TK_STAREQ ? '*' : '/') < 0)
                 return NULL;
             break;
         case STMT_LET_TENSOR:

@@ -499,7 +499,7 @@ def const_value(e):
 
 # ------------------------------------------------------------------ program --
 
-FEATURES_LATER = ('dim in expression', 'delta', 'comparison', 'where', '*= or /=',
+FEATURES_LATER = ('dim in expression', 'delta', 'comparison', 'where',
                   'repeated target label')
 
 
