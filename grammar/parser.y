@@ -237,6 +237,38 @@ static void parse_stack_overflow(cst_program *P)
                "expression nested too deeply (the parser keeps at most %d nested parts)", TX_MAX_NESTING);
 }
 
+static int is_name(int kind) { return kind == TK_IDENT || (kind >= TK_DIM && kind <= TK_SCANR); }
+
+/* Keywords are contextual (tx(5), LEXICAL RULES): the kind of keyword
+   token T, given the kind of the token before it (PREV, as classified) and
+   of the two after it (NEXT, NEXT2); TK_IDENT where it is a name.
+   - A declaration keyword (in out inout tmp dim let sparse) opens a
+     declaration only at the start of a statement and before a name.
+   - f32 and f64 are element types only right after in/out/inout/tmp and
+     before a name.
+   - A function name is the function only before '(' that does not open an
+     index string (exp("i") indexes a tensor called exp); max and min are
+     also the operators of reduce and scan: reduce(max, x). */
+static int contextual_kind(const tx_token *t, int prev2, int prev, int next, int next2)
+{
+    switch (t->kind) {
+    case TK_DIM: case TK_IN: case TK_OUT: case TK_INOUT: case TK_TMP: case TK_LET: case TK_SPARSE:
+        return prev == TK_SEMI && is_name(next) ? t->kind : TK_IDENT;
+    case TK_F32: case TK_F64:
+        /* (after ',' only to say that the type is written once per declaration) */
+        return (prev == TK_IN || prev == TK_OUT || prev == TK_INOUT || prev == TK_TMP || prev == TK_COMMA) &&
+                       is_name(next) ? t->kind : TK_IDENT;
+    case TK_MAX: case TK_MIN:
+        if ((prev2 == TK_REDUCE || prev2 == TK_SCAN || prev2 == TK_SCANR) && prev == TK_LPAREN)
+            return t->kind;
+        /* fall through */
+    default:
+        if (t->kind < TK_DIM || t->kind > TK_SCANR)
+            return t->kind;
+        return next == TK_LPAREN && next2 != TK_STRING ? t->kind : TK_IDENT;
+    }
+}
+
 cst_program *parse_program(const tx_source *src, tx_arena *a, tx_diag *d)
 {
     cst_program *P = arena_alloc(a, sizeof *P);
@@ -249,14 +281,33 @@ cst_program *parse_program(const tx_source *src, tx_arena *a, tx_diag *d)
     txParseInit(&parser, P);
     tx_lexer lx;
     lex_init(&lx, src, d);
+    /* up to two tokens of look-ahead after a keyword, which is contextual */
+    tx_token look[2];
+    int nlook = 0, prev_kind = TK_SEMI, prev2_kind = 0;
     tx_token t;
     int kind;
     do {
-        kind = lex_next(&lx, &t);
+        if (nlook > 0) {
+            t = look[0];
+            look[0] = look[1];
+            nlook--;
+        } else if (lex_next(&lx, &t) < 0)
+            t.kind = -1;
+        kind = t.kind;
         if (kind < 0) {
             P->failed = 1;
             break;
         }
+        for (; kind >= TK_DIM && kind <= TK_SCANR && nlook < 2; nlook++) {
+            if (nlook > 0 && look[nlook - 1].kind <= 0)
+                break; /* nothing after the end or an error */
+            if (lex_next(&lx, &look[nlook]) < 0)
+                look[nlook].kind = -1;
+        }
+        kind = t.kind = contextual_kind(&t, prev2_kind, prev_kind, nlook > 0 ? look[0].kind : 0,
+                                        nlook > 1 ? look[1].kind : 0);
+        prev2_kind = prev_kind;
+        prev_kind = kind;
         P->prev2_token = P->prev_token;
         P->prev_token = P->last_token;
         P->last_token = t;
