@@ -453,6 +453,127 @@ static int check_let_use(checker *C, cst_node *n, tx_span use)
     return 0;
 }
 
+/* ---- "did you mean "i,j"?" for labels written without commas ---- */
+
+/* Adds to *LS the labels of every indexed tensor under N except SKIP. */
+static void refs_labels(cst_node *n, const cst_node *skip, labelset *ls)
+{
+    if (!n)
+        return;
+    if (n->kind == CST_REF && n != skip)
+        for (int i = 0; i < n->nlabels; i++)
+            if (n->labels[i].label >= 0)
+                ls_add(ls, n->labels[i].label);
+    if (n->kind == CST_LETUSE) {
+        refs_labels(n->a->a, skip, ls);
+        return;
+    }
+    refs_labels(n->a, skip, ls);
+    refs_labels(n->b, skip, ls);
+    for (int i = 0; i < n->args.n; i++)
+        refs_labels(n->args.v[i], skip, ls);
+}
+
+/* The labels statement ST writes or reads, except at SKIP (a reference)
+   or its target, if SKIP_TARGET. */
+static labelset stmt_labels(const cst_stmt *st, const cst_node *skip, int skip_target)
+{
+    labelset ls = {{0}};
+    for (int k = 0; !skip_target && k < st->ntargets; k++)
+        for (int i = 0; i < st->targets[k].nlabels; i++)
+            if (st->targets[k].labels[i].label >= 0)
+                ls_add(&ls, st->targets[k].labels[i].label);
+    refs_labels(st->kind == STMT_LET ? st->expr->a : st->expr, skip, &ls);
+    return ls;
+}
+
+static int label_lookup(const cst_program *P, const char *s, size_t n)
+{
+    for (int i = 0; i < P->nlabel_names; i++)
+        if (strlen(P->label_names[i]) == n && memcmp(P->label_names[i], s, n) == 0)
+            return i;
+    return -1;
+}
+
+/* If label L (one label written alone) reads as RANK one-letter labels
+   with the commas left out, writes "i,j" into OUT and returns 1: when
+   every letter is a label used elsewhere in the statement (OTHERS), or,
+   with REQUIRE_ALL 0, when L itself is used nowhere else. */
+static int comma_hint(const cst_program *P, int l, int rank, labelset others, int require_all, char *out,
+                      size_t outlen)
+{
+    const char *name = P->label_names[l];
+    size_t len = strlen(name), o = 0;
+    int nch = 0, all = 1;
+    if (rank < 2 || len + (size_t)rank >= outlen)
+        return 0;
+    for (size_t i = 0; i < len;) {
+        size_t k = 1;
+        while (i + k < len && ((unsigned char)name[i + k] & 0xC0) == 0x80)
+            k++;
+        size_t ll;
+        if (lex_label(name + i, k, &ll) != 1 || ll != k)
+            return 0; /* a digit, which would be a chip */
+        int id = label_lookup(P, name + i, k);
+        all &= id >= 0 && ls_has(&others, id);
+        if (o)
+            out[o++] = ',';
+        memcpy(out + o, name + i, k);
+        o += k;
+        i += k;
+        nch++;
+    }
+    out[o] = 0;
+    if (nch != rank)
+        return 0;
+    return all || (!require_all && !ls_has(&others, l));
+}
+
+/* After an error in statement ST: a note on each label written like "ij"
+   where "i,j" (labels of the statement) was likely meant. */
+static void note_comma_hints_in(sema_program *S, const cst_stmt *st, cst_node *n)
+{
+    if (!n)
+        return;
+    if (n->kind == CST_REF && n->sym && n->nlabels == n->sym->rank)
+        for (int i = 0; i < n->nlabels; i++) {
+            char hint[2 * TX_MAX_NAME + 2];
+            int l = n->labels[i].label;
+            if (l >= 0 && comma_hint(S->cst, l, (int)strlen(S->cst->label_names[l]), stmt_labels(st, n, 0), 1,
+                                     hint, sizeof hint))
+                diag_note(S->diag, n->labels[i].span, "did you mean \"%s\"? labels are separated by commas",
+                          hint);
+        }
+    if (n->kind == CST_LETUSE)
+        return;
+    note_comma_hints_in(S, st, n->a);
+    note_comma_hints_in(S, st, n->b);
+    for (int i = 0; i < n->args.n; i++)
+        note_comma_hints_in(S, st, n->args.v[i]);
+}
+
+static void note_comma_hints(sema_program *S, const cst_stmt *st)
+{
+    if (st->kind == STMT_ASSIGN || st->kind == STMT_LET_TENSOR)
+        note_comma_hints_in(S, st, st->expr);
+}
+
+/* The error for tensor NAME of RANK modes indexed with the N labels
+   LABELS (written STR), with the comma hint if one applies. */
+static void wrong_label_count(sema_program *S, const cst_stmt *st, const cst_node *ref, const char *name, int rank,
+                              const cst_label *labels, int n, tx_span span)
+{
+    char hint[2 * TX_MAX_NAME + 2];
+    if (n == 1 && labels[0].label >= 0 &&
+        comma_hint(S->cst, labels[0].label, rank, stmt_labels(st, ref, ref == NULL), 0, hint, sizeof hint)) {
+        diag_error(S->diag, span, "'%s' has %d modes but is indexed with 1 label; did you mean \"%s\"? "
+                   "labels are separated by commas", name, rank, hint);
+        return;
+    }
+    diag_error(S->diag, span, "'%s' has %d mode%s but is indexed with %d label%s", name,
+               rank, rank == 1 ? "" : "s", n, n == 1 ? "" : "s");
+}
+
 static int check_ref(checker *C, cst_node *n)
 {
     sema_program *S = C->S;
@@ -475,8 +596,7 @@ static int check_ref(checker *C, cst_node *n)
         return -1; /* its definition's error was reported */
     n->sym = t;
     if (n->nlabels != t->rank) {
-        diag_error(S->diag, n->str.span, "'%s' has %d mode%s but is indexed with %d label%s", name,
-                   t->rank, t->rank == 1 ? "" : "s", n->nlabels, n->nlabels == 1 ? "" : "s");
+        wrong_label_count(S, C->stmt, n, name, t->rank, n->labels, n->nlabels, n->str.span);
         return -1;
     }
     if (check_tensor_read(C, t, n->name.span) < 0)
@@ -820,8 +940,7 @@ static void check_assign(checker *C, cst_stmt *st)
         return;
     }
     if (t->nlabels != v->rank) {
-        diag_error(S->diag, t->str.span, "'%s' has %d mode%s but is indexed with %d label%s", name,
-                   v->rank, v->rank == 1 ? "" : "s", t->nlabels, t->nlabels == 1 ? "" : "s");
+        wrong_label_count(S, st, NULL, name, v->rank, t->labels, t->nlabels, t->str.span);
         return;
     }
     /* after an error in this statement the target still counts as
@@ -969,6 +1088,8 @@ sema_program *sema_check(cst_program *cst, tx_arena *a, tx_diag *d)
             C.stmt_no++;
             break;
         }
+        if (d->nerrors > before)
+            note_comma_hints(S, st);
         if (d->nerrors > before && (st->kind == STMT_DIM || st->kind == STMT_TENSOR))
             decl_errors = 1;
         if (d->nerrors > before && d->nerrors >= 50) {
