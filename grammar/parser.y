@@ -69,9 +69,10 @@ static void parse_stack_overflow(cst_program *P);
 %token IDENT NUMBER STRING.
 %token DIM IN OUT INOUT TMP LET SPARSE F32 F64.
 %token CHOLESKY INV POW SOLVE EIGH QR SVD SLICE EXP LOG SQRT ABS SIN COS TANH
-       MAX MIN REDUCE SCAN SCANR.
+       WHERE MAX MIN REDUCE SCAN SCANR.
 %token LPAREN RPAREN LBRACKET RBRACKET COMMA SEMI COLON EQ PLUSEQ MINUSEQ STAREQ SLASHEQ ARROW.
 
+%nonassoc LT LE GT GE EQEQ NE.
 %left PLUS MINUS.
 %left STAR SLASH.
 %right UMINUS.
@@ -104,6 +105,11 @@ tensoritem ::= IDENT(N) LBRACKET extlist(E) RBRACKET(R).
 extlist(A) ::= extent(X).              { A = cst_list_new(P, X); }
 extlist(A) ::= extlist(L) COMMA extent(X). { A = cst_list_add(P, L, X); }
 extent(A) ::= IDENT|NUMBER(T).         { A = cst_extent(P, &T); }
+/* a dim expression: o+v, 2*n-1, (n+1)*2 */
+extent(A) ::= extent(X) PLUS extent(Y).  { A = cst_binary(P, CST_ADD, X, Y); }
+extent(A) ::= extent(X) MINUS extent(Y). { A = cst_binary(P, CST_SUB, X, Y); }
+extent(A) ::= extent(X) STAR extent(Y).  { A = cst_binary(P, CST_MUL, X, Y); }
+extent(A) ::= LPAREN(L) extent(X) RPAREN(R). { A = cst_paren(P, &L, X, &R); }
 
 decl ::= SPARSE(K) IDENT(N) COLON STRING(S) ARROW STRING(D).
                                        { cst_decl_sparse(P, &K, &N, &S, &D); }
@@ -121,6 +127,7 @@ targetlist(A) ::= target(T).                         { A = cst_targets_new(P, T)
 targetlist(A) ::= targetlist(L) COMMA target(T).     { A = cst_targets_add(P, L, T); }
 
 /* ---- expressions ---- */
+expr(A) ::= expr(X) LT|LE|GT|GE|EQEQ|NE(OP) expr(Y). { A = cst_compare(P, &OP, X, Y); }
 expr(A) ::= expr(X) PLUS expr(Y).      { A = cst_binary(P, CST_ADD, X, Y); }
 expr(A) ::= expr(X) MINUS expr(Y).     { A = cst_binary(P, CST_SUB, X, Y); }
 expr(A) ::= expr(X) STAR expr(Y).      { A = cst_binary(P, CST_MUL, X, Y); }
@@ -134,7 +141,7 @@ expr(A) ::= IDENT(N) LPAREN STRING(S) RPAREN(R).
                                        { A = cst_ref(P, &N, &S, &R); }
 expr(A) ::= fn(F) LPAREN args(L) RPAREN(R). { A = cst_call(P, &F, L, &R); }
 
-fn(A) ::= CHOLESKY|INV|POW|SOLVE|EIGH|QR|SVD|SLICE|EXP|LOG|SQRT|ABS|SIN|COS|TANH|REDUCE|SCAN|SCANR(T).
+fn(A) ::= CHOLESKY|INV|POW|SOLVE|EIGH|QR|SVD|SLICE|EXP|LOG|SQRT|ABS|SIN|COS|TANH|WHERE|REDUCE|SCAN|SCANR(T).
                                        { A = T; }
 fn(A) ::= minmax(T).                   { A = T; }
 /* max and min are both functions, max(x, y), and operators, reduce(max, x) */
@@ -202,6 +209,13 @@ static void parse_syntax_error(cst_program *P, int major, const tx_token *tok,
                    "as %.*s(\"i,j\")", (int)prev2->n, prev2->z, (int)prev2->n, prev2->z);
         return;
     }
+    /* the comparison operators go without saying where + and - are listed */
+    int shown_kinds[128], nshown = 0;
+    for (int i = 0; i < nexpected; i++)
+        if (!(expected[i] >= TK_LT && expected[i] <= TK_NE && expects(expected, nexpected, TK_PLUS)))
+            shown_kinds[nshown++] = expected[i];
+    expected = shown_kinds;
+    nexpected = nshown;
     tx_buf what = {0};
     if (expects(expected, nexpected, TK_IDENT) && expects(expected, nexpected, TK_NUMBER) &&
         expects(expected, nexpected, TK_LPAREN) && nexpected > 6)

@@ -245,6 +245,17 @@ cst_node *cst_call(cst_program *P, const tx_token *fn, cst_list *args, const tx_
     return n;
 }
 
+cst_node *cst_compare(cst_program *P, const tx_token *op, cst_node *a, cst_node *b)
+{
+    /* a comparison is an elementwise function of two arguments */
+    cst_node *n = node_new(P, CST_CALL, span_join(a->span, b->span));
+    n->name = *op;
+    cst_list *l = cst_list_add(P, cst_list_new(P, a), b);
+    n->args = *l;
+    set_depth(P, n);
+    return n;
+}
+
 cst_node *cst_arg_op(cst_program *P, const tx_token *op)
 {
     cst_node *n = node_new(P, CST_ARG_OP, tok_span(op));

@@ -146,8 +146,44 @@ static g_value *const_value(lowerer *L, double x, tx_span span)
     return add(L, c);
 }
 
+/* delta("i,j"): computed from the loop indices, never stored unless a
+   user needs it in memory */
+static g_value *lower_delta(lowerer *L, cst_node *n, labelset keep)
+{
+    g_value *v = new_value(L, OP_MAP, 0, n->span);
+    v->fn = MAP_DELTA;
+    v->dt = DT_F32; /* a number does not widen the computation */
+    int r = 0, label[TX_MAX_MODES];
+    tx_extent ext[TX_MAX_MODES];
+    for (int i = 0; i < n->nlabels; i++) {
+        int seen = 0;
+        for (int j = 0; j < r; j++)
+            seen |= label[j] == n->labels[i].label;
+        if (!seen) {
+            label[r] = n->labels[i].label;
+            ext[r++] = L->lab_ext[n->labels[i].label];
+        }
+    }
+    graph_set_modes(v, r, label, ext);
+    add(L, v);
+    return L->transparent ? v : sum_out(L, v, keep, n->span);
+}
+
+/* A dim in an expression: its extent, as a number. */
+static g_value *lower_dim(lowerer *L, cst_node *n)
+{
+    g_value *v = new_value(L, OP_MAP, 0, n->span);
+    v->fn = MAP_DIM;
+    v->fn_arg = n->sym->var; /* its position in the program's dims */
+    v->dt = DT_F32;
+    graph_set_modes(v, 0, NULL, NULL);
+    return add(L, v);
+}
+
 static g_value *lower_ref(lowerer *L, cst_node *n, labelset keep)
 {
+    if (n->fn == MAP_DELTA)
+        return lower_delta(L, n, keep);
     sym *t = n->sym;
     g_value *base = L->cur[t->var];
     TX_ASSERT(base);
@@ -505,6 +541,8 @@ static g_value *lower(lowerer *L, cst_node *n, labelset keep)
     case CST_REF:
         return lower_ref(L, n, keep);
     case CST_NAME:
+        if (n->sym->kind == SYM_DIM)
+            return lower_dim(L, n);
         return L->cur[n->sym->var];
     case CST_MUL: case CST_DIV: case CST_NEG:
         return lower_product(L, n, keep);

@@ -189,8 +189,40 @@ static sym *new_dim(sema_program *S, const tx_token *name, const tx_token *value
     return d;
 }
 
+static int extent_of(sema_program *S, cst_node *e, tx_extent *out);
+
+/* An extent written as a dim expression (tx(5) DECLARATIONS): sums,
+   differences and integer multiples of dims and integers. */
+static int extent_expr(sema_program *S, cst_node *e, tx_extent *out)
+{
+    tx_extent a, b;
+    if (extent_of(S, e->a, &a) < 0 || extent_of(S, e->b, &b) < 0)
+        return -1;
+    if (e->kind == CST_MUL) {
+        if (a.dim != -1 && b.dim != -1) {
+            diag_error(S->diag, e->span, "an extent may multiply a dim by an integer only, not by a dim");
+            return -1;
+        }
+        tx_extent x = a.dim == -1 ? b : a;
+        int64_t k = a.dim == -1 ? a.value : b.value;
+        *out = sema_ext_scale(S, x, k);
+    } else
+        *out = sema_ext_add(S, a, b, e->kind == CST_ADD ? 1 : -1);
+    if (out->dim == -3) {
+        diag_error(S->diag, e->span, "this extent expression is too complex (at most 4 dims)");
+        return -1;
+    }
+    if (e->kind == CST_SUB && a.dim == -1 && b.dim == -1 && a.value < b.value) {
+        diag_error(S->diag, e->span, "this extent is negative (%lld)", (long long)(a.value - b.value));
+        return -1;
+    }
+    return 0;
+}
+
 static int extent_of(sema_program *S, cst_node *e, tx_extent *out)
 {
+    if (e->kind != CST_EXTENT)
+        return extent_expr(S, e, out);
     if (e->name.kind == TK_NUMBER) {
         if (parse_int(&e->name, &out->value) < 0) {
             diag_error(S->diag, e->span, "an extent is a dim name or a non-negative integer, not '%.*s'",
@@ -419,6 +451,7 @@ double sema_eval_number(cst_node *n)
     case CST_POW: return n->num; /* folded when checked */
     case CST_LET: case CST_LETUSE: return sema_eval_number(n->a);
     case CST_CALL: return n->num; /* folded when checked */
+    case CST_NAME: return n->num; /* a constant dim */
     default: return 0;
     }
 }
@@ -574,11 +607,75 @@ static void wrong_label_count(sema_program *S, const cst_stmt *st, const cst_nod
                rank, rank == 1 ? "" : "s", n, n == 1 ? "" : "s");
 }
 
+/* delta("i,j,..."): the Kronecker delta, unless a tensor is called delta.
+   Its labels' extents come from the rest of the statement (checked at its
+   end, sema_check_deltas). */
+static int check_delta(checker *C, cst_node *n)
+{
+    sema_program *S = C->S;
+    if (n->nlabels < 2) {
+        diag_error(S->diag, n->str.span, "delta takes two or more labels, as delta(\"i,j\")");
+        return -1;
+    }
+    for (int i = 0; i < n->nlabels; i++) {
+        if (n->labels[i].label < 0) {
+            diag_error(S->diag, n->labels[i].span, "the labels of delta are names, not integers");
+            return -1;
+        }
+        ls_add(&n->ls, n->labels[i].label);
+    }
+    n->fn = MAP_DELTA;
+    if (C->ndeltas == C->capdeltas) {
+        int cap = C->capdeltas ? 2 * C->capdeltas : 8;
+        cst_node **v = arena_alloc(S->arena, sizeof *v * (size_t)cap);
+        if (C->ndeltas)
+            memcpy(v, C->deltas, sizeof *v * (size_t)C->ndeltas);
+        C->deltas = v;
+        C->capdeltas = cap;
+    }
+    C->deltas[C->ndeltas++] = n;
+    return 0;
+}
+
+/* Adds the deltas under N (a bare let's tree) to the statement's: a bare
+   let's labels get their extents in the statement that uses it. */
+static void collect_deltas(checker *C, cst_node *n)
+{
+    if (!n || n->kind == CST_LETUSE)
+        return;
+    if (n->kind == CST_REF && n->fn == MAP_DELTA && !n->sym) {
+        check_delta(C, n);
+        return;
+    }
+    collect_deltas(C, n->a);
+    collect_deltas(C, n->b);
+    for (int i = 0; i < n->args.n; i++)
+        collect_deltas(C, n->args.v[i]);
+}
+
+/* At the end of a statement: every label of a delta in it has an extent
+   from another use. */
+static int check_deltas_bound(checker *C, cst_stmt *st)
+{
+    for (int k = 0; k < C->ndeltas; k++) {
+        cst_node *n = C->deltas[k];
+        for (int i = 0; i < n->nlabels; i++)
+            if (!ls_has(&st->lab_bound, n->labels[i].label)) {
+                diag_error(C->S->diag, n->labels[i].span, "the extent of label '%s' of delta cannot be inferred: "
+                           "no tensor of the statement has it", C->S->cst->label_names[n->labels[i].label]);
+                return -1;
+            }
+    }
+    return 0;
+}
+
 static int check_ref(checker *C, cst_node *n)
 {
     sema_program *S = C->S;
     const char *name = sema_tok_name(S, &n->name);
     sym *t = sema_lookup(S, name);
+    if (!t && strcmp(name, "delta") == 0)
+        return check_delta(C, n);
     if (!t) {
         sema_unknown_name(S, n->name.span, "tensor", name, 1u << SYM_TENSOR | 1u << SYM_LET_TENSOR, n->nlabels);
         return -1;
@@ -633,9 +730,16 @@ int sema_expect_expr_arg(checker *C, cst_node *call, int i)
     return sema_check_expr(C, a);
 }
 
-static double fold_map(int fn, double x, double y)
+static double fold_map(int fn, double x, double y, double z)
 {
     switch (fn) {
+    case MAP_LT: return x < y;
+    case MAP_LE: return x <= y;
+    case MAP_GT: return x > y;
+    case MAP_GE: return x >= y;
+    case MAP_EQ: return x == y;
+    case MAP_NE: return x != y;
+    case MAP_WHERE: return x != 0 ? y : z;
     case MAP_EXP: return exp(x);
     case MAP_LOG: return log(x);
     case MAP_SQRT: return sqrt(x);
@@ -667,6 +771,13 @@ static int check_call(checker *C, cst_node *n)
     case TK_TANH: n->fn = MAP_TANH; want = 1; break;
     case TK_MAX: n->fn = MAP_MAX; want = 2; break;
     case TK_MIN: n->fn = MAP_MIN; want = 2; break;
+    case TK_LT: n->fn = MAP_LT; want = 2; break;
+    case TK_LE: n->fn = MAP_LE; want = 2; break;
+    case TK_GT: n->fn = MAP_GT; want = 2; break;
+    case TK_GE: n->fn = MAP_GE; want = 2; break;
+    case TK_EQEQ: n->fn = MAP_EQ; want = 2; break;
+    case TK_NE: n->fn = MAP_NE; want = 2; break;
+    case TK_WHERE: n->fn = MAP_WHERE; want = 3; break;
     case TK_REDUCE: want = 2; break;
     case TK_SCAN: case TK_SCANR: want = 3; break;
     default:
@@ -675,7 +786,8 @@ static int check_call(checker *C, cst_node *n)
     if (nargs != want) {
         static const char *forms[] = {"", "%s(x)", "%s(x, y)", "%s(op, x, \"k\")"};
         char form[64];
-        snprintf(form, sizeof form, n->name.kind == TK_REDUCE ? "%s(op, x)" : forms[want], fname);
+        snprintf(form, sizeof form, n->name.kind == TK_REDUCE ? "%s(op, x)" : n->name.kind == TK_WHERE ?
+                 "%s(c, a, b)" : forms[want], fname);
         diag_error(S->diag, n->span, "'%s' takes %d argument%s, not %d: %s", fname, want,
                    want == 1 ? "" : "s", nargs, form);
         return -1;
@@ -686,12 +798,13 @@ static int check_call(checker *C, cst_node *n)
                 return -1;
         n->ls = n->args.v[0]->ls;
         n->is_number = n->args.v[0]->is_number;
-        if (nargs == 2) {
-            n->ls = ls_union(n->ls, n->args.v[1]->ls);
-            n->is_number = n->is_number && n->args.v[1]->is_number;
+        for (int i = 1; i < nargs; i++) {
+            n->ls = ls_union(n->ls, n->args.v[i]->ls);
+            n->is_number = n->is_number && n->args.v[i]->is_number;
         }
         if (n->is_number)
-            n->num = fold_map(n->fn, sema_eval_number(n->args.v[0]), nargs == 2 ? sema_eval_number(n->args.v[1]) : 0);
+            n->num = fold_map(n->fn, sema_eval_number(n->args.v[0]), nargs >= 2 ? sema_eval_number(n->args.v[1]) : 0,
+                              nargs == 3 ? sema_eval_number(n->args.v[2]) : 0);
         return 0;
     }
     cst_node *op = n->args.v[0];
@@ -752,8 +865,16 @@ int sema_check_expr(checker *C, cst_node *n)
             diag_error(S->diag, n->span, "let '%s' is used before it is defined", name);
             return -1;
         }
+        if (t->kind == SYM_DIM) { /* its extent, as a number */
+            n->sym = t;
+            if (t->is_const) {
+                n->is_number = 1;
+                n->num = (double)t->value;
+            }
+            return 0;
+        }
         if (t->kind != SYM_TENSOR && t->kind != SYM_LET_TENSOR) {
-            diag_error(S->diag, n->span, "'%s' is %s; only tensors and numbers can be used in expressions",
+            diag_error(S->diag, n->span, "'%s' is %s; only tensors, dims and numbers can be used in expressions",
                        name, sema_kind_word(t));
             return -1;
         }
@@ -772,6 +893,7 @@ int sema_check_expr(checker *C, cst_node *n)
             return -1; /* its definition failed and was reported */
         if (check_let_use(C, n->a, n->span) < 0)
             return -1;
+        collect_deltas(C, n->a->a);
         n->ls = n->a->ls;
         n->num = n->a->num;
         return 0;
@@ -825,7 +947,8 @@ dtype sema_expr_dtype(cst_node *n)
 {
     switch (n->kind) {
     case CST_NUM: return 0; /* a number takes the type of what it meets */
-    case CST_REF: case CST_NAME: return n->sym ? n->sym->dt : DT_F64;
+    case CST_REF: case CST_NAME: /* a dim or a delta is a number: no type of its own */
+        return n->sym ? (n->sym->kind == SYM_DIM ? 0 : n->sym->dt) : n->fn == MAP_DELTA ? 0 : DT_F64;
     case CST_LET: case CST_LETUSE: case CST_NEG: return sema_expr_dtype(n->a);
     case CST_POW: return sema_expr_dtype(n->a);
     case CST_ADD: case CST_SUB: case CST_MUL: case CST_DIV: {
@@ -850,6 +973,7 @@ static void stmt_begin(checker *C, cst_stmt *st)
 {
     C->stmt = st;
     C->nreads = 0;
+    C->ndeltas = 0;
     st->lab_ext = arena_alloc(C->S->arena, sizeof(tx_extent) * (size_t)(C->S->cst->nlabel_names + 1));
     st->lab_span = arena_alloc(C->S->arena, sizeof(tx_span) * (size_t)(C->S->cst->nlabel_names + 1));
 }
@@ -1088,6 +1212,8 @@ sema_program *sema_check(cst_program *cst, tx_arena *a, tx_diag *d)
             C.stmt_no++;
             break;
         }
+        if (d->nerrors == before && (st->kind == STMT_ASSIGN || st->kind == STMT_LET_TENSOR))
+            check_deltas_bound(&C, st);
         if (d->nerrors > before)
             note_comma_hints(S, st);
         if (d->nerrors > before && (st->kind == STMT_DIM || st->kind == STMT_TENSOR))

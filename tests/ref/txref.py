@@ -499,8 +499,7 @@ def const_value(e):
 
 # ------------------------------------------------------------------ program --
 
-FEATURES_LATER = ('dim in expression', 'delta', 'comparison', 'where',
-                  'repeated target label')
+FEATURES_LATER = ('repeated target label',)
 
 
 class Options:
