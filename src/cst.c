@@ -390,6 +390,23 @@ cst_target *cst_target_new(cst_program *P, const tx_token *name, const tx_token 
         t->str = *str;
         if (parse_labels(P, str, &t->nlabels, &t->labels) < 0)
             fail(P);
+        /* a repeated label addresses the diagonal; lowering writes it
+           through a label of its own per repeated mode, made here so that
+           every label exists before sema sizes its tables */
+        for (int i = 0; i < t->nlabels && !P->failed; i++)
+            for (int j = 0; j < i; j++)
+                if (t->labels[i].label >= 0 && t->labels[j].label == t->labels[i].label) {
+                    if (!t->fresh) {
+                        t->fresh = arena_alloc(P->arena, sizeof(int) * (size_t)t->nlabels);
+                        for (int k = 0; k < t->nlabels; k++)
+                            t->fresh[k] = t->labels[k].label;
+                    }
+                    char *nm = arena_printf(P->arena, "%s#%d", P->label_names[t->labels[i].label], i);
+                    t->fresh[i] = cst_label_id(P, nm, strlen(nm));
+                    if (t->fresh[i] < 0)
+                        fail(P);
+                    break;
+                }
     }
     return t;
 }

@@ -465,7 +465,7 @@ static int check_let_use(checker *C, cst_node *n, tx_span use)
     if (C->stmt == l->stmt)
         return 0; /* the definition itself */
     for (int id = 0; id < S->cst->nlabel_names; id++)
-        if (ls_has(&n->ls, id) &&
+        if (ls_has(&n->ls, id) && ls_has(&l->stmt->lab_bound, id) && /* (a delta's may be unbound) */
             sema_bind_label(C, id, l->stmt->lab_ext[id], use, "through let") < 0) {
             diag_note(S->diag, l->stmt->lab_span[id], "let '%s' binds label '%s' here", l->name,
                       S->cst->label_names[id]);
@@ -991,12 +991,28 @@ int sema_check_target_labels(checker *C, cst_target *t, const char *name, sym *t
                        "with a label");
             return -1;
         }
-        for (int j = 0; j < i; j++)
+        int repeat = 0;
+        for (int j = 0; j < i && !repeat; j++)
             if (t->labels[j].label == l->label) {
-                diag_error(S->diag, l->span, "label '%s' is repeated in the target of '%s'",
-                           S->cst->label_names[l->label], name);
-                return -1;
+                repeat = 1;
+                if (!tensor || C->stmt->kind != STMT_ASSIGN) {
+                    diag_error(S->diag, l->span, "label '%s' is repeated in the target of '%s'",
+                               S->cst->label_names[l->label], name);
+                    return -1;
+                }
+                /* the diagonal: the modes it joins have one extent */
+                if (sema_ext_same(S, tensor->ext[j], tensor->ext[i]) != 1) {
+                    char a[300], b[300];
+                    sema_describe_extent(S, tensor->ext[j], a, sizeof a);
+                    sema_describe_extent(S, tensor->ext[i], b, sizeof b);
+                    diag_error(S->diag, l->span, "label '%s' is repeated in the target of '%s', whose modes %d "
+                               "and %d have different extents (%s and %s)", S->cst->label_names[l->label], name,
+                               j, i, a, b);
+                    return -1;
+                }
             }
+        if (repeat)
+            continue;
         ls_add(&C->stmt->target_ls, l->label);
         if (tensor) {
             cst_stmt *st = C->stmt;
@@ -1088,6 +1104,19 @@ static void check_assign(checker *C, cst_stmt *st)
             ls_add(&st->lab_bound, t->labels[i].label);
             st->lab_ext[t->labels[i].label] = v->ext[i];
         }
+    if (t->fresh) { /* a write to the diagonal keeps the other entries */
+        if (!v->written) {
+            diag_error(S->diag, t->str.span, "'%s' with a repeated label writes only the diagonal of '%s', "
+                       "which has not been written yet", name, name);
+            diag_note(S->diag, v->span, "assign it with '=' first, or declare it inout to pass it in");
+            v->written = 1;
+            return;
+        }
+        for (int i = 0; i < t->nlabels; i++) {
+            ls_add(&st->lab_bound, t->fresh[i]);
+            st->lab_ext[t->fresh[i]] = v->ext[i];
+        }
+    }
     v->written = 1;
     v->last_write = C->stmt_no;
     st->wide = v->dt == DT_F64 || sema_expr_dtype(st->expr) == DT_F64;

@@ -296,6 +296,9 @@ typedef struct {
     tx_token str;
     int nlabels;
     cst_label *labels;
+    int *fresh;       /* a label repeated in the target (the diagonal): per mode,
+                         the label itself at its first occurrence, a label of its
+                         own ("i#1") at a repeat; NULL if no label repeats */
     tx_span span;
     sym *sym;
 } cst_target;
