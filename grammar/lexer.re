@@ -37,7 +37,7 @@ static const struct { const char *word; int kind; } keywords[] = {
     {"cholesky", TK_CHOLESKY}, {"inv", TK_INV}, {"pow", TK_POW},
     {"solve", TK_SOLVE}, {"eigh", TK_EIGH}, {"qr", TK_QR}, {"svd", TK_SVD},
     {"slice", TK_SLICE}, {"exp", TK_EXP}, {"log", TK_LOG}, {"sqrt", TK_SQRT},
-    {"abs", TK_ABS}, {"sin", TK_SIN}, {"cos", TK_COS}, {"tanh", TK_TANH},
+    {"abs", TK_ABS}, {"sin", TK_SIN}, {"cos", TK_COS}, {"tanh", TK_TANH}, {"where", TK_WHERE},
     {"max", TK_MAX}, {"min", TK_MIN}, {"reduce", TK_REDUCE},
     {"scan", TK_SCAN}, {"scanr", TK_SCANR},
 };
@@ -67,12 +67,20 @@ const char *lex_kind_name(int kind)
     case TK_EQ: return "'='";
     case TK_PLUSEQ: return "'+='";
     case TK_MINUSEQ: return "'-='";
+    case TK_STAREQ: return "'*='";
+    case TK_SLASHEQ: return "'/='";
     case TK_ARROW: return "'->'";
     case TK_PLUS: return "'+'";
     case TK_MINUS: return "'-'";
     case TK_STAR: return "'*'";
     case TK_SLASH: return "'/'";
     case TK_CARET: return "'^'";
+    case TK_LT: return "'<'";
+    case TK_LE: return "'<='";
+    case TK_GT: return "'>'";
+    case TK_GE: return "'>='";
+    case TK_EQEQ: return "'=='";
+    case TK_NE: return "'!='";
     }
     for (size_t i = 0; i < sizeof keywords / sizeof keywords[0]; i++)
         if (keywords[i].kind == kind)
@@ -238,7 +246,15 @@ int lex_next(tx_lexer *lx, tx_token *t)
             "=" { make_token(lx, t, TK_EQ); return TK_EQ; }
             "+=" { make_token(lx, t, TK_PLUSEQ); return TK_PLUSEQ; }
             "-=" { make_token(lx, t, TK_MINUSEQ); return TK_MINUSEQ; }
+            "*=" { make_token(lx, t, TK_STAREQ); return TK_STAREQ; }
+            "/=" { make_token(lx, t, TK_SLASHEQ); return TK_SLASHEQ; }
             "->" { make_token(lx, t, TK_ARROW); return TK_ARROW; }
+            "<" { make_token(lx, t, TK_LT); return TK_LT; }
+            "<=" { make_token(lx, t, TK_LE); return TK_LE; }
+            ">" { make_token(lx, t, TK_GT); return TK_GT; }
+            ">=" { make_token(lx, t, TK_GE); return TK_GE; }
+            "==" { make_token(lx, t, TK_EQEQ); return TK_EQEQ; }
+            "!=" { make_token(lx, t, TK_NE); return TK_NE; }
             "+" { make_token(lx, t, TK_PLUS); return TK_PLUS; }
             "-" { make_token(lx, t, TK_MINUS); return TK_MINUS; }
             "*" { make_token(lx, t, TK_STAR); return TK_STAR; }

@@ -69,9 +69,10 @@ static void parse_stack_overflow(cst_program *P);
 %token IDENT NUMBER STRING.
 %token DIM IN OUT INOUT TMP LET SPARSE F32 F64.
 %token CHOLESKY INV POW SOLVE EIGH QR SVD SLICE EXP LOG SQRT ABS SIN COS TANH
-       MAX MIN REDUCE SCAN SCANR.
-%token LPAREN RPAREN LBRACKET RBRACKET COMMA SEMI COLON EQ PLUSEQ MINUSEQ ARROW.
+       WHERE MAX MIN REDUCE SCAN SCANR.
+%token LPAREN RPAREN LBRACKET RBRACKET COMMA SEMI COLON EQ PLUSEQ MINUSEQ STAREQ SLASHEQ ARROW.
 
+%nonassoc LT LE GT GE EQEQ NE.
 %left PLUS MINUS.
 %left STAR SLASH.
 %right UMINUS.
@@ -104,12 +105,17 @@ tensoritem ::= IDENT(N) LBRACKET extlist(E) RBRACKET(R).
 extlist(A) ::= extent(X).              { A = cst_list_new(P, X); }
 extlist(A) ::= extlist(L) COMMA extent(X). { A = cst_list_add(P, L, X); }
 extent(A) ::= IDENT|NUMBER(T).         { A = cst_extent(P, &T); }
+/* a dim expression: o+v, 2*n-1, (n+1)*2 */
+extent(A) ::= extent(X) PLUS extent(Y).  { A = cst_binary(P, CST_ADD, X, Y); }
+extent(A) ::= extent(X) MINUS extent(Y). { A = cst_binary(P, CST_SUB, X, Y); }
+extent(A) ::= extent(X) STAR extent(Y).  { A = cst_binary(P, CST_MUL, X, Y); }
+extent(A) ::= LPAREN(L) extent(X) RPAREN(R). { A = cst_paren(P, &L, X, &R); }
 
 decl ::= SPARSE(K) IDENT(N) COLON STRING(S) ARROW STRING(D).
                                        { cst_decl_sparse(P, &K, &N, &S, &D); }
 
 /* ---- assignments ---- */
-assign ::= target(T) EQ|PLUSEQ|MINUSEQ(OP) expr(E).  { cst_assign(P, T, &OP, E); }
+assign ::= target(T) EQ|PLUSEQ|MINUSEQ|STAREQ|SLASHEQ(OP) expr(E).  { cst_assign(P, T, &OP, E); }
 assign ::= LET(K) IDENT(N) EQ expr(E).               { cst_let(P, &K, &N, E); }
 assign ::= LET(K) IDENT(N) LPAREN STRING(S) RPAREN EQ expr(E).
                                                      { cst_let_tensor(P, &K, &N, &S, E); }
@@ -121,6 +127,7 @@ targetlist(A) ::= target(T).                         { A = cst_targets_new(P, T)
 targetlist(A) ::= targetlist(L) COMMA target(T).     { A = cst_targets_add(P, L, T); }
 
 /* ---- expressions ---- */
+expr(A) ::= expr(X) LT|LE|GT|GE|EQEQ|NE(OP) expr(Y). { A = cst_compare(P, &OP, X, Y); }
 expr(A) ::= expr(X) PLUS expr(Y).      { A = cst_binary(P, CST_ADD, X, Y); }
 expr(A) ::= expr(X) MINUS expr(Y).     { A = cst_binary(P, CST_SUB, X, Y); }
 expr(A) ::= expr(X) STAR expr(Y).      { A = cst_binary(P, CST_MUL, X, Y); }
@@ -134,7 +141,7 @@ expr(A) ::= IDENT(N) LPAREN STRING(S) RPAREN(R).
                                        { A = cst_ref(P, &N, &S, &R); }
 expr(A) ::= fn(F) LPAREN args(L) RPAREN(R). { A = cst_call(P, &F, L, &R); }
 
-fn(A) ::= CHOLESKY|INV|POW|SOLVE|EIGH|QR|SVD|SLICE|EXP|LOG|SQRT|ABS|SIN|COS|TANH|REDUCE|SCAN|SCANR(T).
+fn(A) ::= CHOLESKY|INV|POW|SOLVE|EIGH|QR|SVD|SLICE|EXP|LOG|SQRT|ABS|SIN|COS|TANH|WHERE|REDUCE|SCAN|SCANR(T).
                                        { A = T; }
 fn(A) ::= minmax(T).                   { A = T; }
 /* max and min are both functions, max(x, y), and operators, reduce(max, x) */
@@ -202,6 +209,13 @@ static void parse_syntax_error(cst_program *P, int major, const tx_token *tok,
                    "as %.*s(\"i,j\")", (int)prev2->n, prev2->z, (int)prev2->n, prev2->z);
         return;
     }
+    /* the comparison operators go without saying where + and - are listed */
+    int shown_kinds[128], nshown = 0;
+    for (int i = 0; i < nexpected; i++)
+        if (!(expected[i] >= TK_LT && expected[i] <= TK_NE && expects(expected, nexpected, TK_PLUS)))
+            shown_kinds[nshown++] = expected[i];
+    expected = shown_kinds;
+    nexpected = nshown;
     tx_buf what = {0};
     if (expects(expected, nexpected, TK_IDENT) && expects(expected, nexpected, TK_NUMBER) &&
         expects(expected, nexpected, TK_LPAREN) && nexpected > 6)
@@ -237,6 +251,38 @@ static void parse_stack_overflow(cst_program *P)
                "expression nested too deeply (the parser keeps at most %d nested parts)", TX_MAX_NESTING);
 }
 
+static int is_name(int kind) { return kind == TK_IDENT || (kind >= TK_DIM && kind <= TK_SCANR); }
+
+/* Keywords are contextual (tx(5), LEXICAL RULES): the kind of keyword
+   token T, given the kind of the token before it (PREV, as classified) and
+   of the two after it (NEXT, NEXT2); TK_IDENT where it is a name.
+   - A declaration keyword (in out inout tmp dim let sparse) opens a
+     declaration only at the start of a statement and before a name.
+   - f32 and f64 are element types only right after in/out/inout/tmp and
+     before a name.
+   - A function name is the function only before '(' that does not open an
+     index string (exp("i") indexes a tensor called exp); max and min are
+     also the operators of reduce and scan: reduce(max, x). */
+static int contextual_kind(const tx_token *t, int prev2, int prev, int next, int next2)
+{
+    switch (t->kind) {
+    case TK_DIM: case TK_IN: case TK_OUT: case TK_INOUT: case TK_TMP: case TK_LET: case TK_SPARSE:
+        return prev == TK_SEMI && is_name(next) ? t->kind : TK_IDENT;
+    case TK_F32: case TK_F64:
+        /* (after ',' only to say that the type is written once per declaration) */
+        return (prev == TK_IN || prev == TK_OUT || prev == TK_INOUT || prev == TK_TMP || prev == TK_COMMA) &&
+                       is_name(next) ? t->kind : TK_IDENT;
+    case TK_MAX: case TK_MIN:
+        if ((prev2 == TK_REDUCE || prev2 == TK_SCAN || prev2 == TK_SCANR) && prev == TK_LPAREN)
+            return t->kind;
+        /* fall through */
+    default:
+        if (t->kind < TK_DIM || t->kind > TK_SCANR)
+            return t->kind;
+        return next == TK_LPAREN && next2 != TK_STRING ? t->kind : TK_IDENT;
+    }
+}
+
 cst_program *parse_program(const tx_source *src, tx_arena *a, tx_diag *d)
 {
     cst_program *P = arena_alloc(a, sizeof *P);
@@ -249,14 +295,33 @@ cst_program *parse_program(const tx_source *src, tx_arena *a, tx_diag *d)
     txParseInit(&parser, P);
     tx_lexer lx;
     lex_init(&lx, src, d);
+    /* up to two tokens of look-ahead after a keyword, which is contextual */
+    tx_token look[2];
+    int nlook = 0, prev_kind = TK_SEMI, prev2_kind = 0;
     tx_token t;
     int kind;
     do {
-        kind = lex_next(&lx, &t);
+        if (nlook > 0) {
+            t = look[0];
+            look[0] = look[1];
+            nlook--;
+        } else if (lex_next(&lx, &t) < 0)
+            t.kind = -1;
+        kind = t.kind;
         if (kind < 0) {
             P->failed = 1;
             break;
         }
+        for (; kind >= TK_DIM && kind <= TK_SCANR && nlook < 2; nlook++) {
+            if (nlook > 0 && look[nlook - 1].kind <= 0)
+                break; /* nothing after the end or an error */
+            if (lex_next(&lx, &look[nlook]) < 0)
+                look[nlook].kind = -1;
+        }
+        kind = t.kind = contextual_kind(&t, prev2_kind, prev_kind, nlook > 0 ? look[0].kind : 0,
+                                        nlook > 1 ? look[1].kind : 0);
+        prev2_kind = prev_kind;
+        prev_kind = kind;
         P->prev2_token = P->prev_token;
         P->prev_token = P->last_token;
         P->last_token = t;

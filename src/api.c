@@ -503,7 +503,7 @@ static int bind_array(tx_program *p, const char *fn, const char *tensor, void *d
         if (shape[m] < 0)
             return fail(p->ctx, TX_ERR_BIND, "'%s': extent %lld of mode %d is negative", tensor,
                         (long long)shape[m], m);
-        if (t->ext[m].dim < 0 && shape[m] != t->ext[m].value)
+        if (t->ext[m].dim == -1 && shape[m] != t->ext[m].value)
             return fail(p->ctx, TX_ERR_BIND, "'%s': mode %d has extent %lld, but the array's is %lld", tensor,
                         m, (long long)t->ext[m].value, (long long)shape[m]);
     }
@@ -662,6 +662,13 @@ int tx_tensor_shape(tx_program *p, const char *tensor, int64_t *shape)
     int st = resolve_dims(p, -1, dims, from);
     sym *t = p->S->tensors[k];
     for (int m = 0; st == TX_OK && m < t->rank; m++) {
+        if (t->ext[m].dim == EXT_DERIVED) { /* a dim expression: o+v */
+            shape[m] = sema_extent_eval(p->S, t->ext[m], dims);
+            if (shape[m] < 0)
+                st = fail(p->ctx, TX_ERR_BIND, "mode %d of '%s' depends on a dim that is unknown: set it", m,
+                          tensor);
+            continue;
+        }
         if (t->ext[m].dim < 0) {
             shape[m] = t->ext[m].value;
             continue;
@@ -942,6 +949,21 @@ int tx_run(tx_program *p)
         if (dims[i] < 0)
             st = fail(p->ctx, TX_ERR_BIND, "dim '%s' is unknown: bind a tensor that has it, or set it",
                       S->sym_dims[i]->name);
+    /* an extent written as a dim expression (o+v) must match the array */
+    for (int k = 0; st == TX_OK && k < S->ntensors; k++)
+        for (int m = 0; st == TX_OK && p->bind[k].bound && m < S->tensors[k]->rank; m++) {
+            sym *t = S->tensors[k];
+            if (t->ext[m].dim != EXT_DERIVED)
+                continue;
+            int64_t want = sema_extent_eval(S, t->ext[m], dims);
+            if (want != p->bind[k].shape[m]) {
+                tx_buf e = {0};
+                sema_extent_print(S, t->ext[m], &e);
+                st = fail(p->ctx, TX_ERR_BIND, "'%s': mode %d has extent %s = %lld, but the array's is %lld",
+                          t->name, m, e.p ? e.p : "?", (long long)want, (long long)p->bind[k].shape[m]);
+                buf_free(&e);
+            }
+        }
     if (st != TX_OK)
         goto out;
     if (p->jit && memcmp(dims, p->jit_dims, sizeof(int64_t) * (size_t)n) != 0) {

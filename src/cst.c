@@ -245,6 +245,17 @@ cst_node *cst_call(cst_program *P, const tx_token *fn, cst_list *args, const tx_
     return n;
 }
 
+cst_node *cst_compare(cst_program *P, const tx_token *op, cst_node *a, cst_node *b)
+{
+    /* a comparison is an elementwise function of two arguments */
+    cst_node *n = node_new(P, CST_CALL, span_join(a->span, b->span));
+    n->name = *op;
+    cst_list *l = cst_list_add(P, cst_list_new(P, a), b);
+    n->args = *l;
+    set_depth(P, n);
+    return n;
+}
+
 cst_node *cst_arg_op(cst_program *P, const tx_token *op)
 {
     cst_node *n = node_new(P, CST_ARG_OP, tok_span(op));
@@ -379,6 +390,23 @@ cst_target *cst_target_new(cst_program *P, const tx_token *name, const tx_token 
         t->str = *str;
         if (parse_labels(P, str, &t->nlabels, &t->labels) < 0)
             fail(P);
+        /* a repeated label addresses the diagonal; lowering writes it
+           through a label of its own per repeated mode, made here so that
+           every label exists before sema sizes its tables */
+        for (int i = 0; i < t->nlabels && !P->failed; i++)
+            for (int j = 0; j < i; j++)
+                if (t->labels[i].label >= 0 && t->labels[j].label == t->labels[i].label) {
+                    if (!t->fresh) {
+                        t->fresh = arena_alloc(P->arena, sizeof(int) * (size_t)t->nlabels);
+                        for (int k = 0; k < t->nlabels; k++)
+                            t->fresh[k] = t->labels[k].label;
+                    }
+                    char *nm = arena_printf(P->arena, "%s#%d", P->label_names[t->labels[i].label], i);
+                    t->fresh[i] = cst_label_id(P, nm, strlen(nm));
+                    if (t->fresh[i] < 0)
+                        fail(P);
+                    break;
+                }
     }
     return t;
 }

@@ -36,6 +36,8 @@ int blk_supported(const g_value *v, int *need)
                ((v->op == OP_INPUT || v->op == OP_STORE) && v->rank == 0);
     if (v->op != OP_MAP && v->op != OP_ADD && v->op != OP_CONTRACT)
         return 0;
+    if (v->op == OP_MAP && v->fn >= MAP_LT) /* comparisons, where, dims, delta: the scalar path */
+        return 0;
     for (int i = 0; i < v->nin; i++)
         if (!blk_supported(v->in[i], need))
             return 0;

@@ -279,6 +279,41 @@ void put_elementwise(emitter *E, const g_value *v)
             put_pow(E, v->in[0], v->fn_arg);
             break;
         }
+        if (v->fn >= MAP_LT && v->fn <= MAP_NE) { /* C's comparisons: false with NaN but != */
+            static const char *ops[] = {"<", "<=", ">", ">=", "==", "!="};
+            put(E, "((double)");
+            put_access(E, v->in[0]);
+            put(E, " %s (double)", ops[v->fn - MAP_LT]);
+            put_access(E, v->in[1]);
+            put(E, " ? 1.0 : 0.0)");
+            break;
+        }
+        if (v->fn == MAP_WHERE) {
+            put(E, "((double)");
+            put_access(E, v->in[0]);
+            put(E, " != 0 ? (double)");
+            put_access(E, v->in[1]);
+            put(E, " : (double)");
+            put_access(E, v->in[2]);
+            put(E, ")");
+            break;
+        }
+        if (v->fn == MAP_DIM) {
+            put(E, "(double)");
+            put_extent(E, (tx_extent){(int)v->fn_arg, 0});
+            break;
+        }
+        if (v->fn == MAP_DELTA) { /* the loop indices themselves */
+            put(E, "(");
+            for (int i = 1; i < v->rank; i++) {
+                put(E, i > 1 ? " && " : "");
+                put_label(E, v->label[0]);
+                put(E, " == ");
+                put_label(E, v->label[i]);
+            }
+            put(E, v->rank > 1 ? " ? 1.0 : 0.0)" : "1.0)");
+            break;
+        }
         put(E, "%s((double)", map_c_name(E, v->fn));
         put_access(E, v->in[0]);
         if (v->nin == 2) {

@@ -478,7 +478,7 @@ int graph_check(const graph *g, char *msg, size_t msglen)
                     if (has_label(v, v->in[i]->label[m]) < 0)
                         FAIL("%%%d: operand %d label %s is not an output label", k, i,
                              graph_label_name(g, v->in[i]->label[m]));
-            if (v->op == OP_MAP && v->nin != ((v->fn == MAP_MAX || v->fn == MAP_MIN) ? 2 : 1))
+            if (v->op == OP_MAP && v->nin != map_arity(v->fn))
                 FAIL("%%%d: map has %d operands", k, v->nin);
             break;
         case OP_STORE: {
@@ -538,7 +538,8 @@ static void print_type(const graph *g, tx_buf *o, const g_value *v)
 
 const char *graph_map_name(map_fn f)
 {
-    static const char *names[] = {"?", "pow", "exp", "log", "sqrt", "abs", "sin", "cos", "tanh", "max", "min"};
+    static const char *names[] = {"?", "pow", "exp", "log", "sqrt", "abs", "sin", "cos", "tanh", "max", "min",
+                                  "<", "<=", ">", ">=", "==", "!=", "where", "dim", "delta"};
     return (unsigned)f < sizeof names / sizeof names[0] ? names[f] : "?";
 }
 
@@ -615,6 +616,15 @@ static void print_op(const graph *g, tx_buf *o, const g_value *v, int dot)
     case OP_MAP:
         if (v->fn == MAP_POW)
             buf_printf(o, "map %%%d ^ %.17g", v->in[0]->id, v->fn_arg);
+        else if (v->fn == MAP_DIM)
+            buf_printf(o, "map dim %s", g->S->dims[(int)v->fn_arg]->name);
+        else if (v->fn == MAP_DELTA)
+            buf_printf(o, "map delta");
+        else if (v->fn >= MAP_LT && v->fn <= MAP_NE)
+            buf_printf(o, "map %%%d %s %%%d", v->in[0]->id, graph_map_name(v->fn), v->in[1]->id);
+        else if (v->nin == 3)
+            buf_printf(o, "map %s(%%%d, %%%d, %%%d)", graph_map_name(v->fn), v->in[0]->id, v->in[1]->id,
+                       v->in[2]->id);
         else if (v->nin == 2)
             buf_printf(o, "map %s(%%%d, %%%d)", graph_map_name(v->fn), v->in[0]->id, v->in[1]->id);
         else

@@ -146,8 +146,44 @@ static g_value *const_value(lowerer *L, double x, tx_span span)
     return add(L, c);
 }
 
+/* delta("i,j"): computed from the loop indices, never stored unless a
+   user needs it in memory */
+static g_value *lower_delta(lowerer *L, cst_node *n, labelset keep)
+{
+    g_value *v = new_value(L, OP_MAP, 0, n->span);
+    v->fn = MAP_DELTA;
+    v->dt = DT_F32; /* a number does not widen the computation */
+    int r = 0, label[TX_MAX_MODES];
+    tx_extent ext[TX_MAX_MODES];
+    for (int i = 0; i < n->nlabels; i++) {
+        int seen = 0;
+        for (int j = 0; j < r; j++)
+            seen |= label[j] == n->labels[i].label;
+        if (!seen) {
+            label[r] = n->labels[i].label;
+            ext[r++] = L->lab_ext[n->labels[i].label];
+        }
+    }
+    graph_set_modes(v, r, label, ext);
+    add(L, v);
+    return L->transparent ? v : sum_out(L, v, keep, n->span);
+}
+
+/* A dim in an expression: its extent, as a number. */
+static g_value *lower_dim(lowerer *L, cst_node *n)
+{
+    g_value *v = new_value(L, OP_MAP, 0, n->span);
+    v->fn = MAP_DIM;
+    v->fn_arg = n->sym->var; /* its position in the program's dims */
+    v->dt = DT_F32;
+    graph_set_modes(v, 0, NULL, NULL);
+    return add(L, v);
+}
+
 static g_value *lower_ref(lowerer *L, cst_node *n, labelset keep)
 {
+    if (n->fn == MAP_DELTA)
+        return lower_delta(L, n, keep);
     sym *t = n->sym;
     g_value *base = L->cur[t->var];
     TX_ASSERT(base);
@@ -505,6 +541,8 @@ static g_value *lower(lowerer *L, cst_node *n, labelset keep)
     case CST_REF:
         return lower_ref(L, n, keep);
     case CST_NAME:
+        if (n->sym->kind == SYM_DIM)
+            return lower_dim(L, n);
         return L->cur[n->sym->var];
     case CST_MUL: case CST_DIV: case CST_NEG:
         return lower_product(L, n, keep);
@@ -576,6 +614,35 @@ static void store_value(lowerer *L, cst_stmt *st, cst_target *t, int op, g_value
     L->cur[var->var] = s;
 }
 
+/* A view of target T's tensor as it is now, through the target's labels
+   (FRESH: through its own label per mode, the whole tensor). */
+static g_value *target_index(lowerer *L, cst_target *t, int fresh)
+{
+    g_value *base = L->cur[t->sym->var];
+    TX_ASSERT(base);
+    if (t->sym->rank == 0)
+        return base;
+    g_value *ix = new_value(L, OP_INDEX, 1, t->span);
+    graph_set_operand(ix, 0, base, 1);
+    ix->dt = t->sym->dt;
+    int r = 0, label[TX_MAX_MODES];
+    tx_extent ext[TX_MAX_MODES];
+    for (int i = 0; i < t->nlabels; i++) {
+        int l = fresh && t->fresh ? t->fresh[i] : t->labels[i].label, seen = 0;
+        ix->idx_label[i] = l;
+        ix->idx_chip[i] = 0;
+        ix->chip_span[i] = t->labels[i].span;
+        for (int j = 0; j < r; j++)
+            seen |= label[j] == l;
+        if (!seen) {
+            label[r] = l;
+            ext[r++] = t->sym->ext[i];
+        }
+    }
+    graph_set_modes(ix, r, label, ext);
+    return add(L, ix);
+}
+
 static int lower_store(lowerer *L, cst_stmt *st, cst_target *t, int op)
 {
     labelset keep = {{0}};
@@ -585,7 +652,80 @@ static int lower_store(lowerer *L, cst_stmt *st, cst_target *t, int op)
     g_value *v = lower(L, st->expr, keep);
     if (!v)
         return -1;
-    store_value(L, st, t, op, sum_out(L, v, keep, st->expr->span)); /* the top term sums the rest */
+    v = sum_out(L, v, keep, st->expr->span); /* the top term sums the rest */
+    if (op == '*' || op == '/' || (t->fresh && op != '=')) {
+        /* T *= e is T = T * e, with e summed first; likewise += on a
+           diagonal (the old diagonal is read through a view) */
+        g_value *old = target_index(L, t, 0);
+        g_value *vals[2] = {old, v};
+        g_value *c;
+        if (op == '+' || op == '-') {
+            c = new_value(L, OP_ADD, 2, st->span);
+            graph_set_operand(c, 0, old, 1);
+            graph_set_operand(c, 1, v, op == '+' ? 1 : -1);
+        } else {
+            double exps[2] = {1, op == '*' ? 1 : -1};
+            c = new_value(L, OP_CONTRACT, 0, st->span);
+            graph_set_operands(L->g, c, 2, vals, exps);
+            c->coef = 1;
+        }
+        c->dt = join_dt(old->dt, v->dt);
+        set_labels(L, c, keep);
+        v = add(L, c);
+        op = '=';
+    }
+    if (t->fresh) {
+        /* A("i,i") = d("i"): every entry is written, the diagonal with the
+           new value and the rest with the old, where(delta, new, old) over
+           labels of its own for each mode ("i", "i#1") */
+        int nf = t->nlabels;
+        g_value *d = NULL;
+        for (int i = 0; i < nf; i++) {
+            if (t->fresh[i] == t->labels[i].label)
+                continue;
+            int first = 0;
+            while (t->labels[first].label != t->labels[i].label)
+                first++;
+            g_value *e = new_value(L, OP_MAP, 0, t->span);
+            e->fn = MAP_DELTA;
+            e->dt = DT_F32;
+            int lab[2] = {t->fresh[first], t->fresh[i]};
+            tx_extent ext[2] = {t->sym->ext[first], t->sym->ext[i]};
+            graph_set_modes(e, 2, lab, ext);
+            e = add(L, e);
+            if (d) {
+                g_value *pr[2] = {d, e};
+                double ex[2] = {1, 1};
+                g_value *c = new_value(L, OP_CONTRACT, 0, t->span);
+                graph_set_operands(L->g, c, 2, pr, ex);
+                c->coef = 1;
+                c->dt = DT_F32;
+                labelset ls = ls_union(graph_value_labels(d), graph_value_labels(e));
+                set_labels(L, c, ls);
+                e = add(L, c);
+            }
+            d = e;
+        }
+        g_value *old = target_index(L, t, 1);
+        g_value *w = new_value(L, OP_MAP, 3, st->span);
+        w->fn = MAP_WHERE;
+        graph_set_operand(w, 0, d, 1);
+        graph_set_operand(w, 1, v, 1);
+        graph_set_operand(w, 2, old, 1);
+        w->dt = join_dt(v->dt, old->dt);
+        graph_set_modes(w, old->rank, old->label, old->ext);
+        v = add(L, w);
+        cst_target ft = *t; /* stored through the labels of its own */
+        cst_label *fl = arena_alloc(L->g->arena, sizeof *fl * (size_t)nf);
+        for (int i = 0; i < nf; i++) {
+            fl[i] = t->labels[i];
+            fl[i].label = t->fresh[i];
+        }
+        ft.labels = fl;
+        store_value(L, st, &ft, '=', v);
+        return 0;
+    }
+    store_value(L, st, t, op, v);
     return 0;
 }
 
@@ -729,7 +869,8 @@ graph *lower_program(sema_program *S, tx_arena *a, tx_diag *d, const graph_spec 
         case STMT_ASSIGN:
             begin_stmt(&L, st, &st->targets[0]);
             if (lower_store(&L, st, &st->targets[0],
-                            st->op == TK_EQ ? '=' : st->op == TK_PLUSEQ ? '+' : '-') < 0)
+                            st->op == TK_EQ ? '=' : st->op == TK_PLUSEQ ? '+' : st->op == TK_MINUSEQ ? '-'
+                            : st->op == TK_STAREQ ? '*' : '/') < 0)
                 return NULL;
             break;
         case STMT_LET_TENSOR:

@@ -413,7 +413,8 @@ static int cmd_graph(int argc, char **argv, int check_only)
 {
     common_opts c = {0};
     int dot = 0, nd = 0;
-    const char *dims[64], *after = NULL;
+    const char *after = NULL;
+    const char *dims[argc > 0 ? argc : 1]; /* at most one -D per argument */
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!check_only && parse_opt_level(a, &c))
@@ -425,7 +426,7 @@ static int cmd_graph(int argc, char **argv, int check_only)
             after = val;
         } else if (!check_only && strncmp(a, "-D", 2) == 0) {
             const char *d = a[2] ? a + 2 : (i + 1 < argc ? argv[++i] : NULL);
-            if (!d || !strchr(d, '=') || nd == 64)
+            if (!d || !strchr(d, '='))
                 return usage("-D needs dim=N");
             dims[nd++] = d;
         } else if (!check_only && strcmp(a, "--dot") == 0)

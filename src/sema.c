@@ -189,8 +189,40 @@ static sym *new_dim(sema_program *S, const tx_token *name, const tx_token *value
     return d;
 }
 
+static int extent_of(sema_program *S, cst_node *e, tx_extent *out);
+
+/* An extent written as a dim expression (tx(5) DECLARATIONS): sums,
+   differences and integer multiples of dims and integers. */
+static int extent_expr(sema_program *S, cst_node *e, tx_extent *out)
+{
+    tx_extent a, b;
+    if (extent_of(S, e->a, &a) < 0 || extent_of(S, e->b, &b) < 0)
+        return -1;
+    if (e->kind == CST_MUL) {
+        if (a.dim != -1 && b.dim != -1) {
+            diag_error(S->diag, e->span, "an extent may multiply a dim by an integer only, not by a dim");
+            return -1;
+        }
+        tx_extent x = a.dim == -1 ? b : a;
+        int64_t k = a.dim == -1 ? a.value : b.value;
+        *out = sema_ext_scale(S, x, k);
+    } else
+        *out = sema_ext_add(S, a, b, e->kind == CST_ADD ? 1 : -1);
+    if (out->dim == -3) {
+        diag_error(S->diag, e->span, "this extent expression is too complex (at most 4 dims)");
+        return -1;
+    }
+    if (e->kind == CST_SUB && a.dim == -1 && b.dim == -1 && a.value < b.value) {
+        diag_error(S->diag, e->span, "this extent is negative (%lld)", (long long)(a.value - b.value));
+        return -1;
+    }
+    return 0;
+}
+
 static int extent_of(sema_program *S, cst_node *e, tx_extent *out)
 {
+    if (e->kind != CST_EXTENT)
+        return extent_expr(S, e, out);
     if (e->name.kind == TK_NUMBER) {
         if (parse_int(&e->name, &out->value) < 0) {
             diag_error(S->diag, e->span, "an extent is a dim name or a non-negative integer, not '%.*s'",
@@ -419,6 +451,7 @@ double sema_eval_number(cst_node *n)
     case CST_POW: return n->num; /* folded when checked */
     case CST_LET: case CST_LETUSE: return sema_eval_number(n->a);
     case CST_CALL: return n->num; /* folded when checked */
+    case CST_NAME: return n->num; /* a constant dim */
     default: return 0;
     }
 }
@@ -432,7 +465,7 @@ static int check_let_use(checker *C, cst_node *n, tx_span use)
     if (C->stmt == l->stmt)
         return 0; /* the definition itself */
     for (int id = 0; id < S->cst->nlabel_names; id++)
-        if (ls_has(&n->ls, id) &&
+        if (ls_has(&n->ls, id) && ls_has(&l->stmt->lab_bound, id) && /* (a delta's may be unbound) */
             sema_bind_label(C, id, l->stmt->lab_ext[id], use, "through let") < 0) {
             diag_note(S->diag, l->stmt->lab_span[id], "let '%s' binds label '%s' here", l->name,
                       S->cst->label_names[id]);
@@ -453,11 +486,196 @@ static int check_let_use(checker *C, cst_node *n, tx_span use)
     return 0;
 }
 
+/* ---- "did you mean "i,j"?" for labels written without commas ---- */
+
+/* Adds to *LS the labels of every indexed tensor under N except SKIP. */
+static void refs_labels(cst_node *n, const cst_node *skip, labelset *ls)
+{
+    if (!n)
+        return;
+    if (n->kind == CST_REF && n != skip)
+        for (int i = 0; i < n->nlabels; i++)
+            if (n->labels[i].label >= 0)
+                ls_add(ls, n->labels[i].label);
+    if (n->kind == CST_LETUSE) {
+        refs_labels(n->a->a, skip, ls);
+        return;
+    }
+    refs_labels(n->a, skip, ls);
+    refs_labels(n->b, skip, ls);
+    for (int i = 0; i < n->args.n; i++)
+        refs_labels(n->args.v[i], skip, ls);
+}
+
+/* The labels statement ST writes or reads, except at SKIP (a reference)
+   or its target, if SKIP_TARGET. */
+static labelset stmt_labels(const cst_stmt *st, const cst_node *skip, int skip_target)
+{
+    labelset ls = {{0}};
+    for (int k = 0; !skip_target && k < st->ntargets; k++)
+        for (int i = 0; i < st->targets[k].nlabels; i++)
+            if (st->targets[k].labels[i].label >= 0)
+                ls_add(&ls, st->targets[k].labels[i].label);
+    refs_labels(st->kind == STMT_LET ? st->expr->a : st->expr, skip, &ls);
+    return ls;
+}
+
+static int label_lookup(const cst_program *P, const char *s, size_t n)
+{
+    for (int i = 0; i < P->nlabel_names; i++)
+        if (strlen(P->label_names[i]) == n && memcmp(P->label_names[i], s, n) == 0)
+            return i;
+    return -1;
+}
+
+/* If label L (one label written alone) reads as RANK one-letter labels
+   with the commas left out, writes "i,j" into OUT and returns 1: when
+   every letter is a label used elsewhere in the statement (OTHERS), or,
+   with REQUIRE_ALL 0, when L itself is used nowhere else. */
+static int comma_hint(const cst_program *P, int l, int rank, labelset others, int require_all, char *out,
+                      size_t outlen)
+{
+    const char *name = P->label_names[l];
+    size_t len = strlen(name), o = 0;
+    int nch = 0, all = 1;
+    if (rank < 2 || len + (size_t)rank >= outlen)
+        return 0;
+    for (size_t i = 0; i < len;) {
+        size_t k = 1;
+        while (i + k < len && ((unsigned char)name[i + k] & 0xC0) == 0x80)
+            k++;
+        size_t ll;
+        if (lex_label(name + i, k, &ll) != 1 || ll != k)
+            return 0; /* a digit, which would be a chip */
+        int id = label_lookup(P, name + i, k);
+        all &= id >= 0 && ls_has(&others, id);
+        if (o)
+            out[o++] = ',';
+        memcpy(out + o, name + i, k);
+        o += k;
+        i += k;
+        nch++;
+    }
+    out[o] = 0;
+    if (nch != rank)
+        return 0;
+    return all || (!require_all && !ls_has(&others, l));
+}
+
+/* After an error in statement ST: a note on each label written like "ij"
+   where "i,j" (labels of the statement) was likely meant. */
+static void note_comma_hints_in(sema_program *S, const cst_stmt *st, cst_node *n)
+{
+    if (!n)
+        return;
+    if (n->kind == CST_REF && n->sym && n->nlabels == n->sym->rank)
+        for (int i = 0; i < n->nlabels; i++) {
+            char hint[2 * TX_MAX_NAME + 2];
+            int l = n->labels[i].label;
+            if (l >= 0 && comma_hint(S->cst, l, (int)strlen(S->cst->label_names[l]), stmt_labels(st, n, 0), 1,
+                                     hint, sizeof hint))
+                diag_note(S->diag, n->labels[i].span, "did you mean \"%s\"? labels are separated by commas",
+                          hint);
+        }
+    if (n->kind == CST_LETUSE)
+        return;
+    note_comma_hints_in(S, st, n->a);
+    note_comma_hints_in(S, st, n->b);
+    for (int i = 0; i < n->args.n; i++)
+        note_comma_hints_in(S, st, n->args.v[i]);
+}
+
+static void note_comma_hints(sema_program *S, const cst_stmt *st)
+{
+    if (st->kind == STMT_ASSIGN || st->kind == STMT_LET_TENSOR)
+        note_comma_hints_in(S, st, st->expr);
+}
+
+/* The error for tensor NAME of RANK modes indexed with the N labels
+   LABELS (written STR), with the comma hint if one applies. */
+static void wrong_label_count(sema_program *S, const cst_stmt *st, const cst_node *ref, const char *name, int rank,
+                              const cst_label *labels, int n, tx_span span)
+{
+    char hint[2 * TX_MAX_NAME + 2];
+    if (n == 1 && labels[0].label >= 0 &&
+        comma_hint(S->cst, labels[0].label, rank, stmt_labels(st, ref, ref == NULL), 0, hint, sizeof hint)) {
+        diag_error(S->diag, span, "'%s' has %d modes but is indexed with 1 label; did you mean \"%s\"? "
+                   "labels are separated by commas", name, rank, hint);
+        return;
+    }
+    diag_error(S->diag, span, "'%s' has %d mode%s but is indexed with %d label%s", name,
+               rank, rank == 1 ? "" : "s", n, n == 1 ? "" : "s");
+}
+
+/* delta("i,j,..."): the Kronecker delta, unless a tensor is called delta.
+   Its labels' extents come from the rest of the statement (checked at its
+   end, sema_check_deltas). */
+static int check_delta(checker *C, cst_node *n)
+{
+    sema_program *S = C->S;
+    if (n->nlabels < 2) {
+        diag_error(S->diag, n->str.span, "delta takes two or more labels, as delta(\"i,j\")");
+        return -1;
+    }
+    for (int i = 0; i < n->nlabels; i++) {
+        if (n->labels[i].label < 0) {
+            diag_error(S->diag, n->labels[i].span, "the labels of delta are names, not integers");
+            return -1;
+        }
+        ls_add(&n->ls, n->labels[i].label);
+    }
+    n->fn = MAP_DELTA;
+    if (C->ndeltas == C->capdeltas) {
+        int cap = C->capdeltas ? 2 * C->capdeltas : 8;
+        cst_node **v = arena_alloc(S->arena, sizeof *v * (size_t)cap);
+        if (C->ndeltas)
+            memcpy(v, C->deltas, sizeof *v * (size_t)C->ndeltas);
+        C->deltas = v;
+        C->capdeltas = cap;
+    }
+    C->deltas[C->ndeltas++] = n;
+    return 0;
+}
+
+/* Adds the deltas under N (a bare let's tree) to the statement's: a bare
+   let's labels get their extents in the statement that uses it. */
+static void collect_deltas(checker *C, cst_node *n)
+{
+    if (!n || n->kind == CST_LETUSE)
+        return;
+    if (n->kind == CST_REF && n->fn == MAP_DELTA && !n->sym) {
+        check_delta(C, n);
+        return;
+    }
+    collect_deltas(C, n->a);
+    collect_deltas(C, n->b);
+    for (int i = 0; i < n->args.n; i++)
+        collect_deltas(C, n->args.v[i]);
+}
+
+/* At the end of a statement: every label of a delta in it has an extent
+   from another use. */
+static int check_deltas_bound(checker *C, cst_stmt *st)
+{
+    for (int k = 0; k < C->ndeltas; k++) {
+        cst_node *n = C->deltas[k];
+        for (int i = 0; i < n->nlabels; i++)
+            if (!ls_has(&st->lab_bound, n->labels[i].label)) {
+                diag_error(C->S->diag, n->labels[i].span, "the extent of label '%s' of delta cannot be inferred: "
+                           "no tensor of the statement has it", C->S->cst->label_names[n->labels[i].label]);
+                return -1;
+            }
+    }
+    return 0;
+}
+
 static int check_ref(checker *C, cst_node *n)
 {
     sema_program *S = C->S;
     const char *name = sema_tok_name(S, &n->name);
     sym *t = sema_lookup(S, name);
+    if (!t && strcmp(name, "delta") == 0)
+        return check_delta(C, n);
     if (!t) {
         sema_unknown_name(S, n->name.span, "tensor", name, 1u << SYM_TENSOR | 1u << SYM_LET_TENSOR, n->nlabels);
         return -1;
@@ -471,10 +689,11 @@ static int check_ref(checker *C, cst_node *n)
         diag_error(S->diag, n->name.span, "'%s' is %s, not a tensor", name, sema_kind_word(t));
         return -1;
     }
+    if (t->failed)
+        return -1; /* its definition's error was reported */
     n->sym = t;
     if (n->nlabels != t->rank) {
-        diag_error(S->diag, n->str.span, "'%s' has %d mode%s but is indexed with %d label%s", name,
-                   t->rank, t->rank == 1 ? "" : "s", n->nlabels, n->nlabels == 1 ? "" : "s");
+        wrong_label_count(S, C->stmt, n, name, t->rank, n->labels, n->nlabels, n->str.span);
         return -1;
     }
     if (check_tensor_read(C, t, n->name.span) < 0)
@@ -511,9 +730,16 @@ int sema_expect_expr_arg(checker *C, cst_node *call, int i)
     return sema_check_expr(C, a);
 }
 
-static double fold_map(int fn, double x, double y)
+static double fold_map(int fn, double x, double y, double z)
 {
     switch (fn) {
+    case MAP_LT: return x < y;
+    case MAP_LE: return x <= y;
+    case MAP_GT: return x > y;
+    case MAP_GE: return x >= y;
+    case MAP_EQ: return x == y;
+    case MAP_NE: return x != y;
+    case MAP_WHERE: return x != 0 ? y : z;
     case MAP_EXP: return exp(x);
     case MAP_LOG: return log(x);
     case MAP_SQRT: return sqrt(x);
@@ -545,6 +771,13 @@ static int check_call(checker *C, cst_node *n)
     case TK_TANH: n->fn = MAP_TANH; want = 1; break;
     case TK_MAX: n->fn = MAP_MAX; want = 2; break;
     case TK_MIN: n->fn = MAP_MIN; want = 2; break;
+    case TK_LT: n->fn = MAP_LT; want = 2; break;
+    case TK_LE: n->fn = MAP_LE; want = 2; break;
+    case TK_GT: n->fn = MAP_GT; want = 2; break;
+    case TK_GE: n->fn = MAP_GE; want = 2; break;
+    case TK_EQEQ: n->fn = MAP_EQ; want = 2; break;
+    case TK_NE: n->fn = MAP_NE; want = 2; break;
+    case TK_WHERE: n->fn = MAP_WHERE; want = 3; break;
     case TK_REDUCE: want = 2; break;
     case TK_SCAN: case TK_SCANR: want = 3; break;
     default:
@@ -553,7 +786,8 @@ static int check_call(checker *C, cst_node *n)
     if (nargs != want) {
         static const char *forms[] = {"", "%s(x)", "%s(x, y)", "%s(op, x, \"k\")"};
         char form[64];
-        snprintf(form, sizeof form, n->name.kind == TK_REDUCE ? "%s(op, x)" : forms[want], fname);
+        snprintf(form, sizeof form, n->name.kind == TK_REDUCE ? "%s(op, x)" : n->name.kind == TK_WHERE ?
+                 "%s(c, a, b)" : forms[want], fname);
         diag_error(S->diag, n->span, "'%s' takes %d argument%s, not %d: %s", fname, want,
                    want == 1 ? "" : "s", nargs, form);
         return -1;
@@ -564,12 +798,13 @@ static int check_call(checker *C, cst_node *n)
                 return -1;
         n->ls = n->args.v[0]->ls;
         n->is_number = n->args.v[0]->is_number;
-        if (nargs == 2) {
-            n->ls = ls_union(n->ls, n->args.v[1]->ls);
-            n->is_number = n->is_number && n->args.v[1]->is_number;
+        for (int i = 1; i < nargs; i++) {
+            n->ls = ls_union(n->ls, n->args.v[i]->ls);
+            n->is_number = n->is_number && n->args.v[i]->is_number;
         }
         if (n->is_number)
-            n->num = fold_map(n->fn, sema_eval_number(n->args.v[0]), nargs == 2 ? sema_eval_number(n->args.v[1]) : 0);
+            n->num = fold_map(n->fn, sema_eval_number(n->args.v[0]), nargs >= 2 ? sema_eval_number(n->args.v[1]) : 0,
+                              nargs == 3 ? sema_eval_number(n->args.v[2]) : 0);
         return 0;
     }
     cst_node *op = n->args.v[0];
@@ -630,11 +865,21 @@ int sema_check_expr(checker *C, cst_node *n)
             diag_error(S->diag, n->span, "let '%s' is used before it is defined", name);
             return -1;
         }
+        if (t->kind == SYM_DIM) { /* its extent, as a number */
+            n->sym = t;
+            if (t->is_const) {
+                n->is_number = 1;
+                n->num = (double)t->value;
+            }
+            return 0;
+        }
         if (t->kind != SYM_TENSOR && t->kind != SYM_LET_TENSOR) {
-            diag_error(S->diag, n->span, "'%s' is %s; only tensors and numbers can be used in expressions",
+            diag_error(S->diag, n->span, "'%s' is %s; only tensors, dims and numbers can be used in expressions",
                        name, sema_kind_word(t));
             return -1;
         }
+        if (t->failed)
+            return -1; /* its definition's error was reported */
         if (t->rank != 0) {
             diag_error(S->diag, n->span, "'%s' has %d mode%s; index it, e.g. %s(\"%s\")", name, t->rank,
                        t->rank == 1 ? "" : "s", name, t->rank == 1 ? "i" : t->rank == 2 ? "i,j" : "i,j,...");
@@ -644,10 +889,11 @@ int sema_check_expr(checker *C, cst_node *n)
         return check_tensor_read(C, t, n->span);
     }
     case CST_LETUSE:
-        if (!n->a->sym)
-            return -1; /* its declaration failed and was reported */
+        if (!n->a->sym || n->a->sym->failed)
+            return -1; /* its definition failed and was reported */
         if (check_let_use(C, n->a, n->span) < 0)
             return -1;
+        collect_deltas(C, n->a->a);
         n->ls = n->a->ls;
         n->num = n->a->num;
         return 0;
@@ -674,13 +920,10 @@ int sema_check_expr(checker *C, cst_node *n)
         }
         n->num = sema_eval_number(n->b);
         if (n->a->is_number) {
-            double base = sema_eval_number(n->a), r = 1;
-            if (n->num == (double)(long long)n->num && n->num >= 0 && n->num <= 64)
-                for (long long k = 0; k < (long long)n->num; k++)
-                    r *= base;
-            else {
-                diag_error(S->diag, n->span, "a number raised to a power must use a small non-negative "
-                           "integer exponent; compute it yourself");
+            /* folded at compile time, as numpy would: any real exponent */
+            double base = sema_eval_number(n->a), r = pow(base, n->num);
+            if (!isfinite(r)) {
+                diag_error(S->diag, n->span, "%g raised to the power %g is not a finite real number", base, n->num);
                 return -1;
             }
             n->num = r;
@@ -704,7 +947,8 @@ dtype sema_expr_dtype(cst_node *n)
 {
     switch (n->kind) {
     case CST_NUM: return 0; /* a number takes the type of what it meets */
-    case CST_REF: case CST_NAME: return n->sym ? n->sym->dt : DT_F64;
+    case CST_REF: case CST_NAME: /* a dim or a delta is a number: no type of its own */
+        return n->sym ? (n->sym->kind == SYM_DIM ? 0 : n->sym->dt) : n->fn == MAP_DELTA ? 0 : DT_F64;
     case CST_LET: case CST_LETUSE: case CST_NEG: return sema_expr_dtype(n->a);
     case CST_POW: return sema_expr_dtype(n->a);
     case CST_ADD: case CST_SUB: case CST_MUL: case CST_DIV: {
@@ -729,6 +973,7 @@ static void stmt_begin(checker *C, cst_stmt *st)
 {
     C->stmt = st;
     C->nreads = 0;
+    C->ndeltas = 0;
     st->lab_ext = arena_alloc(C->S->arena, sizeof(tx_extent) * (size_t)(C->S->cst->nlabel_names + 1));
     st->lab_span = arena_alloc(C->S->arena, sizeof(tx_span) * (size_t)(C->S->cst->nlabel_names + 1));
 }
@@ -746,12 +991,28 @@ int sema_check_target_labels(checker *C, cst_target *t, const char *name, sym *t
                        "with a label");
             return -1;
         }
-        for (int j = 0; j < i; j++)
+        int repeat = 0;
+        for (int j = 0; j < i && !repeat; j++)
             if (t->labels[j].label == l->label) {
-                diag_error(S->diag, l->span, "label '%s' is repeated in the target of '%s'",
-                           S->cst->label_names[l->label], name);
-                return -1;
+                repeat = 1;
+                if (!tensor || C->stmt->kind != STMT_ASSIGN) {
+                    diag_error(S->diag, l->span, "label '%s' is repeated in the target of '%s'",
+                               S->cst->label_names[l->label], name);
+                    return -1;
+                }
+                /* the diagonal: the modes it joins have one extent */
+                if (sema_ext_same(S, tensor->ext[j], tensor->ext[i]) != 1) {
+                    char a[300], b[300];
+                    sema_describe_extent(S, tensor->ext[j], a, sizeof a);
+                    sema_describe_extent(S, tensor->ext[i], b, sizeof b);
+                    diag_error(S->diag, l->span, "label '%s' is repeated in the target of '%s', whose modes %d "
+                               "and %d have different extents (%s and %s)", S->cst->label_names[l->label], name,
+                               j, i, a, b);
+                    return -1;
+                }
             }
+        if (repeat)
+            continue;
         ls_add(&C->stmt->target_ls, l->label);
         if (tensor) {
             cst_stmt *st = C->stmt;
@@ -819,8 +1080,7 @@ static void check_assign(checker *C, cst_stmt *st)
         return;
     }
     if (t->nlabels != v->rank) {
-        diag_error(S->diag, t->str.span, "'%s' has %d mode%s but is indexed with %d label%s", name,
-                   v->rank, v->rank == 1 ? "" : "s", t->nlabels, t->nlabels == 1 ? "" : "s");
+        wrong_label_count(S, st, NULL, name, v->rank, t->labels, t->nlabels, t->str.span);
         return;
     }
     /* after an error in this statement the target still counts as
@@ -844,6 +1104,19 @@ static void check_assign(checker *C, cst_stmt *st)
             ls_add(&st->lab_bound, t->labels[i].label);
             st->lab_ext[t->labels[i].label] = v->ext[i];
         }
+    if (t->fresh) { /* a write to the diagonal keeps the other entries */
+        if (!v->written) {
+            diag_error(S->diag, t->str.span, "'%s' with a repeated label writes only the diagonal of '%s', "
+                       "which has not been written yet", name, name);
+            diag_note(S->diag, v->span, "assign it with '=' first, or declare it inout to pass it in");
+            v->written = 1;
+            return;
+        }
+        for (int i = 0; i < t->nlabels; i++) {
+            ls_add(&st->lab_bound, t->fresh[i]);
+            st->lab_ext[t->fresh[i]] = v->ext[i];
+        }
+    }
     v->written = 1;
     v->last_write = C->stmt_no;
     st->wide = v->dt == DT_F64 || sema_expr_dtype(st->expr) == DT_F64;
@@ -862,8 +1135,10 @@ static void check_let(checker *C, cst_stmt *st)
     l->stmt = st;
     l->def_index = C->stmt_no;
     n->sym = l;
-    if (sema_check_expr(C, n->a) < 0)
+    if (sema_check_expr(C, n->a) < 0) {
+        l->failed = 1;
         return;
+    }
     n->ls = n->a->ls;
     if (n->is_number)
         n->num = n->a->num;
@@ -878,13 +1153,21 @@ static void check_let_tensor(checker *C, cst_stmt *st)
     sema_program *S = C->S;
     cst_target *t = &st->targets[0];
     const char *name = sema_tok_name(S, &st->name);
-    if (sema_check_expr(C, st->expr) < 0)
-        return;
-    if (sema_check_target_labels(C, t, name, NULL) < 0 || check_target_covered(C, t, st->expr) < 0)
-        return;
-    if (st->expr->is_number && t->nlabels > 0) {
+    int failed = sema_check_expr(C, st->expr) < 0 ||
+                 sema_check_target_labels(C, t, name, NULL) < 0 || check_target_covered(C, t, st->expr) < 0;
+    if (!failed && st->expr->is_number && t->nlabels > 0) {
         diag_error(S->diag, t->span, "the extents of let tensor '%s' cannot be inferred from a number; "
                    "declare it 'tmp %s[...]' and assign it", name, name);
+        failed = 1;
+    }
+    if (failed) {
+        /* declared all the same, so its uses do not each report it unknown */
+        sym *v = sema_lookup(S, name) ? NULL : declare(S, SYM_LET_TENSOR, &st->name);
+        if (v) {
+            v->io = IO_LET;
+            v->rank = t->nlabels;
+            v->failed = v->written = 1;
+        }
         return;
     }
     sym *v = declare(S, SYM_LET_TENSOR, &st->name);
@@ -958,6 +1241,10 @@ sema_program *sema_check(cst_program *cst, tx_arena *a, tx_diag *d)
             C.stmt_no++;
             break;
         }
+        if (d->nerrors == before && (st->kind == STMT_ASSIGN || st->kind == STMT_LET_TENSOR))
+            check_deltas_bound(&C, st);
+        if (d->nerrors > before)
+            note_comma_hints(S, st);
         if (d->nerrors > before && (st->kind == STMT_DIM || st->kind == STMT_TENSOR))
             decl_errors = 1;
         if (d->nerrors > before && d->nerrors >= 50) {

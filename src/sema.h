@@ -28,6 +28,8 @@ typedef struct {
     int stmt_no;          /* its number among assignments and lets */
     int *reads;           /* variables read (for let bookkeeping) */
     int nreads, capreads;
+    cst_node **deltas;    /* delta("...") nodes of the statement */
+    int ndeltas, capdeltas;
 } checker;
 
 /* ---- sema.c ---- */
@@ -73,6 +75,8 @@ void sema_describe_extent(sema_program *S, tx_extent e, char *buf, size_t n);
    S; (tx_extent){-3, 0} if it cannot be formed (an operand is a min(),
    or more than 4 dims). */
 tx_extent sema_ext_add(sema_program *S, tx_extent a, tx_extent b, int sign);
+/* K * A, as an extent; (tx_extent){-3} if it cannot be formed. */
+tx_extent sema_ext_scale(sema_program *S, tx_extent a, int64_t k);
 /* min(A, B) as an extent: A when they are equal, a constant when both
    are, else a derived extent interned in S. */
 tx_extent sema_ext_min(sema_program *S, tx_extent a, tx_extent b);

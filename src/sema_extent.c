@@ -155,6 +155,17 @@ tx_extent sema_ext_add(sema_program *S, tx_extent a, tx_extent b, int sign)
     return derived(S, x);
 }
 
+tx_extent sema_ext_scale(sema_program *S, tx_extent a, int64_t k)
+{
+    dext x;
+    if (as_linear(S, a, &x) < 0)
+        return (tx_extent){-3, 0};
+    x.c *= k;
+    for (int i = 0; i < x.nterm; i++)
+        x.coef[i] *= k;
+    return derived(S, x);
+}
+
 tx_extent sema_ext_min(sema_program *S, tx_extent a, tx_extent b)
 {
     if (ext_eq(a, b))

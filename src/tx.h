@@ -213,6 +213,8 @@ typedef struct sym {
     int rank;
     tx_extent ext[TX_MAX_MODES];
     int written;      /* sema: has a statement written it so far */
+    int failed;       /* sema: a let whose definition had an error (reported
+                         once; its uses are skipped without a message) */
     int var;          /* graph: variable index */
     /* SYM_MAP: "src" -> "dst" labels, and their extents from the first
        statement it applies to */
@@ -294,6 +296,9 @@ typedef struct {
     tx_token str;
     int nlabels;
     cst_label *labels;
+    int *fresh;       /* a label repeated in the target (the diagonal): per mode,
+                         the label itself at its first occurrence, a label of its
+                         own ("i#1") at a repeat; NULL if no label repeats */
     tx_span span;
     sym *sym;
 } cst_target;
@@ -361,6 +366,8 @@ cst_node *cst_unary(cst_program *P, cst_kind k, const tx_token *op, cst_node *a)
 cst_node *cst_binary(cst_program *P, cst_kind k, cst_node *a, cst_node *b);
 cst_node *cst_paren(cst_program *P, const tx_token *l, cst_node *e, const tx_token *r);
 cst_node *cst_call(cst_program *P, const tx_token *fn, cst_list *args, const tx_token *rparen);
+/* X op Y for a comparison OP (< <= > >= == !=): a CST_CALL named by OP. */
+cst_node *cst_compare(cst_program *P, const tx_token *op, cst_node *a, cst_node *b);
 cst_node *cst_arg_op(cst_program *P, const tx_token *op);
 cst_node *cst_arg_str(cst_program *P, const tx_token *s);
 cst_node *cst_arg_list(cst_program *P, const tx_token *l, cst_list *items, const tx_token *r);
@@ -439,8 +446,15 @@ typedef enum {
 
 typedef enum {
     MAP_POW = 1, MAP_EXP, MAP_LOG, MAP_SQRT, MAP_ABS, MAP_SIN, MAP_COS, MAP_TANH,
-    MAP_MAX, MAP_MIN /* binary */
+    MAP_MAX, MAP_MIN, /* binary */
+    MAP_LT, MAP_LE, MAP_GT, MAP_GE, MAP_EQ, MAP_NE, /* binary: 1 or 0, false with NaN but != */
+    MAP_WHERE,        /* where(c, a, b): three operands */
+    MAP_DIM,          /* no operand: the extent of dim fn_arg (an index into the dims), a number */
+    MAP_DELTA         /* no operand: 1 where the value's labels are all equal, else 0 */
 } map_fn;
+/* The number of operands of an OP_MAP of function F. */
+static inline int map_arity(map_fn f)
+{ return f == MAP_DIM || f == MAP_DELTA ? 0 : f == MAP_WHERE ? 3 : f >= MAP_MAX ? 2 : 1; }
 
 /* The operators of reduce and scan. */
 typedef enum { RED_ADD = 1, RED_MUL, RED_MAX, RED_MIN } reduce_op;

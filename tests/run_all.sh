@@ -63,6 +63,8 @@ run "txc vs reference: 4.1 table rows, issue cases, causes" "$PYTHON" tests/run_
 run "txc vs reference: 200 random programs (seed 1, -O0 -O1 -O2, standalone C)" "$PYTHON" \
     tests/run_diff.py --txc "$TXC" --count 200 --seed 1 --levels 0,1,2 --cc
 run "Python package (pytest: einsum vs numpy, programs, threads)" sh tests/run_python.sh
+run "txc vs reference: 150 random programs with dims, delta, comparisons, where, *= /=, diagonals (--ext)" \
+    "$PYTHON" tests/run_diff.py --txc "$TXC" --count 150 --seed 1 --ext --levels 0,1,2 --cc
 run "examples (.tx and embedding C)" sh tests/run_examples.sh
 run "make install, pkg-config builds" sh tests/run_install.sh
 run "man pages render cleanly, one per function" sh tests/run_man.sh

@@ -109,6 +109,24 @@ def split_top(s, sep=','):
     return parts
 
 
+class ExtentExpr(str):
+    """An extent written as a dim expression (o+v, 2*n-1)."""
+
+    def names(self):
+        return re.findall(IDENT, self)
+
+    def value(self, dims):
+        return int(eval(self, {'__builtins__': {}}, dict(dims)))
+
+
+def extent_value(e, dims):
+    if isinstance(e, int):
+        return e
+    if isinstance(e, ExtentExpr):
+        return e.value(dims)
+    return dims[e]
+
+
 def parse_decls(src):
     """Return (tensor decls in order, const dims {name: int}, declared
     symbolic dims [names]) from the program's declaration statements."""
@@ -116,7 +134,8 @@ def parse_decls(src):
     decls, consts, symdims = [], {}, []
     for stmt in text.split(';'):
         stmt = stmt.strip()
-        m = re.match(r'(inout|in|out|tmp|dim)\b(.*)\Z', stmt, re.S)
+        # a keyword opens a declaration only before a name (contextual keywords)
+        m = re.match(r'(inout|in|out|tmp|dim)\s+(?=[^\W\d])(.*)\Z', stmt, re.S)
         if not m:
             continue
         kind, rest = m.group(1), m.group(2).strip()
@@ -131,7 +150,7 @@ def parse_decls(src):
                     symdims.append(mi.group(1))
             continue
         dtype = 'f64'
-        mt = re.match(r'(f32|f64)\b(.*)\Z', rest, re.S)
+        mt = re.match(r'(f32|f64)\s+(?=[^\W\d])(.*)\Z', rest, re.S)
         if mt:
             dtype, rest = mt.group(1), mt.group(2).strip()
         for item in split_top(rest):
@@ -146,6 +165,8 @@ def parse_decls(src):
                         exts.append(int(e))
                     elif re.fullmatch(IDENT, e):
                         exts.append(e)
+                    elif re.fullmatch(r'[\w\s+*()-]+', e):
+                        exts.append(ExtentExpr(e))  # a dim expression: o+v, 2*n-1
                     else:
                         raise TestError('cannot parse extent %r' % e)
             decls.append(Decl(kind, dtype, mi.group(1), exts))
@@ -157,8 +178,9 @@ def dim_order(src, decls, consts, symdims):
     names = set(symdims)
     for d in decls:
         for e in d.extents:
-            if isinstance(e, str) and e not in consts:
-                names.add(e)
+            for n in (e.names() if isinstance(e, ExtentExpr) else [e] if isinstance(e, str) else []):
+                if n not in consts:
+                    names.add(n)
     text = strip_comments(src, blank_strings=True)
     order = []
     for tok in re.findall(IDENT, text):
@@ -313,6 +335,8 @@ class Prepared:
                 raise TestError('input %s has shape %s, declared %s' % (
                     d.name, shape, d.extents))
             for e, s in zip(d.extents, shape):
+                if isinstance(e, ExtentExpr):
+                    continue  # checked once the dims are known (txc checks it too)
                 if isinstance(e, int):
                     want = e
                 elif e in dims:
@@ -338,7 +362,7 @@ class Prepared:
         return dims
 
     def shape(self, decl):
-        return tuple(e if isinstance(e, int) else self.dims[e] for e in decl.extents)
+        return tuple(extent_value(e, self.dims) for e in decl.extents)
 
 
 def compare(got, expected, decl, tol, label=''):

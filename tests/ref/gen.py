@@ -201,6 +201,8 @@ class Gen:
             lines.append('# pos: ' + ' '.join(pos))
         if self.const:
             lines.append('dim K = %d;' % self.dims['K'])
+        if self.ext:  # a dim may be used as a number without being an extent
+            lines.append('dim %s;' % ', '.join(syms))
 
         def decl(t):
             return t.name + ('[%s]' % ','.join(t.dims) if t.dims else '')

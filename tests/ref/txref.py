@@ -499,8 +499,7 @@ def const_value(e):
 
 # ------------------------------------------------------------------ program --
 
-FEATURES_LATER = ('dim in expression', 'delta', 'comparison', 'where', '*= or /=',
-                  'repeated target label')
+FEATURES_LATER = ()
 
 
 class Options:
@@ -934,7 +933,10 @@ class Program:
             shape = self.shape(d, dims)
             distinct = list(dict.fromkeys(st.labels))
             val = ev.statement(distinct)
-            if d.dtype == 'f32':      # computed in f64 (or wider), converted on store
+            # computed in f64 (or wider), converted on store: a plain = += -=
+            # stores (or adds) the right side converted; *= /= and a write to
+            # a diagonal combine with the old value first and convert once
+            if d.dtype == 'f32' and (st.op in ('=', '+=', '-=') and len(distinct) == len(st.labels)):
                 val = val.astype(np.float32).astype(dtype)
             if len(distinct) == len(st.labels) and st.op == '=':
                 new = val.reshape(shape) if val.shape != shape else val

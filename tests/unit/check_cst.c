@@ -199,10 +199,10 @@ static const struct {
 } parse_errors[] = {
     {"in A[n;", 1, 7, "expected ']' or ','", NULL},
     {"in A[n];\nout C[n];\nC(\"i\") = A(\"i\"", 3, 15, "unexpected end of input", "expected ')'"},
-    {"in A[n];\nout C[n];\nC(\"i\") A(\"i\");", 3, 8, "unexpected name 'A'", "expected '=', '+=' or '-='"},
+    {"in A[n];\nout C[n];\nC(\"i\") A(\"i\");", 3, 8, "unexpected name 'A'", "expected '=', '+=', '-=', '*=' or '/='"},
     {"dim n = ;", 1, 9, "unexpected ';'", "expected number"},
-    {"let = 3;", 1, 5, "unexpected '='", "expected name"},
-    {"in in[n];", 1, 4, "'in'", NULL},
+    {"let x 3;", 1, 7, "unexpected number '3'", "expected"},
+    {"in A[n+];", 1, 8, "unexpected ']'", NULL},
     {"sparse L : \"i\" \"j\";", 1, 16, "unexpected index string", "expected '->'"},
     {"out C;\nC = (1 + 2;", 2, 11, "unexpected ';'", "expected ')'"},
     {"out C;\nC = 1 2;", 2, 7, "unexpected number '2'", "expected ';'"},

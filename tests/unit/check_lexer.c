@@ -375,7 +375,7 @@ static const struct {
     {"A(\"i,\nj\")", 9, 2, 1, 3, "unterminated index string"},
     {"\xce\xbb \xe2\x86\x92 y", 8, 1, 1, 3, "unexpected character '\xe2\x86\x92'"},
     {"a\x01", 2, 1, 1, 2, "control character 0x01"},
-    {"in A[n];\n\t\xce\xbb = B > 2;", 21, 9, 2, 8, "unexpected character '>'"},
+    {"in A[n];\n\t\xce\xbb = B ? 2;", 21, 9, 2, 8, "unexpected character '?'"},
 };
 
 START_TEST(lex_error_cases)
