@@ -180,7 +180,11 @@ void pass_dce(graph *g)
     /* backwards, so a value whose only users die dies too */
     for (int k = g->n - 1; k >= 0; k--) {
         g_value *v = g->v[k];
-        if (v->op != OP_STORE && v->nuses == 0)
+        /* a store is the program's effect, unless it writes a tmp or let
+           tensor that nothing reads afterwards */
+        int scratch = v->op == OP_STORE && (g->S->vars[v->var]->io == IO_TMP || g->S->vars[v->var]->io == IO_LET) &&
+                      v->in[0]->op != OP_PART; /* a multi-result call writes all of its parts */
+        if ((v->op != OP_STORE || scratch) && v->nuses == 0)
             graph_kill(g, v);
     }
     graph_renumber(g);

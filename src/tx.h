@@ -654,7 +654,8 @@ graph *lower_program(sema_program *S, tx_arena *a, tx_diag *d, const graph_spec 
 void pass_cse(graph *g);
 /* Folds constant operands of contractions into their scale. */
 void pass_fold(graph *g);
-/* Removes values nothing uses. */
+/* Removes values nothing uses, and stores into tmp or let tensors that
+   nothing reads afterwards (an unused let is not computed). */
 void pass_dce(graph *g);
 
 /* ---- pass_order.c ---- */
