@@ -122,8 +122,10 @@ void graph_set_modes(g_value *v, int rank, const int *label, const tx_extent *ex
     TX_ASSERT(rank >= 0 && rank <= TX_MAX_MODES);
     int l[TX_MAX_MODES];
     tx_extent x[TX_MAX_MODES];
-    memcpy(l, label, sizeof(int) * (size_t)rank); /* LABEL may be V's own */
-    memcpy(x, ext, sizeof(tx_extent) * (size_t)rank);
+    if (rank > 0) { /* LABEL may be V's own; NULL for rank 0 */
+        memcpy(l, label, sizeof(int) * (size_t)rank);
+        memcpy(x, ext, sizeof(tx_extent) * (size_t)rank);
+    }
     v->rank = rank;
     memcpy(v->label, l, sizeof(int) * (size_t)rank);
     memcpy(v->ext, x, sizeof(tx_extent) * (size_t)rank);

@@ -1143,7 +1143,8 @@ static void check_let(checker *C, cst_stmt *st)
     if (n->is_number)
         n->num = n->a->num;
     int *reads = arena_alloc(S->arena, sizeof(int) * (size_t)(C->nreads + 1));
-    memcpy(reads, C->reads, sizeof(int) * (size_t)C->nreads);
+    if (C->nreads)
+        memcpy(reads, C->reads, sizeof(int) * (size_t)C->nreads);
     reads[C->nreads] = -1;
     l->reads = reads;
 }

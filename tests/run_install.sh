@@ -20,7 +20,10 @@ done
 PYD="$T/root/usr/lib/python3/dist-packages"
 if [ -e "$PYD/tensorexpr/__init__.py" ] && grep -q "'/usr/lib/libtensorexpr.so.0'" "$PYD/tensorexpr/_libpath.py"
 then ok; else bad "python package in $PYD"; fi
+san_preload=  # under SANITIZE=1 the installed library needs the sanitizers first
+[ "${SAN:-0}" = 1 ] && san_preload="$(cc -print-file-name=libasan.so) $(cc -print-file-name=libubsan.so)"
 if (cd "$T" && PYTHONPATH="$PYD" TENSOREXPR_LIB="$T/root/usr/lib/libtensorexpr.so" \
+    LD_PRELOAD="$san_preload" ASAN_OPTIONS=detect_leaks=0 \
     ${PYTHON:-/usr/bin/python3} -c "
 import numpy as np, tensorexpr as tx
 assert tx.__file__.startswith('$PYD'), tx.__file__

@@ -6,6 +6,13 @@
 PYTHON=${PYTHON:-/usr/bin/python3}
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
+# the library of this build (build-san under SANITIZE=1, whose sanitizers
+# must be loaded before Python itself; Python's own leaks are not ours)
+export TENSOREXPR_LIB=${TENSOREXPR_LIB:-$(pwd)/${B:-build}/libtensorexpr.so}
+if [ "${SAN:-0}" = 1 ]; then
+    LD_PRELOAD="$(cc -print-file-name=libasan.so) $(cc -print-file-name=libubsan.so)"
+    export LD_PRELOAD ASAN_OPTIONS=detect_leaks=0
+fi
 PYTHONPATH=python${PYTHONPATH:+:$PYTHONPATH} "$PYTHON" -m pytest -q -p no:cacheprovider tests/python "$@" >"$log" 2>&1
 status=$?
 cat "$log"
