@@ -231,6 +231,9 @@ void put_op(emitter *E, blk_op o);
 void emit_block_loop(emitter *E, const g_value *x, const int *labels, const tx_extent *ext, int rank,
                      int target_var, const g_value *temp, dtype tdt, int op);
 
+/* The head of a loop over LABEL (extent EXT) in blocks of TX_BLOCK:
+   tx_i, tx_bn and LABEL's variable are set inside; close it with "}". */
+void put_block_loop_head(emitter *E, int label, tx_extent ext, int depth);
 /* The loop over LABEL (extent EXT) that folds elementwise X into tx_acc
    with RED, block by block (the other labels' loops are open). */
 void emit_block_reduce(emitter *E, const g_value *x, int label, tx_extent ext, reduce_op red, int depth);

@@ -235,6 +235,30 @@ blk_op blk_eval(emitter *E, blk_state *B, const g_value *v)
     return d;
 }
 
+/* "for (tx_i = 0; tx_i < EXT; tx_i += TX_BLOCK) {" and the block's
+   bounds: tx_bn elements from tx_i, LABEL's loop variable at tx_i. */
+static void put_block_bounds(emitter *E, int label, tx_extent ext, int depth);
+
+void put_block_loop_head(emitter *E, int label, tx_extent ext, int depth)
+{
+    put(E, "%*sfor (int64_t tx_i = 0; tx_i < ", 4 * depth, "");
+    put_extent(E, ext);
+    put(E, "; tx_i += TX_BLOCK) {\n");
+    put_block_bounds(E, label, ext, depth + 1);
+}
+
+/* The bounds of the block starting at tx_i: tx_bn and LABEL's variable. */
+static void put_block_bounds(emitter *E, int label, tx_extent ext, int depth)
+{
+    put(E, "%*sconst int64_t tx_bn = ", 4 * depth, "");
+    put_extent(E, ext);
+    put(E, " - tx_i < TX_BLOCK ? ");
+    put_extent(E, ext);
+    put(E, " - tx_i : TX_BLOCK;\n%*sconst int64_t ", 4 * depth, "");
+    put_label(E, label);
+    put(E, " = tx_i;\n");
+}
+
 /* The blocked loop nest computing elementwise value X at every index of
    LABELS/EXT (the last label blocked) into TARGET (a variable or a
    temporary, row-major over the labels' order given by its own modes),
@@ -250,19 +274,11 @@ void emit_block_loop(emitter *E, const g_value *x, const int *labels, const tx_e
     if (rank == 1 && kernel_range_blocks(E, ext[0], depth)) {
         depth++;
         put(E, "%*sconst int64_t tx_i = tx_ib * TX_BLOCK;\n", 4 * depth, "");
+        put_block_bounds(E, L, ext[rank - 1], depth);
     } else {
-        put(E, "%*sfor (int64_t tx_i = 0; tx_i < ", 4 * depth, "");
-        put_extent(E, ext[rank - 1]);
-        put(E, "; tx_i += TX_BLOCK) {\n");
+        put_block_loop_head(E, L, ext[rank - 1], depth);
         depth++;
     }
-    put(E, "%*sconst int64_t tx_bn = ", 4 * depth, "");
-    put_extent(E, ext[rank - 1]);
-    put(E, " - tx_i < TX_BLOCK ? ");
-    put_extent(E, ext[rank - 1]);
-    put(E, " - tx_i : TX_BLOCK;\n%*sconst int64_t ", 4 * depth, "");
-    put_label(E, L);
-    put(E, " = tx_i;\n");
     blk_state B = {0, 0, depth, L};
     blk_op r = blk_eval(E, &B, x);
     put(E, "%*stx_p_store_%s(tx_bn, ", 4 * depth, "", tdt == DT_F32 ? "f32" : "f64");
@@ -301,17 +317,8 @@ void emit_block_reduce(emitter *E, const g_value *x, int label, tx_extent ext, r
             return;
         }
     }
-    put(E, "%*sfor (int64_t tx_i = 0; tx_i < ", 4 * depth, "");
-    put_extent(E, ext);
-    put(E, "; tx_i += TX_BLOCK) {\n");
+    put_block_loop_head(E, label, ext, depth);
     depth++;
-    put(E, "%*sconst int64_t tx_bn = ", 4 * depth, "");
-    put_extent(E, ext);
-    put(E, " - tx_i < TX_BLOCK ? ");
-    put_extent(E, ext);
-    put(E, " - tx_i : TX_BLOCK;\n%*sconst int64_t ", 4 * depth, "");
-    put_label(E, label);
-    put(E, " = tx_i;\n");
     blk_state B = {0, 0, depth, label};
     blk_op r = blk_eval(E, &B, x);
     put(E, "%*stx_acc = tx_p_red_%s(tx_bn, ", 4 * depth, "", name[red]);

@@ -234,18 +234,8 @@ void emit_compute_sparse(emitter *E, const g_value *v)
                     oext[no++] = aext[i];
                 }
             int b = open_loops_sparse(E, v, outer, oext, no, &depth, &st);
-            tx_extent xl = v->ext[v->rank - 1];
-            put(E, "%*sfor (int64_t tx_i = 0; tx_i < ", 4 * depth, "");
-            put_extent(E, xl);
-            put(E, "; tx_i += TX_BLOCK) {\n");
+            put_block_loop_head(E, L, v->ext[v->rank - 1], depth);
             depth++;
-            put(E, "%*sconst int64_t tx_bn = ", 4 * depth, "");
-            put_extent(E, xl);
-            put(E, " - tx_i < TX_BLOCK ? ");
-            put_extent(E, xl);
-            put(E, " - tx_i : TX_BLOCK;\n%*sconst int64_t ", 4 * depth, "");
-            put_label(E, L);
-            put(E, " = tx_i;\n");
             blk_state B = {0, 0, depth, L};
             blk_op r = blk_eval(E, &B, &root);
             put(E, "%*stx_p_store_f%s(tx_bn, ", 4 * depth, "", v->dt == DT_F32 ? "32" : "64");
