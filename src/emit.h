@@ -122,8 +122,9 @@ void string_literal(tx_buf *o, const char *s);
 
 /* ---- emit_program.c ---- */
 /* The error code (from 1) the generated code returns for MSG; equal
-   messages share a code. */
-int emit_add_error(emitter *E, const char *msg);
+   messages share a code. NOMEM: it means out of memory (TX_ERR_NOMEM),
+   not a failed check (TX_ERR_RUN). */
+int emit_add_error(emitter *E, const char *msg, int nomem);
 
 /* ---- emit_kernel.c ---- */
 /* Emits the loop nest BODY writes for V as a kernel: its argument record

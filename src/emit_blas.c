@@ -138,7 +138,7 @@ void emit_blas(emitter *E, const g_value *v)
         put(E, " > 2147483647");
     }
     put(E, ") { tx_status = %d; goto tx_done; }\n",
-        emit_add_error(E, "a matrix is too large for BLAS (more than 2^31-1 elements)"));
+        emit_add_error(E, "a matrix is too large for BLAS (more than 2^31-1 elements)", 0));
     int am = last_of(&sa, p->m, p->nm), ak = last_of(&sa, p->k, p->nk);
     int bk = last_of(&sb, p->k, p->nk), bn = last_of(&sb, p->n, p->nn);
     int cm = last_of(&sc, p->m, p->nm), cn = last_of(&sc, p->n, p->nn);

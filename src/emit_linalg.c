@@ -98,22 +98,17 @@ void emit_linalg(emitter *E, const g_value *v, g_value *const *parts)
         {5, "an argument has a NaN or an infinity (element %lld, counting row-major from 0)"},
         {-1, "out of memory"},
         {-2, "an extent is too large for LAPACK"},
+        {0, "LAPACK failed (status %lld)"}, /* any other outcome: never taken for success */
     };
     for (size_t i = 0; i < sizeof outcomes / sizeof outcomes[0]; i++) {
         char msg[700];
         snprintf(msg, sizeof msg, "%s:%u: %s: %s", file, line, w, outcomes[i].what);
-        int code = emit_add_error(E, msg);
-        put(E, "        if (tx_info == %d) { tx_status = %d; ", outcomes[i].info, code);
+        int other = outcomes[i].info == 0;
+        int code = emit_add_error(E, msg, outcomes[i].info == -1);
+        put(E, other ? "        if (tx_info != 0) { tx_status = %d; " : "        if (tx_info == %d) { tx_status = %d; ",
+            other ? code : outcomes[i].info, code);
         if (E->T->entry == TX_ENTRY_ARGV) /* the loader reads the detail */
-            put(E, "*tx_detailp = tx_detail; ");
-        put(E, "goto tx_done; }\n");
-    }
-    { /* an outcome the table does not know is never taken for success */
-        char msg[700];
-        snprintf(msg, sizeof msg, "%s:%u: %s: LAPACK failed (status %%lld)", file, line, w);
-        put(E, "        if (tx_info != 0) { tx_status = %d; ", emit_add_error(E, msg));
-        if (E->T->entry == TX_ENTRY_ARGV)
-            put(E, "*tx_detailp = tx_info; ");
+            put(E, other ? "*tx_detailp = tx_info; " : "*tx_detailp = tx_detail; ");
         put(E, "goto tx_done; }\n");
     }
     put(E, "        (void)tx_detail;\n    }\n");

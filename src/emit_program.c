@@ -8,7 +8,7 @@
 
 #include "emit.h"
 
-int emit_add_error(emitter *E, const char *msg)
+int emit_add_error(emitter *E, const char *msg, int nomem)
 {
     for (int i = 0; i < E->nerrs; i++)
         if (strcmp(E->errs[i].msg, msg) == 0)
@@ -23,7 +23,7 @@ int emit_add_error(emitter *E, const char *msg)
     }
     E->errs[E->nerrs].code = E->nerrs + 1;
     E->errs[E->nerrs].msg = arena_strndup(E->g->arena, msg, strlen(msg));
-    E->errs[E->nerrs].nomem = strstr(msg, "out of memory") != NULL;
+    E->errs[E->nerrs].nomem = nomem;
     return ++E->nerrs;
 }
 
@@ -144,7 +144,7 @@ static void emit_checks(emitter *E)
         snprintf(msg, sizeof msg, "dim '%s' is negative", S->sym_dims[i]->name);
         put(E, "    if (");
         mangle_name(E->out, "d_", S->sym_dims[i]->name);
-        put(E, " < 0) return %d;\n", emit_add_error(E, msg));
+        put(E, " < 0) return %d;\n", emit_add_error(E, msg, 0));
     }
     /* every sparse map is checked before any loop reads through it */
     for (int i = 0; i < S->nmaps; i++) {
@@ -166,7 +166,7 @@ static void emit_checks(emitter *E)
             put(E, " * ");
             put_extent(E, m->dst_ext[j]);
         }
-        put(E, ")) return %d;\n", emit_add_error(E, msg));
+        put(E, ")) return %d;\n", emit_add_error(E, msg, 0));
     }
     /* extents only run time can compare: slices' boxes, min(m, n) */
     for (int i = 0; i < S->nchecks; i++) {
@@ -177,7 +177,7 @@ static void emit_checks(emitter *E)
         put_extent(E, c->a);
         put(E, ") %s (", c->kind ? "<=" : "==");
         put_extent(E, c->b);
-        put(E, "))) return %d;\n", emit_add_error(E, c->msg));
+        put(E, "))) return %d;\n", emit_add_error(E, c->msg, 0));
     }
     for (int k = 0; k < g->n; k++) {
         g_value *v = g->v[k];
@@ -193,7 +193,7 @@ static void emit_checks(emitter *E)
                      (long long)v->idx_chip[m], m, S->vars[w->var]->name);
             put(E, "    if (!(%lld < ", (long long)v->idx_chip[m]);
             put_extent(E, w->ext[m]);
-            put(E, ")) return %d;\n", emit_add_error(E, msg));
+            put(E, ")) return %d;\n", emit_add_error(E, msg, 0));
         }
     }
 }
@@ -309,7 +309,7 @@ int emit_c(graph *g, const tx_target *T, const emit_options *o, tx_buf *out, emi
     TX_ASSERT(!T->specialised || o->dim_values || S->nsym_dims == 0);
     for (int k = 0; k < g->n; k++)
         TX_ASSERT(T->dtypes & (1u << g->v[k]->dt));
-    int oom = emit_add_error(&E, "out of memory");
+    int oom = emit_add_error(&E, "out of memory", 1);
     emit_use(&E, TXS_BASE);
     emit_use(&E, TXS_LIBC);
     emit_use(&E, TXS_LIBM);
@@ -344,7 +344,7 @@ int emit_c(graph *g, const tx_target *T, const emit_options *o, tx_buf *out, emi
        and freed after its last reader */
     int *last, *free_head, *free_next;
     emit_liveness(&E, &last, &free_head, &free_next);
-    int ovf = emit_add_error(&E, "the size of an intermediate overflows");
+    int ovf = emit_add_error(&E, "the size of an intermediate overflows", 0);
     workspace_plan ws = {0};
     int use_ws = T->workspace && o->workspace && emit_plan_workspace(&E, last, &ws) == 0;
     if (use_ws) {
@@ -363,7 +363,7 @@ int emit_c(graph *g, const tx_target *T, const emit_options *o, tx_buf *out, emi
         sym *t = S->vars[i];
         char msg[600];
         snprintf(msg, sizeof msg, "the size of '%s' overflows", t->name);
-        int code = emit_add_error(&E, msg);
+        int code = emit_add_error(&E, msg, 0);
         emit_size(&E, t->ext, t->rank, t->dt == DT_F32 ? 4 : 8, code);
         if ((t->io == IO_TMP || t->io == IO_LET) && !use_ws) {
             put(&E, "    ");
