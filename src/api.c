@@ -820,24 +820,22 @@ static void copy_strided(char *strided, char *dense, int ndim, const int64_t *sh
     int64_t idx[TX_MAX_MODES] = {0}, off = 0; /* in elements, from STRIDED */
     int64_t n = shape[ndim - 1], s = stride[ndim - 1];
     for (;;) {
-        /* the innermost mode: one row */
-        if (esz == sizeof(double)) {
-            double *d = (double *)(void *)dense, *x = (double *)(void *)strided + off;
-            if (to_dense)
-                for (int64_t i = 0; i < n; i++)
-                    d[i] = x[i * s];
-            else
-                for (int64_t i = 0; i < n; i++)
-                    x[i * s] = d[i];
-        } else {
-            float *d = (float *)(void *)dense, *x = (float *)(void *)strided + off;
-            if (to_dense)
-                for (int64_t i = 0; i < n; i++)
-                    d[i] = x[i * s];
-            else
-                for (int64_t i = 0; i < n; i++)
-                    x[i * s] = d[i];
+        /* the innermost mode: one row, in the element type's width */
+#define TX_COPY_ROW(T)                                                        \
+        {                                                                     \
+            T *d = (T *)(void *)dense, *x = (T *)(void *)strided + off;       \
+            if (to_dense)                                                     \
+                for (int64_t i = 0; i < n; i++)                               \
+                    d[i] = x[i * s];                                          \
+            else                                                              \
+                for (int64_t i = 0; i < n; i++)                               \
+                    x[i * s] = d[i];                                          \
         }
+        if (esz == sizeof(double))
+            TX_COPY_ROW(double)
+        else
+            TX_COPY_ROW(float)
+#undef TX_COPY_ROW
         dense += (size_t)n * esz;
         int m = ndim - 2;
         for (; m >= 0; m--) {
