@@ -103,13 +103,23 @@ void kernel_ref_map(emitter *E, int map)
         E->k.maps[map] = 1;
 }
 
-int kernel_range_loop(emitter *E, int label, tx_extent ext, int depth, int brace)
+/* Whether the loop about to open takes the kernel's range (the first one
+   that may, of a kernel that may be split): records it if so. */
+static int take_range(emitter *E, tx_extent ext, int blocks)
 {
     kernel_ctx *k = &E->k;
     if (!k->active || !k->want_range || k->has_range)
         return 0;
     k->has_range = 1;
+    k->range_blocks = blocks;
     k->range_ext = ext;
+    return 1;
+}
+
+int kernel_range_loop(emitter *E, int label, tx_extent ext, int depth, int brace)
+{
+    if (!take_range(E, ext, 0))
+        return 0;
     put(E, "%*sfor (int64_t ", 4 * depth, "");
     put_label(E, label);
     put(E, " = tx_lo; ");
@@ -122,12 +132,8 @@ int kernel_range_loop(emitter *E, int label, tx_extent ext, int depth, int brace
 
 int kernel_range_blocks(emitter *E, tx_extent ext, int depth)
 {
-    kernel_ctx *k = &E->k;
-    if (!k->active || !k->want_range || k->has_range)
+    if (!take_range(E, ext, 1))
         return 0;
-    k->has_range = 1;
-    k->range_blocks = 1;
-    k->range_ext = ext;
     put(E, "%*sfor (int64_t tx_ib = tx_lo; tx_ib < tx_hi; tx_ib++) {\n", 4 * depth, "");
     return 1;
 }
