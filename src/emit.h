@@ -52,11 +52,15 @@ typedef struct {
     const g_value *value;    /* what it computes or stores */
     tx_buf body;             /* the loop nest's text */
     tx_buf *program;         /* where the call goes */
-    /* what the body references: the record carries exactly these */
-    unsigned char *vars;     /* per variable (sema_program.vars) */
-    unsigned char *values;   /* per value id */
-    unsigned char *dims;     /* per dim (sema_program.dims) */
-    unsigned char *maps;     /* per sparse map */
+    /* what the body references, the record carries exactly these: per
+       kind (REF_VAR, REF_VALUE, REF_DIM, REF_MAP) the indices in the order
+       first referenced; stamp[i] == gen marks index i as in the list (so
+       starting a kernel costs nothing, whatever the program's size) */
+    struct {
+        int *stamp, *list;
+        int n;
+    } refs[4];
+    int gen;
     int want_range;          /* the next loop over an output label runs over [tx_lo, tx_hi) */
     int has_range;           /* one did */
     tx_extent range_ext;     /* the call's range is [0, range_ext) ... */

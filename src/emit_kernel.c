@@ -25,23 +25,27 @@
  * was written.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "emit.h"
 
-static unsigned char *marks(emitter *E, int n)
+enum { REF_VAR, REF_VALUE, REF_DIM, REF_MAP };
+
+/* The number of indices of reference kind KIND. */
+static int ref_space(emitter *E, int kind)
 {
-    return arena_alloc(E->g->arena, (size_t)(n > 0 ? n : 1));
+    sema_program *S = SP(E);
+    int n = kind == REF_VAR ? S->nvars : kind == REF_VALUE ? E->g->n : kind == REF_DIM ? S->ndims : S->nmaps;
+    return n > 0 ? n : 1;
 }
 
 static void clear_refs(emitter *E)
 {
     kernel_ctx *k = &E->k;
-    sema_program *S = SP(E);
-    memset(k->vars, 0, (size_t)(S->nvars > 0 ? S->nvars : 1));
-    memset(k->values, 0, (size_t)(E->g->n > 0 ? E->g->n : 1));
-    memset(k->dims, 0, (size_t)(S->ndims > 0 ? S->ndims : 1));
-    memset(k->maps, 0, (size_t)(S->nmaps > 0 ? S->nmaps : 1));
+    k->gen++;
+    for (int r = 0; r < 4; r++)
+        k->refs[r].n = 0;
     k->has_range = 0;
     k->range_blocks = 0;
     k->blk_buffers = 0;
@@ -51,17 +55,25 @@ static void clear_refs(emitter *E)
     E->nentries = 0;
 }
 
+/* Records that the kernel's body references index I of kind KIND. */
+static void add_ref(emitter *E, int kind, int i)
+{
+    kernel_ctx *k = &E->k;
+    if (!k->active || k->refs[kind].stamp[i] == k->gen)
+        return;
+    k->refs[kind].stamp[i] = k->gen;
+    k->refs[kind].list[k->refs[kind].n++] = i;
+}
+
 static void kernel_begin(emitter *E, const g_value *v, int want_range)
 {
     kernel_ctx *k = &E->k;
     TX_ASSERT(!k->active);
-    sema_program *S = SP(E);
-    if (!k->vars) {
-        k->vars = marks(E, S->nvars);
-        k->values = marks(E, E->g->n);
-        k->dims = marks(E, S->ndims);
-        k->maps = marks(E, S->nmaps);
-    }
+    if (!k->refs[0].stamp)
+        for (int r = 0; r < 4; r++) { /* zeroed: no stamp is a generation, which start at 1 */
+            k->refs[r].stamp = arena_alloc(E->g->arena, sizeof(int) * (size_t)ref_space(E, r));
+            k->refs[r].list = arena_alloc(E->g->arena, sizeof(int) * (size_t)ref_space(E, r));
+        }
     k->active = 1;
     k->id = E->nkernels++;
     k->value = v;
@@ -79,29 +91,10 @@ static void kernel_restart(emitter *E)
     E->k.decode_pass = 2;
 }
 
-void kernel_ref_var(emitter *E, int var)
-{
-    if (E->k.active)
-        E->k.vars[var] = 1;
-}
-
-void kernel_ref_value(emitter *E, int id)
-{
-    if (E->k.active)
-        E->k.values[id] = 1;
-}
-
-void kernel_ref_dim(emitter *E, int dim)
-{
-    if (E->k.active)
-        E->k.dims[dim] = 1;
-}
-
-void kernel_ref_map(emitter *E, int map)
-{
-    if (E->k.active)
-        E->k.maps[map] = 1;
-}
+void kernel_ref_var(emitter *E, int var) { add_ref(E, REF_VAR, var); }
+void kernel_ref_value(emitter *E, int id) { add_ref(E, REF_VALUE, id); }
+void kernel_ref_dim(emitter *E, int dim) { add_ref(E, REF_DIM, dim); }
+void kernel_ref_map(emitter *E, int map) { add_ref(E, REF_MAP, map); }
 
 /* Whether the loop about to open takes the kernel's range (the first one
    that may, of a kernel that may be split): records it if so. */
@@ -156,33 +149,41 @@ static const char *mangled(emitter *E, const char *prefix, const char *name)
 
 /* Everything the body referenced, in a fixed order (variables, values,
    dims, maps): *N members in arena memory. */
+static int by_index(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+    return (x > y) - (x < y);
+}
+
 static member *members(emitter *E, int *n)
 {
     kernel_ctx *k = &E->k;
     sema_program *S = SP(E);
-    member *m = arena_alloc(E->g->arena, sizeof *m * (size_t)(S->nvars + E->g->n + S->ndims + S->nmaps + 1));
+    int total = 1;
+    for (int r = 0; r < 4; r++) { /* in index order, whatever the order of first use */
+        qsort(k->refs[r].list, (size_t)k->refs[r].n, sizeof(int), by_index);
+        total += k->refs[r].n;
+    }
+    member *m = arena_alloc(E->g->arena, sizeof *m * (size_t)total);
     *n = 0;
-    for (int i = 0; i < S->nvars; i++)
-        if (k->vars[i]) {
-            snprintf(m[*n].type, sizeof m->type, "%s%s *", S->vars[i]->io == IO_IN ? "const " : "",
-                     ctype(S->vars[i]->dt));
-            m[(*n)++].name = mangled(E, "t_", S->vars[i]->name);
-        }
-    for (int i = 0; i < E->g->n; i++)
-        if (k->values[i]) {
-            snprintf(m[*n].type, sizeof m->type, "%s *", ctype(E->g->v[i]->dt));
-            m[(*n)++].name = arena_printf(E->g->arena, "tx_v%d", i);
-        }
-    for (int i = 0; i < S->ndims; i++)
-        if (k->dims[i]) {
-            snprintf(m[*n].type, sizeof m->type, "int64_t ");
-            m[(*n)++].name = mangled(E, "d_", S->dims[i]->name);
-        }
-    for (int i = 0; i < S->nmaps; i++)
-        if (k->maps[i]) {
-            snprintf(m[*n].type, sizeof m->type, "const tx_sparse_map *");
-            m[(*n)++].name = mangled(E, "m_", S->maps[i]->name);
-        }
+    for (int j = 0; j < k->refs[REF_VAR].n; j++) {
+        const sym *t = S->vars[k->refs[REF_VAR].list[j]];
+        snprintf(m[*n].type, sizeof m->type, "%s%s *", t->io == IO_IN ? "const " : "", ctype(t->dt));
+        m[(*n)++].name = mangled(E, "t_", t->name);
+    }
+    for (int j = 0; j < k->refs[REF_VALUE].n; j++) {
+        int i = k->refs[REF_VALUE].list[j];
+        snprintf(m[*n].type, sizeof m->type, "%s *", ctype(E->g->v[i]->dt));
+        m[(*n)++].name = arena_printf(E->g->arena, "tx_v%d", i);
+    }
+    for (int j = 0; j < k->refs[REF_DIM].n; j++) {
+        snprintf(m[*n].type, sizeof m->type, "int64_t ");
+        m[(*n)++].name = mangled(E, "d_", S->dims[k->refs[REF_DIM].list[j]]->name);
+    }
+    for (int j = 0; j < k->refs[REF_MAP].n; j++) {
+        snprintf(m[*n].type, sizeof m->type, "const tx_sparse_map *");
+        m[(*n)++].name = mangled(E, "m_", S->maps[k->refs[REF_MAP].list[j]]->name);
+    }
     return m;
 }
 
