@@ -35,7 +35,8 @@ LDLIBS   := -ltcc -llapacke -lopenblas -lsleef -ldl -lm -lpthread
 
 DEB_PACKAGES := re2c lemon libtcc-dev check libopenblas-dev liblapacke-dev python3-numpy pkg-config \
                 clang libclang-rt-14-dev man-db groff graphviz binutils libsleef-dev \
-                python3-pytest python3-hypothesis
+                python3-pytest python3-hypothesis \
+                openmpi-bin libopenmpi-dev libscalapack-openmpi-dev
 
 LIB_SRC  := src/arena.c src/recover.c src/buf.c src/diag.c src/cst.c src/sema.c src/sema_extent.c src/sema_linalg.c \
             src/graph.c src/lower.c src/pass_cse.c src/pass_order.c src/pass_blas.c src/pass_fuse.c src/pipeline.c \
@@ -43,7 +44,7 @@ LIB_SRC  := src/arena.c src/recover.c src/buf.c src/diag.c src/cst.c src/sema.c 
             src/emit_sparse.c src/emit_blas.c src/emit_linalg.c src/emit_expr.c src/emit_names.c \
             src/jit.c src/api.c
 LIB_OBJ  := $(B)/lexer.o $(B)/parser.o $(patsubst src/%.c,$(B)/%.o,$(LIB_SRC)) $(B)/runtime.o $(B)/pool.o \
-            $(B)/prims_text.o $(B)/linalg_text.o
+            $(B)/prims_text.o $(B)/linalg_text.o $(B)/mpi_text.o
 RT_OBJ   := $(B)/npy.o
 
 all: $(B)/txc $(B)/libtensorexpr.a $(B)/libtensorexpr.so
@@ -109,8 +110,8 @@ $(B)/libtensorexpr.so: $(LIB_OBJ) $(B)/tcc_shim.o $(B)/libtcc_shlib.a $(B)/libte
 	ln -sf libtensorexpr.so $(B)/libtensorexpr.so.$(MAJOR)
 
 # the command line: main.c and its output files (cli_output.c), not in the library
-CLI_OBJ  := $(B)/main.o $(B)/cli_output.o $(B)/cli_report.o
-$(CLI_OBJ): src/cli_output.h src/cli_report.h runtime/npy.h
+CLI_OBJ  := $(B)/main.o $(B)/cli_output.o $(B)/cli_report.o $(B)/cli_mpi.o
+$(CLI_OBJ): src/cli_output.h src/cli_report.h src/cli_mpi.h runtime/npy.h
 
 $(B)/txc: $(CLI_OBJ) $(RT_OBJ) $(B)/libtensorexpr.a
 	$(CC) -o $@ $(CLI_OBJ) $(RT_OBJ) $(B)/libtensorexpr.a $(LDFLAGS) $(LDLIBS)
@@ -199,12 +200,12 @@ FUZZ_FLAGS := -std=c99 -D_POSIX_C_SOURCE=200809L -g -O1 -fsanitize=fuzzer,addres
 
 $(FUZZ_DIR)/fuzz_compile: tests/fuzz/fuzz_compile.c $(LIB_SRC) grammar/parser.y grammar/lexer.re src/tx.h \
                           runtime/runtime.c runtime/pool.c runtime/symbols.def runtime/prims.inc $(B)/prims_text.c \
-                          runtime/linalg.inc $(B)/linalg_text.c
+                          runtime/linalg.inc $(B)/linalg_text.c runtime/mpi.inc $(B)/mpi_text.c
 	mkdir -p $(FUZZ_DIR)/corpus
 	lemon -q -d$(FUZZ_DIR) -T/usr/share/lemon/lempar.c grammar/parser.y
 	re2c -W -Werror -8 -I /usr/share/re2c/stdlib -o $(FUZZ_DIR)/lexer.c grammar/lexer.re
 	clang $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_compile.c $(LIB_SRC) $(FUZZ_DIR)/lexer.c $(FUZZ_DIR)/parser.c \
-	    runtime/runtime.c runtime/pool.c $(B)/prims_text.c $(B)/linalg_text.c \
+	    runtime/runtime.c runtime/pool.c $(B)/prims_text.c $(B)/linalg_text.c $(B)/mpi_text.c \
 	    -ltcc -llapacke -lopenblas -ldl -lm -lpthread
 
 fuzz: deps

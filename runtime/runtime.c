@@ -188,4 +188,6 @@ const tx_symbol_group tx_symbol_groups[TXS_NGROUPS] = {
                   "#define TX_SPARSE_MAP_DEFINED\n#define TX_BLOCK 256\n",
                   tx_prims_source, 0},
     [TXS_LINALG] = {"#include <lapacke.h>\n", NULL, tx_linalg_source, 0},
+    /* standalone C for the MPI target only: the JIT never declares it */
+    [TXS_MPI] = {"#include <mpi.h>\n#include <stdio.h>\n", NULL, tx_mpi_source, 0},
 };

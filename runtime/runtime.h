@@ -17,6 +17,7 @@ typedef enum {
     TXS_BLAS,   /* CBLAS */
     TXS_PRIM,   /* the inner-loop primitives and sparse-map checks (prims.inc) */
     TXS_LINALG, /* the LAPACKE-backed calls (linalg.inc) */
+    TXS_MPI,    /* the distributed calls of the MPI target (mpi.inc: PBLAS, ScaLAPACK) */
     TXS_NGROUPS
 } tx_symbol_group_id;
 
@@ -38,9 +39,10 @@ typedef struct {
 extern const tx_runtime_symbol tx_runtime_symbols[];
 /* Per tx_symbol_group_id. */
 extern const tx_symbol_group tx_symbol_groups[TXS_NGROUPS];
-/* The text of prims.inc and linalg.inc (generated at build time). */
+/* The text of prims.inc, linalg.inc and mpi.inc (generated at build time). */
 extern const char tx_prims_source[];
 extern const char tx_linalg_source[];
+extern const char tx_mpi_source[];
 
 /* Seconds on a monotonic clock (statement timing in JIT code). */
 double tx_rt_now(void);

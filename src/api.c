@@ -642,6 +642,29 @@ int tx_tensor_get(const tx_program *p, int i, tx_tensor_info *info)
     return TX_OK;
 }
 
+int tx_dim_values(tx_program *p, int64_t *values, int max, int *count)
+{
+    if (!p)
+        return TX_ERR_ARG;
+    int n = p->S->nsym_dims;
+    if (count)
+        *count = n;
+    if (n > max || (n > 0 && !values))
+        return fail(p->ctx, TX_ERR_ARG, "tx_dim_values: the program has %d symbolic dims, room for %d", n,
+                    max < 0 ? 0 : max);
+    const char **from = malloc(sizeof(char *) * (size_t)(n + 1));
+    if (!from)
+        return fail(p->ctx, TX_ERR_NOMEM, "out of memory");
+    int64_t dummy;
+    int st = resolve_dims(p, -1, n ? values : &dummy, from);
+    for (int i = 0; st == TX_OK && i < n; i++)
+        if (values[i] < 0)
+            st = fail(p->ctx, TX_ERR_BIND, "dim '%s' is unknown: bind a tensor that has it, or set it",
+                      p->S->sym_dims[i]->name);
+    free(from);
+    return st;
+}
+
 int tx_tensor_shape(tx_program *p, const char *tensor, int64_t *shape)
 {
     if (!p)
@@ -1077,9 +1100,13 @@ char *tx_emit(tx_program *p, const tx_emit_options *opts, size_t *len)
              "keyword or a C library name, and does not start with '_' or 'tx_'", opts->name);
         return NULL;
     }
+    if (opts->mpi && opts->no_blas) {
+        fail(p->ctx, TX_ERR_ARG, "the MPI target needs BLAS: it cannot be combined with no_blas");
+        return NULL;
+    }
     emit_job job = {.p = p, .arena = arena_new()};
     job.o = (pipeline_options){.output = opts->header ? PIPE_HEADER : PIPE_C,
-                               .target = opts->no_blas ? &target_c99 : &target_c99_blas,
+                               .target = opts->mpi ? &target_mpi : opts->no_blas ? &target_c99 : &target_c99_blas,
                                .opt_level = p->opt_level, .fn_name = name};
     int st = job.arena ? guarded(p->ctx, emit_work, &job, &job.r) : fail(p->ctx, TX_ERR_NOMEM, "out of memory");
     char *out = st == TX_OK ? job.r.c.p : NULL;

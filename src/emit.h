@@ -113,7 +113,9 @@ static inline const char *ctype(dtype t) { return t == DT_F32 ? "float" : "doubl
 static inline void emit_use(emitter *E, int g)
 {
     E->groups |= 1u << g;
-    if (g == TXS_LINALG)
+    if (g == TXS_MPI) /* its calls fall back on linalg.inc and CBLAS */
+        E->groups |= 1u << TXS_LINALG;
+    if (g == TXS_LINALG || g == TXS_MPI)
         E->groups |= 1u << TXS_BLAS;
 }
 

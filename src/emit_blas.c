@@ -158,7 +158,9 @@ void emit_blas(emitter *E, const g_value *v)
         put_gemv(E, x, &sb, p->n, p->nn, p->k, p->nk, "tx_b", "tx_a", &sa, ak, &sc, cn);
     } else {
         int ta = ak != sa.n - 1, tb = bn != sb.n - 1;
-        put(E, "cblas_%sgemm(CblasRowMajor, %s, %s, ", x, ta ? "CblasTrans" : "CblasNoTrans",
+        /* a distributed target's GEMM: cblas_dgemm's contract plus the communicator */
+        put(E, "%s%sgemm(%sCblasRowMajor, %s, %s, ", E->T->distributed ? "tx_mpi_" : "cblas_", x,
+            E->T->distributed ? "tx_comm, " : "", ta ? "CblasTrans" : "CblasNoTrans",
             tb ? "CblasTrans" : "CblasNoTrans");
         put_group_size(E, &sc, p->m, p->nm);
         put(E, ", ");

@@ -29,25 +29,27 @@ void emit_linalg(emitter *E, const g_value *v, g_value *const *parts)
 {
     const char *S_ = v->dt == DT_F32 ? "s" : "d";
     const g_value *a = v->in[0];
-    emit_use(E, TXS_LINALG);
+    emit_use(E, E->T->distributed ? TXS_MPI : TXS_LINALG);
+    /* a distributed target's calls: linalg.inc's contract plus the communicator */
+    const char *la = E->T->distributed ? "tx_mpi_la_" : "tx_la_", *comm = E->T->distributed ? "tx_comm, " : "";
     put(E, "    { /* %%%d: %s */\n        int64_t tx_detail = 0;\n        int tx_info = ", v->id, la_word(v->la));
     switch (v->la) {
     case LA_CHOL: case LA_INV:
-        put(E, "tx_la_%s_%s(", v->la == LA_CHOL ? "chol" : "inv", S_);
+        put(E, "%s%s_%s(%s", la, v->la == LA_CHOL ? "chol" : "inv", S_, comm);
         put_extent(E, a->ext[0]);
         put(E, ", ");
         put_base(E, a);
         put(E, ", tx_v%d, &tx_detail);\n", v->id);
         break;
     case LA_POW:
-        put(E, "tx_la_pow_%s(", S_);
+        put(E, "%spow_%s(%s", la, S_, comm);
         put_extent(E, a->ext[0]);
         put(E, ", ");
         put_base(E, a);
         put(E, ", %lld, tx_v%d, &tx_detail);\n", (long long)v->la_pow, v->id);
         break;
     case LA_SOLVE:
-        put(E, "tx_la_solve_%s(", S_);
+        put(E, "%ssolve_%s(%s", la, S_, comm);
         put_extent(E, a->ext[0]);
         put(E, ", ");
         if (v->in[1]->rank == 2)
@@ -61,7 +63,7 @@ void emit_linalg(emitter *E, const g_value *v, g_value *const *parts)
         put(E, ", tx_v%d, &tx_detail);\n", v->id);
         break;
     case LA_EIGH:
-        put(E, "tx_la_eigh_%s(", S_);
+        put(E, "%seigh_%s(%s", la, S_, comm);
         put_extent(E, a->ext[0]);
         put(E, ", ");
         put_base(E, a);
@@ -73,7 +75,7 @@ void emit_linalg(emitter *E, const g_value *v, g_value *const *parts)
         put(E, ", tx_v%d, tx_v%d, &tx_detail);\n", parts[0]->id, parts[1]->id);
         break;
     case LA_QR: case LA_SVD:
-        put(E, "tx_la_%s_%s(", v->la == LA_QR ? "qr" : "svd", S_);
+        put(E, "%s%s_%s(%s", la, v->la == LA_QR ? "qr" : "svd", S_, comm);
         put_extent(E, a->ext[0]);
         put(E, ", ");
         put_extent(E, a->ext[1]);

@@ -28,14 +28,17 @@
 #include "npy.h"
 #include "cli_output.h"
 #include "cli_report.h"
+#include "cli_mpi.h"
 
 enum { EXIT_PROGRAM = 1, EXIT_USAGE = 2, EXIT_RUNTIME = 3 };
 
-#define EMIT_SYNOPSIS "txc FILE.tx [-o OUT.c] [--header [OUT.h]] [--name FN] [-O0|-O1|-O2] [--no-blas]\n"
+#define EMIT_SYNOPSIS "txc FILE.tx [-o OUT.c] [--header [OUT.h]] [--name FN] [-O0|-O1|-O2] [--no-blas]\n" \
+                      "           [--target c|mpi]\n"
 #define RUN_SYNOPSIS                                                                                 \
     "txc run FILE.tx [NAME=FILE.npy ...] [MAP=MASK.npy ...] [-D dim=N ...] [--random] [--time]\n"  \
-    "               [--profile] [-q] [-O0|-O1|-O2] [--backend tcc] [--threads N]\n"
-#define GRAPH_SYNOPSIS "txc graph FILE.tx [--dot] [--after PASS|all] [-D dim=N ...] [-O0|-O1|-O2]\n"
+    "               [--profile] [-q] [-O0|-O1|-O2] [--backend tcc] [--threads N] [--mpi]\n"
+#define GRAPH_SYNOPSIS "txc graph FILE.tx [--dot] [--after PASS|all] [-D dim=N ...] [-O0|-O1|-O2]\n" \
+                       "          [--target mpi [--ranks P]]\n"
 #define CHECK_SYNOPSIS "txc check FILE.tx\n"
 
 static const char usage_text[] =
@@ -72,6 +75,7 @@ static const char emit_help[] =
     "  --name FN          name the C function FN (default: the file's base name)\n"
     "  -O0|-O1|-O2        the optimisation level (default -O2)\n"
     "  --no-blas          loops instead of BLAS calls\n"
+    "  --target mpi       C for MPI: FN(MPI_Comm, ...), pdgemm and ScaLAPACK (tx_mpi(7))\n"
     "See txc(1) for the outputs' guarantees.\n";
 
 static const char run_help[] =
@@ -91,6 +95,8 @@ static const char run_help[] =
     "  --backend tcc   compile with libtcc, the default (also --backend=tcc)\n"
     "  --threads N     threads of the program's loops and of BLAS/LAPACK together\n"
     "                  (default: TX_NUM_THREADS, else every core)\n"
+    "  --mpi           under mpirun: every rank runs the program (built with mpicc,\n"
+    "                  cached); rank 0 reads the inputs and writes the outputs\n"
     "Outputs are written all or nothing; see OUTPUTS in txc(1).\n";
 
 static const char graph_help[] =
@@ -103,6 +109,8 @@ static const char graph_help[] =
     "  -D dim=N        the extent of a dim, for the contraction order and the costs\n"
     "                  (also -Ddim=N; other dims are taken as 64)\n"
     "  -O0|-O1|-O2     the optimisation level (default -O2)\n"
+    "  --target mpi    also each statement's distribution and communication volume\n"
+    "  --ranks P       ... on P ranks (default 4)\n"
     "See txc(1) for how to read the listing.\n";
 
 static const char check_help[] =
@@ -296,7 +304,7 @@ static int cmd_emit(int argc, char **argv)
 {
     common_opts c = {0};
     const char *out = NULL, *header = NULL, *name = NULL, *val;
-    int no_blas = 0, header_default = 0;
+    int no_blas = 0, header_default = 0, mpi = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (parse_opt_level(a, &c))
@@ -318,6 +326,11 @@ static int cmd_emit(int argc, char **argv)
             *(a[1] == 'o' ? &out : &name) = val;
         } else if (strcmp(a, "--no-blas") == 0)
             no_blas = 1;
+        else if (opt_value(argc, argv, &i, "--target", &val)) {
+            if (!val || (strcmp(val, "mpi") != 0 && strcmp(val, "c") != 0))
+                return usage("--target needs 'c' (the default) or 'mpi'");
+            mpi = strcmp(val, "mpi") == 0;
+        }
         else if (a[0] == '-' && a[1])
             return usage("unknown option '%s'", a);
         else if (c.file)
@@ -327,6 +340,8 @@ static int cmd_emit(int argc, char **argv)
     }
     if (!c.file)
         return usage("no input file");
+    if (mpi && no_blas)
+        return usage("--target mpi needs BLAS: it cannot be combined with --no-blas");
     int to_stdout = out && strcmp(out, "-") == 0;
     char *out_path = out ? strdup(out) : replace_ext(c.file, ".c");
     /* the default header goes next to the output, or next to the input
@@ -376,7 +391,7 @@ static int cmd_emit(int argc, char **argv)
     tx_program *p = status ? NULL : start(&c, &ctx, &status);
     char *code = NULL, *hcode = NULL;
     if (p) {
-        tx_emit_options eo = {.name = name, .no_blas = no_blas};
+        tx_emit_options eo = {.name = name, .no_blas = no_blas, .mpi = mpi};
         size_t len = 0, hlen = 0;
         code = tx_emit(p, &eo, &len);
         eo.header = 1;
@@ -717,10 +732,109 @@ static int write_npy(int fd, const char *name, const void *arg, char *err, size_
                         err, errlen);
 }
 
+/* ---- txc run --mpi (cli_mpi.c builds and loads the program) ---- */
+
+/* Builds P for the MPI target, loads it and starts MPI: *M and *RANK. */
+static int mpi_start(tx_program *p, tx_ctx *ctx, const char *file, int nmaps, cli_mpi **m, int *rank)
+{
+    if (nmaps > 0) {
+        fprintf(stderr, "txc: %s: --mpi does not run programs with sparse maps\n", file);
+        return EXIT_USAGE;
+    }
+    tx_emit_options eo = {.name = "txc_mpi_program", .mpi = 1};
+    size_t len = 0;
+    char *code = tx_emit(p, &eo, &len);
+    if (!code) {
+        fprintf(stderr, "txc: %s: %s\n", file, tx_errmsg(ctx));
+        return EXIT_RUNTIME;
+    }
+    char err[1024];
+    *m = cli_mpi_open(code, len, eo.name, err, sizeof err);
+    free(code);
+    if (!*m)
+        return (fprintf(stderr, "txc: %s\n", err), EXIT_RUNTIME);
+    *rank = cli_mpi_rank(*m);
+    return 0;
+}
+
+/* Rank 0's STATUS to every rank; then each input rank 0 read (shape, then
+   data) to the others, who bind it. */
+static int mpi_share_inputs(cli_mpi *m, tx_program *p, tx_ctx *ctx, run_binding *all, int ntensors, int status)
+{
+    int rank = cli_mpi_rank(m);
+    int st = cli_mpi_agree(m, status);
+    if (st && !status)
+        fprintf(stderr, "txc: rank %d: stopped: rank 0 could not read the inputs or check the outputs\n", rank);
+    for (int k = 0; !st && k < ntensors; k++) {
+        run_binding *b = &all[k];
+        if (b->info.io == TX_OUT || !b->file)
+            continue;
+        int bad = 0;
+        if (cli_mpi_bcast(m, b->shape, sizeof b->shape) < 0)
+            bad = 1;
+        int64_t n = count_elems(b->shape, b->info.ndim);
+        size_t bytes = (size_t)(n > 0 ? n : 0) * elem_size(b->info.dtype);
+        if (!bad && rank != 0) {
+            b->data = malloc(bytes ? bytes : 1);
+            if (!b->data)
+                bad = 1;
+        }
+        bad = cli_mpi_agree(m, bad);
+        if (!bad && cli_mpi_bcast(m, b->data, bytes) < 0)
+            bad = 1;
+        if (!bad && rank != 0 && tx_bind(p, b->name, b->data, b->info.ndim, b->shape) != TX_OK)
+            bad = (fprintf(stderr, "txc: rank %d: tensor '%s': %s\n", rank, b->name, tx_errmsg(ctx)), 1);
+        if (cli_mpi_agree(m, bad)) {
+            fprintf(stderr, "txc: rank %d: tensor '%s' could not be shared across the ranks\n", rank, b->name);
+            st = EXIT_RUNTIME;
+        }
+    }
+    return st;
+}
+
+/* Runs the loaded program on every rank; its error on every rank. */
+static int mpi_run(cli_mpi *m, tx_program *p, tx_ctx *ctx, const char *file, run_binding *all, int ntensors)
+{
+    int rank = cli_mpi_rank(m), nd = 0, bad = 0;
+    int64_t dims[256];
+    void **ptrs = calloc((size_t)ntensors + 1, sizeof *ptrs);
+    if (!ptrs || tx_dim_values(p, dims, 256, &nd) != TX_OK) {
+        fprintf(stderr, "txc: rank %d: %s\n", rank, ptrs ? tx_errmsg(ctx) : "out of memory");
+        bad = 1;
+    }
+    /* what tx_run would check: every binding has the declared extents */
+    for (int k = 0; !bad && k < ntensors; k++) {
+        int64_t want[32];
+        if (tx_tensor_shape(p, all[k].name, want) != TX_OK) {
+            fprintf(stderr, "txc: rank %d: %s\n", rank, tx_errmsg(ctx));
+            bad = 1;
+        }
+        for (int d = 0; !bad && d < all[k].info.ndim; d++)
+            if (want[d] != all[k].shape[d]) {
+                fprintf(stderr, "txc: rank %d: tensor '%s': mode %d has extent %lld, the program needs %lld\n",
+                        rank, all[k].name, d, (long long)all[k].shape[d], (long long)want[d]);
+                bad = 1;
+            }
+        ptrs[k] = all[k].data;
+    }
+    if (cli_mpi_agree(m, bad)) {
+        free(ptrs);
+        return EXIT_RUNTIME;
+    }
+    int code = cli_mpi_call(m, dims, ptrs);
+    free(ptrs);
+    if (code == 0)
+        return 0;
+    fprintf(stderr, "txc: rank %d: %s: %s\n", rank, file, cli_mpi_error(m, code));
+    return EXIT_RUNTIME;
+}
+
 static int cmd_run(int argc, char **argv)
 {
     common_opts c = {0};
-    int random_inputs = 0, timing = 0, quiet = 0, threads = 0, profile = 0;
+    int random_inputs = 0, timing = 0, quiet = 0, threads = 0, profile = 0, use_mpi = 0;
+    cli_mpi *mpi = NULL;
+    int rank = 0; /* under --mpi, this process's rank: only rank 0 touches files */
     int nb = 0;
     run_binding *binds = calloc((size_t)argc + 1, sizeof *binds);
     const char **dims = calloc((size_t)argc + 1, sizeof *dims);
@@ -743,6 +857,8 @@ static int cmd_run(int argc, char **argv)
             timing = 1;
         else if (strcmp(a, "--profile") == 0)
             profile = 1;
+        else if (strcmp(a, "--mpi") == 0)
+            use_mpi = 1;
         else if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0)
             quiet = 1;
         else if (opt_value(argc, argv, &i, "--backend", &val)) {
@@ -783,6 +899,8 @@ static int cmd_run(int argc, char **argv)
     }
     if (!status && !c.file)
         status = usage("no input file");
+    if (!status && use_mpi && (profile || timing))
+        status = usage("--time and --profile are not available with --mpi");
     tx_ctx *ctx = status ? NULL : tx_new();
     tx_program *p = NULL;
     double t_start = now(), t_compiled = 0, t_read = 0, t_ran = 0, t_written = 0;
@@ -852,6 +970,9 @@ static int cmd_run(int argc, char **argv)
             free(name);
         }
     }
+    /* --mpi: the program built for MPI and loaded; MPI started */
+    if (!status && use_mpi)
+        status = mpi_start(p, ctx, c.file, nmaps, &mpi, &rank);
     /* outputs that would overwrite the program, an input or each other are
        refused, and every destination checked, before any file is read */
     if (!status)
@@ -862,7 +983,7 @@ static int cmd_run(int argc, char **argv)
     if (!status && !outs)
         status = (fprintf(stderr, "txc: out of memory\n"), EXIT_RUNTIME);
     for (int k = 0; !status && k < ntensors; k++) {
-        if (all[k].info.io == TX_IN || !all[k].file)
+        if (all[k].info.io == TX_IN || !all[k].file || rank != 0)
             continue;
         out_file *o = &outs[nouts++];
         *o = (out_file){.name = all[k].file, .write = write_npy, .arg = &all[k]};
@@ -872,7 +993,7 @@ static int cmd_run(int argc, char **argv)
     /* inputs from files */
     for (int k = 0; !status && k < ntensors; k++) {
         run_binding *b = &all[k];
-        if (b->info.io == TX_OUT || !b->file)
+        if (b->info.io == TX_OUT || !b->file || rank != 0)
             continue;
         if (load_input(b) < 0)
             status = EXIT_RUNTIME;
@@ -880,6 +1001,9 @@ static int cmd_run(int argc, char **argv)
             status = (fprintf(stderr, "txc: tensor '%s' (%s): %s\n", b->name, b->file, tx_errmsg(ctx)),
                       EXIT_RUNTIME);
     }
+    /* --mpi: rank 0's verdict and inputs to every rank */
+    if (mpi)
+        status = mpi_share_inputs(mpi, p, ctx, all, ntensors, status);
     /* random inputs, then outputs, once every dim is known */
     for (int pass = 0; pass < 2; pass++)
         for (int k = 0; !status && k < ntensors; k++) {
@@ -930,10 +1054,12 @@ static int cmd_run(int argc, char **argv)
     progress_watch pw = {.p = p};
     int watching = !status && !quiet && !getenv("TX_NO_PROGRESS") && isatty(STDERR_FILENO) &&
                    progress_start(&pw) == 0;
-    int run_status = status ? TX_OK : tx_run(p);
+    int run_status = status ? TX_OK : mpi ? TX_OK : tx_run(p);
     if (watching)
         progress_stop(&pw);
-    if (!status && run_status != TX_OK) {
+    if (!status && mpi)
+        status = mpi_run(mpi, p, ctx, c.file, all, ntensors);
+    else if (!status && run_status != TX_OK) {
         const char *m = tx_errmsg(ctx);
         if (strncmp(m, c.file, strlen(c.file)) == 0) /* it names the file already */
             fprintf(stderr, "txc: %s\n", m);
@@ -944,11 +1070,15 @@ static int cmd_run(int argc, char **argv)
     t_ran = now();
     /* outputs without a file are printed; those with one written all or
        nothing (cli_output.c) */
-    for (int k = 0; !status && !quiet && k < ntensors; k++)
+    for (int k = 0; !status && !quiet && rank == 0 && k < ntensors; k++)
         if (all[k].info.io != TX_IN && !all[k].file)
             print_tensor(&all[k]);
     if (!status && out_write_all(outs, nouts, err, sizeof err) < 0)
         status = (fprintf(stderr, "txc: %s\n", err), EXIT_RUNTIME);
+    if (mpi) { /* the exit status of rank 0's writing, on every rank */
+        status = cli_mpi_agree(mpi, status);
+        cli_mpi_close(mpi);
+    }
     if (outs)
         out_release(outs, nouts);
     free(outs);

@@ -21,6 +21,7 @@ const tx_target target_jit_tcc = {
     .dtypes = F32_F64,
     .workspace = 1,
     .threads = TX_THREADS_POOL,
+    .distributed = 0,
 };
 
 const tx_target target_c99_blas = {
@@ -32,6 +33,7 @@ const tx_target target_c99_blas = {
     .dtypes = F32_F64,
     .workspace = 0,
     .threads = TX_THREADS_OPENMP,
+    .distributed = 0,
 };
 
 const tx_target target_c99 = {
@@ -43,4 +45,17 @@ const tx_target target_c99 = {
     .dtypes = F32_F64,
     .workspace = 0,
     .threads = TX_THREADS_OPENMP,
+    .distributed = 0,
+};
+
+const tx_target target_mpi = {
+    .name = "mpi",
+    .entry = TX_ENTRY_NAMED,
+    .symbols = TX_SYMBOLS_INLINE,
+    .specialised = 0,
+    .blas = 1,
+    .dtypes = F32_F64,
+    .workspace = 0,
+    .threads = TX_THREADS_OPENMP,
+    .distributed = 1,
 };

@@ -93,6 +93,8 @@ typedef struct {
     const char *name; /* the C function's name; NULL: derived from the file name */
     int no_blas;      /* 1: self-contained C99, no cblas.h/lapacke.h */
     int header;       /* 1: emit the header (.h) instead of the source */
+    int mpi;          /* 1: the MPI target: FN(MPI_Comm, ...) on replicated tensors, with
+                         pdgemm and ScaLAPACK (tx_mpi(7)); not with no_blas */
 } tx_emit_options;
 
 /* Returns a new context, or NULL if out of memory. */
@@ -209,6 +211,13 @@ TX_API int tx_tensor_get(const tx_program *p, int i, tx_tensor_info *info);
 /* Resolves the extents of TENSOR from the dims set and the shapes bound so
    far into SHAPE (its ndim entries). TX_ERR_BIND if a dim is still unknown. */
 TX_API int tx_tensor_shape(tx_program *p, const char *tensor, int64_t *shape);
+
+/* The extents of the program's symbolic dims, in the order the generated
+   function takes them (tx(5) section 8), resolved from the dims set and
+   the tensors bound so far, into VALUES (room for MAX); *COUNT gets their
+   number. TX_ERR_ARG if MAX is too small, TX_ERR_BIND if one is unknown
+   or two bindings disagree. */
+TX_API int tx_dim_values(tx_program *p, int64_t *values, int max, int *count);
 
 /* Number of statements of the program. */
 TX_API int tx_stmt_count(const tx_program *p);

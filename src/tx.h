@@ -716,6 +716,10 @@ typedef struct tx_target {
     unsigned dtypes;     /* element types it computes: bit (1 << dtype) */
     int workspace;       /* intermediates may live in one workspace the caller passes */
     tx_threading threads;
+    int distributed;     /* 1: the function takes an MPI_Comm first (tx_comm) and runs on
+                            every rank of it; every tensor is replicated; GEMM and the
+                            matrix functions go to runtime/mpi.inc (PBLAS, ScaLAPACK);
+                            the status is agreed on by every rank; FN_argv is emitted */
 } tx_target;
 
 /* libtcc in memory, specialised on the bound extents (the library's tx_run). */
@@ -724,6 +728,8 @@ extern const tx_target target_jit_tcc;
 extern const tx_target target_c99_blas;
 /* Standalone C99 needing nothing but libm (txc --no-blas). */
 extern const tx_target target_c99;
+/* Standalone C99 for MPI: FN(MPI_Comm, ...) with PBLAS/ScaLAPACK (txc --target mpi). */
+extern const tx_target target_mpi;
 
 /* ---- emit_*.c: C source from the OpGraph for a target ---- */
 typedef struct {

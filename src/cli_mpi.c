@@ -1,0 +1,262 @@
+/*
+ * cli_mpi.c - txc run --mpi (linked only into txc). The program's C for
+ * the MPI target (tx_emit with .mpi), plus a small driver giving txc
+ * MPI_Init, broadcasts and the call through FN_argv, is compiled with
+ * mpicc into a shared object cached under the user's cache directory
+ * (keyed by a hash of the text and the command), and loaded with dlopen
+ * into each rank's txc. So txc and libtensorexpr never link MPI: a
+ * machine without it only loses --mpi, with a message saying what to
+ * install.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cli_mpi.h"
+
+extern char **environ;
+
+struct cli_mpi {
+    void *so;
+    int rank, size;
+    int (*agree)(int);
+    int (*bcast)(void *, long long);
+    int (*call)(const int64_t *, void *const *);
+    const char *(*error)(int);
+    void (*finalize)(void);
+};
+
+/* The driver, appended to the program's C; FN is the program function. */
+static const char driver_fmt[] =
+    "\n/* txc run --mpi: the driver txc calls through dlsym */\n"
+    "int txc_mpi_init(int *rank, int *size)\n"
+    "{\n"
+    "    int init = 0;\n"
+    "    MPI_Initialized(&init);\n"
+    "    if (!init && MPI_Init(NULL, NULL) != MPI_SUCCESS)\n"
+    "        return -1;\n"
+    "    MPI_Comm_rank(MPI_COMM_WORLD, rank);\n"
+    "    MPI_Comm_size(MPI_COMM_WORLD, size);\n"
+    "    return 0;\n"
+    "}\n"
+    "int txc_mpi_agree(int s)\n"
+    "{\n"
+    "    int all = s;\n"
+    "    MPI_Allreduce(&s, &all, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);\n"
+    "    return all;\n"
+    "}\n"
+    "int txc_mpi_bcast(void *p, long long n)\n"
+    "{\n"
+    "    for (long long off = 0; off < n; off += 1 << 30) {\n"
+    "        long long c = n - off < (1 << 30) ? n - off : (1 << 30);\n"
+    "        if (MPI_Bcast((char *)p + off, (int)c, MPI_BYTE, 0, MPI_COMM_WORLD) != MPI_SUCCESS)\n"
+    "            return -1;\n"
+    "    }\n"
+    "    return 0;\n"
+    "}\n"
+    "int txc_mpi_call(const int64_t *dims, void *const *ptrs) { return %s_argv(MPI_COMM_WORLD, dims, ptrs); }\n"
+    "const char *txc_mpi_error(int code) { return %s_error(code); }\n"
+    "void txc_mpi_finalize(void) { MPI_Finalize(); }\n";
+
+static const char *const link_libs[] = {"-lscalapack-openmpi", "-llapacke", "-lopenblas", "-lm"};
+
+/* 64-bit FNV-1a over N bytes, continuing from H. */
+static uint64_t fnv(uint64_t h, const void *p, size_t n)
+{
+    const unsigned char *s = p;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ s[i]) * 0x100000001b3ull;
+    return h;
+}
+
+/* mkdir -p for the cache directory. */
+static int make_dirs(char *path)
+{
+    for (char *s = path + 1; *s; s++)
+        if (*s == '/') {
+            *s = 0;
+            int r = mkdir(path, 0755);
+            *s = '/';
+            if (r < 0 && errno != EEXIST)
+                return -1;
+        }
+    return mkdir(path, 0755) < 0 && errno != EEXIST ? -1 : 0;
+}
+
+static int write_all(const char *path, const char *a, size_t na, const char *b, size_t nb)
+{
+    FILE *f = fopen(path, "wb");
+    if (!f)
+        return -1;
+    int ok = fwrite(a, 1, na, f) == na && fwrite(b, 1, nb, f) == nb;
+    return fclose(f) == 0 && ok ? 0 : -1;
+}
+
+/* Runs CC ... -o OUT SRC LIBS with its output into LOG; 0 on success, -1
+   if the compiler could not be started, else its exit status. */
+static int run_cc(const char *cc, const char *src, const char *out, const char *log)
+{
+    const char *argv[24];
+    int n = 0;
+    argv[n++] = cc;
+    argv[n++] = "-O2";
+    argv[n++] = "-std=c99";
+    argv[n++] = "-fPIC";
+    argv[n++] = "-shared";
+    argv[n++] = "-o";
+    argv[n++] = out;
+    argv[n++] = src;
+    for (size_t i = 0; i < sizeof link_libs / sizeof link_libs[0]; i++)
+        argv[n++] = link_libs[i];
+    argv[n] = NULL;
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 1, log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_adddup2(&fa, 1, 2);
+    pid_t pid;
+    int r = posix_spawnp(&pid, cc, &fa, NULL, (char *const *)argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    if (r != 0)
+        return -1;
+    int st;
+    while (waitpid(pid, &st, 0) < 0)
+        if (errno != EINTR)
+            return -1;
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
+static void *sym(cli_mpi *m, const char *name, char *err, size_t errlen)
+{
+    void *p = dlsym(m->so, name);
+    if (!p)
+        snprintf(err, errlen, "--mpi: the compiled program lacks %s", name);
+    return p;
+}
+
+cli_mpi *cli_mpi_open(const char *src, size_t len, const char *fn, char *err, size_t errlen)
+{
+    const char *cc = getenv("MPICC") && *getenv("MPICC") ? getenv("MPICC") : "mpicc";
+    size_t dlen = sizeof driver_fmt + 2 * strlen(fn);
+    char *driver = malloc(dlen);
+    if (!driver) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    snprintf(driver, dlen, driver_fmt, fn, fn);
+    uint64_t h = fnv(0xcbf29ce484222325ull, src, len);
+    h = fnv(h, driver, strlen(driver));
+    h = fnv(h, cc, strlen(cc) + 1);
+    for (size_t i = 0; i < sizeof link_libs / sizeof link_libs[0]; i++)
+        h = fnv(h, link_libs[i], strlen(link_libs[i]) + 1);
+    /* the cache: TX_CACHE_DIR, else $XDG_CACHE_HOME/tensorexpr, else ~/.cache/tensorexpr */
+    char dir[4096], so[4200], csrc[4200], tmp[4300], log[4200], lockp[4200];
+    const char *env = getenv("TX_CACHE_DIR"), *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+    if (env && *env)
+        snprintf(dir, sizeof dir, "%s", env);
+    else if (xdg && *xdg)
+        snprintf(dir, sizeof dir, "%s/tensorexpr", xdg);
+    else
+        snprintf(dir, sizeof dir, "%s/.cache/tensorexpr", home && *home ? home : "/tmp");
+    snprintf(so, sizeof so, "%s/mpi-%016llx.so", dir, (unsigned long long)h);
+    snprintf(csrc, sizeof csrc, "%s/mpi-%016llx.c", dir, (unsigned long long)h);
+    snprintf(log, sizeof log, "%s/mpi-%016llx.log", dir, (unsigned long long)h);
+    snprintf(lockp, sizeof lockp, "%s/mpi-%016llx.lock", dir, (unsigned long long)h);
+    snprintf(tmp, sizeof tmp, "%s/mpi-%016llx.%ld.so", dir, (unsigned long long)h, (long)getpid());
+    cli_mpi *m = NULL;
+    int lock = -1;
+    if (make_dirs(dir) < 0) {
+        snprintf(err, errlen, "--mpi: cannot create the cache directory %s: %s", dir, strerror(errno));
+        goto out;
+    }
+    /* one rank compiles; the others wait on the lock and find the object */
+    lock = open(lockp, O_RDWR | O_CREAT, 0644);
+    if (lock < 0 || flock(lock, LOCK_EX) < 0) {
+        snprintf(err, errlen, "--mpi: cannot lock %s: %s", lockp, strerror(errno));
+        goto out;
+    }
+    if (access(so, R_OK) != 0) {
+        int r = write_all(csrc, src, len, driver, strlen(driver));
+        if (r == 0)
+            r = run_cc(cc, csrc, tmp, log);
+        if (r == -1 && access(csrc, R_OK) == 0) {
+            snprintf(err, errlen, "--mpi needs the MPI compiler '%s' (Debian: apt-get install openmpi-bin "
+                     "libopenmpi-dev libscalapack-openmpi-dev)", cc);
+            goto out;
+        } else if (r != 0) {
+            snprintf(err, errlen, "--mpi: %s could not build the program (%s); see %s", cc,
+                     r < 0 ? strerror(errno) : "compiler error", log);
+            unlink(tmp);
+            goto out;
+        }
+        if (rename(tmp, so) < 0) {
+            snprintf(err, errlen, "--mpi: cannot store %s: %s", so, strerror(errno));
+            unlink(tmp);
+            goto out;
+        }
+    }
+    m = calloc(1, sizeof *m);
+    if (!m) {
+        snprintf(err, errlen, "out of memory");
+        goto out;
+    }
+    /* global: Open MPI's components resolve libmpi's symbols through it */
+    m->so = dlopen(so, RTLD_NOW | RTLD_GLOBAL);
+    if (!m->so) {
+        snprintf(err, errlen, "--mpi: cannot load %s: %s", so, dlerror());
+        free(m);
+        m = NULL;
+        goto out;
+    }
+    int (*init)(int *, int *) = (int (*)(int *, int *))sym(m, "txc_mpi_init", err, errlen);
+    m->agree = (int (*)(int))sym(m, "txc_mpi_agree", err, errlen);
+    m->bcast = (int (*)(void *, long long))sym(m, "txc_mpi_bcast", err, errlen);
+    m->call = (int (*)(const int64_t *, void *const *))sym(m, "txc_mpi_call", err, errlen);
+    m->error = (const char *(*)(int))sym(m, "txc_mpi_error", err, errlen);
+    m->finalize = (void (*)(void))sym(m, "txc_mpi_finalize", err, errlen);
+    if (!init || !m->agree || !m->bcast || !m->call || !m->error || !m->finalize) {
+        free(m);
+        m = NULL;
+        goto out;
+    }
+    if (flock(lock, LOCK_UN), init(&m->rank, &m->size) != 0) {
+        snprintf(err, errlen, "--mpi: MPI_Init failed");
+        free(m);
+        m = NULL;
+    }
+out:
+    if (lock >= 0)
+        close(lock);
+    free(driver);
+    return m;
+}
+
+int cli_mpi_rank(const cli_mpi *m) { return m->rank; }
+int cli_mpi_size(const cli_mpi *m) { return m->size; }
+int cli_mpi_agree(cli_mpi *m, int status) { return m->agree(status); }
+
+int cli_mpi_bcast(cli_mpi *m, void *buf, size_t bytes)
+{
+    return m->bcast(buf, (long long)bytes);
+}
+
+int cli_mpi_call(cli_mpi *m, const int64_t *dims, void *const *ptrs)
+{
+    return m->call(dims, ptrs);
+}
+
+const char *cli_mpi_error(cli_mpi *m, int code) { return m->error(code); }
+
+void cli_mpi_close(cli_mpi *m)
+{
+    if (m)
+        m->finalize();
+    free(m);
+}

@@ -1,0 +1,33 @@
+/*
+ * cli_mpi.h - txc run --mpi: the program's MPI-target C built with mpicc
+ * into a cached shared object, loaded into every rank's txc (linked only
+ * into txc; txc itself does not link MPI).
+ */
+#ifndef TX_CLI_MPI_H
+#define TX_CLI_MPI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct cli_mpi cli_mpi;
+
+/* Builds (or finds in the cache) the shared object for SRC (LEN bytes: the
+   C of `txc --target mpi` whose function is named FN), loads it and
+   initialises MPI. Returns the handle, or NULL with a message in ERR. */
+cli_mpi *cli_mpi_open(const char *src, size_t len, const char *fn, char *err, size_t errlen);
+/* This process's rank and the number of ranks (MPI_COMM_WORLD). */
+int cli_mpi_rank(const cli_mpi *m);
+int cli_mpi_size(const cli_mpi *m);
+/* The largest STATUS any rank passes: every rank learns that one failed. */
+int cli_mpi_agree(cli_mpi *m, int status);
+/* Rank 0's BYTES at BUF copied to every rank's BUF. 0, or -1. */
+int cli_mpi_bcast(cli_mpi *m, void *buf, size_t bytes);
+/* Runs the program on every rank: the symbolic dims, then the tensors'
+   pointers in parameter order. Its return code (the same on every rank). */
+int cli_mpi_call(cli_mpi *m, const int64_t *dims, void *const *ptrs);
+/* What code means (the program's FN_error). */
+const char *cli_mpi_error(cli_mpi *m, int code);
+/* Finalises MPI (the object stays loaded until exit). NULL: no-op. */
+void cli_mpi_close(cli_mpi *m);
+
+#endif

@@ -1,0 +1,251 @@
+#!/usr/bin/python3
+"""txc run --mpi under mpirun with 1, 2 and 4 ranks, against numpy and
+against the single-process `txc run` of the same inputs.
+
+    /usr/bin/python3 tests/run_mpi.py [--txc build/txc] [--ranks 1,2,4] [FILES...]
+
+The test files are tests/num/*.tx (their setup and expect directives, see
+run_num.py): contractions, a CCSD-like program, elementwise work,
+reductions, scans and every matrix function. The distributed paths are
+forced at these small sizes (TX_MPI_GEMM_MIN=0, TX_MPI_LA_MIN=0) and
+traced (TX_MPI_TRACE): with more than one rank, a program with a GEMM or a
+matrix function must show the PBLAS/ScaLAPACK call it made. Also: the
+example examples/ccd.tx with seeded random inputs, equal to the single
+process; a failure on the ranks (a matrix that is not positive definite)
+reported by every rank, exit status 3, no output file; a program with a
+sparse map refused; and the standalone `txc --target mpi` C called from a
+C program of our own (tests/mpi/embed_mpi.c).
+
+Without mpirun/mpicc it prints why and counts nothing (skipped).
+"""
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+import run_num  # noqa: E402
+
+TIMEOUT = 120
+
+# (file, must it show a distributed call with more than one rank)
+CASES = [
+    ('matmul.tx', True), ('four_index.tx', True), ('batched_matmul.tx', True), ('contract3.tx', True),
+    ('chain4.tx', True), ('contract_multi.tx', True), ('f32_basic.tx', False), ('ccsd_denominators.tx', False),
+    ('fn_softmax.tx', False), ('fn_reduce_sum.tx', False), ('fn_cumsum.tx', False), ('broadcast_add.tx', False),
+    ('la_cholesky.tx', True), ('la_inv.tx', True), ('la_solve_mat.tx', True), ('la_solve_vec.tx', True),
+    ('la_eigh.tx', True), ('la_eigh_gen.tx', False), ('la_qr_tall.tx', True), ('la_qr_wide.tx', True),
+    ('la_svd_tall.tx', True), ('la_svd_wide.tx', True), ('la_pow.tx', False), ('la_lstsq.tx', True),
+]
+
+
+def mpi_env(cache):
+    env = dict(os.environ)
+    env.update(OMPI_ALLOW_RUN_AS_ROOT='1', OMPI_ALLOW_RUN_AS_ROOT_CONFIRM='1', OPENBLAS_NUM_THREADS='1',
+               OMPI_MCA_rmaps_base_oversubscribe='1', TX_CACHE_DIR=cache, TX_MPI_GEMM_MIN='0',
+               TX_MPI_LA_MIN='0', TX_MPI_TRACE='1', TX_NO_PROGRESS='1')
+    return env
+
+
+def mpirun(np_, args):
+    return ['mpirun', '--oversubscribe', '--allow-run-as-root', '-np', str(np_)] + args
+
+
+def run(cmd, env):
+    try:
+        r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=TIMEOUT, env=env)
+    except subprocess.TimeoutExpired:
+        return 124, '', 'timeout after %d s' % TIMEOUT
+    return r.returncode, r.stdout.decode('utf-8', 'replace'), r.stderr.decode('utf-8', 'replace')
+
+
+def case_args(case, prep, td, tag):
+    """txc run's arguments for CASE with its inputs saved in TD; the output files."""
+    args, outs = [case.path], {}
+    for i, d in enumerate(case.io):
+        fn = os.path.join(td, '%s_t%d.npy' % (tag, i))
+        if d.kind in ('in', 'inout'):
+            np.save(fn, prep.inputs[d.name])
+        if d.kind in ('out', 'inout'):
+            outs[d.name] = fn
+        args.append('%s=%s' % (d.name, fn))
+    for name, v in prep.dim_args:
+        args += ['-D', '%s=%d' % (name, v)]
+    return args, outs
+
+
+def load(outs):
+    return {k: np.load(fn) for k, fn in outs.items()}
+
+
+def same(a, b, tol):
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    if a.shape != b.shape:
+        return 'shape %s, single process %s' % (a.shape, b.shape)
+    scale = max(1.0, float(np.max(np.abs(b))) if b.size else 1.0)
+    err = float(np.max(np.abs(a - b))) if a.size else 0.0
+    return None if err <= tol * scale else 'max difference %.3g from the single process (tol %.3g)' % (err, tol)
+
+
+def check_case(txc, fname, must_trace, ranks, env, td):
+    """Failure lines for one test file at every rank count."""
+    fails = []
+    case = run_num.Case(os.path.join(run_num.NUMDIR, fname))
+    prep = run_num.Prepared(case)
+    args, outs = case_args(case, prep, td, 'single')
+    rc, _, err = run([txc, 'run'] + args + ['-q'], env)
+    if rc != 0:
+        return ['%s: single process: exit %d: %s' % (fname, rc, run_num.one_line(err))]
+    single = load(outs)
+    for p in ranks:
+        args, outs = case_args(case, prep, td, 'np%d' % p)
+        cmd = mpirun(p, [txc, 'run', '--mpi', '-q'] + args)
+        rc, _, err = run(cmd, env)
+        where = '%s -np %d' % (fname, p)
+        if rc != 0:
+            fails.append('%s: exit %d: %s' % (where, rc, run_num.one_line(err)))
+            continue
+        if must_trace and p > 1 and 'tx_mpi: p' not in err:
+            fails.append('%s: no PBLAS/ScaLAPACK call was traced: %s' % (where, run_num.one_line(err)))
+        got = load(outs)
+        why = run_num.check_outputs(case, prep, got)
+        if why:
+            fails.append('%s: vs numpy: %s' % (where, why))
+        for k in got:
+            w = same(got[k], single[k], max(case.tol, 1e-12))
+            if w:
+                fails.append('%s: %s: %s' % (where, k, w))
+    return fails
+
+
+def check_ccd(txc, ranks, env, td):
+    """examples/ccd.tx, seeded random inputs: every output equals the single process's."""
+    names = ['Tn', 'R', 'E']
+    base = [os.path.join(ROOT, 'examples', 'ccd.tx'), '--random', '-D', 'o=6', '-D', 'v=12']
+    outs = {n: os.path.join(td, 'ccd_%s.npy' % n) for n in names}
+    rc, _, err = run([txc, 'run'] + base + ['%s=%s' % (n, f) for n, f in outs.items()], env)
+    if rc != 0:
+        return ['ccd.tx: single process: exit %d: %s' % (rc, run_num.one_line(err))]
+    single = load(outs)
+    fails = []
+    for p in ranks:
+        o = {n: os.path.join(td, 'ccd%d_%s.npy' % (p, n)) for n in names}
+        rc, _, err = run(mpirun(p, [txc, 'run', '--mpi'] + base + ['%s=%s' % (n, f) for n, f in o.items()]), env)
+        if rc != 0:
+            fails.append('ccd.tx -np %d: exit %d: %s' % (p, rc, run_num.one_line(err)))
+            continue
+        if p > 1 and 'tx_mpi: pdgemm' not in err:
+            fails.append('ccd.tx -np %d: no pdgemm traced' % p)
+        got = load(o)
+        for n in names:
+            w = same(got[n], single[n], 1e-11)
+            if w:
+                fails.append('ccd.tx -np %d: %s: %s' % (p, n, w))
+    return fails
+
+
+def check_failure(txc, env, td):
+    """A matrix that is not positive definite: exit 3, said by every rank, no output file."""
+    src = os.path.join(td, 'chol.tx')
+    with open(src, 'w') as f:
+        f.write('in A[n,n];\nout L[n,n], C[n,n];\nC("i,j") = A("i,k") * A("k,j");\nL("i,j") = cholesky(A("i,j"));\n')
+    a = np.eye(6)
+    a[4, 4] = -1.0
+    np.save(os.path.join(td, 'bad.npy'), a)
+    outl, outc = os.path.join(td, 'badL.npy'), os.path.join(td, 'badC.npy')
+    rc, _, err = run(mpirun(2, [txc, 'run', '--mpi', src, 'A=' + os.path.join(td, 'bad.npy'), 'L=' + outl,
+                                'C=' + outc]), env)
+    fails = []
+    if rc != 3:
+        fails.append('not positive definite, -np 2: exit %d, want 3: %s' % (rc, run_num.one_line(err)))
+    for r in (0, 1):
+        if 'rank %d: %s:4: cholesky: matrix is not positive definite' % (r, src) not in err:
+            fails.append('not positive definite, -np 2: rank %d did not say so: %s' % (r, run_num.one_line(err)))
+    if os.path.exists(outl) or os.path.exists(outc):
+        fails.append('not positive definite, -np 2: an output file was written')
+    # a rank-0-only failure (an unreadable input) stops every rank
+    rc, _, err = run(mpirun(2, [txc, 'run', '--mpi', src, 'A=' + os.path.join(td, 'missing.npy'), 'L=' + outl,
+                                'C=' + outc]), env)
+    if rc != 3 or 'rank 1: stopped: rank 0 could not read the inputs' not in err:
+        fails.append('missing input, -np 2: exit %d: %s' % (rc, run_num.one_line(err)))
+    # sparse maps are refused
+    sp = os.path.join(ROOT, 'tests', 'num', 'sparse_band.tx')
+    if os.path.exists(sp):
+        rc, _, err = run(mpirun(1, [txc, 'run', '--mpi', '--random', sp, '-D', 'n=4']), env)
+        if rc != 2 or 'does not run programs with sparse maps' not in err:
+            fails.append('sparse map under --mpi: exit %d: %s' % (rc, run_num.one_line(err)))
+    return fails
+
+
+def check_embed(txc, ranks, env, td):
+    """The standalone --target mpi C, called by tests/mpi/embed_mpi.c."""
+    c, h = os.path.join(td, 'matmul_mpi.c'), os.path.join(td, 'matmul_mpi.h')
+    rc, _, err = run([txc, os.path.join(ROOT, 'examples', 'matmul.tx'), '--target', 'mpi', '-o', c,
+                      '--header', h], env)
+    if rc != 0:
+        return ['--target mpi: exit %d: %s' % (rc, run_num.one_line(err))]
+    exe = os.path.join(td, 'embed_mpi')
+    rc, _, err = run(['mpicc', '-O2', '-std=c99', '-Wall', '-Werror', '-I', td, '-o', exe,
+                      os.path.join(HERE, 'mpi', 'embed_mpi.c'), c, '-lscalapack-openmpi', '-llapacke',
+                      '-lopenblas', '-lm'], env)
+    if rc != 0:
+        return ['embed_mpi.c: mpicc: %s' % run_num.one_line(err)]
+    fails = []
+    for p in ranks:
+        rc, out, err = run(mpirun(p, [exe]), env)
+        if rc != 0 or out.count('embed_mpi: ok') != p:
+            fails.append('embed_mpi -np %d: exit %d: %s %s' % (p, rc, run_num.one_line(out), run_num.one_line(err)))
+    return fails
+
+
+def main(argv):
+    txc, ranks, files = os.path.join(ROOT, 'build', 'txc'), [1, 2, 4], []
+    it = iter(argv)
+    for a in it:
+        if a == '--txc':
+            txc = next(it)
+        elif a == '--ranks':
+            ranks = [int(x) for x in next(it).split(',')]
+        else:
+            files.append(a)
+    missing = [t for t in ('mpirun', 'mpicc') if not shutil.which(t)]
+    if missing or not os.path.exists('/usr/lib/x86_64-linux-gnu/libscalapack-openmpi.so'):
+        print('SKIPPED: MPI is not installed (%s missing); install openmpi-bin libopenmpi-dev '
+              'libscalapack-openmpi-dev (make deps)' % (', '.join(missing) or 'libscalapack-openmpi'))
+        print('0 passed, 0 failed')
+        return 0
+    txc = os.path.abspath(txc)
+    cases = [c for c in CASES if not files or c[0] in files]
+    npass = nfail = 0
+    with tempfile.TemporaryDirectory(prefix='txmpi.') as td:
+        env = mpi_env(os.path.join(td, 'cache'))
+        groups = [('%s' % f, lambda f=f, t=t: check_case(txc, f, t, ranks, env, td)) for f, t in cases]
+        if not files:
+            groups += [('examples/ccd.tx', lambda: check_ccd(txc, ranks, env, td)),
+                       ('failures', lambda: check_failure(txc, env, td)),
+                       ('embed_mpi.c', lambda: check_embed(txc, ranks, env, td))]
+        for name, fn in groups:
+            try:
+                fails = fn()
+            except Exception as e:  # a broken test is a failure, said
+                fails = ['%s: %s: %s' % (name, type(e).__name__, e)]
+            for f in fails:
+                print('FAIL ' + f)
+            if fails:
+                nfail += 1
+            else:
+                npass += 1
+                print('ok   ' + name)
+            sys.stdout.flush()
+    print('%d passed, %d failed' % (npass, nfail))
+    return 1 if nfail else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main(sys.argv[1:]))
