@@ -825,7 +825,11 @@ static int mpi_run(cli_mpi *m, tx_program *p, tx_ctx *ctx, const char *file, run
     free(ptrs);
     if (code == 0)
         return 0;
-    fprintf(stderr, "txc: rank %d: %s: %s\n", rank, file, cli_mpi_error(m, code));
+    const char *msg = cli_mpi_error(m, code);
+    if (strncmp(msg, file, strlen(file)) == 0) /* it names the file already */
+        fprintf(stderr, "txc: rank %d: %s\n", rank, msg);
+    else
+        fprintf(stderr, "txc: rank %d: %s: %s\n", rank, file, msg);
     return EXIT_RUNTIME;
 }
 

@@ -4,6 +4,8 @@ against the single-process `txc run` of the same inputs.
 
     /usr/bin/python3 tests/run_mpi.py [--txc build/txc] [--ranks 1,2,4] [FILES...]
 
+FILES: names of tests/num files, or ccd, failures, embed (default: all).
+
 The test files are tests/num/*.tx (their setup and expect directives, see
 run_num.py): contractions, a CCSD-like program, elementwise work,
 reductions, scans and every matrix function. The distributed paths are
@@ -175,11 +177,10 @@ def check_failure(txc, env, td):
     if rc != 3 or 'rank 1: stopped: rank 0 could not read the inputs' not in err:
         fails.append('missing input, -np 2: exit %d: %s' % (rc, run_num.one_line(err)))
     # sparse maps are refused
-    sp = os.path.join(ROOT, 'tests', 'num', 'sparse_band.tx')
-    if os.path.exists(sp):
-        rc, _, err = run(mpirun(1, [txc, 'run', '--mpi', '--random', sp, '-D', 'n=4']), env)
-        if rc != 2 or 'does not run programs with sparse maps' not in err:
-            fails.append('sparse map under --mpi: exit %d: %s' % (rc, run_num.one_line(err)))
+    sp = os.path.join(ROOT, 'examples', 'dlpno_pair.tx')
+    rc, _, err = run(mpirun(1, [txc, 'run', '--mpi', '--random', '-q', sp, '-D', 'o=2', '-D', 'v=3']), env)
+    if rc != 2 or 'does not run programs with sparse maps' not in err:
+        fails.append('sparse map under --mpi: exit %d: %s' % (rc, run_num.one_line(err)))
     return fails
 
 
@@ -226,10 +227,10 @@ def main(argv):
     with tempfile.TemporaryDirectory(prefix='txmpi.') as td:
         env = mpi_env(os.path.join(td, 'cache'))
         groups = [('%s' % f, lambda f=f, t=t: check_case(txc, f, t, ranks, env, td)) for f, t in cases]
-        if not files:
-            groups += [('examples/ccd.tx', lambda: check_ccd(txc, ranks, env, td)),
-                       ('failures', lambda: check_failure(txc, env, td)),
-                       ('embed_mpi.c', lambda: check_embed(txc, ranks, env, td))]
+        extra = [('ccd', lambda: check_ccd(txc, ranks, env, td)),
+                 ('failures', lambda: check_failure(txc, env, td)),
+                 ('embed', lambda: check_embed(txc, ranks, env, td))]
+        groups += [g for g in extra if not files or g[0] in files]
         for name, fn in groups:
             try:
                 fails = fn()
