@@ -28,6 +28,7 @@ struct tx_ctx {
     int opt_level;
     int timing;
     int threads;      /* TX_OPTION_THREADS */
+    int mpi_ranks;    /* TX_OPTION_MPI_RANKS */
 };
 
 /* One parameter tensor's binding: the caller's array, its layout, and
@@ -136,6 +137,11 @@ int tx_set_option(tx_ctx *ctx, tx_option option, int value)
         if (value < 0)
             return fail(ctx, TX_ERR_ARG, "tx_set_option: threads must be 0 (the default) or more, not %d", value);
         ctx->threads = value;
+        return TX_OK;
+    case TX_OPTION_MPI_RANKS:
+        if (value < 0)
+            return fail(ctx, TX_ERR_ARG, "tx_set_option: MPI ranks must be 0 (none) or more, not %d", value);
+        ctx->mpi_ranks = value;
         return TX_OK;
     }
     return fail(ctx, TX_ERR_ARG, "unknown option %d", (int)option);
@@ -1160,6 +1166,8 @@ static int graph_work(void *arg)
     graph_print(j->r.g, &j->out, j->dot);
     if (!j->dot)
         buf_printf(&j->out, "# naive (as written, -O0): %.4g flop\n", graph_flops(j->r0.g));
+    if (!j->dot && p->ctx->mpi_ranks > 0)
+        mpi_plan_print(j->r.g, p->ctx->mpi_ranks, &j->out);
     return TX_OK;
 }
 

@@ -427,7 +427,7 @@ static int cmd_emit(int argc, char **argv)
 static int cmd_graph(int argc, char **argv, int check_only)
 {
     common_opts c = {0};
-    int dot = 0, nd = 0;
+    int dot = 0, nd = 0, mpi_ranks = 0, target_mpi = 0;
     const char *after = NULL;
     const char *dims[argc > 0 ? argc : 1]; /* at most one -D per argument */
     for (int i = 1; i < argc; i++) {
@@ -446,6 +446,17 @@ static int cmd_graph(int argc, char **argv, int check_only)
             dims[nd++] = d;
         } else if (!check_only && strcmp(a, "--dot") == 0)
             dot = 1;
+        else if (!check_only && opt_value(argc, argv, &i, "--target", &val)) {
+            if (!val || (strcmp(val, "mpi") != 0 && strcmp(val, "c") != 0))
+                return usage("--target needs 'c' (the default) or 'mpi'");
+            target_mpi = strcmp(val, "mpi") == 0;
+        } else if (!check_only && opt_value(argc, argv, &i, "--ranks", &val)) {
+            char *end = NULL;
+            long n = val ? strtol(val, &end, 10) : 0;
+            if (!val || *end || n < 1 || n > 100000000)
+                return usage("--ranks needs a number of ranks from 1 to 100000000");
+            mpi_ranks = (int)n;
+        }
         else if (a[0] == '-' && a[1])
             return usage("unknown option '%s'", a);
         else if (c.file)
@@ -457,7 +468,13 @@ static int cmd_graph(int argc, char **argv, int check_only)
         return usage("no input file");
     tx_ctx *ctx;
     int status = 0;
+    if (mpi_ranks && !target_mpi)
+        return usage("--ranks goes with --target mpi");
+    if (target_mpi && dot)
+        return usage("--target mpi prints a listing: it cannot be combined with --dot");
     tx_program *p = start(&c, &ctx, &status);
+    if (p && target_mpi)
+        tx_set_option(ctx, TX_OPTION_MPI_RANKS, mpi_ranks ? mpi_ranks : 4);
     for (int j = 0; p && j < nd; j++) {
         const char *eq = strchr(dims[j], '=');
         char *name = strndup(dims[j], (size_t)(eq - dims[j]));

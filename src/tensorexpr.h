@@ -84,8 +84,11 @@ typedef enum {
                                 (cse, fold, dce, fuse); 2 (default): also the
                                 contraction order and BLAS */
     TX_OPTION_TIMING = 2,    /* 1: tx_run records per-statement times (tx_timing) */
-    TX_OPTION_THREADS = 3    /* threads of the program's loops and of BLAS/LAPACK together;
+    TX_OPTION_THREADS = 3,   /* threads of the program's loops and of BLAS/LAPACK together;
                                 0 (default): TX_NUM_THREADS if set, else every core */
+    TX_OPTION_MPI_RANKS = 4  /* P > 0: tx_graph also says what the MPI target does with each
+                                call on P ranks and its communication volume (tx_mpi(7));
+                                0 (default): nothing. Read when tx_graph runs */
 } tx_option;
 
 /* Options of tx_emit(). A zeroed struct gives the defaults. */

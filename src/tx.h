@@ -783,6 +783,12 @@ int emit_name_ok(const char *s);
    written as _xx (hex). Injective: distinct names never collide. */
 void mangle_name(tx_buf *out, const char *prefix, const char *name);
 
+/* ---- mpi_plan.c ---- */
+/* Appends to OUT, as '#' comment lines, what the MPI target does with each
+   call of G on P ranks (pdgemm, ScaLAPACK or local on every rank) and the
+   words each rank receives for it (a model; txc graph --target mpi). */
+void mpi_plan_print(const graph *g, int p, tx_buf *out);
+
 /* ---- jit.c ---- */
 typedef struct jit_module jit_module;
 typedef int (*jit_entry)(void *const *args);

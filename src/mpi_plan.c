@@ -1,0 +1,121 @@
+/*
+ * mpi_plan.c - what the MPI target (target_mpi, runtime/mpi.inc) does
+ * with each call of an optimised graph on P ranks, and the words it
+ * communicates: the section `txc graph --target mpi` prints after the
+ * listing. Pure arithmetic on the graph; no MPI here.
+ *
+ * The rules mirror runtime/mpi.inc: every tensor is replicated; a GEMM
+ * of m*n*k >= TX_MPI_GEMM_MIN (default 2^21) runs as pdgemm on a 2-D
+ * block-cyclic grid, others locally on every rank; a matrix function of
+ * order >= TX_MPI_LA_MIN (default 256) runs in ScaLAPACK; everything
+ * else runs locally on every rank with no message.
+ *
+ * Volumes are words (elements) received per rank, a model:
+ *   pdgemm (SUMMA on pr x pc): m*k/pr + k*n/pc for the panels, plus
+ *   2*(P-1)/P * m*n for the MPI_Allreduce that replicates C;
+ *   ScaLAPACK factorisations: about n^2/sqrt(P) * log2(P) for the panel
+ *   broadcasts (an estimate of the order, not a count), plus the
+ *   Allreduce of each result.
+ */
+#include <math.h>
+#include <stdio.h>
+
+#include "tx.h"
+
+#define GEMM_MIN 2097152.0
+#define LA_MIN 256.0
+
+/* The product of the extents of labels G in value X. */
+static double group_size(const graph *g, const g_value *x, const int *G, int n)
+{
+    double s = 1;
+    for (int i = 0; i < n; i++)
+        for (int m = 0; m < x->rank; m++)
+            if (x->label[m] == G[i]) {
+                s *= graph_extent_estimate(g, x->ext[m]);
+                break;
+            }
+    return s;
+}
+
+/* The grid the runtime makes for P ranks. */
+static void grid(int p, int *pr, int *pc)
+{
+    *pr = 1;
+    for (int d = 1; d * d <= p; d++)
+        if (p % d == 0)
+            *pr = d;
+    *pc = p / *pr;
+}
+
+static double allreduce_words(double n, int p)
+{
+    return p > 1 ? 2.0 * (p - 1) / p * n : 0;
+}
+
+void mpi_plan_print(const graph *g, int p, tx_buf *out)
+{
+    static const char *la_name[] = {"?", "pdpotrf", "pdgetrf+pdgetri", "(pow: local)", "pdgesv", "pdsyevd",
+                                    "pdgeqrf+pdorgqr", "pdgesvd", "?"};
+    int pr, pc;
+    grid(p, &pr, &pc);
+    buf_printf(out, "# MPI on %d rank%s (grid %dx%d): every tensor replicated; words received per rank\n", p,
+               p == 1 ? "" : "s", pr, pc);
+    double total = 0;
+    for (int k = 0; k < g->n; k++) {
+        const g_value *v = g->v[k];
+        if (v->dead || v->inlined || v->op == OP_INPUT || v->op == OP_CONST || v->op == OP_INDEX ||
+            v->op == OP_PART || (v->op == OP_STORE && v->absorbed))
+            continue;
+        double words = 0;
+        buf_printf(out, "#   %%%d (statement %d, line %u): ", v->id, v->stmt + 1, v->span.line);
+        const blas_plan *b = v->blas;
+        if (b && b->nm > 0 && b->nn > 0) {
+            const g_value *c = b->store ? b->store : v;
+            double m = group_size(g, v, b->m, b->nm), n = group_size(g, v, b->n, b->nn);
+            double kk = group_size(g, b->a, b->k, b->nk), nb = group_size(g, v, b->batch, b->nb);
+            (void)c;
+            if (p > 1 && m * n * kk >= GEMM_MIN) {
+                double summa = m * kk / pr + kk * n / pc, coll = allreduce_words(m * n, p);
+                words = nb * (summa + coll);
+                buf_printf(out, "pdgemm %.0fx%.0fx%.0f%s, A, B, C block-cyclic on %dx%d: %.4g words "
+                           "(panels %.4g, replicating C %.4g)\n", m, n, kk, nb > 1 ? " per batch" : "", pr, pc,
+                           words, nb * summa, nb * coll);
+                if (nb > 1)
+                    buf_printf(out, "#       %.0f batches, one pdgemm each\n", nb);
+            } else
+                buf_printf(out, "dgemm %.0fx%.0fx%.0f local on every rank (operands replicated%s): 0 words\n",
+                           m, n, kk, p > 1 ? ", below TX_MPI_GEMM_MIN" : "");
+        } else if (b) {
+            buf_printf(out, "%s local on every rank (operands replicated): 0 words\n",
+                       b->nm == 0 && b->nn == 0 ? "dot" : "gemv");
+        } else if (v->op == OP_LINALG) {
+            const g_value *a = v->in[0];
+            double n = graph_extent_estimate(g, a->ext[0]), n2 = a->rank > 1 ? graph_extent_estimate(g, a->ext[1])
+                                                                           : 1;
+            double order = n < n2 ? n : n2;
+            int dist = p > 1 && order >= LA_MIN && v->la != LA_POW && !(v->la == LA_EIGH && v->nin == 2) &&
+                       v->dt == DT_F64;
+            if (dist) {
+                double panels = n * n2 / sqrt((double)p) * log2((double)p);
+                double result = 0;
+                for (int j = k; j < g->n; j++) /* the results: the node, or its parts */
+                    if (g->v[j] == v ? v->nout == 1 : (g->v[j]->op == OP_PART && g->v[j]->in[0] == v))
+                        result += graph_value_elements(g, g->v[j]);
+                words = panels + allreduce_words(result, p);
+                buf_printf(out, "%s order %.0f, block-cyclic on %dx%d: %.4g words (panels ~%.4g, replicating "
+                           "the result %.4g)\n", la_name[v->la], order, pr, pc, words, panels,
+                           allreduce_words(result, p));
+            } else
+                buf_printf(out, "%s local on every rank (replicated%s): 0 words\n",
+                           v->la == LA_POW ? "pow" : la_name[v->la],
+                           p == 1 ? "" : v->la == LA_POW || v->nin == 2 || v->dt != DT_F64 ? ", no ScaLAPACK path"
+                                                                                             : ", below TX_MPI_LA_MIN");
+        } else {
+            buf_printf(out, "%s local on every rank (replicated): 0 words\n",
+                       v->op == OP_STORE ? "store" : graph_op_name(v->op));
+        }
+        total += words;
+    }
+    buf_printf(out, "# MPI total: %.4g words received per rank (%.4g MB at 8 bytes)\n", total, total * 8 / 1e6);
+}
