@@ -223,7 +223,7 @@ bench: deps
 PREFIX  ?= /usr/local
 DESTDIR ?=
 LIBDIR  := $(DESTDIR)$(PREFIX)/lib
-MANPAGES := $(wildcard man/*.1 man/*.3 man/*.5)
+MANPAGES := $(wildcard man/*.1 man/*.3 man/*.5 man/*.7)
 # the Python package, where Debian's python3 looks: /usr/lib/python3/dist-packages
 # for PREFIX=/usr, PREFIX/lib/python3.X/dist-packages otherwise (/usr/local)
 PYVER   := $(shell $(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null)

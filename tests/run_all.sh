@@ -73,6 +73,8 @@ run "output files: aliases refused, all or nothing, signals, modes, options" sh 
 run "compiler stages through txc (graph --after, internal errors)" sh tests/run_pipeline.sh
 run "linear-algebra failures (not positive definite, singular)" sh tests/run_la_failures.sh
 run "bad sparse maps" sh tests/run_sparse_failures.sh
+run "MPI: txc run --mpi on 1, 2, 4 ranks vs numpy and one process; --target mpi C (skipped without MPI)" \
+    "$PYTHON" tests/run_mpi.py --txc "$TXC"
 run "fuzzing smoke run (libFuzzer, ASan, UBSan)" sh tests/run_fuzz_smoke.sh
 echo "$total_pass passed, $total_fail failed"
 [ "$total_fail" = 0 ]

@@ -1,0 +1,50 @@
+#!/bin/sh
+# Strong scaling of txc run --mpi from 1 to 2 ranks on this machine
+# (docs/mpi-scaling.md). Each case runs REPEAT times, the rank counts
+# alternating, and the best wall time of each is kept (the machine is
+# shared: the best is the least disturbed). OpenBLAS runs one thread per
+# rank, so 2 ranks use the 2 cores.
+#
+#   sh bench/mpi_scaling.sh [REPEAT]      (default 3)
+set -e
+TXC=${TXC:-build/txc}
+REPEAT=${1:-3}
+PY=${PYTHON:-/usr/bin/python3}
+D=$(mktemp -d)
+trap 'rm -rf "$D"' EXIT
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OPENBLAS_NUM_THREADS=1 TX_CACHE_DIR=$D/cache
+cat > $D/chol.tx <<'TX'
+in A[n,n];
+out L[n,n];
+L("i,j") = cholesky(A("i,j"));
+TX
+$PY - "$D" <<'PYEOF'
+import sys, numpy as np
+d = sys.argv[1]; r = np.random.default_rng(1)
+np.save(d + '/A.npy', r.standard_normal((2000, 2000))); np.save(d + '/B.npy', r.standard_normal((2000, 2000)))
+m = r.standard_normal((2500, 2500)); np.save(d + '/S.npy', m @ m.T + 2500 * np.eye(2500))
+PYEOF
+run() { # np args...: wall seconds of one run
+    np=$1; shift
+    s=$(date +%s.%N)
+    mpirun --oversubscribe -np "$np" "$TXC" run --mpi -q "$@" >/dev/null
+    e=$(date +%s.%N)
+    echo "$s $e" | awk '{printf "%.3f", $2 - $1}'
+}
+case_() { # name args...
+    name=$1; shift
+    run 1 "$@" >/dev/null   # builds the object once (cached)
+    b1=999999; b2=999999
+    i=0
+    while [ $i -lt "$REPEAT" ]; do
+        t=$(run 1 "$@"); b1=$(echo "$t $b1" | awk '{print ($1 < $2) ? $1 : $2}')
+        t=$(run 2 "$@"); b2=$(echo "$t $b2" | awk '{print ($1 < $2) ? $1 : $2}')
+        i=$((i + 1))
+    done
+    echo "$name $b1 $b2" | awk '{printf "| %-36s | %8.3f | %8.3f | %5.2f |\n", $1, $2, $3, $2 / $3}'
+}
+echo "| case | 1 rank (s) | 2 ranks (s) | speed-up |"
+echo "|---|---|---|---|"
+case_ "matmul_2000^3_(pdgemm)" examples/matmul.tx A=$D/A.npy B=$D/B.npy C=$D/C.npy
+case_ "cholesky_2500_(pdpotrf)" $D/chol.tx A=$D/S.npy L=$D/L.npy
+case_ "ccd_o=12_v=60_(4_gemms)" examples/ccd.tx --random -D o=12 -D v=60 Tn=$D/Tn.npy R=$D/R.npy E=$D/E.npy
