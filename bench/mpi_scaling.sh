@@ -48,3 +48,19 @@ echo "|---|---|---|---|"
 case_ "matmul_2000^3_(pdgemm)" examples/matmul.tx A=$D/A.npy B=$D/B.npy C=$D/C.npy
 case_ "cholesky_2500_(pdpotrf)" $D/chol.tx A=$D/S.npy L=$D/L.npy
 case_ "ccd_o=12_v=60_(4_gemms)" examples/ccd.tx --random -D o=12 -D v=60 Tn=$D/Tn.npy R=$D/R.npy E=$D/E.npy
+# where the time of the 2-rank GEMM goes (rank 0's trace)
+echo
+TX_MPI_TRACE=1 mpirun --oversubscribe -np 2 "$TXC" run --mpi -q examples/matmul.tx A=$D/A.npy B=$D/B.npy \
+    C=$D/C.npy 2>&1 | grep '^tx_mpi' | sed 's/^/    /'
+# the control: what two cores give two independent single-thread GEMMs
+# (numpy, no MPI) right now, alone and side by side
+cat > $D/mm.py <<'PYEOF'
+import numpy as np, time
+a = np.random.rand(2000, 2000); b = np.random.rand(2000, 1000)
+t = time.time(); a @ b; a @ b
+print('%.3f' % (time.time() - t))
+PYEOF
+one=$($PY $D/mm.py)
+two=$( ($PY $D/mm.py; ) & $PY $D/mm.py; wait)
+echo
+echo "control, numpy 2000x1000x2000 twice, one thread: alone ${one} s; two processes at once: $(echo $two | tr '\n' ' ')s"
