@@ -4,7 +4,9 @@ against the single-process `txc run` of the same inputs.
 
     /usr/bin/python3 tests/run_mpi.py [--txc build/txc] [--ranks 1,2,4] [FILES...]
 
-FILES: names of tests/num files, or ccd, failures, embed (default: all).
+FILES: names of tests/num files, or graph, ccd, failures, embed (default: all).
+`txc graph --target mpi` is checked against hand-derived volumes first, with
+or without MPI.
 
 The test files are tests/num/*.tx (their setup and expect directives, see
 run_num.py): contractions, a CCSD-like program, elementwise work,
@@ -205,6 +207,39 @@ def check_embed(txc, ranks, env, td):
     return fails
 
 
+def check_graph(txc):
+    """txc graph --target mpi: the plan and its volume, against values derived by hand. Needs no MPI."""
+    fails = []
+    mm = os.path.join(ROOT, 'examples', 'matmul.tx')
+    dims = ['-D', 'n=200', '-D', 'k=200', '-D', 'm=200']
+    # 4 ranks: a 2x2 grid; SUMMA panels 200*200/2 + 200*200/2 = 4e4, replicating C 2*(3/4)*4e4 = 6e4
+    rc, out, err = run([txc, 'graph', mm, '--target', 'mpi', '--ranks', '4'] + dims, None)
+    want = 'pdgemm 200x200x200, A, B, C block-cyclic on 2x2: 1e+05 words (panels 4e+04, replicating C 6e+04)'
+    if rc != 0 or want not in out or 'MPI total: 1e+05 words' not in out:
+        fails.append('graph --ranks 4: exit %d: %s' % (rc, run_num.one_line(out + err)))
+    # 1 rank: local, nothing moves
+    rc, out, err = run([txc, 'graph', mm, '--target', 'mpi', '--ranks', '1'] + dims, None)
+    if rc != 0 or 'dgemm 200x200x200 local on every rank' not in out or 'MPI total: 0 words' not in out:
+        fails.append('graph --ranks 1: exit %d: %s' % (rc, run_num.one_line(out + err)))
+    # 8 ranks, a small GEMM: below the threshold, local
+    rc, out, err = run([txc, 'graph', mm, '--target', 'mpi', '--ranks', '8', '-D', 'n=10', '-D', 'k=10',
+                        '-D', 'm=10'], None)
+    if rc != 0 or 'below TX_MPI_GEMM_MIN' not in out or '(grid 2x4)' not in out:
+        fails.append('graph --ranks 8, small: exit %d: %s' % (rc, run_num.one_line(out + err)))
+    # a matrix function of order 300 on 4 ranks: pdpotrf
+    src = os.path.join(tempfile.gettempdir(), 'txmpi_chol_%d.tx' % os.getpid())
+    with open(src, 'w') as f:
+        f.write('in A[n,n];\nout L[n,n];\nL("i,j") = cholesky(A("i,j"));\n')
+    rc, out, err = run([txc, 'graph', src, '--target', 'mpi', '-D', 'n=300'], None)
+    os.unlink(src)
+    if rc != 0 or 'pdpotrf order 300, block-cyclic on 2x2' not in out:
+        fails.append('graph cholesky: exit %d: %s' % (rc, run_num.one_line(out + err)))
+    rc, out, err = run([txc, 'graph', mm, '--ranks', '4'], None)
+    if rc != 2 or '--ranks goes with --target mpi' not in err:
+        fails.append('graph --ranks without --target mpi: exit %d' % rc)
+    return fails
+
+
 def main(argv):
     txc, ranks, files = os.path.join(ROOT, 'build', 'txc'), [1, 2, 4], []
     it = iter(argv)
@@ -215,15 +250,24 @@ def main(argv):
             ranks = [int(x) for x in next(it).split(',')]
         else:
             files.append(a)
+    if files == ['graph']:
+        files = ['graph', '-']  # the graph check alone
+    txc = os.path.abspath(txc)
+    gfails = check_graph(txc) if not files or 'graph' in files else []
+    for f in gfails:
+        print('FAIL ' + f)
+    if not files or 'graph' in files:
+        print('ok   graph --target mpi' if not gfails else '')
+    gpass, gfail = (0, 1) if gfails else (1 if not files or 'graph' in files else 0, 0)
     missing = [t for t in ('mpirun', 'mpicc') if not shutil.which(t)]
     if missing or not os.path.exists('/usr/lib/x86_64-linux-gnu/libscalapack-openmpi.so'):
-        print('SKIPPED: MPI is not installed (%s missing); install openmpi-bin libopenmpi-dev '
-              'libscalapack-openmpi-dev (make deps)' % (', '.join(missing) or 'libscalapack-openmpi'))
-        print('0 passed, 0 failed')
-        return 0
-    txc = os.path.abspath(txc)
+        print('SKIPPED: MPI is not installed (%s missing): txc run --mpi and the --target mpi C are not tested; '
+              'install openmpi-bin libopenmpi-dev libscalapack-openmpi-dev (make deps)'
+              % (', '.join(missing) or 'libscalapack-openmpi'))
+        print('%d passed, %d failed' % (gpass, gfail))
+        return 1 if gfail else 0
     cases = [c for c in CASES if not files or c[0] in files]
-    npass = nfail = 0
+    npass, nfail = gpass, gfail
     with tempfile.TemporaryDirectory(prefix='txmpi.') as td:
         env = mpi_env(os.path.join(td, 'cache'))
         groups = [('%s' % f, lambda f=f, t=t: check_case(txc, f, t, ranks, env, td)) for f, t in cases]
