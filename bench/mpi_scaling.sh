@@ -48,10 +48,16 @@ echo "|---|---|---|---|"
 case_ "matmul_2000^3_(pdgemm)" examples/matmul.tx A=$D/A.npy B=$D/B.npy C=$D/C.npy
 case_ "cholesky_2500_(pdpotrf)" $D/chol.tx A=$D/S.npy L=$D/L.npy
 case_ "ccd_o=12_v=60_(4_gemms)" examples/ccd.tx --random -D o=12 -D v=60 Tn=$D/Tn.npy R=$D/R.npy E=$D/E.npy
-# where the time of the 2-rank GEMM goes (rank 0's trace)
+export TX_MPI_GEMM=rows   # the other plan: slabs of C's rows, no panels
+case_ "matmul_2000^3_(rows)" examples/matmul.tx A=$D/A.npy B=$D/B.npy C=$D/C.npy
+case_ "ccd_o=12_v=60_(rows)" examples/ccd.tx --random -D o=12 -D v=60 Tn=$D/Tn.npy R=$D/R.npy E=$D/E.npy
+unset TX_MPI_GEMM
+# where the time of the 2-rank GEMM goes (rank 0's trace), both plans
 echo
-TX_MPI_TRACE=1 mpirun --oversubscribe -np 2 "$TXC" run --mpi -q examples/matmul.tx A=$D/A.npy B=$D/B.npy \
-    C=$D/C.npy 2>&1 | grep '^tx_mpi' | sed 's/^/    /'
+for plan in pdgemm rows; do
+    TX_MPI_GEMM=$plan TX_MPI_TRACE=1 mpirun --oversubscribe -np 2 "$TXC" run --mpi -q examples/matmul.tx \
+        A=$D/A.npy B=$D/B.npy C=$D/C.npy 2>&1 | grep '^tx_mpi' | sed 's/^/    /'
+done
 # the control: what two cores give two independent single-thread GEMMs
 # (numpy, no MPI) right now, alone and side by side
 cat > $D/mm.py <<'PYEOF'

@@ -138,14 +138,16 @@ def check_ccd(txc, ranks, env, td):
         return ['ccd.tx: single process: exit %d: %s' % (rc, run_num.one_line(err))]
     single = load(outs)
     fails = []
-    for p in ranks:
+    # every rank count with pdgemm, then the other plan (slabs of rows) on 2 and 3 ranks
+    for p, plan in [(p, 'pdgemm') for p in ranks] + [(2, 'rows'), (3, 'rows')]:
         o = {n: os.path.join(td, 'ccd%d_%s.npy' % (p, n)) for n in names}
-        rc, _, err = run(mpirun(p, [txc, 'run', '--mpi'] + base + ['%s=%s' % (n, f) for n, f in o.items()]), env)
+        e = dict(env, TX_MPI_GEMM=plan)
+        rc, _, err = run(mpirun(p, [txc, 'run', '--mpi'] + base + ['%s=%s' % (n, f) for n, f in o.items()]), e)
         if rc != 0:
             fails.append('ccd.tx -np %d: exit %d: %s' % (p, rc, run_num.one_line(err)))
             continue
-        if p > 1 and 'tx_mpi: pdgemm' not in err:
-            fails.append('ccd.tx -np %d: no pdgemm traced' % p)
+        if p > 1 and 'tx_mpi: %s' % plan not in err:
+            fails.append('ccd.tx -np %d: no %s traced' % (p, plan))
         got = load(o)
         for n in names:
             w = same(got[n], single[n], 1e-11)
