@@ -226,7 +226,8 @@ cli_mpi *cli_mpi_open(const char *src, size_t len, const char *fn, char *err, si
         m = NULL;
         goto out;
     }
-    if (flock(lock, LOCK_UN), init(&m->rank, &m->size) != 0) {
+    flock(lock, LOCK_UN);
+    if (init(&m->rank, &m->size) != 0) {
         snprintf(err, errlen, "--mpi: MPI_Init failed");
         free(m);
         m = NULL;
