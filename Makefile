@@ -44,7 +44,7 @@ LIB_SRC  := src/arena.c src/recover.c src/buf.c src/diag.c src/cst.c src/sema.c 
             src/emit_sparse.c src/emit_blas.c src/emit_linalg.c src/emit_expr.c src/emit_names.c \
             src/mpi_plan.c src/jit.c src/api.c
 LIB_OBJ  := $(B)/lexer.o $(B)/parser.o $(patsubst src/%.c,$(B)/%.o,$(LIB_SRC)) $(B)/runtime.o $(B)/pool.o \
-            $(B)/prims_text.o $(B)/linalg_text.o $(B)/mpi_text.o
+            $(B)/prims_text.o $(B)/linalg_text.o $(B)/mpi_text.o $(B)/complex_text.o
 RT_OBJ   := $(B)/npy.o
 
 all: $(B)/txc $(B)/libtensorexpr.a $(B)/libtensorexpr.so
@@ -78,7 +78,8 @@ $(B)/npy.o: runtime/npy.c runtime/npy.h | $(B)
 # no errno from libm, so sqrt is one vector instruction (still exact).
 # The .inc texts for standalone C
 RT_CFLAGS := -O3 -ffp-contract=off -fno-math-errno -Wno-unused-function
-$(B)/runtime.o: runtime/runtime.c runtime/runtime.h runtime/symbols.def runtime/prims.inc runtime/linalg.inc | $(B)
+$(B)/runtime.o: runtime/runtime.c runtime/runtime.h runtime/symbols.def runtime/prims.inc runtime/linalg.inc \
+               runtime/complex.inc | $(B)
 	$(CC) $(ALL_CFLAGS) $(RT_CFLAGS) -c $< -o $@
 $(B)/pool.o: runtime/pool.c runtime/runtime.h | $(B)
 	$(CC) $(ALL_CFLAGS) -c $< -o $@
@@ -200,12 +201,13 @@ FUZZ_FLAGS := -std=c99 -D_POSIX_C_SOURCE=200809L -g -O1 -fsanitize=fuzzer,addres
 
 $(FUZZ_DIR)/fuzz_compile: tests/fuzz/fuzz_compile.c $(LIB_SRC) grammar/parser.y grammar/lexer.re src/tx.h \
                           runtime/runtime.c runtime/pool.c runtime/symbols.def runtime/prims.inc $(B)/prims_text.c \
-                          runtime/linalg.inc $(B)/linalg_text.c runtime/mpi.inc $(B)/mpi_text.c
+                          runtime/linalg.inc $(B)/linalg_text.c runtime/mpi.inc $(B)/mpi_text.c \
+                          runtime/complex.inc $(B)/complex_text.c
 	mkdir -p $(FUZZ_DIR)/corpus
 	lemon -q -d$(FUZZ_DIR) -T/usr/share/lemon/lempar.c grammar/parser.y
 	re2c -W -Werror -8 -I /usr/share/re2c/stdlib -o $(FUZZ_DIR)/lexer.c grammar/lexer.re
 	clang $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_compile.c $(LIB_SRC) $(FUZZ_DIR)/lexer.c $(FUZZ_DIR)/parser.c \
-	    runtime/runtime.c runtime/pool.c $(B)/prims_text.c $(B)/linalg_text.c $(B)/mpi_text.c \
+	    runtime/runtime.c runtime/pool.c $(B)/prims_text.c $(B)/linalg_text.c $(B)/mpi_text.c $(B)/complex_text.c \
 	    -ltcc -llapacke -lopenblas -ldl -lm -lpthread
 
 fuzz: deps

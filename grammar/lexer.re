@@ -33,11 +33,12 @@ void lex_init(tx_lexer *lx, const tx_source *src, tx_diag *diag)
 static const struct { const char *word; int kind; } keywords[] = {
     {"dim", TK_DIM}, {"in", TK_IN}, {"out", TK_OUT}, {"inout", TK_INOUT},
     {"tmp", TK_TMP}, {"let", TK_LET}, {"sparse", TK_SPARSE},
-    {"f32", TK_F32}, {"f64", TK_F64},
+    {"f32", TK_F32}, {"f64", TK_F64}, {"c64", TK_C64}, {"c128", TK_C128},
     {"cholesky", TK_CHOLESKY}, {"inv", TK_INV}, {"pow", TK_POW},
     {"solve", TK_SOLVE}, {"eigh", TK_EIGH}, {"qr", TK_QR}, {"svd", TK_SVD},
     {"slice", TK_SLICE}, {"exp", TK_EXP}, {"log", TK_LOG}, {"sqrt", TK_SQRT},
     {"abs", TK_ABS}, {"sin", TK_SIN}, {"cos", TK_COS}, {"tanh", TK_TANH}, {"where", TK_WHERE},
+    {"conj", TK_CONJ}, {"real", TK_REAL}, {"imag", TK_IMAG},
     {"max", TK_MAX}, {"min", TK_MIN}, {"reduce", TK_REDUCE},
     {"scan", TK_SCAN}, {"scanr", TK_SCANR},
 };

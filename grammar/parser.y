@@ -67,9 +67,9 @@ static void parse_stack_overflow(cst_program *P);
 %stack_overflow { parse_stack_overflow(P); }
 
 %token IDENT NUMBER STRING.
-%token DIM IN OUT INOUT TMP LET SPARSE F32 F64.
+%token DIM IN OUT INOUT TMP LET SPARSE F32 F64 C64 C128.
 %token CHOLESKY INV POW SOLVE EIGH QR SVD SLICE EXP LOG SQRT ABS SIN COS TANH
-       WHERE MAX MIN REDUCE SCAN SCANR.
+       CONJ REAL IMAG WHERE MAX MIN REDUCE SCAN SCANR.
 %token LPAREN RPAREN LBRACKET RBRACKET COMMA SEMI COLON EQ PLUSEQ MINUSEQ STAREQ SLASHEQ ARROW.
 
 %nonassoc LT LE GT GE EQEQ NE.
@@ -96,7 +96,7 @@ decl ::= declhead tensorlist.
 declhead ::= iokw(K) dtype(T).         { cst_decl_begin(P, &K, &T); }
 iokw(A) ::= IN|OUT|INOUT|TMP(K).       { A = K; }
 dtype(A) ::= .                         { memset(&A, 0, sizeof A); }
-dtype(A) ::= F32|F64(T).               { A = T; }
+dtype(A) ::= F32|F64|C64|C128(T).               { A = T; }
 tensorlist ::= tensoritem.
 tensorlist ::= tensorlist COMMA tensoritem.
 tensoritem ::= IDENT(N).               { cst_decl_tensor(P, &N, NULL, &N); }
@@ -141,7 +141,7 @@ expr(A) ::= IDENT(N) LPAREN STRING(S) RPAREN(R).
                                        { A = cst_ref(P, &N, &S, &R); }
 expr(A) ::= fn(F) LPAREN args(L) RPAREN(R). { A = cst_call(P, &F, L, &R); }
 
-fn(A) ::= CHOLESKY|INV|POW|SOLVE|EIGH|QR|SVD|SLICE|EXP|LOG|SQRT|ABS|SIN|COS|TANH|WHERE|REDUCE|SCAN|SCANR(T).
+fn(A) ::= CHOLESKY|INV|POW|SOLVE|EIGH|QR|SVD|SLICE|EXP|LOG|SQRT|ABS|SIN|COS|TANH|CONJ|REAL|IMAG|WHERE|REDUCE|SCAN|SCANR(T).
                                        { A = T; }
 fn(A) ::= minmax(T).                   { A = T; }
 /* max and min are both functions, max(x, y), and operators, reduce(max, x) */
@@ -186,7 +186,7 @@ static void parse_syntax_error(cst_program *P, int major, const tx_token *tok,
     const tx_token *prev = &P->prev_token, *prev2 = &P->prev2_token;
     int shown = tok->n > 40 ? 40 : (int)tok->n;
     /* the common mistakes, said plainly */
-    if ((major == TK_F32 || major == TK_F64) && expects(expected, nexpected, TK_IDENT)) {
+    if ((major == TK_F32 || major == TK_F64 || major == TK_C64 || major == TK_C128) && expects(expected, nexpected, TK_IDENT)) {
         diag_error(P->diag, tok->span, "the element type is written once, right after in/out/inout/tmp, "
                    "and applies to the whole list; declare %.*s tensors in a declaration of their own",
                    shown, tok->z);
@@ -258,7 +258,7 @@ static int is_name(int kind) { return kind == TK_IDENT || (kind >= TK_DIM && kin
    of the two after it (NEXT, NEXT2); TK_IDENT where it is a name.
    - A declaration keyword (in out inout tmp dim let sparse) opens a
      declaration only at the start of a statement and before a name.
-   - f32 and f64 are element types only right after in/out/inout/tmp and
+   - f32, f64, c64 and c128 are element types only right after in/out/inout/tmp and
      before a name.
    - A function name is the function only before '(' that does not open an
      index string (exp("i") indexes a tensor called exp); max and min are
@@ -268,7 +268,7 @@ static int contextual_kind(const tx_token *t, int prev2, int prev, int next, int
     switch (t->kind) {
     case TK_DIM: case TK_IN: case TK_OUT: case TK_INOUT: case TK_TMP: case TK_LET: case TK_SPARSE:
         return prev == TK_SEMI && is_name(next) ? t->kind : TK_IDENT;
-    case TK_F32: case TK_F64:
+    case TK_F32: case TK_F64: case TK_C64: case TK_C128:
         /* (after ',' only to say that the type is written once per declaration) */
         return (prev == TK_IN || prev == TK_OUT || prev == TK_INOUT || prev == TK_TMP || prev == TK_COMMA) &&
                        is_name(next) ? t->kind : TK_IDENT;

@@ -58,6 +58,8 @@ size_t npy_dtype_size(npy_dtype t)
     case NPY_F32:  return 4;
     case NPY_F64:  return 8;
     case NPY_BOOL: return 1;
+    case NPY_C64:  return 8;
+    case NPY_C128: return 16;
     }
     return 0;
 }
@@ -68,6 +70,8 @@ const char *npy_dtype_name(npy_dtype t)
     case NPY_F32:  return "<f4";
     case NPY_F64:  return "<f8";
     case NPY_BOOL: return "|b1";
+    case NPY_C64:  return "<c8";
+    case NPY_C128: return "<c16";
     }
     return "?";
 }
@@ -86,6 +90,9 @@ static int npy_host_le(void)
     memcpy(&b, &one, 1);
     return b == 1;
 }
+
+/* The numbers in one element: 2 for complex (each swapped on its own). */
+static size_t npy_parts(npy_dtype t) { return t == NPY_C64 || t == NPY_C128 ? 2 : 1; }
 
 /* Reverses the bytes of each of the N ESIZE-byte elements at P. */
 static void npy_bswap(unsigned char *p, size_t n, size_t esize)
@@ -291,17 +298,22 @@ static int npy_check_descr(npy_hdr *h, npy_meta *m)
         m->file_le = s[0] == '<' ? 1 : npy_host_le();
         return 0;
     }
+    if (hp_is(s, n, "<c8") || hp_is(s, n, "=c8") || hp_is(s, n, "<c16") || hp_is(s, n, "=c16")) {
+        m->dtype = s[2] == '8' ? NPY_C64 : NPY_C128;
+        m->file_le = s[0] == '<' ? 1 : npy_host_le();
+        return 0;
+    }
     if (hp_is(s, n, "|b1")) {
         m->dtype = NPY_BOOL;
         m->file_le = 1;
         return 0;
     }
     npy_quote(q, s, n);
-    if (hp_is(s, n, ">f4") || hp_is(s, n, ">f8"))
+    if (hp_is(s, n, ">f4") || hp_is(s, n, ">f8") || hp_is(s, n, ">c8") || hp_is(s, n, ">c16"))
         return npy_fail(h->err, h->errlen, h->path,
-                        "unsupported dtype '%s' (big-endian); use '<f8' or '<f4'", q);
+                        "unsupported dtype '%s' (big-endian); use '<f8', '<f4', '<c16' or '<c8'", q);
     return npy_fail(h->err, h->errlen, h->path,
-                    "unsupported dtype '%s'; use '<f8', '<f4' or '|b1'", q);
+                    "unsupported dtype '%s'; use '<f8', '<f4', '<c16', '<c8' or '|b1'", q);
 }
 
 static int hp_bool(npy_hdr *h, int *v)
@@ -621,7 +633,7 @@ static int npy_read_fd(int fd, const char *path, npy_array *out, char *err, size
     if (m.dtype == NPY_BOOL) {
         for (i = 0; i < (size_t)nbytes; i++) buf[i] = buf[i] != 0;
     } else if (m.file_le != npy_host_le()) {
-        npy_bswap(buf, (size_t)nelem, npy_dtype_size(m.dtype));
+        npy_bswap(buf, (size_t)nelem * npy_parts(m.dtype), npy_dtype_size(m.dtype) / npy_parts(m.dtype));
     }
 
     out->dtype = m.dtype;
@@ -750,7 +762,7 @@ static int npy_write_body(int fd, const char *hdr, size_t len, npy_dtype dtype, 
         if (dtype == NPY_BOOL)
             for (i = 0; i < n; i++) stage[i] = stage[i] != 0;
         else
-            npy_bswap(stage, n / esize, esize);
+            npy_bswap(stage, n / esize * npy_parts(dtype), esize / npy_parts(dtype));
         if (npy_write_full(fd, stage, n) != 0) return -1;
     }
     return 0;

@@ -1,8 +1,8 @@
 /*
 ** npy.h - reader and writer for NumPy .npy files (format versions 1.0, 2.0, 3.0).
 **
-** Only three element types are supported: little-endian float32 ('<f4'),
-** little-endian float64 ('<f8') and bool ('|b1'). Arrays in memory are always
+** Five element types are supported: little-endian float32 ('<f4'),
+** float64 ('<f8'), complex64 ('<c8'), complex128 ('<c16') and bool ('|b1'). Arrays in memory are always
 ** C (row-major) order and native byte order; Fortran-ordered files are
 ** transposed on load. No function prints or exits: failures return -1 and a
 ** one-line message that names the file.
@@ -15,7 +15,8 @@
 
 #define NPY_MAX_DIMS 32
 
-typedef enum { NPY_F32 = 1, NPY_F64 = 2, NPY_BOOL = 3 } npy_dtype;   /* '<f4', '<f8', '|b1' */
+/* '<f4', '<f8', '|b1', '<c8' (complex64), '<c16' (complex128) */
+typedef enum { NPY_F32 = 1, NPY_F64 = 2, NPY_BOOL = 3, NPY_C64 = 4, NPY_C128 = 5 } npy_dtype;
 
 typedef struct {
     npy_dtype dtype;
@@ -52,7 +53,7 @@ int  npy_read(const char *path, npy_array *out, char *err, size_t errlen);
 ** numpy.save writes (C order, data starting at a multiple of 64 bytes,
 ** header ending in '\n').
 **
-** DTYPE is one of NPY_F32/NPY_F64/NPY_BOOL; 0 <= NDIM <= NPY_MAX_DIMS; SHAPE
+** DTYPE is one of NPY_F32/NPY_F64/NPY_BOOL/NPY_C64/NPY_C128; 0 <= NDIM <= NPY_MAX_DIMS; SHAPE
 ** holds NDIM non-negative dims (may be NULL when NDIM == 0); DATA holds the
 ** product-of-shape elements in C order and native byte order (may be NULL
 ** when that product is 0). Bool elements are written as 0 or 1 (any nonzero
@@ -78,10 +79,10 @@ int  npy_write_fd(int fd, const char *path, npy_dtype dtype, int ndim, const int
 /* Frees a->data and sets it to NULL. Safe on a zeroed struct and on a == NULL. */
 void npy_free(npy_array *a);
 
-/* Bytes per element: 4, 8 or 1 for NPY_F32, NPY_F64, NPY_BOOL; 0 for anything else. */
+/* Bytes per element: 4, 8, 1, 8, 16 for NPY_F32, NPY_F64, NPY_BOOL, NPY_C64, NPY_C128; 0 for anything else. */
 size_t npy_dtype_size(npy_dtype t);
 
-/* The .npy descr string: "<f4", "<f8", "|b1"; "?" for anything else. Never NULL. */
+/* The .npy descr string: "<f4", "<f8", "|b1", "<c8", "<c16"; "?" for anything else. Never NULL. */
 const char *npy_dtype_name(npy_dtype t);
 
 #endif /* TX_NPY_H */

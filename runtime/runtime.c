@@ -10,6 +10,7 @@
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "runtime.h"
@@ -146,6 +147,7 @@ const char *tx_rt_isa(void)
 }
 #endif
 
+#include "complex.inc"
 #include "prims.inc"
 #include "linalg.inc"
 
@@ -180,12 +182,15 @@ const tx_symbol_group tx_symbol_groups[TXS_NGROUPS] = {
     [TXS_BASE] = {"#include <stdint.h>\n", "typedef long int64_t;\ntypedef unsigned long uintptr_t;\n", NULL, 0},
     [TXS_LIBC] = {"#include <stdlib.h>\n", NULL, NULL, 0},
     [TXS_LIBM] = {"#include <math.h>\n", NULL, NULL, 0},
+    [TXS_CPLX] = {NULL, tx_complex_source, tx_complex_source, 0},
     [TXS_RT] = {NULL, NULL, NULL, 1},
     [TXS_BLAS] = {"#include <cblas.h>\n", "enum { CblasRowMajor = 101, CblasNoTrans = 111, CblasTrans = 112 };\n",
                   NULL, 0},
     [TXS_PRIM] = {NULL,
                   "typedef struct { int64_t nsrc; const int64_t *offsets; const int64_t *targets; } tx_sparse_map;\n"
-                  "#define TX_SPARSE_MAP_DEFINED\n#define TX_BLOCK 256\n",
+                  "#define TX_SPARSE_MAP_DEFINED\n#define TX_BLOCK 256\n"
+                  "#ifndef TX_COMPLEX_DEFINED\n#define TX_COMPLEX_DEFINED\n"
+                  "typedef struct { float re, im; } tx_c64;\ntypedef struct { double re, im; } tx_c128;\n#endif\n",
                   tx_prims_source, 0},
     [TXS_LINALG] = {"#include <lapacke.h>\n", NULL, tx_linalg_source, 0},
     /* standalone C for the MPI target only: the JIT never declares it */

@@ -13,6 +13,7 @@ typedef enum {
     TXS_BASE,   /* no symbols: int64_t */
     TXS_LIBC,   /* malloc, free */
     TXS_LIBM,   /* the math library */
+    TXS_CPLX,   /* no symbols: the complex types and their arithmetic (complex.inc) */
     TXS_RT,     /* the library's own run-time helpers (the JIT only) */
     TXS_BLAS,   /* CBLAS */
     TXS_PRIM,   /* the inner-loop primitives and sparse-map checks (prims.inc) */
@@ -39,10 +40,11 @@ typedef struct {
 extern const tx_runtime_symbol tx_runtime_symbols[];
 /* Per tx_symbol_group_id. */
 extern const tx_symbol_group tx_symbol_groups[TXS_NGROUPS];
-/* The text of prims.inc, linalg.inc and mpi.inc (generated at build time). */
+/* The text of prims.inc, linalg.inc, mpi.inc and complex.inc (generated at build time). */
 extern const char tx_prims_source[];
 extern const char tx_linalg_source[];
 extern const char tx_mpi_source[];
+extern const char tx_complex_source[];
 
 /* Seconds on a monotonic clock (statement timing in JIT code). */
 double tx_rt_now(void);

@@ -390,9 +390,19 @@ static int resolve_dims(tx_program *p, int skip, int64_t *dims, const char **fro
     return TX_OK;
 }
 
+/* The public element type of DT (the values are the same). */
+static tx_dtype api_dtype(dtype dt)
+{
+    return dt == DT_F32 ? TX_F32 : dt == DT_F64 ? TX_F64 : dt == DT_C64 ? TX_C64 : TX_C128;
+}
+
+/* Complex elements, copied whole. */
+typedef struct { double re, im; } tx_c128_elem;
+typedef struct { float re, im; } tx_c64_elem;
+
 static const char *dtype_name(tx_dtype d)
 {
-    return d == TX_F32 ? "f32" : d == TX_F64 ? "f64" : "?";
+    return d == TX_F32 ? "f32" : d == TX_F64 ? "f64" : d == TX_C64 ? "c64" : d == TX_C128 ? "c128" : "?";
 }
 
 /* The layout of a binding: whether it is row-major contiguous, and the
@@ -405,7 +415,7 @@ static const char *dtype_name(tx_dtype d)
 static int binding_layout(tx_program *p, const char *tensor, const sym *t, binding *b, void *data,
                           int ndim, const int64_t *shape, const int64_t *strides)
 {
-    int64_t esz = t->dt == DT_F32 ? 4 : 8;
+    int64_t esz = dt_size(t->dt);
     int empty = 0;
     for (int m = 0; m < ndim; m++)
         empty |= shape[m] == 0;
@@ -495,10 +505,10 @@ static int bind_array(tx_program *p, const char *fn, const char *tensor, void *d
         return fail(p->ctx, TX_ERR_ARG, "the program has no tensor '%s'", tensor);
     }
     sym *t = p->S->tensors[k];
-    tx_dtype declared = t->dt == DT_F32 ? TX_F32 : TX_F64;
-    if (type && type != TX_F32 && type != TX_F64)
-        return fail(p->ctx, TX_ERR_ARG, "%s: '%s': %d is not an element type (TX_F32 or TX_F64)", fn, tensor,
-                    (int)type);
+    tx_dtype declared = api_dtype(t->dt);
+    if (type && type != TX_F32 && type != TX_F64 && type != TX_C64 && type != TX_C128)
+        return fail(p->ctx, TX_ERR_ARG, "%s: '%s': %d is not an element type (TX_F32, TX_F64, TX_C64 or TX_C128)",
+                    fn, tensor, (int)type);
     if (type && type != declared)
         return fail(p->ctx, TX_ERR_BIND, "'%s' is declared %s, but the array is %s", tensor,
                     dtype_name(declared), dtype_name(type));
@@ -545,7 +555,7 @@ int tx_bind_array(tx_program *p, const char *tensor, void *data, tx_dtype type, 
                   const int64_t *shape, const int64_t *strides)
 {
     if (p && !type)
-        return fail(p->ctx, TX_ERR_ARG, "tx_bind_array: '%s': 0 is not an element type (TX_F32 or TX_F64)",
+        return fail(p->ctx, TX_ERR_ARG, "tx_bind_array: '%s': 0 is not an element type (TX_F32, TX_F64, TX_C64 or TX_C128)",
                     tensor ? tensor : "(null)");
     return bind_array(p, "tx_bind_array", tensor, data, type, ndim, shape, strides);
 }
@@ -641,7 +651,7 @@ int tx_tensor_get(const tx_program *p, int i, tx_tensor_info *info)
     sym *t = p->S->tensors[i];
     info->name = t->name;
     info->io = t->io == IO_IN ? TX_IN : t->io == IO_OUT ? TX_OUT : TX_INOUT;
-    info->dtype = t->dt == DT_F32 ? TX_F32 : TX_F64;
+    info->dtype = api_dtype(t->dt);
     info->ndim = t->rank;
     info->dims = p->dim_names[i];
     info->extents = p->const_ext[i];
@@ -860,8 +870,10 @@ static void copy_strided(char *strided, char *dense, int ndim, const int64_t *sh
                 for (int64_t i = 0; i < n; i++)                               \
                     x[i * s] = d[i];                                          \
         }
-        if (esz == sizeof(double))
-            TX_COPY_ROW(double)
+        if (esz == sizeof(tx_c128_elem))
+            TX_COPY_ROW(tx_c128_elem)
+        else if (esz == sizeof(double)) /* an f64, or a c64 pair (4-byte aligned): the bits */
+            TX_COPY_ROW(tx_c64_elem)
         else
             TX_COPY_ROW(float)
 #undef TX_COPY_ROW
@@ -881,7 +893,7 @@ static void copy_strided(char *strided, char *dense, int ndim, const int64_t *sh
 
 static size_t elem_size(const sym *t)
 {
-    return t->dt == DT_F32 ? sizeof(float) : sizeof(double);
+    return (size_t)dt_size(t->dt);
 }
 
 /* The elements of binding B of tensor T, or -1 if their bytes do not fit
@@ -892,7 +904,7 @@ static int64_t binding_elems(const binding *b, const sym *t)
     for (int m = 0; m < t->rank; m++) {
         if (b->shape[m] == 0)
             return 0;
-        if (n > (int64_t)(SIZE_MAX / sizeof(double)) / b->shape[m])
+        if (n > (int64_t)(SIZE_MAX / 16) / b->shape[m])
             return -1;
         n *= b->shape[m];
     }

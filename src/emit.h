@@ -107,7 +107,9 @@ static inline void put(emitter *E, const char *fmt, ...)
     va_end(ap);
 }
 
-static inline const char *ctype(dtype t) { return t == DT_F32 ? "float" : "double"; }
+/* The C type of an element of type T (complex ones from runtime/complex.inc). */
+static inline const char *ctype(dtype t)
+{ return t == DT_F32 ? "float" : t == DT_F64 ? "double" : t == DT_C64 ? "tx_c64" : "tx_c128"; }
 
 /* Marks runtime symbol group G (and what it needs) as used. */
 static inline void emit_use(emitter *E, int g)
@@ -197,8 +199,22 @@ void put_value_at(emitter *E, const g_value *v);
 void put_access(emitter *E, const g_value *v);
 /* The summand of a contraction: the product of its operands. */
 void put_product(emitter *E, const g_value *v);
-/* The value of elementwise V at the current loop indices, as a double. */
+/* The value of elementwise V at the current loop indices, as a double
+   (a tx_c128 if V is complex). */
 void put_elementwise(emitter *E, const g_value *v);
+/* V's value as a tx_c128 (a real V with imaginary part 0). */
+void put_access_c(emitter *E, const g_value *v);
+/* Part PART (0: real, 1: imaginary) of V's value, as a double. */
+void put_part(emitter *E, const g_value *v, int part);
+/* The statement "LHS OP= VAL;" for an element LHS of complex type TDT
+   and VAL a tx_c128 expression (OP '=', '+' or '-'), at indent DEPTH. */
+void put_assign_c(emitter *E, int depth, const char *lhs, dtype tdt, int op, const char *val);
+/* Starts capturing what the emitter writes into SCRATCH; emit_capture_end
+   returns it as a string in the graph's arena and restores the output. */
+tx_buf *emit_capture_begin(emitter *E, tx_buf *scratch);
+const char *emit_capture_end(emitter *E, tx_buf *saved);
+/* The complex accumulator's update acc = acc op x (op + or *). */
+void put_reduce_update_c(emitter *E, reduce_op r, const g_value *x);
 /* The identity of a reduce/scan operator, and the update acc = acc op x. */
 const char *reduce_init(reduce_op r);
 void put_reduce_update(emitter *E, reduce_op r, const g_value *x);

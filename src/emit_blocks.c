@@ -31,13 +31,15 @@ int blk_supported(const g_value *v, int *need)
 {
     if (++*need > BLK_MAX_BUFFERS)
         return 0;
+    if (dt_complex(v->dt)) /* blocks hold reals: complex values take the scalar path */
+        return 0;
     if (!v->inlined)
         return v->op == OP_CONST || v->op == OP_INDEX || emit_is_computed(v) ||
                ((v->op == OP_INPUT || v->op == OP_STORE) && v->rank == 0);
     if (v->op != OP_MAP && v->op != OP_ADD && v->op != OP_CONTRACT)
         return 0;
-    if (v->op == OP_MAP && v->fn >= MAP_LT) /* comparisons, where, dims, delta: the scalar path */
-        return 0;
+    if (v->op == OP_MAP && (v->fn >= MAP_LT || (v->fn >= MAP_CONJ && v->fn <= MAP_IMAG)))
+        return 0; /* comparisons, where, dims, delta, complex parts: the scalar path */
     for (int i = 0; i < v->nin; i++)
         if (!blk_supported(v->in[i], need))
             return 0;

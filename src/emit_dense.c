@@ -45,6 +45,62 @@ static int emit_reduce_blocked(emitter *E, const g_value *v, int *summed, tx_ext
     return 1;
 }
 
+/* acc += the summand of complex contraction V: a product of one or two
+   operands read in place is written out on the parts (no calls, no
+   copies of pairs); anything else goes through complex.inc. */
+static void put_contract_update_c(emitter *E, const g_value *v)
+{
+    int simple = v->nin <= 2;
+    for (int i = 0; i < v->nin; i++)
+        simple = simple && v->coef_in[i] > 0 && !(v->in[i]->inlined && dt_complex(v->in[i]->dt));
+    if (!simple) {
+        g_value root = *v;
+        root.coef = 1;
+        put(E, "tx_acc = tx_c_add(tx_acc, ");
+        put_elementwise(E, &root);
+        put(E, ")");
+        return;
+    }
+    if (v->nin == 1) {
+        put_reduce_update_c(E, RED_ADD, v->in[0]);
+        return;
+    }
+    const g_value *a = v->in[0], *b = v->in[1];
+    if (!dt_complex(a->dt)) { /* the real one second */
+        a = v->in[1];
+        b = v->in[0];
+    }
+    for (int part = 0; part < 2; part++) {
+        put(E, part ? "; tx_acc.im += " : "{ tx_acc.re += ");
+        put_part(E, a, part);
+        put(E, " * ");
+        put_part(E, b, 0);
+        if (dt_complex(b->dt)) {
+            put(E, part ? " + " : " - ");
+            put_part(E, a, !part);
+            put(E, " * ");
+            put_part(E, b, 1);
+        }
+    }
+    put(E, "; }");
+}
+
+/* VALUE[at its indices] = the result text VAL (a double expression, or a
+   tx_c128 one if V is complex), converted to V's type. */
+static void put_result_store(emitter *E, const g_value *v, int depth, const char *val)
+{
+    if (dt_complex(v->dt)) {
+        tx_buf scratch, *saved = emit_capture_begin(E, &scratch);
+        put_value_at(E, v);
+        const char *lhs = emit_capture_end(E, saved);
+        put_assign_c(E, depth, lhs, v->dt, '=', val);
+        return;
+    }
+    put(E, "%*s", 4 * depth, "");
+    put_value_at(E, v);
+    put(E, " = (%s)(%s);\n", ctype(v->dt), val);
+}
+
 void emit_compute(emitter *E, const g_value *v)
 {
     if (v->nmaps && v->op != OP_SCAN) {
@@ -85,7 +141,11 @@ void emit_compute(emitter *E, const g_value *v)
         open_loops(E, outer, oext, no, &depth, 1);
         put(E, "%*s{\n", 4 * depth, "");
         depth++;
-        put(E, "%*sdouble tx_acc = %s;\n", 4 * depth, "", reduce_init(v->red));
+        int cx = dt_complex(v->dt);
+        if (cx)
+            put(E, "%*stx_c128 tx_acc = {%s, 0.0};\n", 4 * depth, "", reduce_init(v->red));
+        else
+            put(E, "%*sdouble tx_acc = %s;\n", 4 * depth, "", reduce_init(v->red));
         put(E, "%*sfor (int64_t ", 4 * depth, "");
         put_label(E, v->scan_label);
         if (v->scan_reverse) {
@@ -113,17 +173,23 @@ void emit_compute(emitter *E, const g_value *v)
                 put_map_has(E, v->maps[k]);
             }
             put(E, ") {\n%*s", 4 * depth + 8, "");
-            put_reduce_update(E, v->red, v->in[0]);
-            put(E, ";\n%*s", 4 * depth + 8, "");
-            put_value_at(E, v);
-            put(E, " = (%s)tx_acc;\n%*s} else\n%*s", ctype(v->dt), 4 * depth + 4, "", 4 * depth + 8, "");
-            put_value_at(E, v);
-            put(E, " = 0;\n%*s}\n", 4 * depth, "");
+            if (cx)
+                put_reduce_update_c(E, v->red, v->in[0]);
+            else
+                put_reduce_update(E, v->red, v->in[0]);
+            put(E, ";\n");
+            put_result_store(E, v, depth + 2, "tx_acc");
+            put(E, "%*s} else {\n", 4 * depth + 4, "");
+            put_result_store(E, v, depth + 2, cx ? "tx_c_r(0.0)" : "0");
+            put(E, "%*s}\n%*s}\n", 4 * depth + 4, "", 4 * depth, "");
         } else {
-        put_reduce_update(E, v->red, v->in[0]);
-        put(E, ";\n%*s", 4 * depth + 4, "");
-        put_value_at(E, v);
-        put(E, " = (%s)tx_acc;\n%*s}\n", ctype(v->dt), 4 * depth, "");
+            if (cx)
+                put_reduce_update_c(E, v->red, v->in[0]);
+            else
+                put_reduce_update(E, v->red, v->in[0]);
+            put(E, ";\n");
+            put_result_store(E, v, depth + 1, "tx_acc");
+            put(E, "%*s}\n", 4 * depth, "");
         }
         depth--;
         put(E, "%*s}\n    }\n", 4 * depth, "");
@@ -134,13 +200,21 @@ void emit_compute(emitter *E, const g_value *v)
     depth++;
     int reduces = (v->op == OP_CONTRACT && nsum) || v->op == OP_REDUCE;
     if (reduces) {
-        put(E, "%*sdouble tx_acc = %s;\n", 4 * depth, "", v->op == OP_REDUCE ? reduce_init(v->red) : "0.0");
+        if (dt_complex(v->dt))
+            put(E, "%*stx_c128 tx_acc = {%s, 0.0};\n", 4 * depth, "",
+                v->op == OP_REDUCE ? reduce_init(v->red) : "0.0");
+        else
+            put(E, "%*sdouble tx_acc = %s;\n", 4 * depth, "", v->op == OP_REDUCE ? reduce_init(v->red) : "0.0");
         int d2 = depth;
         if (emit_reduce_blocked(E, v, summed, sext, nsum, d2))
             goto store;
         open_loops(E, summed, sext, nsum, &d2, 0);
         put(E, "%*s", 4 * d2, "");
-        if (v->op == OP_REDUCE)
+        if (dt_complex(v->dt) && v->op == OP_REDUCE)
+            put_reduce_update_c(E, v->red, v->in[0]);
+        else if (dt_complex(v->dt))
+            put_contract_update_c(E, v);
+        else if (v->op == OP_REDUCE)
             put_reduce_update(E, v->red, v->in[0]);
         else {
             put(E, "tx_acc += ");
@@ -149,6 +223,21 @@ void emit_compute(emitter *E, const g_value *v)
         put(E, ";\n");
     }
 store:
+    if (dt_complex(v->dt)) {
+        tx_buf scratch, *saved = emit_capture_begin(E, &scratch);
+        if (!reduces)
+            put_elementwise(E, v);
+        else if (v->op == OP_CONTRACT && v->coef != 1) {
+            put(E, "tx_c_scale(");
+            num_literal(E->out, v->coef);
+            put(E, ", tx_acc)");
+        } else
+            put(E, "tx_acc");
+        put_result_store(E, v, depth, emit_capture_end(E, saved));
+        depth--;
+        put(E, "%*s}\n    }\n", 4 * depth, "");
+        return;
+    }
     put(E, "%*s", 4 * depth, "");
     put_value_at(E, v);
     put(E, " = (%s)(", ctype(v->dt));
@@ -189,7 +278,11 @@ void emit_slice(emitter *E, const g_value *v)
         put(E, "++)\n");
         depth++;
     }
-    put(E, "%*s", 4 * depth, "");
+    tx_buf scratch, *saved = E->out; /* a complex element is written through its parts */
+    if (dt_complex(v->dt))
+        saved = emit_capture_begin(E, &scratch);
+    else
+        put(E, "%*s", 4 * depth, "");
     put_value(E, v);
     put(E, "[");
     for (int i = 0; i < v->rank - 1; i++)
@@ -206,6 +299,14 @@ void emit_slice(emitter *E, const g_value *v)
         put_extent(E, v->slice_lo[i]);
         put(E, ")");
     }
+    if (dt_complex(v->dt)) {
+        const char *lhs = emit_capture_end(E, saved);
+        tx_buf s2, *sv2 = emit_capture_begin(E, &s2);
+        put_access_c(E, v->in[0]);
+        put_assign_c(E, depth, lhs, v->dt, '=', emit_capture_end(E, sv2));
+        put(E, "    }\n");
+        return;
+    }
     put(E, "] = (%s)", ctype(v->dt));
     put_access(E, v->in[0]);
     put(E, ";\n    }\n");
@@ -221,6 +322,17 @@ void emit_store(emitter *E, const g_value *s)
     sym *var = SP(E)->vars[s->var];
     int depth = 2, need = 0;
     put(E, "    { /* %%%d */\n", s->id);
+    if (dt_complex(var->dt)) {
+        open_loops(E, s->store_label, s->ext, s->rank, &depth, 1);
+        tx_buf scratch, *saved = emit_capture_begin(E, &scratch);
+        put_var_at(E, s->var, s->store_label, s->ext, s->rank);
+        const char *lhs = emit_capture_end(E, saved);
+        saved = emit_capture_begin(E, &scratch);
+        put_access_c(E, s->in[0]);
+        put_assign_c(E, depth, lhs, var->dt, s->store_op, emit_capture_end(E, saved));
+        put(E, "    }\n");
+        return;
+    }
     if (s->rank > 0 && blk_supported(s->in[0], &need)) {
         emit_block_loop(E, s->in[0], s->store_label, s->ext, s->rank, s->var, NULL, var->dt,
                         s->store_op == '=' ? 0 : s->store_op == '+' ? 1 : 2);

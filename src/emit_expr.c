@@ -140,14 +140,9 @@ void put_value_at(emitter *E, const g_value *v)
     put(E, "]");
 }
 
-void put_access(emitter *E, const g_value *v)
+/* V's element in memory (or constant) as stored: a c64 one not widened. */
+static void put_access_raw(emitter *E, const g_value *v)
 {
-    if (v->inlined) { /* fused: computed right here, inside the user's loops */
-        put(E, "(");
-        put_elementwise(E, v);
-        put(E, ")");
-        return;
-    }
     switch (v->op) {
     case OP_CONST:
         num_literal(E->out, v->coef);
@@ -170,6 +165,90 @@ void put_access(emitter *E, const g_value *v)
         put_value_at(E, v);
         return;
     }
+}
+
+void put_access(emitter *E, const g_value *v)
+{
+    if (v->inlined) { /* fused: computed right here, inside the user's loops */
+        put(E, "(");
+        put_elementwise(E, v);
+        put(E, ")");
+        return;
+    }
+    if (v->dt == DT_C64 && v->op != OP_CONST) { /* complex computes in tx_c128 */
+        put(E, "tx_c_w(");
+        put_access_raw(E, v);
+        put(E, ")");
+        return;
+    }
+    put_access_raw(E, v);
+}
+
+void put_access_c(emitter *E, const g_value *v)
+{
+    if (dt_complex(v->dt)) {
+        put_access(E, v);
+        return;
+    }
+    put(E, "tx_c_r((double)");
+    put_access(E, v);
+    put(E, ")");
+}
+
+void put_part(emitter *E, const g_value *v, int part)
+{
+    if (!dt_complex(v->dt)) {
+        if (part) {
+            put(E, "0.0");
+            return;
+        }
+        put(E, "(double)");
+        put_access(E, v);
+        return;
+    }
+    if (v->inlined) {
+        put(E, "(");
+        put_elementwise(E, v);
+        put(E, ").%s", part ? "im" : "re");
+        return;
+    }
+    put(E, "(double)");
+    put_access_raw(E, v);
+    put(E, ".%s", part ? "im" : "re");
+}
+
+tx_buf *emit_capture_begin(emitter *E, tx_buf *scratch)
+{
+    tx_buf *saved = E->out;
+    memset(scratch, 0, sizeof *scratch);
+    E->out = scratch;
+    return saved;
+}
+
+const char *emit_capture_end(emitter *E, tx_buf *saved)
+{
+    tx_buf *b = E->out;
+    E->out = saved;
+    const char *s = arena_strndup(E->g->arena, b->p ? b->p : "", b->p ? b->len : 0);
+    if (b->oom)
+        E->out->oom = 1;
+    buf_free(b);
+    return s;
+}
+
+void put_assign_c(emitter *E, int depth, const char *lhs, dtype tdt, int op, const char *val)
+{
+    TX_ASSERT(dt_complex(tdt));
+    const char *f = tdt == DT_C64 ? "(float)" : "";
+    put(E, "%*s{\n%*stx_c128 tx_z = %s;\n", 4 * depth, "", 4 * depth + 4, "", val);
+    for (int part = 0; part < 2; part++) {
+        const char *m = part ? "im" : "re";
+        put(E, "%*s%s.%s = %s(", 4 * depth + 4, "", lhs, m, f);
+        if (op != '=')
+            put(E, "%s.%s %c ", lhs, m, op);
+        put(E, "tx_z.%s);\n", m);
+    }
+    put(E, "%*s}\n", 4 * depth, "");
 }
 
 
@@ -232,6 +311,103 @@ void put_product(emitter *E, const g_value *v)
     }
 }
 
+/* The runtime's complex function for F (prims.inc). */
+static const char *map_c_complex(emitter *E, map_fn f)
+{
+    emit_use(E, TXS_PRIM);
+    switch (f) {
+    case MAP_EXP: return "tx_p_cexp";
+    case MAP_LOG: return "tx_p_clog";
+    case MAP_SQRT: return "tx_p_csqrt";
+    case MAP_SIN: return "tx_p_csin";
+    case MAP_COS: return "tx_p_ccos";
+    case MAP_TANH: return "tx_p_ctanh";
+    default: TX_ASSERT(!"no complex function"); return "?";
+    }
+}
+
+/* The value of complex elementwise V as a tx_c128 expression: the
+   arithmetic on pairs of complex.inc, the functions of prims.inc. */
+static void put_elementwise_c(emitter *E, const g_value *v)
+{
+    switch (v->op) {
+    case OP_CONTRACT:
+        if (v->coef != 1) {
+            put(E, "tx_c_scale(");
+            num_literal(E->out, v->coef);
+            put(E, ", ");
+        }
+        for (int i = v->nin - 1; i >= 1; i--)
+            put(E, v->coef_in[i] < 0 ? "tx_c_div(" : "tx_c_mul(");
+        if (v->coef_in[0] < 0)
+            put(E, "tx_c_div(tx_c_r(1.0), ");
+        put_access_c(E, v->in[0]);
+        if (v->coef_in[0] < 0)
+            put(E, ")");
+        for (int i = 1; i < v->nin; i++) {
+            put(E, ", ");
+            put_access_c(E, v->in[i]);
+            put(E, ")");
+        }
+        if (v->coef != 1)
+            put(E, ")");
+        return;
+    case OP_ADD:
+        for (int i = v->nin - 1; i >= 1; i--)
+            put(E, v->coef_in[i] < 0 ? "tx_c_sub(" : "tx_c_add(");
+        for (int i = 0; i < v->nin; i++) {
+            double c = v->coef_in[i];
+            if (i) {
+                put(E, ", ");
+                c = c < 0 ? -c : c;
+            }
+            if (c != 1) {
+                put(E, "tx_c_scale(");
+                num_literal(E->out, c);
+                put(E, ", ");
+            }
+            put_access_c(E, v->in[i]);
+            if (c != 1)
+                put(E, ")");
+            if (i)
+                put(E, ")");
+        }
+        return;
+    case OP_MAP:
+        switch (v->fn) {
+        case MAP_POW:
+            emit_use(E, TXS_PRIM);
+            put(E, "tx_p_cpow(");
+            put_access_c(E, v->in[0]);
+            put(E, ", ");
+            num_literal(E->out, v->fn_arg);
+            put(E, ")");
+            return;
+        case MAP_CONJ:
+            put(E, "tx_c_conj(");
+            put_access_c(E, v->in[0]);
+            put(E, ")");
+            return;
+        case MAP_WHERE:
+            put(E, "((double)");
+            put_access(E, v->in[0]);
+            put(E, " != 0 ? ");
+            put_access_c(E, v->in[1]);
+            put(E, " : ");
+            put_access_c(E, v->in[2]);
+            put(E, ")");
+            return;
+        default:
+            put(E, "%s(", map_c_complex(E, v->fn));
+            put_access_c(E, v->in[0]);
+            put(E, ")");
+            return;
+        }
+    default:
+        TX_ASSERT(!"not an elementwise value");
+    }
+}
+
 /* The C name of an elementwise function applied to double arguments. */
 static const char *map_c_name(emitter *E, map_fn f)
 {
@@ -253,6 +429,22 @@ static const char *map_c_name(emitter *E, map_fn f)
    nothing summed) at the current loop indices, as a double expression. */
 void put_elementwise(emitter *E, const g_value *v)
 {
+    if (dt_complex(v->dt)) {
+        put_elementwise_c(E, v);
+        return;
+    }
+    if (v->op == OP_MAP && ((v->fn == MAP_ABS && dt_complex(v->in[0]->dt)) || v->fn == MAP_CONJ ||
+                            v->fn == MAP_REAL || v->fn == MAP_IMAG)) {
+        /* a real result: conj, real, imag of anything, abs of a complex value */
+        if (v->fn == MAP_ABS) {
+            emit_use(E, TXS_PRIM);
+            put(E, "tx_p_cabs(");
+            put_access_c(E, v->in[0]);
+            put(E, ")");
+        } else
+            put_part(E, v->in[0], v->fn == MAP_IMAG);
+        return;
+    }
     switch (v->op) {
     case OP_CONTRACT:
         if (v->coef != 1) {
@@ -356,6 +548,30 @@ void put_reduce_update(emitter *E, reduce_op r, const g_value *x)
         put(E, ", tx_acc)");
         break;
     }
+}
+
+void put_reduce_update_c(emitter *E, reduce_op r, const g_value *x)
+{
+    TX_ASSERT(r == RED_ADD || r == RED_MUL);
+    if (r == RED_MUL) {
+        put(E, "tx_acc = tx_c_mul(tx_acc, ");
+        put_access_c(E, x);
+        put(E, ")");
+        return;
+    }
+    if (!x->inlined || !dt_complex(x->dt)) { /* each part read in place */
+        put(E, "{ tx_acc.re += ");
+        put_part(E, x, 0);
+        if (dt_complex(x->dt)) {
+            put(E, "; tx_acc.im += ");
+            put_part(E, x, 1);
+        }
+        put(E, "; }");
+        return;
+    }
+    put(E, "tx_acc = tx_c_add(tx_acc, ");
+    put_access_c(E, x);
+    put(E, ")");
 }
 
 void put_map_index(emitter *E, const sym *m, int side)

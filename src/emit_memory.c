@@ -52,7 +52,7 @@ int emit_plan_workspace(emitter *E, const int *last, workspace_plan *w)
         w->var_off[i] = -1;
         if (t->io != IO_TMP && t->io != IO_LET)
             continue;
-        int64_t b = known_bytes(E, t->ext, t->rank, t->dt == DT_F32 ? 4 : 8);
+        int64_t b = known_bytes(E, t->ext, t->rank, dt_size(t->dt));
         if (b < 0 || top > INT64_MAX / 4 - b)
             return -1;
         w->var_off[i] = top;
@@ -70,7 +70,7 @@ int emit_plan_workspace(emitter *E, const int *last, workspace_plan *w)
         g_value *v = g->v[k];
         if (!emit_is_computed(v))
             continue;
-        int64_t b = known_bytes(E, v->ext, v->rank, v->dt == DT_F32 ? 4 : 8);
+        int64_t b = known_bytes(E, v->ext, v->rank, dt_size(v->dt));
         if (b < 0 || top > INT64_MAX / 4 - b)
             return -1;
         b = round64(b > 0 ? b : 1);

@@ -212,7 +212,7 @@ static void call_cost(const graph *g, const g_value *v, int top, double *flops, 
 {
     if (!top && !v->inlined) {
         if (v->op != OP_CONST)
-            *bytes += (double)(v->dt == DT_F32 ? 4 : 8) * graph_value_elements(g, v);
+            *bytes += (double)dt_size(v->dt) * graph_value_elements(g, v);
         return;
     }
     *flops += graph_value_flops(g, v);
@@ -255,7 +255,7 @@ static int add_call(emitter *E, const g_value *v)
     c->flops = c->bytes = 0;
     call_cost(E->g, v, 1, &c->flops, &c->bytes);
     if (v->op == OP_STORE)
-        c->bytes += (double)(SP(E)->vars[v->var]->dt == DT_F32 ? 4 : 8) * graph_value_elements(E->g, v) *
+        c->bytes += (double)dt_size(SP(E)->vars[v->var]->dt) * graph_value_elements(E->g, v) *
                     (v->store_op == '=' ? 1 : 2);
     else if (v->op != OP_LINALG)
         c->bytes += graph_value_bytes(E->g, v);
@@ -343,6 +343,12 @@ int emit_c(graph *g, const tx_target *T, const emit_options *o, tx_buf *out, emi
         emit_use(&E, TXS_RT);
     if (S->nmaps)
         emit_use(&E, TXS_PRIM);
+    for (int k = 0; k < g->n; k++) /* complex values: their types and arithmetic */
+        if (dt_complex(g->v[k]->dt))
+            emit_use(&E, TXS_CPLX);
+    for (int i = 0; i < S->nvars; i++)
+        if (dt_complex(S->vars[i]->dt))
+            emit_use(&E, TXS_CPLX);
 
     /* the program function first, into its own buffer: the kernels and
        the error table it makes go before it */
@@ -390,7 +396,7 @@ int emit_c(graph *g, const tx_target *T, const emit_options *o, tx_buf *out, emi
         char msg[600];
         snprintf(msg, sizeof msg, "the size of '%s' overflows", t->name);
         int code = emit_add_error(&E, msg, 0);
-        emit_size(&E, t->ext, t->rank, t->dt == DT_F32 ? 4 : 8, code);
+        emit_size(&E, t->ext, t->rank, dt_size(t->dt), code);
         if ((t->io == IO_TMP || t->io == IO_LET) && !use_ws) {
             put(&E, "    ");
             put_var(&E, i);
@@ -432,7 +438,7 @@ int emit_c(graph *g, const tx_target *T, const emit_options *o, tx_buf *out, emi
             if (use_ws) {
                 put(&E, "    tx_v%d = (%s *)(tx_ws + %lld);\n", w->id, ctype(w->dt), (long long)ws.off[w->id]);
             } else {
-                emit_size(&E, w->ext, w->rank, w->dt == DT_F32 ? 4 : 8, ovf);
+                emit_size(&E, w->ext, w->rank, dt_size(w->dt), ovf);
                 put(&E, "    tx_v%d = (%s *)malloc(tx_n ? (unsigned long)tx_n : 1);\n", w->id, ctype(w->dt));
                 put(&E, "    if (!tx_v%d) { tx_status = %d; goto tx_done; }\n", w->id, oom);
             }
@@ -530,7 +536,7 @@ int emit_header(graph *g, const tx_target *T, const emit_options *o, tx_buf *out
         put(&E, " *   ");
         put_var(&E, t->var);
         put(&E, "  %s %s *: %s %s %s[", t->io == IO_IN ? "const" : "", ctype(t->dt),
-            t->io == IO_IN ? "in" : t->io == IO_OUT ? "out" : "inout", t->dt == DT_F32 ? "f32" : "f64",
+            t->io == IO_IN ? "in" : t->io == IO_OUT ? "out" : "inout", dt_name(t->dt),
             t->name);
         for (int m = 0; m < t->rank; m++) {
             if (m)

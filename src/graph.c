@@ -526,7 +526,7 @@ const char *graph_la_name(la_fn f)
 
 static void print_type(const graph *g, tx_buf *o, const g_value *v)
 {
-    buf_puts(o, v->dt == DT_F32 ? "f32" : "f64");
+    buf_puts(o, dt_name(v->dt));
     buf_puts(o, "[");
     for (int i = 0; i < v->rank; i++) {
         if (i)
@@ -540,7 +540,8 @@ static void print_type(const graph *g, tx_buf *o, const g_value *v)
 
 const char *graph_map_name(map_fn f)
 {
-    static const char *names[] = {"?", "pow", "exp", "log", "sqrt", "abs", "sin", "cos", "tanh", "max", "min",
+    static const char *names[] = {"?", "pow", "exp", "log", "sqrt", "abs", "sin", "cos", "tanh", "conj", "real",
+                                  "imag", "max", "min",
                                   "<", "<=", ">", ">=", "==", "!=", "where", "dim", "delta"};
     return (unsigned)f < sizeof names / sizeof names[0] ? names[f] : "?";
 }
@@ -749,7 +750,7 @@ double graph_value_bytes(const graph *g, const g_value *v)
     int mem = (v->op == OP_CONTRACT || v->op == OP_ADD || v->op == OP_MAP || v->op == OP_REDUCE ||
                v->op == OP_SCAN || v->op == OP_SLICE || v->op == OP_PART ||
                (v->op == OP_LINALG && v->nout == 1)) && !v->inlined && !(v->blas && v->blas->store);
-    return mem ? elements(g, v) * (v->dt == DT_F32 ? 4 : 8) : 0;
+    return mem ? elements(g, v) * dt_size(v->dt) : 0;
 }
 
 double graph_flops(const graph *g)

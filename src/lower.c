@@ -75,12 +75,13 @@ static void restrict_by_maps(lowerer *L, g_value *v)
     graph_restrict(L->g, v, L->st->maps, L->st->nmaps);
 }
 
-/* Appends V to the graph; in a statement that involves f64 every computed
-   value is f64 (tx(5) §4.2: a statement mixing f32 and f64 computes in f64). */
+/* Appends V to the graph; in a statement that involves f64 (or c128)
+   every computed value is f64, or c128 if complex (tx(5) §4.2: a
+   statement mixing f32 and f64 computes in f64). */
 static g_value *add(lowerer *L, g_value *v)
 {
     if (L->wide && v->op != OP_INDEX && v->op != OP_INPUT && v->op != OP_STORE && v->op != OP_CONST)
-        v->dt = DT_F64;
+        v->dt = dt_widen(v->dt);
     restrict_by_maps(L, v);
     return graph_add(L->g, v);
 }
@@ -121,7 +122,7 @@ static g_value *new_value(lowerer *L, op_kind op, int nin, tx_span span)
     return graph_value_new(L->g, op, nin, L->st ? L->st->index : -1, span);
 }
 
-static dtype join_dt(dtype a, dtype b) { return a == DT_F64 || b == DT_F64 ? DT_F64 : DT_F32; }
+static dtype join_dt(dtype a, dtype b) { return dt_join(a, b); }
 
 /* Sums V over its labels outside KEEP; V itself if there are none. */
 static g_value *sum_out(lowerer *L, g_value *v, labelset keep, tx_span span)
@@ -464,6 +465,8 @@ static g_value *lower_map(lowerer *L, cst_node *n, labelset keep)
         m->dt = join_dt(m->dt, x->dt);
         have = ls_union(have, graph_value_labels(x));
     }
+    if (m->fn == MAP_REAL || m->fn == MAP_IMAG || m->fn == MAP_ABS || (m->fn >= MAP_LT && m->fn <= MAP_NE))
+        m->dt = dt_real(m->dt); /* a part, a modulus, a truth value */
     set_labels(L, m, have);
     return add(L, m); /* transparent: its labels flow out */
 }

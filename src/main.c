@@ -512,7 +512,36 @@ typedef struct {
     int64_t shape[32];
 } run_binding;
 
-static size_t elem_size(tx_dtype t) { return t == TX_F32 ? 4 : 8; }
+static size_t elem_size(tx_dtype t) { return t == TX_F32 ? 4 : t == TX_C128 ? 16 : 8; }
+static int is_complex(tx_dtype t) { return t == TX_C64 || t == TX_C128; }
+static const char *type_name(tx_dtype t)
+{ return t == TX_F32 ? "f32" : t == TX_F64 ? "f64" : t == TX_C64 ? "c64" : "c128"; }
+
+/* The element type of a .npy array of tensor data. */
+static tx_dtype npy_tx_type(npy_dtype t)
+{ return t == NPY_F32 ? TX_F32 : t == NPY_F64 ? TX_F64 : t == NPY_C64 ? TX_C64 : TX_C128; }
+
+/* Part PART (0 real, 1 imaginary) of element I of DATA, of type T. */
+static double part_at(const void *data, tx_dtype t, int64_t i, int part)
+{
+    switch (t) {
+    case TX_F32: return part ? 0 : ((const float *)data)[i];
+    case TX_F64: return part ? 0 : ((const double *)data)[i];
+    case TX_C64: return ((const float *)data)[2 * i + part];
+    default: return ((const double *)data)[2 * i + part];
+    }
+}
+
+/* Sets part PART of element I of DATA (type T; a real one has no part 1). */
+static void part_set(void *data, tx_dtype t, int64_t i, int part, double x)
+{
+    switch (t) {
+    case TX_F32: if (!part) ((float *)data)[i] = (float)x; break;
+    case TX_F64: if (!part) ((double *)data)[i] = x; break;
+    case TX_C64: ((float *)data)[2 * i + part] = (float)x; break;
+    default: ((double *)data)[2 * i + part] = x; break;
+    }
+}
 
 /* Loads FILE as tensor B, converting f4/f8 to the declared element type. */
 static int load_input(run_binding *b)
@@ -524,7 +553,8 @@ static int load_input(run_binding *b)
         return -1;
     }
     if (a.dtype == NPY_BOOL) {
-        fprintf(stderr, "txc: tensor '%s': %s has dtype '|b1'; tensors take '<f8' or '<f4'\n", b->name, b->file);
+        fprintf(stderr, "txc: tensor '%s': %s has dtype '|b1'; tensors take '<f8', '<f4', '<c16' or '<c8'\n",
+                b->name, b->file);
         npy_free(&a);
         return -1;
     }
@@ -535,8 +565,14 @@ static int load_input(run_binding *b)
         return -1;
     }
     memcpy(b->shape, a.shape, sizeof(int64_t) * (size_t)a.ndim);
-    int want32 = b->info.dtype == TX_F32;
-    if ((a.dtype == NPY_F32) == want32) {
+    tx_dtype have = npy_tx_type(a.dtype);
+    if (is_complex(have) && !is_complex(b->info.dtype)) {
+        fprintf(stderr, "txc: tensor '%s': %s is complex ('%s'), but '%s' is real (%s)\n", b->name, b->file,
+                npy_dtype_name(a.dtype), b->name, type_name(b->info.dtype));
+        npy_free(&a);
+        return -1;
+    }
+    if (have == b->info.dtype) {
         b->data = a.data;
         return 0;
     }
@@ -546,12 +582,9 @@ static int load_input(run_binding *b)
         npy_free(&a);
         return -1;
     }
-    for (int64_t i = 0; i < a.nelem; i++) {
-        if (want32)
-            ((float *)conv)[i] = (float)((double *)a.data)[i];
-        else
-            ((double *)conv)[i] = (double)((float *)a.data)[i];
-    }
+    for (int64_t i = 0; i < a.nelem; i++) /* a real file into a complex tensor: imaginary parts 0 */
+        for (int part = 0; part < 2; part++)
+            part_set(conv, b->info.dtype, i, part, part_at(a.data, have, i, part));
     npy_free(&a);
     b->data = conv;
     return 0;
@@ -584,24 +617,33 @@ static int64_t count_elems(const int64_t *shape, int ndim)
 static void print_tensor(const run_binding *b)
 {
     int64_t n = count_elems(b->shape, b->info.ndim);
-    const char *t = b->info.dtype == TX_F32 ? "f32" : "f64";
+    const char *t = type_name(b->info.dtype);
+    int cx = is_complex(b->info.dtype);
     if (b->info.ndim == 0) {
-        double x = b->info.dtype == TX_F32 ? *(float *)b->data : *(double *)b->data;
-        printf("%s = %.17g (%s)\n", b->name, x, t);
+        double x = part_at(b->data, b->info.dtype, 0, 0);
+        if (cx)
+            printf("%s = %.17g%+.17gj (%s)\n", b->name, x, part_at(b->data, b->info.dtype, 0, 1), t);
+        else
+            printf("%s = %.17g (%s)\n", b->name, x, t);
         return;
     }
     printf("%s = array of shape (", b->name);
     for (int i = 0; i < b->info.ndim; i++)
         printf("%s%lld", i ? ", " : "", (long long)b->shape[i]);
     printf("%s), %s:", b->info.ndim == 1 ? "," : "", t);
-    double sum = 0;
+    double sum = 0, sum_im = 0;
     for (int64_t i = 0; i < n; i++) {
-        double x = b->info.dtype == TX_F32 ? ((float *)b->data)[i] : ((double *)b->data)[i];
+        double x = part_at(b->data, b->info.dtype, i, 0), y = part_at(b->data, b->info.dtype, i, 1);
         sum += x;
-        if (i < 20)
+        sum_im += y;
+        if (i < 20 && cx)
+            printf(" %.10g%+.10gj", x, y);
+        else if (i < 20)
             printf(" %.10g", x);
     }
-    if (n > 20)
+    if (n > 20 && cx)
+        printf(" ... (%lld elements, sum %.10g%+.10gj)", (long long)n, sum, sum_im);
+    else if (n > 20)
         printf(" ... (%lld elements, sum %.10g)", (long long)n, sum);
     printf("\n");
 }
@@ -671,10 +713,8 @@ static int load_map(tx_program *p, tx_ctx *ctx, map_binding *b, int random_input
             on[i] = rng_uniform() > 0;
         else if (a.dtype == NPY_BOOL)
             on[i] = ((unsigned char *)a.data)[i] != 0;
-        else if (a.dtype == NPY_F32)
-            on[i] = ((float *)a.data)[i] != 0;
         else
-            on[i] = ((double *)a.data)[i] != 0;
+            on[i] = part_at(a.data, npy_tx_type(a.dtype), i, 0) != 0 || part_at(a.data, npy_tx_type(a.dtype), i, 1) != 0;
         count += on[i];
     }
     npy_free(&a);
@@ -745,8 +785,9 @@ static int check_run_aliases(const char *source, const run_binding *binds, const
 static int write_npy(int fd, const char *name, const void *arg, char *err, size_t errlen)
 {
     const run_binding *b = arg;
-    return npy_write_fd(fd, name, b->info.dtype == TX_F32 ? NPY_F32 : NPY_F64, b->info.ndim, b->shape, b->data,
-                        err, errlen);
+    npy_dtype t = b->info.dtype == TX_F32 ? NPY_F32 : b->info.dtype == TX_F64 ? NPY_F64 :
+                  b->info.dtype == TX_C64 ? NPY_C64 : NPY_C128;
+    return npy_write_fd(fd, name, t, b->info.ndim, b->shape, b->data, err, errlen);
 }
 
 /* ---- txc run --mpi (cli_mpi.c builds and loads the program) ---- */
@@ -1056,12 +1097,9 @@ static int cmd_run(int argc, char **argv)
                 status = EXIT_RUNTIME;
                 break;
             }
-            for (int64_t i = 0; is_input && i < n; i++) {
-                if (b->info.dtype == TX_F32)
-                    ((float *)b->data)[i] = (float)rng_uniform();
-                else
-                    ((double *)b->data)[i] = rng_uniform();
-            }
+            for (int64_t i = 0; is_input && i < n; i++) /* complex: both parts random */
+                for (int part = 0; part < 1 + is_complex(b->info.dtype); part++)
+                    part_set(b->data, b->info.dtype, i, part, rng_uniform());
             if (tx_bind(p, b->name, b->data, b->info.ndim, b->shape) != TX_OK) {
                 fprintf(stderr, "txc: tensor '%s': %s\n", b->name, tx_errmsg(ctx));
                 status = EXIT_RUNTIME;

@@ -488,7 +488,7 @@ static g_value *make_pair(graph *g, const g_value *like, g_value *a, double ea, 
     graph_set_operand(c, 1, b, eb);
     /* a statement mixing f32 and f64 computes in f64 (tx(5) §4.2): the
        pieces of a contraction compute in its type, whatever their operands' */
-    c->dt = a->dt == DT_F64 || b->dt == DT_F64 || like->dt == DT_F64 ? DT_F64 : DT_F32;
+    c->dt = dt_join(dt_join(a->dt, b->dt), dt_wide(like->dt) ? DT_F64 : DT_F32);
     labelset all = ls_union(graph_value_labels(a), graph_value_labels(b));
     c->summed = ls_minus(all, keep);
     int r = 0, label[TX_MAX_MODES];

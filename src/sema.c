@@ -267,7 +267,8 @@ static void check_tensor_decl(sema_program *S, cst_stmt *st)
         return;
     t->rank = st->extents.n;
     memcpy(t->ext, ext, sizeof ext);
-    t->dt = st->dtype_tok == TK_F32 ? DT_F32 : DT_F64;
+    t->dt = st->dtype_tok == TK_F32 ? DT_F32 : st->dtype_tok == TK_C64 ? DT_C64 :
+            st->dtype_tok == TK_C128 ? DT_C128 : DT_F64;
     switch (st->io) {
     case TK_IN: t->io = IO_IN; break;
     case TK_OUT: t->io = IO_OUT; break;
@@ -730,6 +731,24 @@ int sema_expect_expr_arg(checker *C, cst_node *call, int i)
     return sema_check_expr(C, a);
 }
 
+/* Complex numbers have no order (tx(5) §4.2): an error at X if it is
+   complex, WHAT being the operation that needs an order. */
+static int reject_complex(sema_program *S, cst_node *x, const char *what)
+{
+    dtype t = sema_expr_dtype(x);
+    if (!dt_complex(t))
+        return 0;
+    if (strcmp(what, "<") == 0 || strcmp(what, "<=") == 0 || strcmp(what, ">") == 0 || strcmp(what, ">=") == 0 ||
+        strcmp(what, "==") == 0 || strcmp(what, "!=") == 0)
+        diag_error(S->diag, x->span, "this operand of '%s' is complex (%s), and complex numbers have no order; "
+                   "compare real(...), imag(...) or abs(...)", what, dt_name(t));
+    else
+        diag_error(S->diag, x->span, "%s%s%s needs a real operand, and this one is complex (%s); "
+                   "use real(...), imag(...) or abs(...)", what[0] == 't' ? "" : "'", what, what[0] == 't' ? "" : "'",
+                   dt_name(t));
+    return -1;
+}
+
 static double fold_map(int fn, double x, double y, double z)
 {
     switch (fn) {
@@ -749,6 +768,8 @@ static double fold_map(int fn, double x, double y, double z)
     case MAP_TANH: return tanh(x);
     case MAP_MAX: return x > y || x != x ? x : y;
     case MAP_MIN: return x < y || x != x ? x : y;
+    case MAP_CONJ: case MAP_REAL: return x; /* numbers are real */
+    case MAP_IMAG: return 0;
     }
     return x;
 }
@@ -769,6 +790,9 @@ static int check_call(checker *C, cst_node *n)
     case TK_SIN: n->fn = MAP_SIN; want = 1; break;
     case TK_COS: n->fn = MAP_COS; want = 1; break;
     case TK_TANH: n->fn = MAP_TANH; want = 1; break;
+    case TK_CONJ: n->fn = MAP_CONJ; want = 1; break;
+    case TK_REAL: n->fn = MAP_REAL; want = 1; break;
+    case TK_IMAG: n->fn = MAP_IMAG; want = 1; break;
     case TK_MAX: n->fn = MAP_MAX; want = 2; break;
     case TK_MIN: n->fn = MAP_MIN; want = 2; break;
     case TK_LT: n->fn = MAP_LT; want = 2; break;
@@ -802,6 +826,10 @@ static int check_call(checker *C, cst_node *n)
             n->ls = ls_union(n->ls, n->args.v[i]->ls);
             n->is_number = n->is_number && n->args.v[i]->is_number;
         }
+        if (n->fn == MAP_MAX || n->fn == MAP_MIN || (n->fn >= MAP_LT && n->fn <= MAP_NE) || n->fn == MAP_WHERE)
+            for (int i = 0; i < (n->fn == MAP_WHERE ? 1 : nargs); i++)
+                if (reject_complex(S, n->args.v[i], n->fn == MAP_WHERE ? "the condition of 'where'" : fname) < 0)
+                    return -1;
         if (n->is_number)
             n->num = fold_map(n->fn, sema_eval_number(n->args.v[0]), nargs >= 2 ? sema_eval_number(n->args.v[1]) : 0,
                               nargs == 3 ? sema_eval_number(n->args.v[2]) : 0);
@@ -825,6 +853,8 @@ static int check_call(checker *C, cst_node *n)
     if (sema_expect_expr_arg(C, n, 1) < 0)
         return -1;
     cst_node *x = n->args.v[1];
+    if ((op->fn == RED_MAX || op->fn == RED_MIN) && reject_complex(S, x, op->fn == RED_MAX ? "max" : "min") < 0)
+        return -1;
     n->ls = x->ls;
     n->is_number = x->is_number;
     n->num = x->num;
@@ -942,7 +972,8 @@ int sema_check_expr(checker *C, cst_node *n)
 }
 
 /* The element type an expression computes in: f32 only if every tensor it
-   reads is f32. */
+   reads is f32; complex if a tensor it reads is, unless real, imag or abs
+   takes it back to the reals (numpy's promotion, tx(5) §4.2). */
 dtype sema_expr_dtype(cst_node *n)
 {
     switch (n->kind) {
@@ -951,18 +982,16 @@ dtype sema_expr_dtype(cst_node *n)
         return n->sym ? (n->sym->kind == SYM_DIM ? 0 : n->sym->dt) : n->fn == MAP_DELTA ? 0 : DT_F64;
     case CST_LET: case CST_LETUSE: case CST_NEG: return sema_expr_dtype(n->a);
     case CST_POW: return sema_expr_dtype(n->a);
-    case CST_ADD: case CST_SUB: case CST_MUL: case CST_DIV: {
-        dtype a = sema_expr_dtype(n->a), b = sema_expr_dtype(n->b);
-        return a > b ? a : b;
-    }
+    case CST_ADD: case CST_SUB: case CST_MUL: case CST_DIV:
+        return dt_join(sema_expr_dtype(n->a), sema_expr_dtype(n->b));
     case CST_CALL: {
         dtype t = 0;
         for (int i = 0; i < n->args.n; i++)
             if (n->args.v[i]->kind != CST_ARG_OP && n->args.v[i]->kind != CST_ARG_STR &&
-                n->args.v[i]->kind != CST_ARG_LIST) {
-                dtype a = sema_expr_dtype(n->args.v[i]);
-                t = a > t ? a : t;
-            }
+                n->args.v[i]->kind != CST_ARG_LIST)
+                t = dt_join(t, sema_expr_dtype(n->args.v[i]));
+        if (n->fn == MAP_REAL || n->fn == MAP_IMAG || n->fn == MAP_ABS || (n->fn >= MAP_LT && n->fn <= MAP_NE))
+            return dt_real(t); /* a real part, a modulus, a truth value */
         return t;
     }
     default: return DT_F64;
@@ -1119,7 +1148,15 @@ static void check_assign(checker *C, cst_stmt *st)
     }
     v->written = 1;
     v->last_write = C->stmt_no;
-    st->wide = v->dt == DT_F64 || sema_expr_dtype(st->expr) == DT_F64;
+    dtype et = sema_expr_dtype(st->expr);
+    if (dt_complex(et) && !dt_complex(v->dt)) {
+        diag_error(S->diag, st->expr->span, "this value is complex (%s), and '%s' is real (%s); store real(...), "
+                   "imag(...) or abs(...) of it, or declare '%s' %s", dt_name(et), name, dt_name(v->dt), name,
+                   dt_wide(v->dt) ? "c128" : "c64");
+        diag_note(S->diag, v->span, "'%s' is declared here", name);
+        return;
+    }
+    st->wide = dt_wide(v->dt) || dt_wide(et);
     st->index = S->nassign++;
 }
 
@@ -1180,7 +1217,7 @@ static void check_let_tensor(checker *C, cst_stmt *st)
         v->ext[i] = st->lab_ext[t->labels[i].label];
     dtype dt = sema_expr_dtype(st->expr);
     v->dt = dt ? dt : DT_F64; /* f32 only when everything it reads is f32 */
-    st->wide = v->dt == DT_F64;
+    st->wide = dt_wide(v->dt);
     v->written = 1;
     v->last_write = C->stmt_no;
     v->stmt = st;

@@ -377,10 +377,10 @@ void sema_check_multi(checker *C, cst_stmt *st)
             return;
         v->written = 1;
         v->last_write = C->stmt_no;
-        if (v->dt == DT_F64)
+        if (dt_wide(v->dt))
             st->wide = 1;
     }
-    if (sema_expr_dtype(call) == DT_F64)
+    if (dt_wide(sema_expr_dtype(call)))
         st->wide = 1;
     st->multi_new = nw;
     st->index = S->nassign++;

@@ -10,7 +10,7 @@
  */
 #include "tx.h"
 
-#define F32_F64 ((1u << DT_F32) | (1u << DT_F64))
+#define F32_F64 ((1u << DT_F32) | (1u << DT_F64) | (1u << DT_C64) | (1u << DT_C128))
 
 const tx_target target_jit_tcc = {
     .name = "jit-tcc",

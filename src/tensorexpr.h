@@ -66,7 +66,9 @@ typedef struct {
 #endif
 
 typedef enum { TX_IN = 1, TX_OUT = 2, TX_INOUT = 3 } tx_io;
-typedef enum { TX_F32 = 1, TX_F64 = 2 } tx_dtype;
+/* Element types; complex ones are (re, im) pairs, interleaved: TX_C64 is
+   numpy's complex64 (float _Complex), TX_C128 complex128 (double _Complex). */
+typedef enum { TX_F32 = 1, TX_F64 = 2, TX_C64 = 3, TX_C128 = 4 } tx_dtype;
 
 /* What a program declares for one of its parameter tensors. */
 typedef struct {

@@ -194,7 +194,31 @@ typedef enum { LA_CHOL = 1, LA_INV, LA_POW, LA_SOLVE, LA_EIGH, LA_QR, LA_SVD, LA
 /* ---- symbols (filled by sema) ---- */
 typedef enum { SYM_DIM = 1, SYM_TENSOR, SYM_MAP, SYM_LET, SYM_LET_TENSOR } sym_kind;
 typedef enum { IO_IN = 1, IO_OUT, IO_INOUT, IO_TMP, IO_LET } io_kind;
-typedef enum { DT_F32 = 1, DT_F64 = 2 } dtype;
+/* Element types (tx(5) §4.2). A complex element is a (re, im) pair of
+   its real type, interleaved (numpy's complex64/complex128). Every value
+   computes in double (a complex one in a pair of doubles); the type says
+   how it is stored. */
+typedef enum { DT_F32 = 1, DT_F64 = 2, DT_C64 = 3, DT_C128 = 4 } dtype;
+static inline int dt_complex(dtype t) { return t == DT_C64 || t == DT_C128; }
+static inline int dt_wide(dtype t) { return t == DT_F64 || t == DT_C128; }
+/* The type that holds both A and B (numpy's promotion: f64 with c64 is
+   c128); 0 (a number) takes the other's. */
+static inline dtype dt_join(dtype a, dtype b)
+{
+    if (!a || !b)
+        return a ? a : b;
+    int cx = dt_complex(a) || dt_complex(b), wide = dt_wide(a) || dt_wide(b);
+    return cx ? (wide ? DT_C128 : DT_C64) : (wide ? DT_F64 : DT_F32);
+}
+/* The real type of T's parts (f32 for c64, f64 for c128). */
+static inline dtype dt_real(dtype t) { return t == DT_C64 ? DT_F32 : t == DT_C128 ? DT_F64 : t; }
+/* T at double precision (f64 or c128). */
+static inline dtype dt_widen(dtype t) { return dt_complex(t) ? DT_C128 : DT_F64; }
+/* Bytes of one element. */
+static inline int dt_size(dtype t) { return t == DT_F32 ? 4 : t == DT_C128 ? 16 : 8; }
+/* The .tx spelling of T. */
+static inline const char *dt_name(dtype t)
+{ return t == DT_F32 ? "f32" : t == DT_F64 ? "f64" : t == DT_C64 ? "c64" : "c128"; }
 
 typedef struct cst_node cst_node;
 typedef struct cst_stmt cst_stmt;
@@ -315,7 +339,7 @@ struct cst_stmt {
     tx_token name;       /* STMT_DIM, STMT_TENSOR, STMT_SPARSE */
     tx_token value;      /* STMT_DIM: constant, kind 0 if none */
     int io;              /* STMT_TENSOR: TK_IN/TK_OUT/TK_INOUT/TK_TMP */
-    int dtype_tok;       /* TK_F32, TK_F64 or 0 */
+    int dtype_tok;       /* TK_F32, TK_F64, TK_C64, TK_C128 or 0 */
     cst_list extents;    /* STMT_TENSOR */
     tx_token src_str, dst_str; /* STMT_SPARSE */
     int nmap_src, nmap_dst;
@@ -446,6 +470,7 @@ typedef enum {
 
 typedef enum {
     MAP_POW = 1, MAP_EXP, MAP_LOG, MAP_SQRT, MAP_ABS, MAP_SIN, MAP_COS, MAP_TANH,
+    MAP_CONJ, MAP_REAL, MAP_IMAG, /* complex: conjugate, parts (identity, x, 0 on reals) */
     MAP_MAX, MAP_MIN, /* binary */
     MAP_LT, MAP_LE, MAP_GT, MAP_GE, MAP_EQ, MAP_NE, /* binary: 1 or 0, false with NaN but != */
     MAP_WHERE,        /* where(c, a, b): three operands */
