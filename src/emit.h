@@ -84,6 +84,7 @@ typedef struct emitter {
     unsigned groups;         /* runtime symbol groups used: bit (1 << TXS_*) */
     int uses_fmax, uses_fmin;
     int uses_openmp;         /* a kernel call may run under OpenMP */
+    const char *blas_ref;    /* "&" when the BLAS call being written takes alpha and beta by address */
     int nkernels;
     emit_call *calls;        /* the program's calls in order (profiles) */
     int ncalls, capcalls;
@@ -195,8 +196,11 @@ void put_horner(emitter *E, int n, const int *labels, const int64_t *chips, cons
 void put_var_at(emitter *E, int var, const int *labels, const tx_extent *ext, int rank);
 /* V's buffer element at its labels' loop variables: tx_vN[offset]. */
 void put_value_at(emitter *E, const g_value *v);
-/* The C expression reading value V's element at the current loop indices. */
+/* The C expression reading value V's element at the current loop indices
+   (a c64 one widened to the tx_c128 complex values compute in). */
 void put_access(emitter *E, const g_value *v);
+/* V's element in memory (an lvalue unless V is a constant), as stored. */
+void put_access_raw(emitter *E, const g_value *v);
 /* The summand of a contraction: the product of its operands. */
 void put_product(emitter *E, const g_value *v);
 /* The value of elementwise V at the current loop indices, as a double
@@ -215,6 +219,8 @@ tx_buf *emit_capture_begin(emitter *E, tx_buf *scratch);
 const char *emit_capture_end(emitter *E, tx_buf *saved);
 /* The complex accumulator's update acc = acc op x (op + or *). */
 void put_reduce_update_c(emitter *E, reduce_op r, const g_value *x);
+/* The complex accumulator's update acc += the summand of contraction V. */
+void put_contract_update_c(emitter *E, const g_value *v);
 /* The identity of a reduce/scan operator, and the update acc = acc op x. */
 const char *reduce_init(reduce_op r);
 void put_reduce_update(emitter *E, reduce_op r, const g_value *x);

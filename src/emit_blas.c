@@ -59,11 +59,11 @@ static void put_gemv(emitter *E, const char *x, const mode_seq *sm, const int *R
     put_group_size(E, sm, kunit ? R : K, kunit ? nr : nk);
     put(E, ", ");
     put_group_size(E, sm, kunit ? K : R, kunit ? nk : nr);
-    put(E, ", tx_alpha, %s, ", mname);
+    put(E, ", %stx_alpha, %s, ", E->blas_ref, mname);
     put_ld(E, sm, kunit ? rl : kl);
     put(E, ", %s, ", vname);
     put_stride(E, sv, vk);
-    put(E, ", tx_beta, tx_c, ");
+    put(E, ", %stx_beta, tx_c, ", E->blas_ref);
     put_stride(E, sc, cr);
     put(E, ");\n");
 }
@@ -86,7 +86,11 @@ void emit_blas(emitter *E, const g_value *v)
             sc.ext[i] = v->ext[i];
         }
     }
-    const char *x = v->dt == DT_F32 ? "s" : "d";
+    /* complex: zgemm/cgemm, zgemv/cgemv, zdotu/cdotu (no conjugation),
+       alpha and beta passed by address */
+    const char *x = v->dt == DT_F32 ? "s" : v->dt == DT_F64 ? "d" : v->dt == DT_C64 ? "c" : "z";
+    int cx = dt_complex(v->dt);
+    E->blas_ref = cx ? "&" : "";
     const char *t = ctype(v->dt);
     int op = p->store ? p->store->store_op : '=';
     emit_use(E, TXS_BLAS);
@@ -115,9 +119,9 @@ void emit_blas(emitter *E, const g_value *v)
             put(E, " = 0;\n");
         }
     put(E, "%*sconst %s *tx_a = &", 4 * depth, "", t);
-    put_access(E, p->a);
+    put_access_raw(E, p->a);
     put(E, ";\n%*sconst %s *tx_b = &", 4 * depth, "", t);
-    put_access(E, p->b);
+    put_access_raw(E, p->b);
     put(E, ";\n%*s%s *tx_c = &", 4 * depth, "", t);
     if (p->store) {
         put_var_at(E, p->store->var, sc.label, sc.ext, sc.n);
@@ -126,9 +130,10 @@ void emit_blas(emitter *E, const g_value *v)
         put_value_at(E, v);
         put(E, ";\n");
     }
-    put(E, "%*sconst %s tx_alpha = ", 4 * depth, "", t);
+    put(E, "%*sconst %s tx_alpha = %s", 4 * depth, "", t, cx ? "{" : "");
     num_literal(E->out, op == '-' ? -v->coef : v->coef);
-    put(E, ", tx_beta = %s;\n%*s(void)tx_beta;\n", op == '=' ? "0.0" : "1.0", 4 * depth, "");
+    put(E, "%s, tx_beta = %s%s%s;\n%*s(void)tx_beta;\n", cx ? ", 0.0}" : "", cx ? "{" : "", op == '=' ? "0.0" : "1.0",
+        cx ? ", 0.0}" : "", 4 * depth, "");
     /* BLAS takes int sizes: every one is at most its buffer's element count */
     const mode_seq *bufs[3] = {&sa, &sb, &sc};
     put(E, "%*sif (", 4 * depth, "");
@@ -143,7 +148,21 @@ void emit_blas(emitter *E, const g_value *v)
     int bk = last_of(&sb, p->k, p->nk), bn = last_of(&sb, p->n, p->nn);
     int cm = last_of(&sc, p->m, p->nm), cn = last_of(&sc, p->n, p->nn);
     put(E, "%*s", 4 * depth, "");
-    if (p->nm == 0 && p->nn == 0) {
+    if (p->nm == 0 && p->nn == 0 && cx) { /* the unconjugated dot, then C = alpha dot (+ C) */
+        put(E, "{\n%*s%s tx_d;\n%*scblas_%sdotu_sub(", 4 * depth + 4, "", t, 4 * depth + 4, "", x);
+        put_group_size(E, &sa, p->k, p->nk);
+        put(E, ", tx_a, ");
+        put_stride(E, &sa, ak);
+        put(E, ", tx_b, ");
+        put_stride(E, &sb, bk);
+        put(E, ", &tx_d);\n");
+        const char *w = v->dt == DT_C64 ? "tx_c_w" : "";
+        char val[160];
+        snprintf(val, sizeof val, op == '=' ? "tx_c_mul(%s(tx_alpha), %s(tx_d))" :
+                 "tx_c_add(tx_c_mul(%s(tx_alpha), %s(tx_d)), %s(*tx_c))", w, w, w);
+        put_assign_c(E, depth + 1, "(*tx_c)", v->dt, '=', val);
+        put(E, "%*s}\n", 4 * depth, "");
+    } else if (p->nm == 0 && p->nn == 0) {
         put(E, "*tx_c = (%s)(tx_alpha * cblas_%sdot(", t, x);
         put_group_size(E, &sa, p->k, p->nk);
         put(E, ", tx_a, ");
@@ -167,11 +186,11 @@ void emit_blas(emitter *E, const g_value *v)
         put_group_size(E, &sc, p->n, p->nn);
         put(E, ", ");
         put_group_size(E, &sa, p->k, p->nk);
-        put(E, ", tx_alpha, tx_a, ");
+        put(E, ", %stx_alpha, tx_a, ", E->blas_ref);
         put_ld(E, &sa, ta ? ak : am);
         put(E, ", tx_b, ");
         put_ld(E, &sb, tb ? bn : bk);
-        put(E, ", tx_beta, tx_c, ");
+        put(E, ", %stx_beta, tx_c, ", E->blas_ref);
         put_ld(E, &sc, cm);
         put(E, ");\n");
     }

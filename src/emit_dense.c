@@ -45,46 +45,6 @@ static int emit_reduce_blocked(emitter *E, const g_value *v, int *summed, tx_ext
     return 1;
 }
 
-/* acc += the summand of complex contraction V: a product of one or two
-   operands read in place is written out on the parts (no calls, no
-   copies of pairs); anything else goes through complex.inc. */
-static void put_contract_update_c(emitter *E, const g_value *v)
-{
-    int simple = v->nin <= 2;
-    for (int i = 0; i < v->nin; i++)
-        simple = simple && v->coef_in[i] > 0 && !(v->in[i]->inlined && dt_complex(v->in[i]->dt));
-    if (!simple) {
-        g_value root = *v;
-        root.coef = 1;
-        put(E, "tx_acc = tx_c_add(tx_acc, ");
-        put_elementwise(E, &root);
-        put(E, ")");
-        return;
-    }
-    if (v->nin == 1) {
-        put_reduce_update_c(E, RED_ADD, v->in[0]);
-        return;
-    }
-    const g_value *a = v->in[0], *b = v->in[1];
-    if (!dt_complex(a->dt)) { /* the real one second */
-        a = v->in[1];
-        b = v->in[0];
-    }
-    for (int part = 0; part < 2; part++) {
-        put(E, part ? "; tx_acc.im += " : "{ tx_acc.re += ");
-        put_part(E, a, part);
-        put(E, " * ");
-        put_part(E, b, 0);
-        if (dt_complex(b->dt)) {
-            put(E, part ? " + " : " - ");
-            put_part(E, a, !part);
-            put(E, " * ");
-            put_part(E, b, 1);
-        }
-    }
-    put(E, "; }");
-}
-
 /* VALUE[at its indices] = the result text VAL (a double expression, or a
    tx_c128 one if V is complex), converted to V's type. */
 static void put_result_store(emitter *E, const g_value *v, int depth, const char *val)
@@ -300,6 +260,7 @@ void emit_slice(emitter *E, const g_value *v)
         put(E, ")");
     }
     if (dt_complex(v->dt)) {
+        put(E, "]");
         const char *lhs = emit_capture_end(E, saved);
         tx_buf s2, *sv2 = emit_capture_begin(E, &s2);
         put_access_c(E, v->in[0]);

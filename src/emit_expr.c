@@ -140,8 +140,7 @@ void put_value_at(emitter *E, const g_value *v)
     put(E, "]");
 }
 
-/* V's element in memory (or constant) as stored: a c64 one not widened. */
-static void put_access_raw(emitter *E, const g_value *v)
+void put_access_raw(emitter *E, const g_value *v)
 {
     switch (v->op) {
     case OP_CONST:
@@ -389,11 +388,11 @@ static void put_elementwise_c(emitter *E, const g_value *v)
             put(E, ")");
             return;
         case MAP_WHERE:
-            put(E, "((double)");
+            put(E, "tx_c_where((double)");
             put_access(E, v->in[0]);
-            put(E, " != 0 ? ");
+            put(E, ", ");
             put_access_c(E, v->in[1]);
-            put(E, " : ");
+            put(E, ", ");
             put_access_c(E, v->in[2]);
             put(E, ")");
             return;
@@ -572,6 +571,46 @@ void put_reduce_update_c(emitter *E, reduce_op r, const g_value *x)
     put(E, "tx_acc = tx_c_add(tx_acc, ");
     put_access_c(E, x);
     put(E, ")");
+}
+
+/* acc += the summand of complex contraction V: a product of one or two
+   operands read in place is written out on the parts (no calls, no
+   copies of pairs); anything else goes through complex.inc. */
+void put_contract_update_c(emitter *E, const g_value *v)
+{
+    int simple = v->nin <= 2;
+    for (int i = 0; i < v->nin; i++)
+        simple = simple && v->coef_in[i] > 0 && !(v->in[i]->inlined && dt_complex(v->in[i]->dt));
+    if (!simple) {
+        g_value root = *v;
+        root.coef = 1;
+        put(E, "tx_acc = tx_c_add(tx_acc, ");
+        put_elementwise(E, &root);
+        put(E, ")");
+        return;
+    }
+    if (v->nin == 1) {
+        put_reduce_update_c(E, RED_ADD, v->in[0]);
+        return;
+    }
+    const g_value *a = v->in[0], *b = v->in[1];
+    if (!dt_complex(a->dt)) { /* the real one second */
+        a = v->in[1];
+        b = v->in[0];
+    }
+    for (int part = 0; part < 2; part++) {
+        put(E, part ? "; tx_acc.im += " : "{ tx_acc.re += ");
+        put_part(E, a, part);
+        put(E, " * ");
+        put_part(E, b, 0);
+        if (dt_complex(b->dt)) {
+            put(E, part ? " + " : " - ");
+            put_part(E, a, !part);
+            put(E, " * ");
+            put_part(E, b, 1);
+        }
+    }
+    put(E, "; }");
 }
 
 void put_map_index(emitter *E, const sym *m, int side)

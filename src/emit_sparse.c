@@ -250,6 +250,17 @@ void emit_compute_sparse(emitter *E, const g_value *v)
             return;
         }
         int b = open_loops_sparse(E, v, all, aext, na, &depth, &st);
+        if (dt_complex(v->dt)) {
+            tx_buf scratch, *saved = emit_capture_begin(E, &scratch);
+            put_value_at(E, v);
+            const char *lhs = emit_capture_end(E, saved);
+            saved = emit_capture_begin(E, &scratch);
+            put_elementwise(E, v); /* the scaled product */
+            put_assign_c(E, depth, lhs, v->dt, '+', emit_capture_end(E, saved));
+            close_braces(E, b, &depth);
+            put(E, "    }\n");
+            return;
+        }
         put(E, "%*s", 4 * depth, "");
         put_value_at(E, v);
         put(E, " += ");
@@ -265,13 +276,23 @@ void emit_compute_sparse(emitter *E, const g_value *v)
     }
     int b1 = open_loops_sparse(E, v, v->label, v->ext, v->rank, &depth, &st);
     int reduces = (v->op == OP_CONTRACT && nsum) || v->op == OP_REDUCE;
-    put(E, "%*sdouble tx_acc = %s;\n%*sint64_t tx_cnt = 0;\n", 4 * depth, "",
-        v->op == OP_REDUCE ? reduce_init(v->red) : "0.0", 4 * depth, "");
+    int cx = dt_complex(v->dt);
+    put(E, "%*s%s tx_acc = %s%s%s;\n%*sint64_t tx_cnt = 0;\n", 4 * depth, "", cx ? "tx_c128" : "double",
+        cx ? "{" : "", v->op == OP_REDUCE ? reduce_init(v->red) : "0.0", cx ? ", 0.0}" : "", 4 * depth, "");
     int d2 = depth, b2 = 0;
     if (reduces)
         b2 = open_loops_sparse(E, v, summed, sext, nsum, &d2, &st);
     put(E, "%*stx_cnt++;\n%*s", 4 * d2, "", 4 * d2, "");
-    if (v->op == OP_REDUCE)
+    if (cx && v->op == OP_REDUCE)
+        put_reduce_update_c(E, v->red, v->in[0]);
+    else if (cx && reduces)
+        put_contract_update_c(E, v);
+    else if (cx) {
+        g_value root = *v; /* the scale goes on at the store */
+        root.coef = 1;
+        put(E, "tx_acc = ");
+        put_elementwise(E, &root);
+    } else if (v->op == OP_REDUCE)
         put_reduce_update(E, v->red, v->in[0]);
     else if (reduces) {
         put(E, "tx_acc += ");
@@ -286,6 +307,24 @@ void emit_compute_sparse(emitter *E, const g_value *v)
     }
     put(E, ";\n");
     close_braces(E, b2, &d2);
+    if (cx) {
+        tx_buf scratch, *saved = emit_capture_begin(E, &scratch);
+        put_value_at(E, v);
+        const char *lhs = emit_capture_end(E, saved);
+        saved = emit_capture_begin(E, &scratch);
+        put(E, "tx_c_where((double)tx_cnt, ");
+        if (v->op == OP_CONTRACT && v->coef != 1) {
+            put(E, "tx_c_scale(");
+            num_literal(E->out, v->coef);
+            put(E, ", tx_acc)");
+        } else
+            put(E, "tx_acc");
+        put(E, ", tx_c_r(0.0))");
+        put_assign_c(E, depth, lhs, v->dt, '=', emit_capture_end(E, saved));
+        close_braces(E, b1, &depth);
+        put(E, "    }\n");
+        return;
+    }
     put(E, "%*s", 4 * depth, "");
     put_value_at(E, v);
     put(E, " = (%s)(", ctype(v->dt));
@@ -312,6 +351,17 @@ void emit_store_sparse(emitter *E, const g_value *s)
     sparse_state st;
     memset(&st, 0, sizeof st);
     int b = open_loops_sparse(E, s, s->store_label, s->ext, s->rank, &depth, &st);
+    if (dt_complex(var->dt)) {
+        tx_buf scratch, *saved = emit_capture_begin(E, &scratch);
+        put_var_at(E, s->var, s->store_label, s->ext, s->rank);
+        const char *lhs = emit_capture_end(E, saved);
+        saved = emit_capture_begin(E, &scratch);
+        put_access_c(E, s->in[0]);
+        put_assign_c(E, depth, lhs, var->dt, s->store_op, emit_capture_end(E, saved));
+        close_braces(E, b, &depth);
+        put(E, "    }\n");
+        return;
+    }
     put(E, "%*s", 4 * depth, "");
     put_var_at(E, s->var, s->store_label, s->ext, s->rank);
     put(E, " %s (%s)", s->store_op == '=' ? "=" : s->store_op == '+' ? "+=" : "-=", ctype(var->dt));

@@ -14,7 +14,7 @@ Each test file is a .tx program with directive comments:
     #! pass-dims   pass Python ints named like a symbolic dim as -D name=value
 
 A run passes when, for every out/inout tensor, the shape matches exactly, the
-dtype is float32 (f32) or float64 (f64), and
+dtype is float32 (f32), float64 (f64), complex64 (c64) or complex128 (c128), and
 max|got - expected| <= tol * max(1, max|expected|).
 
 --selfcheck runs only the Python side (setup, expect, shapes and dtypes of
@@ -51,15 +51,19 @@ class TestError(Exception):
 
 
 class Decl:
-    """One declared tensor: kind in/out/inout/tmp, dtype f64/f32, extents
-    (each a dim name or an int)."""
+    """One declared tensor: kind in/out/inout/tmp, dtype f64/f32/c64/c128,
+    extents (each a dim name or an int)."""
 
     def __init__(self, kind, dtype, name, extents):
         self.kind, self.dtype, self.name, self.extents = kind, dtype, name, extents
 
     @property
     def np_dtype(self):
-        return np.float32 if self.dtype == 'f32' else np.float64
+        return {'f32': np.float32, 'f64': np.float64, 'c64': np.complex64, 'c128': np.complex128}[self.dtype]
+
+    @property
+    def is_complex(self):
+        return self.dtype in ('c64', 'c128')
 
     def __repr__(self):
         return '%s %s %s%s' % (self.kind, self.dtype, self.name, self.extents)
@@ -150,7 +154,7 @@ def parse_decls(src):
                     symdims.append(mi.group(1))
             continue
         dtype = 'f64'
-        mt = re.match(r'(f32|f64)\s+(?=[^\W\d])(.*)\Z', rest, re.S)
+        mt = re.match(r'(f32|f64|c64|c128)\s+(?=[^\W\d])(.*)\Z', rest, re.S)
         if mt:
             dtype, rest = mt.group(1), mt.group(2).strip()
         for item in split_top(rest):
@@ -251,7 +255,21 @@ def make_namespace(seed):
         m = rand(n, n)
         return m @ m.T + n * np.eye(n)
 
-    return {'np': np, 'rand': rand, 'rand32': rand32, 'pos': pos, 'spd': spd}
+    def crand(*shape):
+        """real and imaginary parts uniform in [-1, 1), complex128"""
+        return rand(*shape) + 1j * rand(*shape)
+
+    def crand64(*shape):
+        """crand as complex64"""
+        return crand(*shape).astype(np.complex64)
+
+    def hpd(n):
+        """random Hermitian positive-definite n x n complex128 matrix"""
+        m = crand(n, n)
+        return m @ m.conj().T + n * np.eye(n)
+
+    return {'np': np, 'rand': rand, 'rand32': rand32, 'pos': pos, 'spd': spd, 'crand': crand,
+            'crand64': crand64, 'hpd': hpd}
 
 
 def ns_get(ns, name):
@@ -268,7 +286,8 @@ def as_declared(value, decl, what):
     if a.dtype != decl.np_dtype:
         raise TestError('%s %s is %s, declared %s (use %s)' % (
             what, decl.name, a.dtype, decl.dtype,
-            'rand32/np.float32' if decl.dtype == 'f32' else 'float64 data'))
+            {'f32': 'rand32/np.float32', 'f64': 'float64 data', 'c64': 'crand64/np.complex64',
+             'c128': 'crand/complex128 data'}[decl.dtype]))
     return np.array(a, order='C', copy=True)   # (ascontiguousarray makes 0-d 1-d)
 
 
@@ -314,9 +333,9 @@ class Prepared:
                 if not ok:
                     raise TestError('expect does not define output %s' % d.name)
                 a = np.asarray(v)
-                if a.dtype.kind not in 'fiu':
+                if a.dtype.kind not in ('fiuc' if d.is_complex else 'fiu'):
                     raise TestError('expectation of %s has dtype %s' % (d.name, a.dtype))
-                a = a.astype(np.float64)
+                a = a.astype(np.complex128 if d.is_complex else np.float64)
                 if a.shape != self.shape(d):
                     raise TestError('expectation of %s has shape %s, declared %s' % (
                         d.name, a.shape, self.shape(d)))
@@ -372,7 +391,7 @@ def compare(got, expected, decl, tol, label=''):
     if got.dtype != np.dtype(decl.np_dtype):
         return '%s%s: dtype %s, expected %s' % (label, decl.name, got.dtype,
                                                 np.dtype(decl.np_dtype))
-    g = got.astype(np.float64)
+    g = got.astype(np.complex128 if decl.is_complex else np.float64)
     err = float(np.max(np.abs(g - expected))) if g.size else 0.0
     bound = tol * max(1.0, float(np.max(np.abs(expected))) if expected.size else 0.0)
     if not err <= bound:           # also catches NaN
