@@ -192,7 +192,10 @@ const tx_symbol_group tx_symbol_groups[TXS_NGROUPS] = {
                   "#ifndef TX_COMPLEX_DEFINED\n#define TX_COMPLEX_DEFINED\n"
                   "typedef struct { float re, im; } tx_c64;\ntypedef struct { double re, im; } tx_c128;\n#endif\n",
                   tx_prims_source, 0},
-    [TXS_LINALG] = {"#include <lapacke.h>\n", NULL, tx_linalg_source, 0},
+    [TXS_LINALG] = {"#include <lapacke.h>\n",
+                    "#ifndef TX_COMPLEX_DEFINED\n#define TX_COMPLEX_DEFINED\n"
+                    "typedef struct { float re, im; } tx_c64;\ntypedef struct { double re, im; } tx_c128;\n#endif\n",
+                    tx_linalg_source, 0},
     /* standalone C for the MPI target only: the JIT never declares it */
     [TXS_MPI] = {"#include <mpi.h>\n#include <stdio.h>\n", NULL, tx_mpi_source, 0},
 };

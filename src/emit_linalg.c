@@ -27,7 +27,7 @@ static const char *la_word(la_fn f)
    message names the call and its line. */
 void emit_linalg(emitter *E, const g_value *v, g_value *const *parts)
 {
-    const char *S_ = v->dt == DT_F32 ? "s" : "d";
+    const char *S_ = v->dt == DT_F32 ? "s" : v->dt == DT_F64 ? "d" : v->dt == DT_C64 ? "c" : "z";
     const g_value *a = v->in[0];
     emit_use(E, E->T->distributed ? TXS_MPI : TXS_LINALG);
     /* a distributed target's calls: linalg.inc's contract plus the communicator */

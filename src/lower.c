@@ -757,8 +757,23 @@ static int lower_la_args(lowerer *L, cst_node *n, g_value **args, int *nargs)
             L->lab_ext = outer;
             return -1;
         }
-        /* already contiguous in this order: a whole tensor, or a computed value */
-        int ok = v->rank == nl;
+        args[i] = v;
+    }
+    /* every matrix in the call's element type (complex if one is; f64 in
+       a statement that involves f64) */
+    dtype dt = 0;
+    for (int i = 0; i < nmat; i++)
+        dt = join_dt(dt, args[i]->dt);
+    if (L->wide)
+        dt = dt_widen(dt);
+    for (int i = 0; i < nmat; i++) {
+        g_value *v = args[i];
+        int nl = n->narg_labels[i];
+        const int *order = n->arg_labels[i];
+        cst_node *a = n->args.v[i];
+        /* already contiguous in this order, and of the call's type: a whole
+           tensor, or a computed value */
+        int ok = v->rank == nl && (v->dt == dt || n->la == LA_SLICE);
         for (int k = 0; ok && k < nl; k++)
             ok = v->label[k] == order[k] || (v->op == OP_INDEX && v->idx_label[k] == order[k]);
         if (v->op == OP_INDEX)
@@ -769,7 +784,7 @@ static int lower_la_args(lowerer *L, cst_node *n, g_value **args, int *nargs)
         if (!ok && n->la != LA_SLICE) { /* LAPACK reads row-major, contiguous */
             g_value *c = new_value(L, OP_CONTRACT, 1, a->span);
             graph_set_operand(c, 0, v, 1);
-            c->dt = v->dt;
+            c->dt = dt;
             tx_extent ext[TX_MAX_MODES];
             for (int k = 0; k < nl; k++)
                 ext[k] = L->lab_ext[order[k]];
@@ -835,7 +850,8 @@ static int lower_multi(lowerer *L, cst_stmt *st)
         g_value *q = new_value(L, OP_PART, 1, n->span);
         graph_set_operand(q, 0, v, 1);
         q->part = p;
-        q->dt = v->dt;
+        /* eigh's eigenvalues and svd's singular values are real */
+        q->dt = p == 1 && (n->la == LA_EIGH || n->la == LA_SVD) ? dt_real(v->dt) : v->dt;
         int label[TX_MAX_MODES];
         tx_extent ext[TX_MAX_MODES];
         int rank = sema_multi_labels(n->la, p, n->arg_labels[0][0], n->arg_labels[0][1], st->multi_new, label);

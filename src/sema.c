@@ -853,8 +853,12 @@ static int check_call(checker *C, cst_node *n)
     if (sema_expect_expr_arg(C, n, 1) < 0)
         return -1;
     cst_node *x = n->args.v[1];
-    if ((op->fn == RED_MAX || op->fn == RED_MIN) && reject_complex(S, x, op->fn == RED_MAX ? "max" : "min") < 0)
-        return -1;
+    if (op->fn == RED_MAX || op->fn == RED_MIN) {
+        char what[64];
+        snprintf(what, sizeof what, "%s(%s, ...)", fname, op->fn == RED_MAX ? "max" : "min");
+        if (reject_complex(S, x, what) < 0)
+            return -1;
+    }
     n->ls = x->ls;
     n->is_number = x->is_number;
     n->num = x->num;

@@ -375,6 +375,14 @@ void sema_check_multi(checker *C, cst_stmt *st)
         }
         if (sema_check_target_labels(C, t, name, v) < 0)
             return;
+        /* complex results (all but eigh's w and svd's s, which are real)
+           go into complex tensors */
+        dtype pt = sema_expr_dtype(call);
+        if (dt_complex(pt) && !dt_complex(v->dt) && !(i == 1 && (kind == TK_EIGH || kind == TK_SVD))) {
+            diag_error(S->diag, t->span, "result %d of '%s' is complex (%s), and '%s' is real (%s); declare '%s' %s",
+                       i + 1, fname, dt_name(pt), name, dt_name(v->dt), name, dt_wide(v->dt) ? "c128" : "c64");
+            return;
+        }
         v->written = 1;
         v->last_write = C->stmt_no;
         if (dt_wide(v->dt))
