@@ -27,6 +27,7 @@
 #define _DEFAULT_SOURCE /* MAP_ANONYMOUS */
 #include <check.h>
 #include <float.h>
+#include <complex.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -56,6 +57,10 @@ typedef double red_fn(int64_t, const double *, double);
 typedef int map_check_fn(const tx_sparse_map *, int64_t, int64_t);
 typedef int map_has_fn(const tx_sparse_map *, int64_t, int64_t);
 typedef void zero_fn(void *, int64_t);
+typedef struct { double re, im; } cpair; /* tx_c128 */
+typedef cpair cfun_fn(cpair);
+typedef cpair cpow_fn(cpair, double);
+typedef double cabs_fn(cpair);
 
 /* ---- the sets of primitives under test ---- */
 enum { SET_LIBRARY, SET_V4, SET_V3, SET_V1, NSETS };
@@ -195,6 +200,7 @@ static const char *const tested[] = {
     "tx_p_axpby", "tx_p_scale_add", "tx_p_mul", "tx_p_div", "tx_p_recip", "tx_p_pow",
     "tx_p_map", "tx_p_max", "tx_p_min", "tx_p_sum", "tx_p_red_sum", "tx_p_red_prod",
     "tx_p_red_max", "tx_p_red_min", "tx_rt_map_check", "tx_rt_map_has", "tx_rt_zero",
+    "tx_p_cexp", "tx_p_clog", "tx_p_csqrt", "tx_p_csin", "tx_p_ccos", "tx_p_ctanh", "tx_p_cpow", "tx_p_cabs",
 };
 
 START_TEST(every_prim_is_tested)
@@ -738,6 +744,72 @@ START_TEST(sparse_map_helpers)
 }
 END_TEST
 
+/* ---- complex functions: against C99's <complex.h> (glibc) ---- */
+static double complex as_c(cpair z) { return z.re + I * z.im; }
+
+/* |got - want| within TOL of max(1, |want|), or both NaN in the same parts */
+static int cclose(cpair got, double complex want, double tol)
+{
+    double scale = cabs(want) > 1 ? cabs(want) : 1;
+    return cabs(as_c(got) - want) <= tol * scale;
+}
+
+START_TEST(complex_functions)
+{
+    int s = _i;
+    SKIP_UNLESS_RUNS(s);
+    static const char *const names[] = {"tx_p_cexp", "tx_p_clog", "tx_p_csqrt", "tx_p_csin", "tx_p_ccos", "tx_p_ctanh"};
+    double complex (*const ref[])(double complex) = {cexp, clog, csqrt, csin, ccos, ctanh};
+    const double vals[] = {0.0, -0.0, 0.3, -0.7, 1.0, -2.5, 3.75, 12.0, -25.0};
+    int nv = (int)(sizeof vals / sizeof vals[0]);
+    for (int f = 0; f < 6; f++) {
+        cfun_fn *fn = (cfun_fn *)prim(s, names[f]);
+        for (int a = 0; a < nv; a++)
+            for (int b = 0; b < nv; b++) {
+                cpair z = {vals[a], vals[b]};
+                if (f == 1 && z.re == 0 && z.im == 0)
+                    continue; /* log 0: -inf, tested below */
+                if ((f == 3 || f == 4) && fabs(z.im) > 20)
+                    continue; /* sin, cos of a large imaginary part: inf * 0 */
+                double complex want = ref[f](as_c(z));
+                cpair got = fn(z);
+                ck_assert_msg(cclose(got, want, 1e-13), "%s: %s(%g%+gi) = %.17g%+.17gi, want %.17g%+.17gi",
+                              set_names[s], names[f], z.re, z.im, got.re, got.im, creal(want), cimag(want));
+            }
+    }
+    cpair l0 = ((cfun_fn *)prim(s, "tx_p_clog"))((cpair){0, 0});
+    ck_assert(isinf(l0.re) && l0.re < 0 && l0.im == 0);
+    cpair e = ((cfun_fn *)prim(s, "tx_p_cexp"))((cpair){800, 0}); /* a real argument stays real */
+    ck_assert(isinf(e.re) && e.im == 0);
+    cpair sq = ((cfun_fn *)prim(s, "tx_p_csqrt"))((cpair){-4, -0.0}); /* the branch cut: the sign of zero */
+    ck_assert(sq.re == 0 && sq.im == -2);
+    cpow_fn *cp = (cpow_fn *)prim(s, "tx_p_cpow");
+    cabs_fn *ca = (cabs_fn *)prim(s, "tx_p_cabs");
+    const double ps[] = {0, 1, 2, 3, 7, -1, -3, 0.5, -1.25, 2.5};
+    for (int a = 1; a < nv - 2; a++)
+        for (int b = 0; b < nv - 2; b++) {
+            cpair z = {vals[a], vals[b]};
+            for (size_t k = 0; k < sizeof ps / sizeof ps[0]; k++) {
+                if (z.re == 0 && z.im == 0 && ps[k] <= 0)
+                    continue; /* a pole, and 0^0 (1 as numpy says; glibc says NaN): below */
+                double complex want = cpow(as_c(z), ps[k]);
+                cpair got = cp(z, ps[k]);
+                ck_assert_msg(cclose(got, want, 1e-12), "%s: tx_p_cpow(%g%+gi, %g) = %.17g%+.17gi, want %.17g%+.17gi",
+                              set_names[s], z.re, z.im, ps[k], got.re, got.im, creal(want), cimag(want));
+            }
+            ck_assert(fabs(ca(z) - cabs(as_c(z))) <= 1e-15 * (1 + cabs(as_c(z))));
+        }
+    cpair i2 = cp((cpair){0, 1}, 2); /* exactly -1: integer powers by multiplication */
+    ck_assert(i2.re == -1 && i2.im == 0);
+    cpair pole = cp((cpair){0, 0}, -1);
+    ck_assert(!isfinite(pole.re) || !isfinite(pole.im));
+    cpair one = cp((cpair){0, 0}, 0);
+    ck_assert(one.re == 1 && one.im == 0);
+    cpair z0 = cp((cpair){0, 0}, 2.5);
+    ck_assert(z0.re == 0 && z0.im == 0);
+}
+END_TEST
+
 int main(void)
 {
     Suite *su = suite_create("prims");
@@ -753,6 +825,7 @@ int main(void)
     tcase_add_loop_test(tc, vector_math_special_values, 0, NSETS);
     tcase_add_loop_test(tc, vector_math_any_position, 0, NSETS);
     tcase_add_loop_test(tc, sparse_map_helpers, 0, NSETS);
+    tcase_add_loop_test(tc, complex_functions, 0, NSETS);
     suite_add_tcase(su, tc);
     SRunner *sr = srunner_create(su);
     srunner_run_all(sr, CK_NORMAL);
