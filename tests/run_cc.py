@@ -63,10 +63,15 @@ DEFAULT_FILES = [
     'let_tensor.tx',        # let intermediates
     'nested_add_sum_within.tx',
     'fill_only.tx',         # no inputs, dims only as parameters
+    'complex_elementwise.tx',  # c128: double _Complex arrays passed as tx_c128 *
+    'complex_promotion.tx',    # c64 and c128 mixed with f32 and f64
 ]
 
-CTYPE = {'f64': 'double', 'f32': 'float'}
-RAWTYPE = {'f64': '<f8', 'f32': '<f4'}
+# complex tensors live in C99 complex arrays, passed cast to the header's
+# pair types: the layout tx(5) promises
+CTYPE = {'f64': 'double', 'f32': 'float', 'c64': 'float _Complex', 'c128': 'double _Complex'}
+PARAMTYPE = {'c64': 'tx_c64', 'c128': 'tx_c128'}
+RAWTYPE = {'f64': '<f8', 'f32': '<f4', 'c64': '<c8', 'c128': '<c16'}
 
 
 def c_string(path):
@@ -135,7 +140,7 @@ def driver_source(case, prep, tmpdir):
             L.append('    %s *t%d = load(%s, %s);' % (ctype, i, c_string(raw[d.name]), nbytes))
         else:
             L.append('    %s *t%d = fresh(%s);' % (ctype, i, nbytes))
-        args.append('t%d' % i)
+        args.append('(%s *)t%d' % (PARAMTYPE[d.dtype], i) if d.dtype in PARAMTYPE else 't%d' % i)
     L.append('    int rc = prog(%s);' % ', '.join(args))
     L.append('    if (rc != 0) {')
     L.append('        const char *msg = prog_error(rc);')
@@ -266,13 +271,13 @@ def build_and_check(txc, cc, case, prep, td, progc, mainc, raw, flags, needs, ru
         for d in case.io:
             if d.kind not in ('out', 'inout'):
                 continue
-            tol = case.tol if d.dtype == 'f32' else 1e-12
+            tol = case.tol if d.dtype in ('f32', 'c64') else 1e-12
             ref = run_outs[d.name]
             if ref.shape != got[d.name].shape:
                 reasons.append('C vs txc run: %s: shapes %s vs %s' % (
                     d.name, got[d.name].shape, ref.shape))
                 continue
-            why = rn.compare(got[d.name], ref.astype(np.float64), d, tol,
+            why = rn.compare(got[d.name], ref.astype(np.complex128 if d.is_complex else np.float64), d, tol,
                              'C vs txc run: ')
             if why:
                 reasons.append(why)
