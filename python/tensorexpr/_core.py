@@ -10,7 +10,7 @@ from ctypes import byref, c_int64, c_size_t
 import numpy as np
 
 from ._lib import (HAVE_BIND_ARRAY, MapInfo, SparseMap, TensorInfo, TX_ERR_ARG, TX_ERR_BIND, TX_ERR_COMPILE,
-                   TX_ERR_NOMEM, TX_F32, TX_F64, TX_IN, TX_INOUT, TX_OUT, lib, take_string)
+                   TX_ERR_NOMEM, TX_C64, TX_C128, TX_F32, TX_F64, TX_IN, TX_INOUT, TX_OUT, lib, take_string)
 
 
 # ---------------------------------------------------------------- exceptions
@@ -53,7 +53,7 @@ class BindError(TensorExprError, ValueError):
 
 
 class DTypeError(ValueError, TypeError):
-    """An array's element type cannot be used (complex, object, ...)."""
+    """An array's element type cannot be used (object, string, complex for a real tensor, ...)."""
 
 
 def _raise_for(status, ctx, names=(), what=None):
@@ -79,22 +79,25 @@ def _raise_for(status, ctx, names=(), what=None):
 
 
 # ---------------------------------------------------------------- arrays
-_CODE = {np.dtype(np.float32): TX_F32, np.dtype(np.float64): TX_F64}
-_DTYPE = {TX_F32: np.dtype(np.float32), TX_F64: np.dtype(np.float64)}
+_CODE = {np.dtype(np.float32): TX_F32, np.dtype(np.float64): TX_F64,
+         np.dtype(np.complex64): TX_C64, np.dtype(np.complex128): TX_C128}
+_DTYPE = {v: k for k, v in _CODE.items()}
 
 _bind = lib.tx_bind
 _bind_array = getattr(lib, "tx_bind_array", None)
 
 
-def check_real(a, what):
+def check_numeric(a, what, complex_ok=True):
+    """Rejects arrays tensorexpr cannot take (objects, strings, ...), and
+    complex ones where the tensor is real (numpy would drop the imaginary
+    part with a ComplexWarning; tx(5) makes that an error)."""
     k = a.dtype.kind
-    if k == "c":
-        raise NotImplementedError(
-            "%s: complex arrays (%s) are not supported: libtensorexpr has no complex element type yet "
-            "(tx_dtype has only TX_F32 and TX_F64; c64/c128 of tx(5) are not implemented)" % (what, a.dtype))
-    if k not in "biuf":
-        raise DTypeError("%s: arrays of %s cannot be used; tensorexpr computes in float32 and float64"
-                         % (what, a.dtype))
+    if k == "c" and not complex_ok:
+        raise DTypeError("%s: the array is complex (%s), but the tensor is real; pass its .real, .imag or "
+                         "abs(), or declare the tensor c64/c128" % (what, a.dtype))
+    if k not in "biufc":
+        raise DTypeError("%s: arrays of %s cannot be used; tensorexpr computes in float32, float64, "
+                         "complex64 and complex128" % (what, a.dtype))
 
 
 def bind_input(p, name_b, a, code, shape_c):
@@ -332,7 +335,7 @@ class Program:
                 a = v
             else:
                 a = np.asarray(v)
-                check_real(a, "tensor %r" % k)
+                check_numeric(a, "tensor %r" % k, t.dtype.kind == "c")
                 if a.dtype != t.dtype:
                     a = a.astype(t.dtype)
             self._check_shape(t, a)

@@ -7,7 +7,7 @@ from ctypes import c_int64
 import numpy as np
 
 from . import _core
-from ._core import DTypeError, Program, bind_input, bind_output, check_real
+from ._core import _CODE, DTypeError, Program, bind_input, bind_output, check_numeric
 from ._lib import lib
 
 _bind = lib.tx_bind
@@ -18,7 +18,7 @@ _cache = OrderedDict()
 _cache_lock = threading.Lock()
 _parsed = {}
 _LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-_F = (np.dtype(np.float32), np.dtype(np.float64))
+_F = (np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.complex64), np.dtype(np.complex128))
 
 
 def _parse(subscripts):
@@ -176,9 +176,10 @@ def _build(subscripts, ops, dtype):
                                  "[original->remapped]: label '%s' has extents %d and %d" % (_label(c), ext[c], n))
     if dtype is not None:
         dtype = np.dtype(dtype)
-        check_real(np.empty(0, dtype), "einsum dtype=")
+        check_numeric(np.empty(0, dtype), "einsum dtype=")
         if dtype not in _F:
-            raise DTypeError("einsum: dtype=%s: tensorexpr computes in float32 or float64" % dtype)
+            raise DTypeError("einsum: dtype=%s: tensorexpr computes in float32, float64, complex64 or "
+                             "complex128" % dtype)
         out_dtype = dtype
     else:
         out_dtype = np.result_type(*[a.dtype for a in ops])
@@ -191,7 +192,7 @@ def _build(subscripts, ops, dtype):
     e.source = None
     if e.zeros:
         return e
-    tx = lambda d: "f32" if d == np.float32 else "f64"
+    tx = lambda d: {np.float32: "f32", np.float64: "f64", np.complex64: "c64", np.complex128: "c128"}[np.dtype(d).type]
     lines = ["# einsum %r" % subscripts]
     dims = []
     for c in sorted(ext, key=lambda c: (c[0] == "#", c)):
@@ -210,7 +211,7 @@ def _build(subscripts, ops, dtype):
                                       "[%s]" % ", ".join("n" + _label(c) for c in labels) if labels else ""))
         terms.append('%s("%s")' % (name, ",".join(_label(c) for c in labels)) if labels else name)
         e.ops.append((name.encode(), shape if len(keep_axes) != a.ndim else None, cast,
-                      1 if cast == np.float32 else 2, (c_int64 * len(shape))(*shape), len(shape)))
+                      _CODE[np.dtype(cast)], (c_int64 * len(shape))(*shape), len(shape)))
     lines += decls
     lines.append("out %s R%s;" % (tx(out_dtype), "[%s]" % ", ".join("n" + _label(c) for c in outl) if outl else ""))
     lhs = 'R("%s")' % ",".join(_label(c) for c in outl) if outl else "R"
@@ -242,8 +243,9 @@ def _get(key, subscripts, ops, dtype):
 def einsum(subscripts, *operands, out=None, dtype=None, order="K", casting="safe", optimize=None):
     """numpy.einsum(subscripts, *operands, out=None, dtype=None) computed by a
     tensorexpr kernel compiled once per (subscripts, shapes, dtypes) and
-    cached. float32 and float64 (mixed operands compute in float64); integer
-    and bool operands need dtype=; complex raises NotImplementedError.
+    cached. float32, float64, complex64 and complex128, mixed as numpy mixes
+    them (float32 with complex128 is complex128, float64 with complex64 is
+    complex128); integer and bool operands need dtype=.
     order, casting and optimize are accepted for compatibility and ignored
     (the result is C-ordered; tensorexpr picks the contraction order)."""
     if not isinstance(subscripts, str):
@@ -253,9 +255,10 @@ def einsum(subscripts, *operands, out=None, dtype=None, order="K", casting="safe
     e = _cache.get(key)
     if e is None:
         for k, o in enumerate(ops):
-            check_real(o, "einsum operand %d" % k)
+            check_numeric(o, "einsum operand %d" % k)
             if dtype is None and o.dtype not in _F:
-                raise DTypeError("einsum operand %d is %s: tensorexpr computes in float32 or float64; pass "
+                raise DTypeError("einsum operand %d is %s: tensorexpr computes in float32, float64, complex64 or "
+                                 "complex128; pass "
                                  "dtype=float (or convert the operand)" % (k, o.dtype))
         e = _get(key, subscripts, ops, dtype)
     else:
@@ -309,7 +312,7 @@ def einsum(subscripts, *operands, out=None, dtype=None, order="K", casting="safe
         if out is not None and out.dtype == e.out_dtype and not _overlaps(out, ops):
             r = out
             last[i] = None
-            alive, st, staged = bind_output(p, e.out_name, out, 1 if out.dtype == np.float32 else 2,
+            alive, st, staged = bind_output(p, e.out_name, out, _CODE[out.dtype],
                                             e.out_shape_c, False)
             keep.append(alive)
         else:

@@ -18,7 +18,7 @@ from ctypes import POINTER, c_char_p, c_double, c_int, c_int64, c_size_t, c_void
 
 TX_OK, TX_ERR_NOMEM, TX_ERR_ARG, TX_ERR_COMPILE, TX_ERR_BIND, TX_ERR_RUN, TX_ERR_JIT, TX_ERR_INTERNAL = range(8)
 TX_IN, TX_OUT, TX_INOUT = 1, 2, 3
-TX_F32, TX_F64 = 1, 2
+TX_F32, TX_F64, TX_C64, TX_C128 = 1, 2, 3, 4
 
 
 class SparseMap(ctypes.Structure):
