@@ -15,8 +15,9 @@ own _greedy_path, without the memory limit einsum_path gives it; it also
 takes more labels than einsum's 52 letters) and, for the chains, of the best
 order (the textbook matrix-chain search), and far below one loop nest;
 `txc graph` must take under COMPILE_SECONDS and list the same graph twice;
-and the circuit, run by `txc run` on real gates, must match numpy
-contracting pairwise along its greedy path.
+and the circuits, run by `txc run` on real gates and on complex (c128,
+unitary) ones (examples/circuit_complex.tx), must match numpy contracting
+pairwise along its greedy path.
 
     /usr/bin/python3 tests/run_order.py [--txc build/txc] [-v]
 """
@@ -71,7 +72,9 @@ def path_flops(spec, ext, path):
         ops.append(kept)
     return total
 
-def tx_program(spec, ext):
+def tx_program(spec, ext, dtype=""):
+    """The program R = product of SPEC's operands; DTYPE "c128 " makes
+    every tensor complex."""
     if isinstance(spec, str):
         ins, out = spec.split("->")
         ops = ins.split(",")
@@ -80,8 +83,8 @@ def tx_program(spec, ext):
     lines = ["dim %s = %d;" % (l, n) for l, n in sorted(ext.items())]
     names = ["T%d" % i for i in range(len(ops))]
     decl = ", ".join("%s[%s]" % (nm, ",".join(op)) for nm, op in zip(names, ops))
-    lines.append("in %s;" % decl)
-    lines.append("out R%s;" % ("[%s]" % ",".join(out) if out else ""))
+    lines.append("in %s%s;" % (dtype, decl))
+    lines.append("out %sR%s;" % (dtype, "[%s]" % ",".join(out) if out else ""))
     rhs = " * ".join('%s("%s")' % (nm, ",".join(op)) for nm, op in zip(names, ops))
     lines.append('R%s = %s;' % ('("%s")' % ",".join(out) if out else "", rhs))
     return "\n".join(lines) + "\n"
@@ -166,8 +169,9 @@ def large_case(txc, tmp, name, spec, ext, verbose, arrays=None):
     nest, compile time, and values when ARRAYS are given."""
     ops, out = spec
     path = os.path.join(tmp, "large.tx")
+    cx = arrays is not None and np.iscomplexobj(arrays[0])
     with open(path, "w") as f:
-        f.write(tx_program(spec, ext))
+        f.write(tx_program(spec, ext, "c128 " if cx else ""))
     got, seconds, text = txc_flops(txc, path)
     gpath = greedy_path(ops, out, ext)
     greedy = path_flops(spec, ext, gpath)
@@ -217,6 +221,11 @@ def large_cases():
     ops, out = circuit.network(qubits=10, depth=20, nopen=4, seed=1)
     vals = circuit.values(ops)
     yield ("circuit of %d tensors" % len(ops), ([ls for _, ls in ops], out),
+           {l: 2 for _, ls in ops for l in ls}, [vals[nm] for nm, _ in ops])
+    # examples/circuit_complex.tx: unitary c128 gates on 14 qubits
+    ops, out = circuit.network(qubits=14, depth=14, nopen=4, seed=3)
+    vals = circuit.values(ops, complex_=True)
+    yield ("complex circuit of %d tensors" % len(ops), ([ls for _, ls in ops], out),
            {l: 2 for _, ls in ops for l in ls}, [vals[nm] for nm, _ in ops])
 
 def main():
