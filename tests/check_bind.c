@@ -218,6 +218,62 @@ START_TEST(bind_strided_inputs)
 }
 END_TEST
 
+/* complex tensors: typed binds (TX_C128, TX_C64 against a declaration),
+   strides in whole complex elements, a strided complex output; values are
+   dyadic, so the complex products are exact */
+START_TEST(bind_complex)
+{
+    tx_ctx *c = tx_new();
+    tx_program *p = compile_ok(c, "in c128 Z[n,m]; in c64 w[m]; out c128 y[n]; out c64 v[m];\n"
+                                  "y(\"i\") = Z(\"i,j\") * w(\"j\");\nv(\"j\") = 2 * w(\"j\");\n");
+    enum { N = 3, M = 4 };
+    double Zt[M][N][2]; /* Z(i,j) = Zt[j][i]: a transpose, strides (1, N) in complex elements */
+    float w[M][2];
+    double y[2 * N][2], want[N][2];
+    float v[M][2];
+    for (int j = 0; j < M; j++) {
+        w[j][0] = (float)dy(j, 1);
+        w[j][1] = (float)dy(j, 2);
+        for (int i = 0; i < N; i++) {
+            Zt[j][i][0] = dy(i * M + j, 3);
+            Zt[j][i][1] = dy(i * M + j, 4);
+        }
+    }
+    for (int i = 0; i < N; i++) {
+        want[i][0] = want[i][1] = 0;
+        for (int j = 0; j < M; j++) {
+            want[i][0] += Zt[j][i][0] * w[j][0] - Zt[j][i][1] * w[j][1];
+            want[i][1] += Zt[j][i][0] * w[j][1] + Zt[j][i][1] * w[j][0];
+        }
+    }
+    const int64_t sZ[2] = {N, M}, sy[1] = {N}, sw[1] = {M};
+    ck_assert_int_eq(tx_bind_array(p, "Z", Zt, TX_F64, 2, sZ, NULL), TX_ERR_BIND);
+    ck_assert(contains(tx_errmsg(c), "declared c128") && contains(tx_errmsg(c), "f64"));
+    ck_assert_int_eq(tx_bind_array(p, "w", w, TX_C128, 1, sw, NULL), TX_ERR_BIND);
+    ck_assert(contains(tx_errmsg(c), "declared c64") && contains(tx_errmsg(c), "c128"));
+    ck_assert_int_eq(tx_bind_array(p, "w", w, (tx_dtype)5, 1, sw, NULL), TX_ERR_ARG);
+    bind_at(p, c, "Z", Zt, TX_C128, 2, sZ, (const int64_t[]){1, N}, __LINE__);
+    bind_at(p, c, "w", w, TX_C64, 1, sw, NULL, __LINE__);
+    bind_at(p, c, "y", y, TX_C128, 1, sy, (const int64_t[]){2}, __LINE__); /* every other element */
+    bind_at(p, c, "v", v, TX_C64, 1, sw, NULL, __LINE__);
+    memset(y, 0, sizeof y);
+    run_ok(p, c);
+    for (int i = 0; i < N; i++) {
+        ck_assert(y[2 * i][0] == want[i][0] && y[2 * i][1] == want[i][1]);
+        ck_assert(y[2 * i + 1][0] == 0 && y[2 * i + 1][1] == 0); /* the gaps are untouched */
+    }
+    for (int j = 0; j < M; j++)
+        ck_assert(v[j][0] == 2 * w[j][0] && v[j][1] == 2 * w[j][1]);
+    tx_tensor_info info;
+    ck_assert_int_eq(tx_tensor_get(p, 0, &info), TX_OK);
+    ck_assert_int_eq(info.dtype, TX_C128);
+    ck_assert_int_eq(tx_tensor_get(p, 1, &info), TX_OK);
+    ck_assert_int_eq(info.dtype, TX_C64);
+    tx_program_free(p);
+    tx_free(c);
+}
+END_TEST
+
 START_TEST(bind_strided_outputs)
 {
     enum { N = 4, K = 3, M = 5 };
@@ -749,6 +805,7 @@ int main(void)
     tcase_add_test(tc, bind_dtype_checked);
     tcase_add_test(tc, bind_strided_inputs);
     tcase_add_test(tc, bind_strided_outputs);
+    tcase_add_test(tc, bind_complex);
     tcase_add_test(tc, bind_output_layouts_refused);
     suite_add_tcase(s, tc);
 

@@ -351,6 +351,55 @@ START_TEST(write_fd_same_bytes)
 }
 END_TEST
 
+/* complex: pairs (re, im), written and read back bit for bit */
+START_TEST(rt_complex)
+{
+    const double z[2][3][2] = { { { 1, -2 }, { 0.5, 0 }, { -0.0, 1e300 } }, { { 3, 4 }, { -5, -6 }, { 7, 8 } } };
+    const float c[4][2] = { { 1.5f, -1 }, { 0, 2 }, { 3.25f, -0.5f }, { -7, 1e-30f } };
+    const int64_t s2[2] = { 2, 3 }, s1[1] = { 4 };
+    npy_array a;
+    char err[256];
+
+    ck_assert_int_eq(npy_write(tpath("c16.npy"), NPY_C128, 2, s2, z, err, sizeof err), 0);
+    read_ok("c16.npy", &a);
+    ck_assert_int_eq(a.dtype, NPY_C128);
+    ck_assert(a.ndim == 2 && a.shape[0] == 2 && a.shape[1] == 3 && a.nelem == 6);
+    ck_assert(memcmp(a.data, z, sizeof z) == 0);
+    npy_free(&a);
+    ck_assert_int_eq(npy_write(tpath("c8.npy"), NPY_C64, 1, s1, c, err, sizeof err), 0);
+    read_ok("c8.npy", &a);
+    ck_assert_int_eq(a.dtype, NPY_C64);
+    ck_assert(a.ndim == 1 && a.nelem == 4);
+    ck_assert(memcmp(a.data, c, sizeof c) == 0);
+    npy_free(&a);
+    ck_assert_uint_eq(npy_dtype_size(NPY_C64), 8);
+    ck_assert_uint_eq(npy_dtype_size(NPY_C128), 16);
+    ck_assert_str_eq(npy_dtype_name(NPY_C64), "<c8");
+    ck_assert_str_eq(npy_dtype_name(NPY_C128), "<c16");
+    /* the header numpy writes for complex128 of shape (2, 3) */
+    FILE *f = fopen(tpath("c16.npy"), "rb");
+    char hdr[129] = {0};
+    ck_assert(f && fread(hdr, 1, 128, f) == 128);
+    fclose(f);
+    ck_assert(strstr(hdr + 10, "{'descr': '<c16', 'fortran_order': False, 'shape': (2, 3), }") == hdr + 10);
+}
+END_TEST
+
+/* a complex128 file in Fortran order: whole pairs move, parts stay together */
+START_TEST(np_fortran_complex)
+{
+    /* (arange(6) + 10j * arange(6)).reshape(2, 3) stored column by column */
+    const double f[12] = { 0, 0, 3, 30, 1, 10, 4, 40, 2, 20, 5, 50 };
+    npy_array a;
+    put_npy("cf.npy", 1, "{'descr': '<c16', 'fortran_order': True, 'shape': (2, 3), }", f, sizeof f);
+    read_ok("cf.npy", &a);
+    ck_assert_int_eq(a.dtype, NPY_C128);
+    for (int i = 0; i < 6; i++)
+        ck_assert(((double *)a.data)[2 * i] == i && ((double *)a.data)[2 * i + 1] == 10 * i);
+    npy_free(&a);
+}
+END_TEST
+
 /* ------------------------------------------------------------------ numpy-written files */
 
 START_TEST(np_fortran_2d)
@@ -638,12 +687,13 @@ END_TEST
 START_TEST(rej_dtypes)
 {
     static const struct { const char *descr, *phrase; } t[] = {
-        { "'>f8'", "unsupported dtype '>f8' (big-endian); use '<f8' or '<f4'" },
+        { "'>f8'", "unsupported dtype '>f8' (big-endian); use '<f8', '<f4', '<c16' or '<c8'" },
+        { "'>c16'", "unsupported dtype '>c16' (big-endian)" },
+        { "'<c32'", "unsupported dtype '<c32'" },
         { "'>f4'", "unsupported dtype '>f4' (big-endian)" },
-        { "'<i8'", "unsupported dtype '<i8'; use '<f8', '<f4' or '|b1'" },
+        { "'<i8'", "unsupported dtype '<i8'; use '<f8', '<f4', '<c16', '<c8' or '|b1'" },
         { "'<i4'", "unsupported dtype '<i4'" },
         { "'|u1'", "unsupported dtype '|u1'" },
-        { "'<c16'", "unsupported dtype '<c16'" },
         { "'|O'", "unsupported dtype '|O'" },
         { "'<f2'", "unsupported dtype '<f2'" },
         { "'<b1'", "unsupported dtype '<b1'" },
@@ -884,6 +934,8 @@ static Suite *npy_suite(void)
     tcase_add_test(rt, rt_bool);
     tcase_add_test(rt, rt_0d);
     tcase_add_test(rt, rt_zero_size);
+    tcase_add_test(rt, rt_complex);
+    tcase_add_test(np, np_fortran_complex);
     tcase_add_test(rt, write_matches_numpy);
     tcase_add_test(rt, write_max_dims);
     tcase_add_test(rt, write_overwrites);
