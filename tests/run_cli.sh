@@ -29,6 +29,7 @@ np.save('A.npy', np.ones((4, 3))); np.save('B.npy', np.ones((3, 5)))
 np.save('A3.npy', np.ones((2, 3, 4))); np.save('Bk.npy', np.ones((7, 5)))
 np.save('Abe.npy', np.ones((4, 3), dtype='>f8')); np.save('Ai.npy', np.ones((4, 3), dtype='<i8'))
 np.save('Ab.npy', np.ones((4, 3), dtype='|b1'))
+np.save('Ac.npy', np.ones((4, 3)) + 1j); np.save('Acbe.npy', np.ones((4, 3), dtype='>c16'))
 open('trunc.npy', 'wb').write(open('A.npy', 'rb').read()[:100])
 open('text.npy', 'w').write('not an array\n')
 open('empty.npy', 'w').close()
@@ -56,7 +57,27 @@ check inconsistent "dim 'k'" A=A.npy B=Bk.npy C=C.npy
 check missing-file "'A'.*nothere.npy" A=nothere.npy B=B.npy C=C.npy
 check missing-binding "'B' is not bound" A=A.npy C=C.npy
 check set-dim-conflict "dim 'n'" A=A.npy B=B.npy C=C.npy -D n=9
+check complex-into-real "'A'.*Ac.npy is complex ('<c16'), but 'A' is real (f64)" A=Ac.npy B=B.npy C=C.npy
+check complex-big-endian "'A'.*Acbe.npy.*'>c16' (big-endian)" A=Acbe.npy B=B.npy C=C.npy
 check overflow "overflow\|too large" --random -D n=4611686018427387904 -D k=4 -D m=4 C=C.npy
+
+# complex tensors: a real file into a c128 one (imaginary parts 0), a c64
+# file into a c128 one, outputs as <c16 and <c8; --random fills both parts
+cat > cx.tx <<'TX'
+in c128 Z[n,k]; in c64 W[k,m];
+out c128 C[n,m]; out c64 D[n,m];
+C("i,j") = Z("i,k") * W("k,j");
+D("i,j") = conj(C("i,j"));
+TX
+"$PYTHON" -c "import numpy as np; np.save('W.npy', (np.arange(15).reshape(3, 5) * (1 - 2j)).astype(np.complex64))"
+if "$TXC" run cx.tx Z=A.npy W=W.npy C=Cx.npy D=Dx.npy 2>err.txt && "$PYTHON" -c "
+import numpy as np
+C, D, W = np.load('Cx.npy'), np.load('Dx.npy'), np.load('W.npy')
+assert C.dtype == np.complex128 and D.dtype == np.complex64, (C.dtype, D.dtype)
+assert np.array_equal(C, np.ones((4, 3)) @ W.astype(np.complex128)) and np.array_equal(D, np.conj(C).astype(np.complex64))
+"; then ok; else bad "complex run: $(cat err.txt)"; fi
+if "$TXC" run cx.tx --random -D n=2 -D k=2 -D m=2 >out.txt 2>err.txt && grep -q 'C = array of shape (2, 2), c128: .*[0-9][+-][0-9.]*j' out.txt &&
+   ! grep -q '[+-]0j' out.txt; then ok; else bad "complex --random: $(cat out.txt err.txt)"; fi
 
 # --threads: a bad count is a usage error; 1 and 2 threads write the same bytes
 "$TXC" run mm.tx --random --threads 0 >out.txt 2>err.txt
