@@ -118,10 +118,12 @@ class Prog:
                 shape = self.prog.shape(d, dims)
                 lo, hi = (0.5, 2.0) if d.name in self.pos else (-1.0, 1.0)
                 a = rng.uniform(lo, hi, size=shape)
-                self.inputs[d.name] = np.array(a, dtype=np.float32 if d.dtype == 'f32'
-                                               else np.float64)
+                if d.dtype in ('c64', 'c128'):   # both parts in the same range
+                    a = a + 1j * rng.uniform(lo, hi, size=shape)
+                self.inputs[d.name] = np.array(a, dtype={'f32': np.float32, 'f64': np.float64,
+                                                         'c64': np.complex64, 'c128': np.complex128}[d.dtype])
         self.symdims = {k: v for k, v in dims.items() if k not in self.prog.consts}
-        self.has_f32 = any(d.dtype == 'f32' for d in self.prog.decls)
+        self.has_f32 = any(d.dtype in ('f32', 'c64') for d in self.prog.decls)
         # 4.2: a statement whose target is f32 may accumulate in f32, so its
         # stored values carry f32 rounding of the terms' size (not of the
         # result's, which cancellation can make small), and every output
@@ -136,11 +138,11 @@ class Prog:
                 names = {n for n in leaf_names(s.rhs)       # dims are numbers
                          if n in self.prog.tensors or n in f32_lets or n in let_names}
                 if names and all(n in f32_lets or (n in self.prog.tensors and
-                                                   self.prog.tensors[n].dtype == 'f32')
+                                                   self.prog.tensors[n].dtype in ('f32', 'c64'))
                                  for n in names):
                     f32_lets.add(s.name)
         self.writes_f32 = bool(f32_lets) or any(
-            s.kind == 'assign' and self.prog.tensors[s.target].dtype == 'f32'
+            s.kind == 'assign' and self.prog.tensors[s.target].dtype in ('f32', 'c64')
             for s in self.prog.stmts)
         self.loose_mixed = self.writes_f32
 
@@ -160,24 +162,24 @@ class Prog:
         return self.prog.tensors[name]
 
     def tol(self, name):
-        ref, r32 = self.ref[name].astype(np.float64), self.ref32[name].astype(np.float64)
+        ref, r32 = wide(self.ref[name]), wide(self.ref32[name])
         scale = max(1.0, float(np.max(np.abs(ref))) if ref.size else 0.0)
         d32 = float(np.max(np.abs(ref - r32))) if ref.size else 0.0
         if not np.isfinite(d32):
             d32 = scale
-        if self.decl(name).dtype == 'f32' or (self.loose_mixed and self.has_f32):
+        if self.decl(name).dtype in ('f32', 'c64') or (self.loose_mixed and self.has_f32):
             return 1e-5 * scale + 20 * d32
         return 1e-10 * scale + 100 * EPS_RATIO * d32
 
     def sane(self):
         """None if the program's values are tame enough to compare, else why."""
         for name, v in self.ref.items():
-            v = v.astype(np.float64)
+            v = wide(v)
             if not np.all(np.isfinite(v)):
                 return '%s is not finite' % name
             if v.size and np.max(np.abs(v)) > HUGE:
                 return '%s is huge (%.3g)' % (name, np.max(np.abs(v)))
-            r32 = self.ref32[name].astype(np.float64)
+            r32 = wide(self.ref32[name])
             scale = max(1.0, float(np.max(np.abs(v))) if v.size else 0.0)
             d = float(np.max(np.abs(v - r32))) if v.size else 0.0
             if not d <= ILL * scale:
@@ -238,8 +240,14 @@ def leaf_names(node):
     return out
 
 
+def wide(a):
+    """A as float64, or complex128 if it is complex."""
+    a = np.asarray(a)
+    return a.astype(np.complex128 if np.iscomplexobj(a) else np.float64)
+
+
 def differs(got, ref, tol):
-    got, ref = np.asarray(got, dtype=np.float64), np.asarray(ref, dtype=np.float64)
+    got, ref = wide(got), wide(ref)
     if got.shape != ref.shape:
         return True
     if not got.size:
@@ -249,7 +257,7 @@ def differs(got, ref, tol):
 
 
 def maxerr(got, ref):
-    got, ref = np.asarray(got, dtype=np.float64), np.asarray(ref, dtype=np.float64)
+    got, ref = wide(got), wide(ref)
     if got.shape != ref.shape:
         return float('inf')
     return float(np.max(np.abs(got - ref))) if got.size else 0.0
@@ -266,7 +274,7 @@ def check_expect(p):
     """The `# expect:` lines against the reference; a list of problems."""
     probs = []
     ns = {'np': np}
-    ns.update({k: v.astype(np.float64) for k, v in p.inputs.items()})
+    ns.update({k: wide(v) for k, v in p.inputs.items()})
     ns.update({k: v for k, v in p.dims.items()})
     outs = [d.name for d in p.prog.decls if d.kind in ('out', 'inout')]
     for e in p.expect:
@@ -279,11 +287,11 @@ def check_expect(p):
             probs.append('cannot tell which output "# expect: %s" is about' % e)
             continue
         try:
-            want = np.asarray(eval(expr, ns), dtype=np.float64)
+            want = wide(eval(expr, ns))
         except Exception as ex:
             probs.append('expect %s: %s: %s' % (name, type(ex).__name__, ex))
             continue
-        ref = p.ref[name].astype(np.float64)
+        ref = wide(p.ref[name])
         if want.shape != ref.shape:
             want = np.broadcast_to(want, ref.shape) if want.size == 1 else want
         if differs(ref, want, max(p.tol(name), 1e-9 * max(1.0, float(np.max(np.abs(want)))
@@ -472,8 +480,8 @@ def check_program(p, opts, res):
 
 
 def brief(a, n=6):
-    a = np.asarray(a, dtype=np.float64).ravel()
-    s = ' '.join('%.10g' % x for x in a[:n])
+    a = wide(a).ravel()
+    s = ' '.join(('%.10g%+.10gj' % (x.real, x.imag)) if np.iscomplexobj(a) else '%.10g' % x for x in a[:n])
     return s + (' ... (%d values)' % a.size if a.size > n else '')
 
 

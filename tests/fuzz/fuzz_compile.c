@@ -65,7 +65,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
         if (!ok)
             break;
-        bufs[i] = calloc((size_t)(elems ? elems : 1), 8);
+        bufs[i] = calloc((size_t)(elems ? elems : 1), 16); /* the widest element: c128 */
         ok = bufs[i] && tx_bind(p, info.name, bufs[i], info.ndim, shape) == TX_OK;
     }
     /* sparse maps: every other (source, target) pair present */

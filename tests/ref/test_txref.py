@@ -523,6 +523,48 @@ def alternative_readings_differ_only_where_4_1_is_silent():
     close(o2['s'], np.exp(u * b + 1).sum())
 
 
+def C(*shape):
+    return R(*shape) + 1j * R(*shape)
+
+
+@test
+def complex_4_2_promotion_functions_contractions():
+    Z, W, x, v = C(3, 4), C(4, 2), R(3), C(4)
+    src = ('in c128 Z[n,k], v[k]; in c64 W[k,m]; in x[n];\n'
+           'out c128 A[n,m], e[n,k], s; out c64 B[k,m]; out r[n], q[n];\n'
+           'A("i,j") = Z("i,k") * W("k,j") + x("i");\n'
+           'e("i,k") = exp(Z("i,k")) * conj(Z("i,k")) / (2 + Z("i,k")^2) - sqrt(Z("i,k"));\n'
+           's = v("k") * v("k");\n'
+           'B("k,j") = 2 * W("k,j");\n'
+           'r("i") = abs(Z("i,k")) + real(Z("i,k")) * imag(Z("i,k"));\n'
+           'q("i") = where(x("i") > 0, real(reduce(*, Z("i,k"))), imag(Z("i,0")));\n')
+    W64 = W.astype(np.complex64)
+    o = run(src, Z=Z, W=W64, x=x, v=v)
+    assert o['A'].dtype == np.complex128 and o['B'].dtype == np.complex64 and o['r'].dtype == np.float64
+    close(np.abs(o['A'] - (Z @ W64.astype(np.complex128) + x[:, None])), 0 * x[:, None] + np.zeros((3, 2)))
+    want_e = np.exp(Z) * np.conj(Z) / (2 + Z**2) - np.sqrt(Z)
+    close(np.abs(o['e'] - want_e), np.zeros_like(Z, dtype=float))
+    close(abs(o['s'] - v @ v), 0)                  # no conjugation: zdotu
+    close(np.abs(o['B'] - 2 * W64), np.zeros((4, 2)), 1e-6)
+    close(o['r'], (np.abs(Z) + Z.real * Z.imag).sum(1))
+    close(o['q'], np.where(x > 0, np.prod(Z, axis=1).real, Z[:, 0].imag))
+
+
+@test
+def complex_4_2_errors_and_real_nodes():
+    rejects('in c128 Z[n]; out y[n]; y("i") = 2 * Z("i");', what="real tensor")
+    rejects('in c64 Z[n]; in x[n]; out c64 y[n]; y("i") = max(x("i"), Z("i"));', what="max")
+    rejects('in c128 Z[n]; out y[n]; y("i") = Z("i") < 1;', what="<")
+    rejects('in c128 Z[n]; out c128 y[n]; y("i") = where(Z("i"), Z("i"), 0);', what="where")
+    rejects('in c128 Z[n,m]; out c128 y[n]; y("i") = reduce(min, Z("i,j"));', what="reduce")
+    rejects('in c128 Z[n]; out y[n]; let T("i") = conj(Z("i")); y("i") = T("i");', what="real tensor")
+    # a real node of a complex program stays real: sqrt of a negative real is NaN, as in C
+    with np.errstate(invalid='ignore'):
+        o = run('in c128 Z[n]; in x[n]; out c128 y[n]; y("i") = sqrt(x("i")) + Z("i");',
+                Z=np.array([1j, 2]), x=np.array([-1.0, 4.0]))
+    assert np.isnan(o['y'][0].real) and o['y'][1] == 4
+
+
 @test
 def quirk_models_reproduce_the_issue_examples():
     Q = lambda *q: txref.Options(quirks=q)  # noqa: E731

@@ -11,16 +11,22 @@ from the compiler: it exists to check the compiler against the contract.
     /usr/bin/python3 tests/ref/txref.py FILE.tx NAME=FILE.npy ... [-D n=4]
         [--random [--seed S]]   prints the outputs (like `txc run`)
 
-What it evaluates: declarations (in out inout tmp, f32 f64, dim n / dim b = 16,
+What it evaluates: declarations (in out inout tmp, f32 f64 c64 c128, dim n / dim b = 16,
 extents that are dim expressions such as o+v or 2*n-1); statements = += -= *=
 /=, a target with repeated labels (the diagonal), `let x = e` (substituted
 where used), `let T("i,j") = e` (a statement of its own); numbers, indexed
 tensors with repeated labels (diagonals) and integer labels (chips), scalars,
 dim names as numbers, delta("i,j,..."), unary -, + - * /, ^ with a constant
-exponent, exp log sqrt abs sin cos tanh, max min, comparisons < <= > >= == !=,
-where(c, a, b), reduce(op, x) and scan/scanr(op, x, "k") with op + * max min.
-Not evaluated (TxError kind 'unsupported'): complex types, sparse maps, the
-linear-algebra calls, slice, grad, multi-output statements.
+exponent, exp log sqrt abs sin cos tanh conj real imag, max min, comparisons
+< <= > >= == !=, where(c, a, b), reduce(op, x) and scan/scanr(op, x, "k") with
+op + * max min.  Complex (LANGUAGE.md 4.2): a node is complex when a tensor
+it reads is, unless real, imag, abs or a comparison takes it back to the
+reals; storing a complex value into a real tensor, max/min, comparisons,
+where's condition and reduce/scan with max/min on a complex operand are
+compile errors; a program with complex tensors computes in complex128, real
+nodes on their real parts (so sqrt(-1) of a real is NaN, as in C).
+Not evaluated (TxError kind 'unsupported'): sparse maps, the linear-algebra
+calls, slice, grad, multi-output statements.
 
 The summation rule (LANGUAGE.md 4.1) lives in one recursive function,
 Evaluator.ev(node, need, ...).  Every node returns an array over an ordered
@@ -91,10 +97,11 @@ TOKEN_RE = re.compile(r'''
 
 DECL_KW = ('in', 'out', 'inout', 'tmp', 'dim', 'let', 'sparse')
 ELTYPES = ('f32', 'f64', 'c64', 'c128')
-FUNCS1 = ('exp', 'log', 'sqrt', 'abs', 'sin', 'cos', 'tanh')
+FUNCS1 = ('exp', 'log', 'sqrt', 'abs', 'sin', 'cos', 'tanh', 'conj', 'real', 'imag')
 FUNCS2 = ('max', 'min')
-LINALG = ('cholesky', 'inv', 'pow', 'solve', 'eigh', 'qr', 'svd', 'slice', 'grad',
-          'conj', 'real', 'imag')
+LINALG = ('cholesky', 'inv', 'pow', 'solve', 'eigh', 'qr', 'svd', 'slice', 'grad')
+COMPLEX = ('c64', 'c128')
+REAL_OF = {'f32': 'f32', 'f64': 'f64', 'c64': 'f32', 'c128': 'f64'}
 REDUCE_OPS = ('+', '*', 'max', 'min')
 CMP_OPS = ('<', '<=', '>', '>=', '==', '!=')
 
@@ -239,8 +246,6 @@ class Parser:
         if self.peek().kind == 'name' and self.peek().text in ELTYPES and \
                 self.peek(1).kind == 'name':
             dtype = self.next().text
-            if dtype in ('c64', 'c128'):
-                raise TxError('unsupported', 'complex element types', kw.line)
         while True:
             nt = self.expect_kind('name')
             exts = []
@@ -719,8 +724,11 @@ class Program:
                 # every tensor the expression reads is f32, else f64
                 leaves = []
                 collect(node, Leaf, leaves)
-                st.dtype = 'f32' if leaves and all(self.dtype_of(l.name) == 'f32'
+                st.dtype = 'f32' if leaves and all(self.dtype_of(l.name) in ('f32', 'c64')
                                                    for l in leaves) else 'f64'
+                self.check_complex(node, st.line)
+                if self.is_cx(node):
+                    st.dtype = 'c64' if st.dtype == 'f32' else 'c128'
                 self.lettypes[st.name] = st.dtype
                 written.add(st.name)
                 continue
@@ -752,6 +760,9 @@ class Program:
                 if l not in node.occ and not self.is_number(node):
                     raise TxError('compile', "label '%s' of the target does not appear on "
                                   "the right-hand side" % l, st.line)
+            self.check_complex(node, st.line)
+            if self.is_cx(node) and d.dtype not in COMPLEX:
+                raise TxError('compile', "a complex value stored into '%s', a real tensor" % d.name, st.line)
             written.add(d.name)
         for d in self.decls:
             if d.kind == 'out' and d.name not in written:
@@ -761,6 +772,36 @@ class Program:
         if name in self.lettypes:
             return self.lettypes[name]
         return self.tensors[name].dtype
+
+    @property
+    def has_complex(self):
+        return any(d.dtype in COMPLEX for d in self.decls)
+
+    def is_cx(self, node):
+        """Is NODE's value complex (LANGUAGE.md 4.2, numpy's promotion)?"""
+        if isinstance(node, Leaf):
+            return self.dtype_of(node.name) in COMPLEX
+        if isinstance(node, Fn):
+            if node.f in ('real', 'imag', 'abs') or node.f in CMP_OPS:
+                return False
+            if node.f == 'where':
+                return self.is_cx(node.args[1]) or self.is_cx(node.args[2])
+            return any(self.is_cx(a) for a in node.args)
+        return any(self.is_cx(c) for c in children(node))
+
+    def check_complex(self, node, line):
+        """Complex numbers have no order: max, min, the comparisons, where's
+        condition, and reduce or scan with max or min reject them."""
+        for c in children(node):
+            self.check_complex(c, line)
+        if isinstance(node, Fn) and (node.f in ('max', 'min') or node.f in CMP_OPS) and \
+                any(self.is_cx(a) for a in node.args):
+            raise TxError('compile', "a complex operand of '%s'" % node.f, line)
+        if isinstance(node, Fn) and node.f == 'where' and self.is_cx(node.args[0]):
+            raise TxError('compile', "a complex condition of 'where'", line)
+        if isinstance(node, (Reduce, Scan)) and node.op in ('max', 'min') and self.is_cx(node.e):
+            raise TxError('compile', "%s with %s of a complex operand" % (
+                'reduce' if isinstance(node, Reduce) else 'scan', node.op), line)
 
     @staticmethod
     def is_number(node):
@@ -911,22 +952,25 @@ class Program:
         dtype is the type of the arithmetic (np.float32 to estimate rounding)."""
         options = options or Options()
         dims = self.resolve_dims(inputs, dims)
+        if self.has_complex:   # complex arithmetic; real nodes keep to their real parts
+            dtype = np.complex64 if dtype == np.float32 else np.complex128
         store = {}
         for d in self.decls:
             if d.kind in ('in', 'inout'):
                 if d.name not in inputs:
                     raise TxError('runtime', "input '%s' is not given" % d.name)
                 a = np.asarray(inputs[d.name])
-                store[d.name] = np.array(a.astype(np.float32 if d.dtype == 'f32' else np.float64),
-                                         dtype=dtype)
+                if d.dtype not in COMPLEX:
+                    a = np.real(a)
+                store[d.name] = np.array(a.astype(NP_TYPE[d.dtype]), dtype=dtype)
         for st in self.stmts:
             if st.kind == 'let':
                 continue
             ev = Evaluator(self, st, dims, store, options, dtype)
             if st.kind == 'lettensor':
                 val = ev.statement(st.labels)
-                if st.dtype == 'f32':
-                    val = val.astype(np.float32).astype(dtype)
+                if st.dtype in ('f32', 'c64'):
+                    val = rounded(val, st.dtype).astype(dtype)
                 store[st.name] = val
                 continue
             d = self.tensors[st.target]
@@ -936,8 +980,8 @@ class Program:
             # computed in f64 (or wider), converted on store: a plain = += -=
             # stores (or adds) the right side converted; *= /= and a write to
             # a diagonal combine with the old value first and convert once
-            if d.dtype == 'f32' and (st.op in ('=', '+=', '-=') and len(distinct) == len(st.labels)):
-                val = val.astype(np.float32).astype(dtype)
+            if d.dtype in ('f32', 'c64') and (st.op in ('=', '+=', '-=') and len(distinct) == len(st.labels)):
+                val = rounded(val, d.dtype).astype(dtype)
             if len(distinct) == len(st.labels) and st.op == '=':
                 new = val.reshape(shape) if val.shape != shape else val
                 store[d.name] = np.array(new, dtype=dtype)
@@ -949,8 +993,8 @@ class Program:
             cur = old[idx] if idx else old[()]
             newv = {'=': val, '+=': cur + val, '-=': cur - val,
                     '*=': cur * val, '/=': cur / val}[st.op]
-            if d.dtype == 'f32':
-                newv = np.asarray(newv).astype(np.float32).astype(dtype)
+            if d.dtype in ('f32', 'c64'):
+                newv = rounded(np.asarray(newv), d.dtype).astype(dtype)
             if idx:
                 old[idx] = newv
             else:
@@ -960,12 +1004,25 @@ class Program:
         for d in self.decls:
             if d.kind in ('out', 'inout'):
                 a = np.asarray(store[d.name])
-                out[d.name] = a.astype(np.float32 if d.dtype == 'f32' else np.float64)
+                out[d.name] = (a if d.dtype in COMPLEX else np.real(a)).astype(NP_TYPE[d.dtype])
         return out
+
+
+NP_TYPE = {'f32': np.float32, 'f64': np.float64, 'c64': np.complex64, 'c128': np.complex128}
+
+
+def rounded(a, t):
+    """A rounded to element type T (f32 or c64), as stored."""
+    return (a if t == 'c64' else np.real(a)).astype(NP_TYPE[t])
 
 
 def dims_of(v):
     return int(v)
+
+
+def real_args(g):
+    """G applied to the real parts of its arguments."""
+    return lambda *xs: g(*[np.real(x) for x in xs])
 
 
 class DimConst(Node):
@@ -1040,6 +1097,7 @@ class Evaluator:
     def __init__(self, prog, st, dims, store, options, dtype):
         self.prog, self.st, self.dims, self.store = prog, st, dims, store
         self.opt, self.dtype = options, dtype
+        self.cxprog = prog.has_complex
         self.letters = {}
         if options.reduce_scope == 'statement':
             self.total = leaf_counts(st.node, {})
@@ -1100,8 +1158,17 @@ class Evaluator:
         # a target label the value lacks (a number on the right) broadcasts
         return np.array(self.align(v, list(target)), dtype=self.dtype)
 
-    # THE SUMMATION RULE
     def ev(self, node, need, keep, intr, direct):
+        """_ev, and in a complex program a real node's real part (what a
+        real computation would hold: no imaginary rounding noise, and
+        1/0 is inf rather than inf+nanj)."""
+        v = self._ev(node, need, keep, intr, direct)
+        if self.cxprog and not self.prog.is_cx(node):
+            return V(np.asarray(np.real(v.a), dtype=self.dtype), v.labels)
+        return v
+
+    # THE SUMMATION RULE
+    def _ev(self, node, need, keep, intr, direct):
         """Evaluate `node`, whose labels in `need` are used outside it.
         keep:   inside a reduce's operand: no product or sum sums anything.
         intr:   inside a transparent operation (for keepall_scope=anywhere).
@@ -1130,7 +1197,10 @@ class Evaluator:
             else:
                 vals = self.operands(node.args, need,
                                      lambda k, a, n: self.ev(a, n, keep, True, kind))
-            v = self.elementwise(vals, self.fn(node))
+            g = self.fn(node)
+            if self.cxprog and not any(self.prog.is_cx(a) for a in node.args):
+                g = real_args(g)   # sqrt(-1), log(-1), (-8)^(1/3) of reals: NaN, as in C
+            v = self.elementwise(vals, g)
             if 'max-closes' in q and node.f in ('max', 'min') and not keep:
                 v = self.sum_over(v, {l for l in v.labels if l not in need and any(
                     has_product_with(a, l) for a in node.args)})
@@ -1272,6 +1342,7 @@ class Evaluator:
             'exp': np.exp, 'log': np.log, 'sqrt': np.sqrt, 'abs': np.abs,
             'sin': np.sin, 'cos': np.cos, 'tanh': np.tanh,
             'max': np.maximum, 'min': np.minimum,
+            'conj': np.conj, 'real': np.real, 'imag': np.imag,
             'where': lambda c, a, b: np.where(c != 0, a, b),
             '<': np.less, '<=': np.less_equal, '>': np.greater,
             '>=': np.greater_equal, '==': np.equal, '!=': np.not_equal,
