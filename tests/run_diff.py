@@ -50,7 +50,10 @@ A compile error of txc on a program the reference accepts is a failure,
 unless the program uses a feature txc does not implement yet
 (txref.FEATURES_LATER: dims as numbers, delta, comparisons, where, *= /=,
 repeated target labels): then it is skipped.  So is a program the reference
-cannot evaluate (complex, sparse maps, linear algebra).
+cannot evaluate (sparse maps, linear algebra).  Complex programs (c64, c128:
+complex inputs, both parts uniform like real ones, compared by the modulus
+of the error) come only from --programs (tests/ref/known/complex_*.tx):
+gen.py draws real programs.
 
 Prints each disagreement (the program, the output, the max error) and a
 closing line "N passed, N failed".  Exit status 1 if any failed.
