@@ -66,6 +66,8 @@ run "txc vs reference: 200 random programs (seed 1, -O0 -O1 -O2, standalone C)" 
 run "Python package (pytest: einsum vs numpy, programs, threads)" sh tests/run_python.sh
 run "txc vs reference: 150 random programs with dims, delta, comparisons, where, *= /=, diagonals (--ext)" \
     "$PYTHON" tests/run_diff.py --txc "$TXC" --count 150 --seed 1 --ext --levels 0,1,2 --cc
+run "txc vs reference: 120 random complex programs (c64, c128; --ext; -O0 -O1 -O2, standalone C)" \
+    "$PYTHON" tests/run_diff.py --txc "$TXC" --count 120 --seed 1 --complex --ext --levels 0,1,2 --cc
 run "examples (.tx and embedding C)" sh tests/run_examples.sh
 run "make install, pkg-config builds" sh tests/run_install.sh
 run "man pages render cleanly, one per function" sh tests/run_man.sh

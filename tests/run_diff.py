@@ -3,7 +3,7 @@
 
     /usr/bin/python3 tests/run_diff.py [--txc build/txc] [--count K] [--seed S]
         [--seconds T] [--levels 0,1,2] [--cc [--cflags FLAGS]] [--keep DIR]
-        [--ext] [--skip-known] [-j N] [--programs FILE.tx ...] [--quiet]
+        [--ext] [--complex] [--skip-known] [-j N] [--programs FILE.tx ...] [--quiet]
 
 Without --programs it draws random programs from tests/ref/gen.py (program i
 of seed S is generate("S:i"); --count programs, or as many as --seconds
@@ -52,8 +52,8 @@ unless the program uses a feature txc does not implement yet
 repeated target labels): then it is skipped.  So is a program the reference
 cannot evaluate (sparse maps, linear algebra).  Complex programs (c64, c128:
 complex inputs, both parts uniform like real ones, compared by the modulus
-of the error) come only from --programs (tests/ref/known/complex_*.tx):
-gen.py draws real programs.
+of the error) come from --complex (gen.py --complex) and from --programs
+(tests/ref/known/complex_*.tx).
 
 Prints each disagreement (the program, the output, the max error) and a
 closing line "N passed, N failed".  Exit status 1 if any failed.
@@ -524,7 +524,7 @@ def given_program(path, opts):
 def random_program(seed, opts, stats):
     """Draw programs for `seed` until one is tame and unambiguous; check it."""
     for k in range(50):
-        src = gen.generate('%s/%d' % (seed, k) if k else seed, opts.ext)
+        src = gen.generate('%s/%d' % (seed, k) if k else seed, opts.ext, opts.complex)
         try:
             p = Prog(src, 'gen_%s' % seed.replace(':', '_'))
             p.evaluate()
@@ -591,6 +591,8 @@ def main(argv):
     ap.add_argument('--ccomp', default=os.environ.get('CC', 'cc'), help='the C compiler for --cc')
     ap.add_argument('--cflags', default='', help='more flags for --cc (e.g. -Wno-unused-parameter)')
     ap.add_argument('--keep', default=None, help='save failing programs in DIR')
+    ap.add_argument('--complex', action='store_true',
+                    help='random programs with complex tensors (gen.py --complex)')
     ap.add_argument('--ext', action='store_true',
                     help='random programs also use features txc does not have yet')
     ap.add_argument('-j', type=int, default=2)

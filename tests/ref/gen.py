@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """gen: a seeded generator of random, valid .tx programs.
 
-    /usr/bin/python3 tests/ref/gen.py [--seed S] [--count K] [--ext] [-o DIR]
+    /usr/bin/python3 tests/ref/gen.py [--seed S] [--count K] [--ext] [--complex] [-o DIR]
 
 prints (or writes to DIR/gen_S_I.tx) K programs.  Each program starts with
 comment lines that run_diff.py reads:
@@ -15,7 +15,12 @@ negative ones on positive bases), reductions, scans, bare and tensor lets,
 += and -=, several statements reading earlier outputs, f32 and f64, chips and
 diagonals.  With --ext they also use what the compiler does not implement yet
 (txref.FEATURES_LATER: dims as numbers, delta, comparisons, where, *= and /=,
-repeated target labels).
+repeated target labels).  With --complex about half of the inputs that are
+not kept positive are c128 (c64 where they would be f32) and every output,
+tmp and inout tensor is complex (LANGUAGE.md 4.2); a program that orders a
+complex value (max, min, a comparison, where's condition) is rejected by the
+reference, and run_diff.py draws another.  Without it the random stream, and
+so every program, is what it was before complex types.
 
 The generator keeps values tame (log and sqrt and fractional powers of
 positive values only, denominators >= 1 or exponentials of bounded values)
@@ -48,9 +53,10 @@ class Tensor:
 
 
 class Gen:
-    def __init__(self, seed, ext=False):
+    def __init__(self, seed, ext=False, complex_=False):
         self.r = random.Random(seed)
         self.ext = ext
+        self.complex_ = complex_
         self.seed = seed
 
     # ------------------------------------------------------------ helpers --
@@ -97,11 +103,13 @@ class Gen:
             pool = pools['pos' if pos else 'sca' if rank == 0 else 'vec' if rank == 1 else 'mat']
             name = pool.pop(0)
             dt = 'f32' if self.chance(0.12) else 'f64'
+            if self.complex_ and not pos and self.chance(0.5):
+                dt = cx(dt)
             self.tensors.append(Tensor(name, 'in', dims, dt, pos))
         if self.chance(0.3):
             dims = [self.pick(self.dimlist) for _ in range(self.pick([0, 1, 2]))]
             self.tensors.append(Tensor('S', 'inout', dims,
-                                       'f32' if self.chance(0.15) else 'f64'))
+                                       self.written('f32' if self.chance(0.15) else 'f64')))
         outs = []
         onames = iter(['out%d' % k for k in range(1, 20)])
         tnames = iter(['t%d' % k for k in range(1, 20)])
@@ -151,7 +159,7 @@ class Gen:
                 continue
             kind = 'tmp' if what == 'tmp' else 'out'
             name = next(tnames) if kind == 'tmp' else next(onames)
-            t = Tensor(name, kind, dims, 'f32' if self.chance(0.12) else 'f64')
+            t = Tensor(name, kind, dims, self.written('f32' if self.chance(0.12) else 'f64'))
             stmts.append('%s%s = %s;' % (name, self.index(labs), e))
             self.tensors.append(t)
             if kind == 'out':
@@ -162,10 +170,14 @@ class Gen:
             env = {}
             labs = self.distinct_labels(dims, env)
             e = self.statement_rhs(env, labs)
-            t = Tensor(next(onames), 'out', dims)
+            t = Tensor(next(onames), 'out', dims, self.written('f64'))
             stmts.append('%s%s = %s;' % (t.name, self.index(labs), e))
             self.tensors.append(t)
         return self.render(stmts)
+
+    def written(self, dt):
+        """The type of a tensor statements write: complex with --complex."""
+        return cx(dt) if self.complex_ else dt
 
     def let_reads(self, let, tensor):
         text = self.let_text[let]
@@ -207,10 +219,10 @@ class Gen:
         def decl(t):
             return t.name + ('[%s]' % ','.join(t.dims) if t.dims else '')
         for kind in ('in', 'inout', 'out', 'tmp'):
-            for dt in ('f64', 'f32'):
+            for dt in ('f64', 'f32', 'c128', 'c64'):
                 ts = [t for t in self.tensors if t.kind == kind and t.dtype == dt]
                 if ts:
-                    lines.append('%s %s%s;' % (kind, '' if dt == 'f64' else 'f32 ',
+                    lines.append('%s %s%s;' % (kind, '' if dt == 'f64' else dt + ' ',
                                                ', '.join(decl(t) for t in ts)))
         lines += stmts
         return '\n'.join(lines) + '\n'
@@ -448,12 +460,17 @@ class Retry(Exception):
     pass
 
 
-def generate(seed, ext=False):
+def cx(dt):
+    """The complex type of real type DT."""
+    return 'c64' if dt == 'f32' else 'c128'
+
+
+def generate(seed, ext=False, complex_=False):
     """A program (text) for `seed`; deterministic."""
     k = 0
     while True:
         try:
-            return Gen('%s/%d' % (seed, k), ext).program()
+            return Gen('%s/%d' % (seed, k), ext, complex_).program()
         except Retry:
             k += 1
 
@@ -464,10 +481,11 @@ def main(argv):
     ap.add_argument('--seed', default='1')
     ap.add_argument('--count', type=int, default=1)
     ap.add_argument('--ext', action='store_true')
+    ap.add_argument('--complex', action='store_true')
     ap.add_argument('-o', dest='outdir')
     a = ap.parse_args(argv)
     for i in range(a.count):
-        src = generate('%s:%d' % (a.seed, i), a.ext)
+        src = generate('%s:%d' % (a.seed, i), a.ext, a.complex)
         if a.outdir:
             os.makedirs(a.outdir, exist_ok=True)
             with open(os.path.join(a.outdir, 'gen_%s_%d.tx' % (a.seed, i)), 'w') as f:

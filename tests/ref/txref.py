@@ -699,6 +699,12 @@ class Program:
                 if st.name in self.tensors or st.name in self.lets or st.name in self.lettensors:
                     raise TxError('compile', "'%s' is declared twice" % st.name, st.line)
                 self.lets[st.name] = st.rhs
+                if self.has_complex:   # ordering a complex value is an error where it is written
+                    try:
+                        lnode = self.normalise(st.rhs, st.line, set(written), {})[0]
+                    except TxError:
+                        continue       # anything else is checked where it is used
+                    self.check_complex(lnode, st.line)
                 continue
             pre = {}
             d = self.tensors.get(getattr(st, 'target', None))
