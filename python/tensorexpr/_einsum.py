@@ -19,6 +19,7 @@ _cache_lock = threading.Lock()
 _parsed = {}
 _LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 _F = (np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.complex64), np.dtype(np.complex128))
+_TX_TYPE = dict(zip(_F, ("f32", "f64", "c64", "c128")))     # the .tx element type of each
 
 
 def _parse(subscripts):
@@ -192,7 +193,7 @@ def _build(subscripts, ops, dtype):
     e.source = None
     if e.zeros:
         return e
-    tx = lambda d: {np.float32: "f32", np.float64: "f64", np.complex64: "c64", np.complex128: "c128"}[np.dtype(d).type]
+    tx = lambda d: _TX_TYPE[np.dtype(d)]
     lines = ["# einsum %r" % subscripts]
     dims = []
     for c in sorted(ext, key=lambda c: (c[0] == "#", c)):
