@@ -88,6 +88,40 @@ START_TEST(sema_symbols)
 }
 END_TEST
 
+/* tx(5) ELEMENT TYPES: c64 and c128 declarations, numpy's promotion
+   (f64 with c64 is c128, f32 with c64 stays c64), real/imag/abs back to
+   the reals, let tensors typed by what they read */
+START_TEST(sema_complex_types)
+{
+    static const char text[] = "in c64 P[n]; in c128 Z[n]; in f32 y[n]; in x[n];\n"
+                               "out c128 A[n]; out c64 B[n]; out r[n];\n"
+                               "let T(\"i\") = P(\"i\") * x(\"i\");\n"
+                               "let U(\"i\") = P(\"i\") * y(\"i\");\n"
+                               "let V(\"i\") = imag(Z(\"i\"));\n"
+                               "let W(\"i\") = real(P(\"i\"));\n"
+                               "A(\"i\") = T(\"i\") + Z(\"i\");\n"
+                               "B(\"i\") = U(\"i\") + conj(P(\"i\"));\n"
+                               "r(\"i\") = V(\"i\") + W(\"i\") + abs(Z(\"i\"));\n";
+    pipe_t p;
+    pipe_ok(&p, text, UPTO_SEMA);
+    sema_program *S = p.S;
+    ck_assert_int_eq(sema_lookup(S, "P")->dt, DT_C64);
+    ck_assert_int_eq(sema_lookup(S, "Z")->dt, DT_C128);
+    ck_assert_int_eq(sema_lookup(S, "T")->dt, DT_C128); /* c64 with f64 */
+    ck_assert_int_eq(sema_lookup(S, "U")->dt, DT_C64);  /* c64 with f32 */
+    ck_assert_int_eq(sema_lookup(S, "V")->dt, DT_F64);
+    ck_assert_int_eq(sema_lookup(S, "W")->dt, DT_F32);
+    ck_assert_int_eq(dt_join(DT_F64, DT_C64), DT_C128);
+    ck_assert_int_eq(dt_join(DT_F32, DT_C64), DT_C64);
+    ck_assert_int_eq(dt_join(0, DT_C64), DT_C64);
+    ck_assert_int_eq(dt_join(DT_C128, DT_F32), DT_C128);
+    ck_assert_int_eq(dt_size(DT_C64), 8);
+    ck_assert_int_eq(dt_size(DT_C128), 16);
+    ck_assert_int_eq(dt_real(DT_C64), DT_F32);
+    pipe_free(&p);
+}
+END_TEST
+
 START_TEST(sema_implicit_dims_order)
 {
     pipe_t p;
@@ -267,6 +301,7 @@ Suite *suite_sema(void)
     Suite *s = suite_create("sema");
     TCase *tc = tcase_create("sema");
     tcase_add_test(tc, sema_symbols);
+    tcase_add_test(tc, sema_complex_types);
     tcase_add_test(tc, sema_implicit_dims_order);
     tcase_add_test(tc, sema_param_order);
     tcase_add_test(tc, sema_label_extents);
