@@ -92,13 +92,14 @@ static int has(const g_value *v, int l)
     return 0;
 }
 
-/* A copy of W with its labels in the order B, then G1, then G2. */
+/* A copy of W with its labels in the order B, then G1, then G2, in
+   LIKE's element type. */
 static g_value *copy_as(graph *g, g_value *w, const g_value *like, const blas_plan *p, const int *g1, int n1,
                         const int *g2, int n2)
 {
     g_value *c = graph_value_new(g, OP_CONTRACT, 1, like->stmt, like->span);
     graph_set_operand(c, 0, w, 1);
-    c->dt = w->dt;
+    c->dt = like->dt;
     int order[3 * TX_MAX_MODES], n = 0;
     for (int i = 0; i < p->nb; i++) order[n++] = p->batch[i];
     for (int i = 0; i < n1; i++) order[n++] = g1[i];
@@ -177,8 +178,15 @@ static double group_extent(const graph *g, const g_value *v, int label)
 static void plan_one(graph *g, g_value *v, const g_value *user)
 {
     g_value *A = v->in[0], *B = v->in[1];
-    if (v->coef_in[0] != 1 || v->coef_in[1] != 1 || A->dt != v->dt || B->dt != v->dt || v->nmaps)
+    if (v->coef_in[0] != 1 || v->coef_in[1] != 1 || v->nmaps)
         return; /* (a sparse map makes it a sparse loop nest, not a GEMM) */
+    /* an operand of another type: a complex matrix product converts it
+       (a copy, then zgemm/cgemm, which pays for the copy); a complex
+       GEMV or DOT (memory-bound: the copy would cost as much as the
+       product), and a real product mixing f32 and f64, stay in loops */
+    int mixed = A->dt != v->dt || B->dt != v->dt;
+    if (mixed && !dt_complex(v->dt))
+        return;
     if (A->rank == 0 || B->rank == 0 || A->inlined || B->inlined)
         return;
     blas_plan p = {0};
@@ -199,6 +207,8 @@ static void plan_one(graph *g, g_value *v, const g_value *user)
     }
     if (p.nk == 0)
         return; /* nothing summed: an elementwise or outer product, fused instead */
+    if (mixed && (p.nm == 0 || p.nn == 0))
+        return;
     mode_seq sa, sb;
     if (graph_modes(A, &sa) < 0 || graph_modes(B, &sb) < 0)
         return;
@@ -215,12 +225,12 @@ static void plan_one(graph *g, g_value *v, const g_value *user)
         if (matrix_ok(&sb, kb, p.nk, p.n, p.nn) && matrix_ok(&sa, p.m, p.nm, kb, p.nk))
             memcpy(p.k, kb, sizeof kb);
     }
-    if (!matrix_ok(&sa, p.m, p.nm, p.k, p.nk)) {
+    if (!matrix_ok(&sa, p.m, p.nm, p.k, p.nk) || A->dt != v->dt) {
         A = copy_as(g, A, v, &p, p.m, p.nm, p.k, p.nk);
         graph_insert_before(g, v, A);
         graph_set_operand(v, 0, A, 1);
     }
-    if (!matrix_ok(&sb, p.k, p.nk, p.n, p.nn)) {
+    if (!matrix_ok(&sb, p.k, p.nk, p.n, p.nn) || B->dt != v->dt) {
         B = copy_as(g, B, v, &p, p.k, p.nk, p.n, p.nn);
         graph_insert_before(g, v, B);
         graph_set_operand(v, 1, B, 1);

@@ -51,7 +51,8 @@ run "standalone C with -DTX_USE_SLEEF, at 2, 4 and 8 doubles" "$PYTHON" tests/ru
     tests/num/fn_log.tx tests/num/fn_sin.tx tests/num/fn_f32_softmax.tx
 run "standalone C with BLAS and LAPACK" "$PYTHON" tests/run_cc.py --txc "$TXC" --blas tests/num/matmul.tx \
     tests/num/four_index.tx tests/num/batched_matmul.tx tests/num/f32_basic.tx $(ls tests/num/la_*.tx) \
-    tests/num/complex_contract.tx tests/num/complex_linalg.tx tests/num/complex64_linalg.tx
+    tests/num/complex_contract.tx tests/num/complex_linalg.tx tests/num/complex64_linalg.tx \
+    tests/num/complex_mixed_blas.tx
 run "contraction order vs numpy's optimal path" "$PYTHON" tests/run_order.py --txc "$TXC"
 run "reference evaluator of .tx vs LANGUAGE.md 4.1 (self-test)" "$PYTHON" tests/ref/test_txref.py
 # txc against the reference evaluator (tests/run_diff.py, issue 14): every
