@@ -57,6 +57,7 @@ const char *lex_kind_name(int kind)
     case 0: return "end of input";
     case TK_IDENT: return "name";
     case TK_NUMBER: return "number";
+    case TK_IMAGNUM: return "imaginary number";
     case TK_STRING: return "index string";
     case TK_LPAREN: return "'('";
     case TK_RPAREN: return "')'";
@@ -236,6 +237,7 @@ int lex_next(tx_lexer *lx, tx_token *t)
                 return t->kind;
             }
             (digit+ ("." digit*)? | "." digit+) exp? { make_token(lx, t, TK_NUMBER); return TK_NUMBER; }
+            (digit+ ("." digit*)? | "." digit+) exp? "i" { make_token(lx, t, TK_IMAGNUM); return TK_IMAGNUM; }
             "\"" [^"\n\x00]* "\"" { make_token(lx, t, TK_STRING); return TK_STRING; }
             "(" { make_token(lx, t, TK_LPAREN); return TK_LPAREN; }
             ")" { make_token(lx, t, TK_RPAREN); return TK_RPAREN; }

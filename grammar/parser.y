@@ -66,7 +66,7 @@ static void parse_stack_overflow(cst_program *P);
 
 %stack_overflow { parse_stack_overflow(P); }
 
-%token IDENT NUMBER STRING.
+%token IDENT NUMBER IMAGNUM STRING.
 %token DIM IN OUT INOUT TMP LET SPARSE F32 F64 C64 C128.
 %token CHOLESKY INV POW SOLVE EIGH QR SVD SLICE EXP LOG SQRT ABS SIN COS TANH
        CONJ REAL IMAG WHERE MAX MIN REDUCE SCAN SCANR.
@@ -136,6 +136,7 @@ expr(A) ::= expr(X) CARET expr(Y).     { A = cst_binary(P, CST_POW, X, Y); }
 expr(A) ::= MINUS(OP) expr(X). [UMINUS] { A = cst_unary(P, CST_NEG, &OP, X); }
 expr(A) ::= LPAREN(L) expr(X) RPAREN(R). { A = cst_paren(P, &L, X, &R); }
 expr(A) ::= NUMBER(T).                 { A = cst_num(P, &T); }
+expr(A) ::= IMAGNUM(T).                { A = cst_imag(P, &T); }
 expr(A) ::= IDENT(T).                  { A = cst_name(P, &T); }
 expr(A) ::= IDENT(N) LPAREN STRING(S) RPAREN(R).
                                        { A = cst_ref(P, &N, &S, &R); }

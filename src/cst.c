@@ -177,6 +177,17 @@ cst_node *cst_num(cst_program *P, const tx_token *t)
     return n;
 }
 
+cst_node *cst_imag(cst_program *P, const tx_token *t)
+{
+    tx_token real = *t;
+    real.n--; /* without the i */
+    cst_node *n = cst_num(P, &real);
+    n->span = tok_span(t);
+    n->is_number = 0;
+    n->imag = 1;
+    return n;
+}
+
 static sym *let_find(cst_program *P, const char *z, size_t n)
 {
     for (sym *s = P->lets; s; s = s->next)

@@ -144,6 +144,14 @@ void put_access_raw(emitter *E, const g_value *v)
 {
     switch (v->op) {
     case OP_CONST:
+        if (dt_complex(v->dt)) { /* an imaginary literal */
+            put(E, "tx_c_c(");
+            num_literal(E->out, v->coef);
+            put(E, ", ");
+            num_literal(E->out, v->coef_im);
+            put(E, ")");
+            return;
+        }
         num_literal(E->out, v->coef);
         return;
     case OP_INPUT:

@@ -575,7 +575,10 @@ static void print_op(const graph *g, tx_buf *o, const g_value *v, int dot)
         buf_printf(o, "input %s", var_name(g, v->var));
         break;
     case OP_CONST:
-        buf_printf(o, "const %.17g", v->coef);
+        if (dt_complex(v->dt))
+            buf_printf(o, "const %.17g%+.17gi", v->coef, v->coef_im);
+        else
+            buf_printf(o, "const %.17g", v->coef);
         break;
     case OP_INDEX: {
         buf_printf(o, "index %%%d(\"", v->in[0]->id);

@@ -541,6 +541,13 @@ static g_value *lower(lowerer *L, cst_node *n, labelset keep)
     if (n->is_number)
         return const_value(L, n->num, n->span);
     switch (n->kind) {
+    case CST_NUM: { /* an imaginary literal: a c64 constant (it widens nothing) */
+        g_value *c = new_value(L, OP_CONST, 0, n->span);
+        c->coef = 0;
+        c->coef_im = n->num;
+        c->dt = DT_C64;
+        return add(L, c);
+    }
     case CST_REF:
         return lower_ref(L, n, keep);
     case CST_NAME:

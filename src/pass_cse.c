@@ -76,7 +76,7 @@ static int same_value(const g_value *a, const g_value *b)
                 return 0;
         return 1;
     case OP_CONST:
-        return a->coef == b->coef;
+        return a->coef == b->coef && a->coef_im == b->coef_im;
     case OP_INDEX:
         for (int m = 0; m < a->in[0]->rank; m++)
             if (a->idx_label[m] != b->idx_label[m] || (a->idx_label[m] < 0 && a->idx_chip[m] != b->idx_chip[m]))
@@ -112,6 +112,9 @@ static unsigned value_hash(const g_value *v)
     if (v->op == OP_CONST) {
         unsigned char b[sizeof(double)];
         memcpy(b, &v->coef, sizeof b);
+        for (size_t i = 0; i < sizeof b; i++)
+            h = h * 31 + b[i];
+        memcpy(b, &v->coef_im, sizeof b);
         for (size_t i = 0; i < sizeof b; i++)
             h = h * 31 + b[i];
     }
@@ -154,8 +157,8 @@ void pass_fold(graph *g)
         if (v->op != OP_CONTRACT || v->nin < 2)
             continue;
         int others = 0;
-        for (int i = 0; i < v->nin; i++)
-            others += v->in[i]->op != OP_CONST;
+        for (int i = 0; i < v->nin; i++) /* a complex number is no real scale: it stays an operand */
+            others += v->in[i]->op != OP_CONST || dt_complex(v->in[i]->dt);
         if (others == 0)
             continue; /* keep a contraction of numbers as it is */
         g_value *keep[64], **kept = v->nin <= 64 ? keep : arena_alloc(g->arena, sizeof(g_value *) * (size_t)v->nin);
@@ -163,7 +166,7 @@ void pass_fold(graph *g)
         int n = 0;
         for (int i = 0; i < v->nin; i++) {
             g_value *w = v->in[i];
-            if (w->op == OP_CONST) {
+            if (w->op == OP_CONST && !dt_complex(w->dt)) {
                 v->coef = v->coef_in[i] > 0 ? v->coef * w->coef : v->coef / w->coef;
                 continue;
             }

@@ -949,7 +949,9 @@ int sema_check_expr(checker *C, cst_node *n)
         if (sema_check_expr(C, n->a) < 0 || sema_check_expr(C, n->b) < 0)
             return -1;
         if (!n->b->is_number) {
-            diag_error(S->diag, n->b->span, "the exponent of '^' must be a number");
+            diag_error(S->diag, n->b->span, "the exponent of '^' must be a %snumber%s",
+                       dt_complex(sema_expr_dtype(n->b)) ? "real " : "",
+                       dt_complex(sema_expr_dtype(n->b)) ? " (a complex power is exp(p * log(x)))" : "");
             return -1;
         }
         n->num = sema_eval_number(n->b);
@@ -981,7 +983,8 @@ int sema_check_expr(checker *C, cst_node *n)
 dtype sema_expr_dtype(cst_node *n)
 {
     switch (n->kind) {
-    case CST_NUM: return 0; /* a number takes the type of what it meets */
+    case CST_NUM: /* a number takes the type of what it meets; 2i makes it complex */
+        return n->imag ? DT_C64 : 0;
     case CST_REF: case CST_NAME: /* a dim or a delta is a number: no type of its own */
         return n->sym ? (n->sym->kind == SYM_DIM ? 0 : n->sym->dt) : n->fn == MAP_DELTA ? 0 : DT_F64;
     case CST_LET: case CST_LETUSE: case CST_NEG: return sema_expr_dtype(n->a);
@@ -1075,7 +1078,7 @@ int sema_check_target_labels(checker *C, cst_target *t, const char *name, sym *t
 /* Every label of the target must occur on the right (unless it is a number). */
 static int check_target_covered(checker *C, cst_target *t, cst_node *e)
 {
-    if (e->is_number)
+    if (e->is_number || (e->kind == CST_NUM && e->imag)) /* a fill */
         return 0;
     for (int i = 0; i < t->nlabels; i++)
         if (t->labels[i].label >= 0 && !ls_has(&e->ls, t->labels[i].label)) {

@@ -60,7 +60,7 @@ static int dim_expr(checker *C, cst_node *n, tx_extent *out)
     sema_program *S = C->S;
     switch (n->kind) {
     case CST_NUM:
-        if (n->num < 0 || n->num != (double)(int64_t)n->num) {
+        if (n->imag || n->num < 0 || n->num != (double)(int64_t)n->num) {
             diag_error(S->diag, n->span, "a corner is a non-negative integer or a dim expression");
             return -1;
         }
@@ -84,7 +84,8 @@ static int dim_expr(checker *C, cst_node *n, tx_extent *out)
         break;
     }
     case CST_MUL: {
-        cst_node *num = n->a->kind == CST_NUM ? n->a : n->b->kind == CST_NUM ? n->b : NULL;
+        cst_node *num = n->a->kind == CST_NUM && !n->a->imag ? n->a :
+                        n->b->kind == CST_NUM && !n->b->imag ? n->b : NULL;
         tx_extent x;
         if (!num || dim_expr(C, num == n->a ? n->b : n->a, &x) < 0) {
             if (!num)

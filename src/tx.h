@@ -296,7 +296,8 @@ struct cst_node {
     /* sema: */
     sym *sym;          /* CST_REF, CST_NAME, CST_LET */
     labelset ls;       /* labels occurring in this subtree */
-    int is_number;     /* subtree is a compile-time number */
+    int is_number;     /* subtree is a compile-time (real) number */
+    int imag;          /* CST_NUM: an imaginary literal, num times i */
     int fn;            /* CST_CALL: sema's map_fn, or 0; CST_ARG_OP: reduce_op */
     int scan_label;    /* CST_CALL scan/scanr: the label id */
     int la;            /* CST_CALL: linear-algebra function (la_fn), or 0 */
@@ -386,6 +387,9 @@ cst_program *parse_program(const tx_source *src, tx_arena *a, tx_diag *d);
 cst_node *cst_num(cst_program *P, const tx_token *t);
 cst_node *cst_name(cst_program *P, const tx_token *t);
 cst_node *cst_ref(cst_program *P, const tx_token *name, const tx_token *str, const tx_token *rparen);
+/* An imaginary literal, 2.5i: a CST_NUM with imag set (not a compile-time
+   real number: is_number is 0). */
+cst_node *cst_imag(cst_program *P, const tx_token *t);
 cst_node *cst_unary(cst_program *P, cst_kind k, const tx_token *op, cst_node *a);
 cst_node *cst_binary(cst_program *P, cst_kind k, cst_node *a, cst_node *b);
 cst_node *cst_paren(cst_program *P, const tx_token *l, cst_node *e, const tx_token *r);
@@ -516,6 +520,7 @@ struct g_value {
     g_value **in;
     double *coef_in;            /* OP_ADD: per operand; OP_CONTRACT: exponent per operand (1 or -1) */
     double coef;                /* OP_CONST: the value; OP_CONTRACT: scale */
+    double coef_im;             /* OP_CONST of a complex type: the imaginary part */
     labelset summed;            /* OP_CONTRACT */
     map_fn fn; double fn_arg;   /* OP_MAP */
     reduce_op red;              /* OP_REDUCE, OP_SCAN */

@@ -17,7 +17,8 @@ diagonals.  With --ext they also use what the compiler does not implement yet
 (txref.FEATURES_LATER: dims as numbers, delta, comparisons, where, *= and /=,
 repeated target labels).  With --complex about half of the inputs that are
 not kept positive are c128 (c64 where they would be f32) and every output,
-tmp and inout tensor is complex (LANGUAGE.md 4.2); a program that orders a
+tmp and inout tensor is complex (LANGUAGE.md 4.2), and some numbers are
+imaginary literals (0.5i, tx(5)); a program that orders a
 complex value (max, min, a comparison, where's condition) is rejected by the
 reference, and run_diff.py draws another.  Without it the random stream, and
 so every program, is what it was before complex types.
@@ -306,6 +307,13 @@ class Gen:
                 return n
         raise Retry()
 
+    def number(self):
+        """A number; with --complex, now and then an imaginary one (0.5i)."""
+        x = self.pick(NUMBERS)
+        if self.complex_ and self.chance(0.3):
+            return x + 'i'
+        return x
+
     def wrap_bounded(self, e):
         return self.pick(['tanh(%s)', 'sin(%s)', 'cos(%s)', '0.5 * tanh(%s)']) % e
 
@@ -313,7 +321,7 @@ class Gen:
         """Any real expression."""
         if depth <= 0 or self.chance(0.15):
             if self.chance(0.12):
-                return self.pick(NUMBERS)
+                return self.number()
             if self.lets and self.chance(0.15):
                 name, lenv = self.pick(self.lets)
                 env.update(lenv)
@@ -359,7 +367,7 @@ class Gen:
         if kind == 'neg':
             return '-%s' % self.paren(self.expr(env, d), True)
         if kind == 'scale':
-            return '%s * %s' % (self.pick(NUMBERS), self.paren(self.expr(env, d)))
+            return '%s * %s' % (self.number(), self.paren(self.expr(env, d)))
         if kind == 'scan':
             inner = self.expr(env, d)
             occ = sorted(self.occ_of(inner))

@@ -566,6 +566,20 @@ def complex_4_2_errors_and_real_nodes():
 
 
 @test
+def complex_imaginary_literals():
+    t, Z = R(4), C(4)
+    o = run('in t[n]; in c128 Z[n]; out c128 y[n], f[n]; out r[n];\n'
+            'y("i") = exp(1i * t("i")) + (1 + 2.5i) * Z("i") - .5i;\n'
+            'f("i") = 3i;\n'
+            'r("i") = imag(2i * t("i"));\n', t=t, Z=Z)
+    close(np.abs(o['y'] - (np.exp(1j * t) + (1 + 2.5j) * Z - 0.5j)), np.zeros(4))
+    close(np.abs(o['f'] - 3j), np.zeros(4))
+    close(o['r'], 2 * t)
+    rejects('in x[n]; out y[n]; y("i") = x("i") * 2i;', what="real tensor")
+    rejects('in x[n]; out c128 y[n]; y("i") = x("i")^2i;', what="exponent")
+
+
+@test
 def quirk_models_reproduce_the_issue_examples():
     Q = lambda *q: txref.Options(quirks=q)  # noqa: E731
     o = run('in u[n], v[m]; out s; s = (u("i") * v("j"))^2;', Q('early-product'), u=u, v=x)

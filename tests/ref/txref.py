@@ -23,8 +23,9 @@ op + * max min.  Complex (LANGUAGE.md 4.2): a node is complex when a tensor
 it reads is, unless real, imag, abs or a comparison takes it back to the
 reals; storing a complex value into a real tensor, max/min, comparisons,
 where's condition and reduce/scan with max/min on a complex operand are
-compile errors; a program with complex tensors computes in complex128, real
-nodes on their real parts (so sqrt(-1) of a real is NaN, as in C).
+compile errors; imaginary literals (2.5i) are complex numbers; a program
+with complex tensors or literals computes in complex128, real nodes on their
+real parts (so sqrt(-1) of a real is NaN, as in C).
 Not evaluated (TxError kind 'unsupported'): sparse maps, the linear-algebra
 calls, slice, grad, multi-output statements.
 
@@ -89,6 +90,7 @@ class TxError(Exception):
 TOKEN_RE = re.compile(r'''
     (?P<ws>\s+)
   | (?P<comment>(?:\#|//)[^\n]*)
+  | (?P<imag>(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?i)
   | (?P<num>(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)
   | (?P<name>[^\W\d]\w*)
   | (?P<str>"[^"\n]*")
@@ -150,7 +152,7 @@ def parse_labels(s, line):
 
 # --------------------------------------------------------------------- AST --
 # Parsed expressions are tuples:
-#   ('num', value) ('name', name) ('idx', name, labels) ('neg', e)
+#   ('num', value) ('imag', value: the number times i) ('name', name) ('idx', name, labels) ('neg', e)
 #   ('bin', op, a, b) for + - * /        ('pow', base, exponent-expr)
 #   ('cmp', op, a, b)   ('call', fname, [args])   ('delta', labels)
 #   ('reduce', op, e)   ('scan', op, e, label, reverse)
@@ -370,6 +372,8 @@ class Parser:
         t = self.next()
         if t.kind == 'num':
             return ('num', float(t.text))
+        if t.kind == 'imag':                      # 2.5i: tx(5), ELEMENT TYPES
+            return ('imag', float(t.text[:-1]))
         if t.kind == 'op' and t.text == '(':
             e = self.expr()
             self.expect(')')
@@ -635,6 +639,7 @@ class Program:
     def __init__(self, src, filename='<tx>'):
         self.src, self.filename = src, filename
         p = Parser(src)
+        self.has_imag = any(t.kind == 'imag' for t in p.toks)
         self.decls, self.consts, self.symdims, self.stmts = p.program()
         self.tensors = {}
         for d in self.decls:
@@ -781,12 +786,14 @@ class Program:
 
     @property
     def has_complex(self):
-        return any(d.dtype in COMPLEX for d in self.decls)
+        return self.has_imag or any(d.dtype in COMPLEX for d in self.decls)
 
     def is_cx(self, node):
         """Is NODE's value complex (LANGUAGE.md 4.2, numpy's promotion)?"""
         if isinstance(node, Leaf):
             return self.dtype_of(node.name) in COMPLEX
+        if isinstance(node, Const):
+            return isinstance(node.v, complex)
         if isinstance(node, Fn):
             if node.f in ('real', 'imag', 'abs') or node.f in CMP_OPS:
                 return False
@@ -865,6 +872,8 @@ class Program:
             k = e[0]
             if k == 'num':
                 return Const(e[1])
+            if k == 'imag':
+                return Const(complex(0, e[1]))
             if k == 'name':
                 n = e[1]
                 if n in self.lets:
@@ -917,7 +926,7 @@ class Program:
                 if p is None:
                     raise TxError('compile', 'an exponent that is not a number', line)
                 base = go(e[1], letstack)
-                if self.is_number(base) and not (p == int(p) and 0 <= p <= 64):
+                if self.is_number(base) and not self.is_cx(base) and not (p == int(p) and 0 <= p <= 64):
                     # tx(5): a number may be raised only to an integer power 0..64
                     raise TxError('compile', 'a number raised to the power %g' % p, line)
                 return Fn('^', [base], p)

@@ -198,6 +198,20 @@ START_TEST(lex_numbers)
     ck_assert_int_eq(L.t[7].kind, 0);
     lex_free(&L);
 
+    /* imaginary literals: i right after a number; "2 i" and "2in" are not */
+    lex_all(&L, "2i 0.5i .5i 1e-3i 2 i 2in imag", 30);
+    ck_tok(&L, 0, TK_IMAGNUM, "2i");
+    ck_tok(&L, 1, TK_IMAGNUM, "0.5i");
+    ck_tok(&L, 2, TK_IMAGNUM, ".5i");
+    ck_tok(&L, 3, TK_IMAGNUM, "1e-3i");
+    ck_tok(&L, 4, TK_NUMBER, "2");
+    ck_tok(&L, 5, TK_IDENT, "i");
+    ck_tok(&L, 6, TK_IMAGNUM, "2i");
+    ck_tok(&L, 7, TK_IDENT, "n");
+    ck_tok(&L, 8, TK_IMAG, "imag");
+    ck_assert_str_eq(lex_kind_name(TK_IMAGNUM), "imaginary number");
+    lex_free(&L);
+
     /* a number then a name with no space: "2x" */
     lex_all(&L, "2x", 2);
     ck_tok(&L, 0, TK_NUMBER, "2");
