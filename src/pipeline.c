@@ -135,6 +135,19 @@ static int check_lapack(const graph *g, const pipeline_options *o, pipeline_resu
     return TX_OK;
 }
 
+/* A target computes the element types of target.c's dtypes: a value of
+   another type (complex under MPI) is an error at its span. */
+static int check_dtypes(const graph *g, const pipeline_options *o, pipeline_result *r)
+{
+    for (int k = 0; k < g->n; k++)
+        if (!(o->target->dtypes & (1u << g->v[k]->dt))) {
+            diag_error(&r->diag, g->v[k]->span, "the %s target does not compute %s values yet; this one is %s",
+                       o->target->name, dt_name(g->v[k]->dt), dt_name(g->v[k]->dt));
+            return TX_ERR_COMPILE;
+        }
+    return TX_OK;
+}
+
 /* ---- Memory for libtcc ----
 
    libtcc 0.9.27 does not recover from its own allocation failures: within
@@ -236,6 +249,8 @@ int pipeline_run(sema_program *S, tx_arena *a, const pipeline_options *o, pipeli
     if (o->output == PIPE_GRAPH)
         return TX_OK;
     st = check_lapack(r->g, o, r);
+    if (st == TX_OK)
+        st = check_dtypes(r->g, o, r);
     return st != TX_OK ? st : generate(r->g, o, r, fail_after);
 }
 

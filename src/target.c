@@ -10,7 +10,8 @@
  */
 #include "tx.h"
 
-#define F32_F64 ((1u << DT_F32) | (1u << DT_F64) | (1u << DT_C64) | (1u << DT_C128))
+#define F32_F64 ((1u << DT_F32) | (1u << DT_F64))
+#define COMPLEX ((1u << DT_C64) | (1u << DT_C128))
 
 const tx_target target_jit_tcc = {
     .name = "jit-tcc",
@@ -18,7 +19,7 @@ const tx_target target_jit_tcc = {
     .symbols = TX_SYMBOLS_REGISTERED,
     .specialised = 1,
     .blas = 1,
-    .dtypes = F32_F64,
+    .dtypes = F32_F64 | COMPLEX,
     .workspace = 1,
     .threads = TX_THREADS_POOL,
     .distributed = 0,
@@ -30,7 +31,7 @@ const tx_target target_c99_blas = {
     .symbols = TX_SYMBOLS_INLINE,
     .specialised = 0,
     .blas = 1,
-    .dtypes = F32_F64,
+    .dtypes = F32_F64 | COMPLEX,
     .workspace = 0,
     .threads = TX_THREADS_OPENMP,
     .distributed = 0,
@@ -42,7 +43,7 @@ const tx_target target_c99 = {
     .symbols = TX_SYMBOLS_INLINE,
     .specialised = 0,
     .blas = 0,
-    .dtypes = F32_F64,
+    .dtypes = F32_F64 | COMPLEX,
     .workspace = 0,
     .threads = TX_THREADS_OPENMP,
     .distributed = 0,
@@ -54,7 +55,7 @@ const tx_target target_mpi = {
     .symbols = TX_SYMBOLS_INLINE,
     .specialised = 0,
     .blas = 1,
-    .dtypes = F32_F64,
+    .dtypes = F32_F64, /* complex: no PBLAS/ScaLAPACK wiring (pzgemm) yet */
     .workspace = 0,
     .threads = TX_THREADS_OPENMP,
     .distributed = 1,
