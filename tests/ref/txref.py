@@ -708,7 +708,10 @@ class Program:
                     try:
                         lnode = self.normalise(st.rhs, st.line, set(written), {})[0]
                     except TxError:
-                        continue       # anything else is checked where it is used
+                        # anything else is checked where it is used; the
+                        # order of complex values is checked where written
+                        self.check_complex_raw(st.rhs, st.line)
+                        continue
                     self.check_complex(lnode, st.line)
                 continue
             pre = {}
@@ -801,6 +804,57 @@ class Program:
                 return self.is_cx(node.args[1]) or self.is_cx(node.args[2])
             return any(self.is_cx(a) for a in node.args)
         return any(self.is_cx(c) for c in children(node))
+
+    def raw_cx(self, e):
+        """Is the parsed (unnormalised) expression E complex by its leaves:
+        an imaginary literal or a complex tensor, not through real/imag/abs
+        or a comparison?"""
+        k = e[0]
+        if k == 'imag':
+            return True
+        if k == 'idx' or (k == 'name' and e[1] in self.tensors):
+            return e[1] in self.tensors and self.tensors[e[1]].dtype in COMPLEX or \
+                (e[1] in self.lets and self.raw_cx(self.lets[e[1]]))
+        if k == 'name':
+            return e[1] in self.lets and self.raw_cx(self.lets[e[1]])
+        if k == 'cmp':
+            return False
+        if k == 'call':
+            if e[1] in ('real', 'imag', 'abs'):
+                return False
+            if e[1] == 'where':
+                return any(self.raw_cx(a) for a in e[2][1:])
+            return any(self.raw_cx(a) for a in e[2] if isinstance(a, tuple))
+        if k in ('bin', 'pow'):
+            return any(self.raw_cx(a) for a in e[1:] if isinstance(a, tuple))
+        if k in ('neg',):
+            return self.raw_cx(e[1])
+        if k in ('reduce', 'scan'):
+            return self.raw_cx(e[2])
+        return False
+
+    def check_complex_raw(self, e, line):
+        """check_complex on a parsed expression that could not be
+        normalised (an unused let): max, min, comparisons and where's
+        condition with a complex operand are errors where they are written."""
+        if not isinstance(e, tuple) or not e:
+            return
+        k = e[0]
+        if k == 'call' and e[1] in ('max', 'min') and any(
+                self.raw_cx(a) for a in e[2] if isinstance(a, tuple)):
+            raise TxError('compile', "a complex operand of '%s'" % e[1], line)
+        if k == 'call' and e[1] == 'where' and e[2] and self.raw_cx(e[2][0]):
+            raise TxError('compile', "a complex condition of 'where'", line)
+        if k == 'cmp' and (self.raw_cx(e[2]) or self.raw_cx(e[3])):
+            raise TxError('compile', "a complex operand of '%s'" % e[1], line)
+        if k in ('reduce', 'scan') and e[1] in ('max', 'min') and self.raw_cx(e[2]):
+            raise TxError('compile', "%s with %s of a complex operand" % (k, e[1]), line)
+        for a in e[1:]:
+            if isinstance(a, tuple):
+                self.check_complex_raw(a, line)
+            elif isinstance(a, list):
+                for b in a:
+                    self.check_complex_raw(b, line)
 
     def check_complex(self, node, line):
         """Complex numbers have no order: max, min, the comparisons, where's
