@@ -41,6 +41,10 @@ typedef struct {
     uintptr_t lo, hi;             /* the bytes the array spans, [lo, hi); empty if lo == hi */
     int bound;
     int staged;                   /* the current run passes STAGE instead of DATA */
+    int overlaps;                 /* out or inout whose bytes overlap another binding's */
+    uintptr_t below, above;       /* the span's bytes below element (0, ..., 0) and from it */
+    int layout_given;             /* strides were given (GIVEN), else row-major */
+    int64_t given[TX_MAX_MODES];  /* the strides as given */
     void *stage;                  /* contiguous staging buffer, kept for later runs */
     size_t stage_cap;             /* its size in bytes */
 } binding;
@@ -60,6 +64,11 @@ struct tx_program {
     tx_arena *jit_arena;  /* the graph the JIT code was generated from */
     void *workspace;      /* the JIT code's intermediates */
     int64_t *jit_dims;    /* extents the JIT code is specialised on */
+    int64_t *jit_layout;  /* per tensor, the layout asked for when the JIT code was made:
+                             1 + TX_MAX_MODES entries, [0] 1 if strided and read in
+                             place, then its strides (see layout_key) */
+    int64_t *layout;      /* the same for the current bindings */
+    char *jit_inplace;    /* per tensor: the JIT code reads its strides in place */
     int opt_level;
     int threads;          /* TX_OPTION_THREADS when compiled (0: the default) */
     emit_error *errs;
@@ -270,6 +279,11 @@ static int compile_work(void *arg)
     p->maps = arena_alloc(p->arena, sizeof(tx_sparse_map *) * (size_t)(S->nmaps + 1));
     p->dim_set = arena_alloc(p->arena, sizeof(int64_t) * (size_t)(S->nsym_dims + 1));
     p->jit_dims = arena_alloc(p->arena, sizeof(int64_t) * (size_t)(S->nsym_dims + 1));
+    p->jit_layout = arena_alloc(p->arena, sizeof(int64_t) * (size_t)(S->ntensors + 1) * (1 + TX_MAX_MODES));
+    p->layout = arena_alloc(p->arena, sizeof(int64_t) * (size_t)(S->ntensors + 1) * (1 + TX_MAX_MODES));
+    p->jit_inplace = arena_alloc(p->arena, (size_t)(S->ntensors + 1));
+    memset(p->jit_layout, 0, sizeof(int64_t) * (size_t)(S->ntensors + 1) * (1 + TX_MAX_MODES));
+    memset(p->jit_inplace, 0, (size_t)(S->ntensors + 1));
     for (int i = 0; i < S->nsym_dims; i++)
         p->dim_set[i] = -1;
     p->timing = p->ctx->timing;
@@ -457,6 +471,11 @@ static int binding_layout(tx_program *p, const char *tensor, const sym *t, bindi
         return fail(p->ctx, TX_ERR_BIND, "'%s': the array's strides reach beyond any address", tensor);
     b->lo = empty ? 0 : base - (uintptr_t)(below * esz);
     b->hi = empty ? 0 : base + (uintptr_t)((above + 1) * esz);
+    b->below = empty ? 0 : (uintptr_t)(below * esz);
+    b->above = empty ? 0 : (uintptr_t)((above + 1) * esz);
+    b->layout_given = strides != NULL;
+    if (strides && ndim > 0)
+        memcpy(b->given, strides, sizeof(int64_t) * (size_t)ndim);
     if (t->io == IO_IN || empty || !b->strided)
         return TX_OK;
     int order[TX_MAX_MODES], n = 0;
@@ -558,6 +577,37 @@ int tx_bind_array(tx_program *p, const char *tensor, void *data, tx_dtype type, 
         return fail(p->ctx, TX_ERR_ARG, "tx_bind_array: '%s': 0 is not an element type (TX_F32, TX_F64, TX_C64 or TX_C128)",
                     tensor ? tensor : "(null)");
     return bind_array(p, "tx_bind_array", tensor, data, type, ndim, shape, strides);
+}
+
+int tx_run_arrays(tx_program *p, void *const *data, const int64_t *shapes, const int64_t *strides)
+{
+    if (!p)
+        return TX_ERR_ARG;
+    if (!data || (!shapes && p->S->ntensors))
+        return fail(p->ctx, TX_ERR_ARG, "tx_run_arrays: NULL argument");
+    size_t o = 0;
+    for (int k = 0; k < p->S->ntensors; k++) {
+        const sym *t = p->S->tensors[k];
+        binding *b = &p->bind[k];
+        const int64_t *shape = shapes + o, *stride = strides ? strides + o : NULL;
+        o += (size_t)t->rank;
+        /* the same layout at a new address: only the span moves */
+        if (b->bound && data[k] && b->layout_given == (stride != NULL) &&
+            memcmp(b->shape, shape, sizeof(int64_t) * (size_t)t->rank) == 0 &&
+            (!stride || memcmp(b->given, stride, sizeof(int64_t) * (size_t)t->rank) == 0)) {
+            uintptr_t base = (uintptr_t)data[k];
+            if (b->lo != b->hi && base >= b->below && base <= UINTPTR_MAX - b->above) {
+                b->lo = base - b->below;
+                b->hi = base + b->above;
+                b->data = data[k];
+                continue;
+            }
+        }
+        int st = bind_array(p, "tx_run_arrays", t->name, data[k], 0, t->rank, shape, stride);
+        if (st != TX_OK)
+            return st;
+    }
+    return tx_run(p);
 }
 
 int tx_bind_sparse(tx_program *p, const char *map, const tx_sparse_map *m)
@@ -798,6 +848,8 @@ static const double *map_densities(const tx_program *p, const int64_t *dims, tx_
 typedef struct {
     tx_program *p;
     const int64_t *dims;
+    const int64_t **strides; /* per variable: bound strides read in place, or NULL */
+    int *contiguous;         /* per variable: set where the code needs it row-major */
     tx_arena *arena;
     pipeline_result r;
 } run_job;
@@ -810,21 +862,32 @@ static int run_compile_work(void *arg)
     run_job *j = arg;
     tx_program *p = j->p;
     pipeline_options o = {.output = PIPE_JIT, .target = &target_jit_tcc, .opt_level = p->opt_level,
-                          .dim_values = j->dims, .fn_name = p->fn_name, .timing = p->timing};
+                          .dim_values = j->dims, .fn_name = p->fn_name, .timing = p->timing,
+                          .var_strides = j->strides, .var_contiguous = j->contiguous};
     o.map_density = map_densities(p, j->dims, j->arena);
     return pipeline_run(p->S, j->arena, &o, &j->r);
 }
 
-/* ---- Staging: how tx_run hands the bindings to the compiled code ----
+/* ---- Layouts and staging: how tx_run hands the bindings to the code ----
 
-   The compiled code reads and writes row-major contiguous arrays, and
-   writes each output as its statements go. A binding is passed to it as
-   it is (no copy), unless
+   The JIT code is specialised on the strides of the bindings as it is on
+   their extents: a strided binding (tx_bind_array with strides other than
+   row-major: a numpy slice, transpose, Fortran-order or broadcast array)
+   is passed as it is and addressed through its strides, written into the
+   code as numbers (emit_expr.c); BLAS calls take their leading dimensions
+   and transposition from them (emit_blas.c). The code is made again only
+   when the layout asked for changes (layout_key), as when an extent does.
 
-   - it is strided (bound by tx_bind_array with strides other than
-     row-major): then a contiguous staging buffer is passed, gathered from
-     the caller's array before the call (in, inout) and scattered back into
-     it after a successful call (out, inout);
+   A binding is still copied through a contiguous staging buffer, gathered
+   from the caller's array before the call (in, inout) and scattered back
+   after a successful one (out, inout), when
+
+   - the code cannot read its strides: a BLAS call whose operand's modes do
+     not merge into a matrix with a unit-stride side and positive strides
+     (a negative stride, a broadcast operand), a LAPACK call, or an output
+     a sparse loop zeroes as one block. The emitter says so
+     (emit_need_contiguous) and the code is made again with that tensor
+     row-major and staged;
    - it is an out or inout tensor whose bytes overlap another binding's
      (C = A·B with C on A's memory, a transpose written onto its input):
      then the code writes a private buffer (for inout, a copy of the
@@ -838,11 +901,7 @@ static int run_compile_work(void *arg)
    the caller's contents. Outputs are copied back in declaration order, so
    where two outputs overlap, the one declared later wins. Staging buffers
    are kept for the next run (regrown when too small) and freed with the
-   program.
-
-   This is the fallback that is always correct: the code generator may
-   later read strided bindings in place, and then needs staging only for
-   the layouts it does not handle. */
+   program. The standalone C (tx_emit) is always row-major. */
 
 /* Copies between a strided array (STRIDED, element (0, ..., 0)) and a
    row-major contiguous one (DENSE): TO_DENSE 1 gathers, 0 scatters. */
@@ -916,6 +975,27 @@ static int ranges_overlap(const binding *a, const binding *b)
     return a->lo < b->hi && b->lo < a->hi;
 }
 
+/* The layout the current bindings ask of the code, into P->layout: per
+   tensor [1, its strides] if it is strided and may be read in place (not
+   an output that overlaps another binding, which is staged), else zeros. */
+static void layout_key(tx_program *p)
+{
+    sema_program *S = p->S;
+    for (int k = 0; k < S->ntensors; k++) {
+        binding *b = &p->bind[k];
+        const sym *t = S->tensors[k];
+        int64_t *key = p->layout + (size_t)k * (1 + TX_MAX_MODES);
+        b->overlaps = 0;
+        for (int j = 0; !b->overlaps && t->io != IO_IN && j < S->ntensors; j++)
+            b->overlaps = j != k && ranges_overlap(b, &p->bind[j]);
+        memset(key, 0, sizeof(int64_t) * (1 + TX_MAX_MODES));
+        if (b->strided && !b->overlaps) {
+            key[0] = 1;
+            memcpy(key + 1, b->stride, sizeof(int64_t) * (size_t)t->rank);
+        }
+    }
+}
+
 /* Before the call: fills ARGS[k] with the array each parameter tensor k is
    passed as, staging what must be (see above). TX_ERR_NOMEM if a staging
    buffer cannot be had. */
@@ -925,9 +1005,7 @@ static int stage_bindings(tx_program *p, void **args)
     for (int k = 0; k < S->ntensors; k++) {
         binding *b = &p->bind[k];
         const sym *t = S->tensors[k];
-        b->staged = b->strided;
-        for (int j = 0; !b->staged && t->io != IO_IN && j < S->ntensors; j++)
-            b->staged = j != k && ranges_overlap(b, &p->bind[j]);
+        b->staged = (b->strided && !p->jit_inplace[k]) || b->overlaps;
         args[k] = b->data;
         if (!b->staged)
             continue;
@@ -941,7 +1019,7 @@ static int stage_bindings(tx_program *p, void **args)
             b->stage_cap = b->stage ? bytes : 0;
             if (!b->stage)
                 return fail(p->ctx, TX_ERR_NOMEM, "out of memory (%zu bytes to stage '%s', which %s)", bytes,
-                            t->name, b->strided ? "is strided" : "overlaps another binding");
+                            t->name, b->overlaps ? "overlaps another binding" : "is strided");
         }
         args[k] = b->stage;
         if (t->io != IO_OUT) /* in and inout: the code reads the caller's values */
@@ -1005,7 +1083,10 @@ int tx_run(tx_program *p)
         }
     if (st != TX_OK)
         goto out;
-    if (p->jit && memcmp(dims, p->jit_dims, sizeof(int64_t) * (size_t)n) != 0) {
+    layout_key(p);
+    size_t layout_bytes = sizeof(int64_t) * (size_t)S->ntensors * (1 + TX_MAX_MODES);
+    if (p->jit && (memcmp(dims, p->jit_dims, sizeof(int64_t) * (size_t)n) != 0 ||
+                   memcmp(p->layout, p->jit_layout, layout_bytes) != 0)) {
         jit_free(p->jit);
         p->jit = NULL;
         arena_free(p->jit_arena);
@@ -1014,9 +1095,35 @@ int tx_run(tx_program *p)
     p->jit_seconds = 0;
     if (!p->jit) {
         double t0 = tx_rt_now();
-        run_job job = {.p = p, .dims = dims, .arena = arena_new()};
-        st = job.arena ? guarded(p->ctx, run_compile_work, &job, &job.r)
-                       : fail(p->ctx, TX_ERR_NOMEM, "out of memory");
+        /* per variable, the strides its tensor's code reads in place */
+        const int64_t **strides = calloc((size_t)S->nvars + 1, sizeof *strides);
+        int *contiguous = calloc((size_t)S->nvars + 1, sizeof *contiguous);
+        run_job job = {.p = p, .dims = dims, .strides = strides, .contiguous = contiguous};
+        for (int k = 0; strides && k < S->ntensors; k++)
+            if (p->layout[(size_t)k * (1 + TX_MAX_MODES)])
+                strides[S->tensors[k]->var] = p->bind[k].stride;
+        for (int tries = 0; tries <= S->ntensors; tries++) {
+            job.arena = strides && contiguous ? arena_new() : NULL;
+            st = job.arena ? guarded(p->ctx, run_compile_work, &job, &job.r)
+                           : fail(p->ctx, TX_ERR_NOMEM, "out of memory");
+            if (st != TX_OK || !job.r.restage)
+                break;
+            /* a call cannot read some strides: those tensors are staged */
+            for (int i = 0; i < S->nvars; i++)
+                if (contiguous[i])
+                    strides[i] = NULL;
+            memset(contiguous, 0, sizeof *contiguous * (size_t)S->nvars);
+            pipeline_result_free(&job.r);
+            job.r = (pipeline_result){0};
+            arena_free(job.arena);
+            job.arena = NULL;
+        }
+        if (st == TX_OK && !job.r.jit)
+            st = fail(p->ctx, TX_ERR_INTERNAL, "internal error: the strides of the bindings were never settled");
+        for (int k = 0; st == TX_OK && k < S->ntensors; k++)
+            p->jit_inplace[k] = strides[S->tensors[k]->var] != NULL;
+        free(strides);
+        free(contiguous);
         size_t ws = job.r.workspace;
         if (st == TX_OK) { /* the program keeps the code and the arena its error table is in */
             p->jit = job.r.jit;
@@ -1032,6 +1139,7 @@ int tx_run(tx_program *p)
         if (st != TX_OK)
             goto out;
         memcpy(p->jit_dims, dims, sizeof(int64_t) * (size_t)n);
+        memcpy(p->jit_layout, p->layout, layout_bytes);
         /* the intermediates' memory, planned by liveness at emission, is
            allocated once and reused by every run until extents change */
         free(p->workspace);

@@ -192,6 +192,15 @@ void put_value(emitter *E, const g_value *v);
    integer CHIPS[i]) of a buffer with extents EXT (through an open entry
    loop's flat index where the last modes are its map's targets). */
 void put_horner(emitter *E, int n, const int *labels, const int64_t *chips, const tx_extent *ext);
+/* The strides (in elements, per mode) variable VAR is bound with when the
+   code is specialised on them (emit_options.var_strides), else NULL:
+   row-major. */
+const int64_t *emit_var_strides(emitter *E, int var);
+/* Notes that the code being emitted needs VAR row-major (a call that
+   cannot read its bound strides): the caller stages it and emits again. */
+void emit_need_contiguous(emitter *E, int var);
+/* graph_modes, with the bound strides of a variable's view. */
+int emit_modes(emitter *E, const g_value *v, mode_seq *s);
 /* VAR's element at the loop variables of LABELS (its modes in order). */
 void put_var_at(emitter *E, int var, const int *labels, const tx_extent *ext, int rank);
 /* V's buffer element at its labels' loop variables: tx_vN[offset]. */
@@ -224,7 +233,8 @@ void put_contract_update_c(emitter *E, const g_value *v);
 /* The identity of a reduce/scan operator, and the update acc = acc op x. */
 const char *reduce_init(reduce_op r);
 void put_reduce_update(emitter *E, reduce_op r, const g_value *x);
-/* The stride of mode P of S: the product of the extents after it. */
+/* The stride of mode P of S: the product of the extents after it, or its
+   bound stride (S->stride); P = -1: the element count. */
 void put_stride(emitter *E, const mode_seq *s, int p);
 /* The row-major index of sparse map M's source (SIDE 0) or target (1) tuple. */
 void put_map_index(emitter *E, const sym *m, int side);

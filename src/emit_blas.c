@@ -68,19 +68,189 @@ static void put_gemv(emitter *E, const char *x, const mode_seq *sm, const int *R
     put(E, ");\n");
 }
 
+/* ---- operands bound with strides (the JIT specialised on them) ----
+
+   A matrix BLAS can read has, for each of its two label groups, modes
+   that merge into one (each stride the next one's times its extent) with
+   positive strides, one group of unit stride and the other's stride (the
+   leading dimension) at least the unit group's size. Everything being
+   known, the layout is decided here; a layout BLAS cannot read is given
+   back to the caller (emit_need_contiguous), which stages the variable. */
+
+/* The stride of mode P of S, a number (the JIT knows every extent). */
+static int64_t mode_stride(emitter *E, const mode_seq *s, int p)
+{
+    if (s->stride)
+        return s->stride[p];
+    int64_t z = 1;
+    for (int i = p + 1; i < s->n; i++)
+        z *= emit_extent_value(E, s->ext[i]);
+    return z;
+}
+
+/* Label group G of S as one mode: its size and its stride (1 when the
+   size is 1). Its labels are numbered row-major in G's order in every
+   operand, so each must step over the whole of the ones after it. 0 if
+   they do not merge so, or a stride is not positive. */
+static int group_layout(emitter *E, const mode_seq *s, const int *G, int n, int64_t *size, int64_t *stride)
+{
+    int64_t st[TX_MAX_MODES], ex[TX_MAX_MODES];
+    int k = 0;
+    *size = 1;
+    for (int i = 0; i < n; i++)
+        for (int p = 0; p < s->n; p++) {
+            if (s->label[p] != G[i])
+                continue;
+            int64_t e = emit_extent_value(E, s->ext[p]);
+            *size *= e;
+            if (e <= 1)
+                continue;
+            if (k == TX_MAX_MODES)
+                return 0;
+            st[k] = mode_stride(E, s, p);
+            ex[k++] = e;
+        }
+    *stride = k ? st[k - 1] : 1;
+    for (int j = 0; j < k; j++)
+        if (st[j] <= 0 || st[j] > 2147483647 || (j + 1 < k && st[j] != st[j + 1] * ex[j + 1]))
+            return 0;
+    return 1;
+}
+
+/* Matrix S with row group R and column group C: whether BLAS reads it
+   as stored (*TRANS 0: columns of unit stride, *LD the rows' stride) or
+   transposed (*TRANS 1), preferring the first. 0 if neither. */
+static int matrix_layout(emitter *E, const mode_seq *s, const int *R, int nr, const int *C, int nc, int *trans,
+                         int64_t *ld)
+{
+    int64_t rs, rst, cs, cst;
+    if (!group_layout(E, s, R, nr, &rs, &rst) || !group_layout(E, s, C, nc, &cs, &cst))
+        return 0;
+    if (cst == 1 && (rs <= 1 || rst >= cs)) {
+        *trans = 0;
+        *ld = rs <= 1 ? (cs > 1 ? cs : 1) : rst;
+        return 1;
+    }
+    if (rst == 1 && (cs <= 1 || cst >= rs)) {
+        *trans = 1;
+        *ld = cs <= 1 ? (rs > 1 ? rs : 1) : cst;
+        return 1;
+    }
+    return 0;
+}
+
+/* The variable behind BLAS operand W, or -1 for a computed value. */
+static int operand_var(const g_value *w)
+{
+    return w->op == OP_INDEX ? w->in[0]->var : -1;
+}
+
+/* The call of a plan whose operands include a strided binding: its layout
+   decided from the strides. 0 if BLAS cannot read one of them (that one is
+   then marked to be staged). */
+static int put_strided_call(emitter *E, const g_value *v, const mode_seq *sa, const mode_seq *sb,
+                            const mode_seq *sc, const char *x, int cvar)
+{
+    const blas_plan *p = v->blas;
+    int ta, tb, tc, ok = 1;
+    int64_t lda, ldb, ldc, size, inc[3];
+    if (p->nm == 0 && p->nn == 0 && dt_complex(v->dt)) { /* zdotu_sub: its operands staged */
+        emit_need_contiguous(E, operand_var(p->a));
+        emit_need_contiguous(E, operand_var(p->b));
+        emit_need_contiguous(E, cvar);
+        return 0;
+    }
+    if (p->nm == 0 && p->nn == 0) { /* dot: the two vectors' strides */
+        ok = group_layout(E, sa, p->k, p->nk, &size, &inc[0]);
+        if (!ok)
+            emit_need_contiguous(E, operand_var(p->a));
+        if (!group_layout(E, sb, p->k, p->nk, &size, &inc[1])) {
+            emit_need_contiguous(E, operand_var(p->b));
+            ok = 0;
+        }
+        if (ok)
+            put(E, "*tx_c = (%s)(tx_alpha * cblas_%sdot((int)%lld, tx_a, %lld, tx_b, %lld)%s);\n",
+                ctype(v->dt), x, (long long)size, (long long)inc[0], (long long)inc[1],
+                p->store && p->store->store_op != '=' ? " + tx_beta * *tx_c" : "");
+        return ok;
+    }
+    if (p->nn == 0 || p->nm == 0) { /* gemv: y = M v */
+        int mv = p->nn == 0; /* M is A (y[m] = A[m,k] x[k]) or B (y[n] = B[k,n]^T x[k]) */
+        const mode_seq *sm = mv ? sa : sb, *sv = mv ? sb : sa;
+        const g_value *wm = mv ? p->a : p->b, *wv = mv ? p->b : p->a;
+        const int *R = mv ? p->m : p->n;
+        int nr = mv ? p->nm : p->nn;
+        int64_t rows, cols, ld;
+        int t;
+        if (!matrix_layout(E, sm, R, nr, p->k, p->nk, &t, &ld)) {
+            emit_need_contiguous(E, operand_var(wm));
+            ok = 0;
+        }
+        if (!group_layout(E, sv, p->k, p->nk, &size, &inc[0])) {
+            emit_need_contiguous(E, operand_var(wv));
+            ok = 0;
+        }
+        if (!group_layout(E, sc, R, nr, &size, &inc[1])) {
+            emit_need_contiguous(E, cvar);
+            ok = 0;
+        }
+        if (!ok)
+            return 0;
+        group_layout(E, sm, R, nr, &rows, &inc[2]);
+        group_layout(E, sm, p->k, p->nk, &cols, &inc[2]);
+        /* stored as rows x cols (t = 0) or cols x rows (t = 1) */
+        put(E, "cblas_%sgemv(CblasRowMajor, %s, %lld, %lld, %stx_alpha, %s, %lld, %s, %lld, %stx_beta, tx_c, %lld);\n",
+            x, t ? "CblasTrans" : "CblasNoTrans", (long long)(t ? cols : rows), (long long)(t ? rows : cols),
+            E->blas_ref, mv ? "tx_a" : "tx_b", (long long)ld, mv ? "tx_b" : "tx_a", (long long)inc[0], E->blas_ref,
+            (long long)inc[1]);
+        return 1;
+    }
+    int64_t m, n, k;
+    if (!matrix_layout(E, sa, p->m, p->nm, p->k, p->nk, &ta, &lda)) {
+        emit_need_contiguous(E, operand_var(p->a));
+        ok = 0;
+    }
+    if (!matrix_layout(E, sb, p->k, p->nk, p->n, p->nn, &tb, &ldb)) {
+        emit_need_contiguous(E, operand_var(p->b));
+        ok = 0;
+    }
+    if (!matrix_layout(E, sc, p->m, p->nm, p->n, p->nn, &tc, &ldc)) {
+        emit_need_contiguous(E, cvar);
+        ok = 0;
+    }
+    if (!ok)
+        return 0;
+    group_layout(E, sc, p->m, p->nm, &m, &inc[0]);
+    group_layout(E, sc, p->n, p->nn, &n, &inc[0]);
+    group_layout(E, sa, p->k, p->nk, &k, &inc[0]);
+    if (!tc) /* C = op(A) op(B) */
+        put(E, "cblas_%sgemm(CblasRowMajor, %s, %s, %lld, %lld, %lld, %stx_alpha, tx_a, %lld, tx_b, %lld, "
+            "%stx_beta, tx_c, %lld);\n", x, ta ? "CblasTrans" : "CblasNoTrans", tb ? "CblasTrans" : "CblasNoTrans",
+            (long long)m, (long long)n, (long long)k, E->blas_ref, (long long)lda, (long long)ldb, E->blas_ref,
+            (long long)ldc);
+    else /* C stored transposed: C^T = op(B)^T op(A)^T */
+        put(E, "cblas_%sgemm(CblasRowMajor, %s, %s, %lld, %lld, %lld, %stx_alpha, tx_b, %lld, tx_a, %lld, "
+            "%stx_beta, tx_c, %lld);\n", x, tb ? "CblasNoTrans" : "CblasTrans", ta ? "CblasNoTrans" : "CblasTrans",
+            (long long)n, (long long)m, (long long)k, E->blas_ref, (long long)ldb, (long long)lda, E->blas_ref,
+            (long long)ldc);
+    return 1;
+}
+
 void emit_blas(emitter *E, const g_value *v)
 {
     const blas_plan *p = v->blas;
     mode_seq sa, sb, sc;
-    TX_ASSERT(graph_modes(p->a, &sa) == 0 && graph_modes(p->b, &sb) == 0);
+    TX_ASSERT(emit_modes(E, p->a, &sa) == 0 && emit_modes(E, p->b, &sb) == 0);
     if (p->store) {
         sc.n = p->store->rank;
         for (int i = 0; i < sc.n; i++) {
             sc.label[i] = p->store->store_label[i];
             sc.ext[i] = p->store->ext[i];
         }
+        sc.stride = emit_var_strides(E, p->store->var);
     } else {
         sc.n = v->rank;
+        sc.stride = NULL;
         for (int i = 0; i < sc.n; i++) {
             sc.label[i] = v->label[i];
             sc.ext[i] = v->ext[i];
@@ -148,7 +318,9 @@ void emit_blas(emitter *E, const g_value *v)
     int bk = last_of(&sb, p->k, p->nk), bn = last_of(&sb, p->n, p->nn);
     int cm = last_of(&sc, p->m, p->nm), cn = last_of(&sc, p->n, p->nn);
     put(E, "%*s", 4 * depth, "");
-    if (p->nm == 0 && p->nn == 0 && cx) { /* the unconjugated dot, then C = alpha dot (+ C) */
+    if (sa.stride || sb.stride || sc.stride) {
+        put_strided_call(E, v, &sa, &sb, &sc, x, p->store ? p->store->var : -1);
+    } else if (p->nm == 0 && p->nn == 0 && cx) { /* the unconjugated dot, then C = alpha dot (+ C) */
         put(E, "{\n%*s%s tx_d;\n%*scblas_%sdotu_sub(", 4 * depth + 4, "", t, 4 * depth + 4, "", x);
         put_group_size(E, &sa, p->k, p->nk);
         put(E, ", tx_a, ");

@@ -13,6 +13,8 @@
    extent is known (JIT), else -1. */
 static int64_t stride_value(emitter *E, const mode_seq *s, int p)
 {
+    if (s->stride) /* bound strides: known, but a negative one counts as unknown here */
+        return s->stride[p] >= 0 ? s->stride[p] : -1;
     int64_t z = 1;
     for (int i = p + 1; i < s->n; i++) {
         tx_extent x = s->ext[i];
@@ -67,7 +69,7 @@ static void put_label_stride(emitter *E, const g_value *w, int L, int64_t *known
 {
     mode_seq s;
     *known = 0;
-    if (graph_modes(w, &s) < 0) { /* a scalar variable */
+    if (emit_modes(E, w, &s) < 0) { /* a scalar variable */
         put(E, "0");
         return;
     }
@@ -286,12 +288,13 @@ void emit_block_loop(emitter *E, const g_value *x, const int *labels, const tx_e
     put(E, "%*stx_p_store_%s(tx_bn, ", 4 * depth, "", tdt == DT_F32 ? "f32" : "f64");
     put_op(E, r);
     put(E, ", &");
+    const int64_t *stride = emit_var_strides(E, target_var);
     if (target_var >= 0) {
         put_var_at(E, target_var, labels, ext, rank);
     } else {
         put_value_at(E, temp);
     }
-    put(E, ", 1, %d);\n", op);
+    put(E, ", %lld, %d);\n", stride ? (long long)stride[rank - 1] : 1LL, op);
     depth--;
     put(E, "%*s}\n", 4 * depth, "");
 }

@@ -78,11 +78,58 @@ void put_value(emitter *E, const g_value *v)
     put(E, "tx_v%d", v->id);
 }
 
+const int64_t *emit_var_strides(emitter *E, int var)
+{
+    return E->o->var_strides && var >= 0 ? E->o->var_strides[var] : NULL;
+}
+
+void emit_need_contiguous(emitter *E, int var)
+{
+    if (emit_var_strides(E, var) && E->o->var_contiguous)
+        E->o->var_contiguous[var] = 1;
+}
+
+int emit_modes(emitter *E, const g_value *v, mode_seq *s)
+{
+    int st = graph_modes(v, s);
+    if (st == 0 && v->op == OP_INDEX)
+        s->stride = emit_var_strides(E, v->in[0]->var);
+    return st;
+}
+
+/* The offset of the element at LABELS (or the integer CHIPS[i] where a
+   label is -1) through the bound strides STRIDE: sum of index * stride,
+   the strides written in as numbers. */
+static void put_strided_offset(emitter *E, int n, const int *labels, const int64_t *chips, const int64_t *stride)
+{
+    int any = 0;
+    int64_t c = 0;
+    for (int i = 0; i < n; i++) {
+        if (labels[i] < 0) {
+            c += chips[i] * stride[i];
+            continue;
+        }
+        if (stride[i] == 0)
+            continue;
+        put(E, any ? " + " : "");
+        put_label(E, labels[i]);
+        if (stride[i] != 1)
+            put(E, "*(%lld)", (long long)stride[i]);
+        any = 1;
+    }
+    if (c || !any)
+        put(E, "%s(%lld)", any ? " + " : "", (long long)c);
+}
+
 void put_var_at(emitter *E, int var, const int *labels, const tx_extent *ext, int rank)
 {
+    const int64_t *stride = emit_var_strides(E, var);
     put_var(E, var);
     put(E, "[");
-    put_horner(E, rank, labels, NULL, ext);
+    if (stride)
+        put_strided_offset(E, rank, labels, NULL, stride);
+    else
+        put_horner(E, rank, labels, NULL, ext);
     put(E, "]");
 }
 
@@ -162,9 +209,13 @@ void put_access_raw(emitter *E, const g_value *v)
         return;
     case OP_INDEX: {
         const g_value *w = v->in[0];
+        const int64_t *stride = emit_var_strides(E, w->var);
         put_var(E, w->var);
         put(E, "[");
-        put_horner(E, w->rank, v->idx_label, v->idx_chip, w->ext);
+        if (stride)
+            put_strided_offset(E, w->rank, v->idx_label, v->idx_chip, stride);
+        else
+            put_horner(E, w->rank, v->idx_label, v->idx_chip, w->ext);
         put(E, "]");
         return;
     }
@@ -639,9 +690,14 @@ void put_map_index(emitter *E, const sym *m, int side)
 }
 
 
-/* The stride of mode P of S: the product of the extents after it. */
+/* The stride of mode P of S: the product of the extents after it, or
+   the bound stride. P = -1: the product of every extent (the elements). */
 void put_stride(emitter *E, const mode_seq *s, int p)
 {
+    if (s->stride && p >= 0) {
+        put(E, "(%lld)", (long long)s->stride[p]);
+        return;
+    }
     int any = 0;
     for (int i = p + 1; i < s->n; i++) {
         put(E, any ? "*" : "(");

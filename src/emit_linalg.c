@@ -9,10 +9,13 @@
 
 static void put_base(emitter *E, const g_value *w)
 {
-    if (w->op == OP_INDEX || w->op == OP_INPUT || w->op == OP_STORE)
-        put_var(E, w->op == OP_INDEX ? w->in[0]->var : w->var);
-    else
-        put_value(E, w);
+    if (w->op == OP_INDEX || w->op == OP_INPUT || w->op == OP_STORE) {
+        int var = w->op == OP_INDEX ? w->in[0]->var : w->var;
+        emit_need_contiguous(E, var); /* LAPACK reads row-major arrays */
+        put_var(E, var);
+        return;
+    }
+    put_value(E, w);
 }
 
 static const char *la_word(la_fn f)

@@ -173,6 +173,8 @@ static void emit_zero(emitter *E, const g_value *value, int var, const tx_extent
         put_value(E, value);
     else
         put_var(E, var);
+    if (!value) /* zeroed as one block of memory */
+        emit_need_contiguous(E, var);
     put(E, ", (int64_t)sizeof(%s)", ctype(t));
     for (int i = 0; i < rank; i++) {
         put(E, " * ");

@@ -258,6 +258,7 @@ void graph_renumber(graph *g)
 
 int graph_modes(const g_value *v, mode_seq *s)
 {
+    s->stride = NULL;
     if (v->op == OP_INDEX) {
         const g_value *w = v->in[0];
         s->n = w->rank;

@@ -200,6 +200,8 @@ static int reserve_for_libtcc(size_t srclen, tx_buf *out)
 static int generate(graph *g, const pipeline_options *o, pipeline_result *r, const char *fail_after)
 {
     emit_options eo = {.fn_name = o->fn_name, .dim_values = o->dim_values, .timing = o->timing,
+                       .var_strides = o->output == PIPE_JIT ? o->var_strides : NULL,
+                       .var_contiguous = o->var_contiguous,
                        .workspace = o->output == PIPE_JIT ? &r->workspace : NULL,
                        .debug_fail = fail_after && strcmp(fail_after, "emit") == 0,
                        .calls = &r->calls, .ncalls = &r->ncalls};
@@ -210,6 +212,10 @@ static int generate(graph *g, const pipeline_options *o, pipeline_result *r, con
         return TX_ERR_NOMEM;
     }
     if (o->output != PIPE_JIT)
+        return TX_OK;
+    for (int i = 0; eo.var_strides && o->var_contiguous && i < g->S->nvars; i++)
+        r->restage |= o->var_contiguous[i];
+    if (r->restage) /* strides some call cannot read: the caller stages them and asks again */
         return TX_OK;
     int st = reserve_for_libtcc(r->c.len, &r->diag.out);
     if (st != TX_OK)

@@ -146,9 +146,11 @@ TX_API int tx_bind(tx_program *p, const char *tensor, void *data, int ndim, cons
    broadcast); NULL means row-major (C order). A DTYPE other than the
    declared one is TX_ERR_BIND. An out or inout tensor must not have
    elements that share memory: a zero stride on a mode of extent above 1,
-   or strides that may make two elements meet, are TX_ERR_BIND. A row-major
-   array is used in place; any other is copied into a contiguous buffer
-   before each run (and back after a successful one, for out and inout).
+   or strides that may make two elements meet, are TX_ERR_BIND. The array
+   is used in place: tx_run's code is specialised on the strides (and made
+   again when they change), except where a BLAS or LAPACK call cannot read
+   them; such an array is copied into a contiguous buffer before each run
+   (and back after a successful one, for out and inout).
    Shape checks and lifetime are those of tx_bind. */
 TX_API int tx_bind_array(tx_program *p, const char *tensor, void *data, tx_dtype dtype, int ndim,
                          const int64_t *shape, const int64_t *strides);
@@ -187,6 +189,16 @@ TX_API int tx_set_dim(tx_program *p, const char *dim, int64_t extent);
    had been read before any output was written. Returns TX_OK (0) or an
    error status. */
 TX_API int tx_run(tx_program *p);
+
+/* Binds every parameter tensor at once and runs: tensor k (declaration
+   order, as tx_tensor_get's I) is bound as by tx_bind_array(p, its name,
+   DATA[k], its declared type, its rank, SHAPES + o_k, STRIDES + o_k), o_k
+   being the sum of the ranks of the tensors before it; STRIDES NULL means
+   every array row-major. Then tx_run. The bindings stay as for later
+   tx_run calls. One call instead of one per tensor and no name lookups:
+   the cheap way to call a compiled program again and again (Python's
+   einsum does). Returns TX_OK or the status of the failed bind or run. */
+TX_API int tx_run_arrays(tx_program *p, void *const *data, const int64_t *shapes, const int64_t *strides);
 
 /* The standalone C99 source of the program (tx(5) §8), NUL-terminated, in
    malloc'd memory the caller frees; its length in *LEN if LEN is not NULL.

@@ -501,12 +501,15 @@ typedef struct {
 } blas_plan;
 
 /* The memory layout of an addressable value: its modes in memory order,
-   each a label or a fixed index (chip), row-major over EXT. */
+   each a label or a fixed index (chip), row-major over EXT unless STRIDE
+   says otherwise. */
 typedef struct {
     int n;
     int label[TX_MAX_MODES];   /* -1 for a chip */
     int64_t chip[TX_MAX_MODES];
     tx_extent ext[TX_MAX_MODES];
+    const int64_t *stride;     /* per mode, in elements (a bound tensor's strides, set by
+                                  the emitter); NULL: row-major over EXT */
 } mode_seq;
 
 struct g_value {
@@ -765,6 +768,12 @@ extern const tx_target target_mpi;
 typedef struct {
     const char *fn_name;      /* the C function (TX_ENTRY_NAMED) */
     const int64_t *dim_values;/* specialised targets: the extent of each symbolic dim */
+    const int64_t *const *var_strides; /* specialised targets: per variable, the strides (in
+                                 elements, per mode) of the array it is bound to, written
+                                 into its addresses; NULL (or a NULL entry): row-major */
+    int *var_contiguous;      /* with var_strides: entry VAR is set to 1 where the code
+                                 needs strided VAR row-major (a BLAS or LAPACK call that
+                                 cannot read its layout); the code is then not usable */
     int timing;               /* TX_ENTRY_ARGV: record statement times */
     size_t *workspace;        /* targets with a workspace: if set, intermediates live
                                  in one workspace of *workspace bytes (args[ntensors +
@@ -852,6 +861,10 @@ typedef struct {
                                    (the cost model's estimates; specialised targets
                                    need every one) */
     const double *map_density;  /* per sparse map: entries / dense size; NULL: estimated */
+    const int64_t *const *var_strides; /* PIPE_JIT: per variable, the strides its array is
+                                   bound with (emit_options.var_strides); NULL: row-major */
+    int *var_contiguous;        /* with var_strides: per variable, set to 1 where it must
+                                   be row-major after all (then r->restage, and no code) */
     const char *dump_after;     /* NULL, a stage name (pipeline_stage_name) or
                                    "all": the listing after that stage, or after
                                    each, goes to DUMP under a line "# after ...";
@@ -874,6 +887,9 @@ typedef struct {
     emit_call *calls;      /* from PIPE_C on: the program's calls, in order (arena) */
     int ncalls;
     jit_module *jit;       /* PIPE_JIT: the compiled code (jit_free) */
+    int restage;           /* PIPE_JIT with var_strides: the emitter set var_contiguous
+                              entries; no code was compiled: run again with those
+                              variables row-major */
 } pipeline_result;
 
 /* Compiles checked program S in arena A as O asks: lowers, runs the passes

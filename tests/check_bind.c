@@ -354,6 +354,132 @@ START_TEST(bind_strided_outputs)
 }
 END_TEST
 
+/* The JIT code is specialised on the strides: made again when the layout
+   changes, not when only the addresses do; BLAS reads transposed and
+   Fortran-order operands in place, and gets staged copies of what it
+   cannot read (a reversed or broadcast mode). */
+START_TEST(bind_strided_layouts_specialised)
+{
+    enum { N = 6, K = 5, M = 4 };
+    tx_ctx *c = tx_new();
+    ck_assert_int_eq(tx_set_option(c, TX_OPTION_TIMING, 1), TX_OK);
+    tx_program *p = compile_ok(c, MATMUL);
+    double A[N * K], B[K * M], want[N * M], At[K * N], Bt[M * K], C[N * M], Ct[M * N], A2[N * K];
+    for (int i = 0; i < N * K; i++)
+        A[i] = dy(i, 1), A2[i] = dy(i, 4);
+    for (int i = 0; i < K * M; i++)
+        B[i] = dy(i, 2);
+    for (int i = 0; i < N; i++)
+        for (int q = 0; q < K; q++)
+            At[q * N + i] = A[i * K + q];
+    for (int q = 0; q < K; q++)
+        for (int j = 0; j < M; j++)
+            Bt[j * K + q] = B[q * M + j];
+    matmul_ref(N, K, M, A, B, want);
+    const int64_t sA[2] = {N, K}, sB[2] = {K, M}, sC[2] = {N, M};
+    const int64_t fA[2] = {1, N}, fB[2] = {1, K}, fC[2] = {1, N};
+    double secs;
+    /* every operand Fortran-ordered (numpy: A.T of a row-major K×N) */
+    bind_ok(p, c, "A", At, 2, sA, fA);
+    bind_ok(p, c, "B", Bt, 2, sB, fB);
+    bind_ok(p, c, "C", Ct, 2, sC, fC);
+    run_ok(p, c);
+    ck_assert(tx_timing(p, -1, &secs, NULL) == TX_OK && secs > 0); /* compiled */
+    for (int i = 0; i < N; i++)
+        for (int j = 0; j < M; j++)
+            ck_assert_msg(Ct[j * N + i] == want[i * M + j], "C(%d,%d) = %g, want %g", i, j, Ct[j * N + i],
+                          want[i * M + j]);
+    /* the same layout elsewhere: no new code */
+    double At2[K * N];
+    memcpy(At2, At, sizeof At);
+    bind_ok(p, c, "A", At2, 2, sA, fA);
+    run_ok(p, c);
+    ck_assert(tx_timing(p, -1, &secs, NULL) == TX_OK && secs == 0);
+    /* row-major again: new code, and the same values */
+    bind_ok(p, c, "A", A, 2, sA, NULL);
+    bind_ok(p, c, "B", B, 2, sB, NULL);
+    bind_ok(p, c, "C", C, 2, sC, NULL);
+    run_ok(p, c);
+    ck_assert(tx_timing(p, -1, &secs, NULL) == TX_OK && secs > 0);
+    same(C, want, N * M);
+    /* A with its rows reversed (a negative stride BLAS cannot take): staged */
+    double Ar[N * K];
+    for (int i = 0; i < N; i++)
+        memcpy(&Ar[(N - 1 - i) * K], &A[i * K], sizeof(double) * K);
+    memset(C, 0, sizeof C);
+    bind_ok(p, c, "A", &Ar[(N - 1) * K], 2, sA, ((const int64_t[]){-K, 1}));
+    run_ok(p, c);
+    same(C, want, N * M);
+    /* B broadcast along its rows (numpy: broadcast_to(b, (K, M))) */
+    double brow[M], wantb[N * M], Bb[K * M];
+    for (int j = 0; j < M; j++)
+        brow[j] = dy(j, 3);
+    for (int q = 0; q < K; q++)
+        memcpy(&Bb[q * M], brow, sizeof brow);
+    matmul_ref(N, K, M, A, Bb, wantb);
+    bind_ok(p, c, "A", A, 2, sA, NULL);
+    bind_ok(p, c, "B", brow, 2, sB, ((const int64_t[]){0, 1}));
+    run_ok(p, c);
+    same(C, wantb, N * M);
+
+    /* tx_run_arrays: every tensor at once, in declaration order (A, B, C) */
+    const int64_t shapes[6] = {N, K, K, M, N, M};
+    const int64_t rm[6] = {K, 1, M, 1, M, 1}, fo[6] = {1, N, 1, K, 1, N};
+    memset(C, 0, sizeof C);
+    ck_assert_int_eq(tx_run_arrays(p, (void *const[]){A, B, C}, shapes, NULL), TX_OK);
+    same(C, want, N * M);
+    double wantA2[N * M];
+    matmul_ref(N, K, M, A2, B, wantA2);
+    ck_assert_int_eq(tx_run_arrays(p, (void *const[]){A2, B, C}, shapes, rm), TX_OK); /* a new address */
+    ck_assert(tx_timing(p, -1, &secs, NULL) == TX_OK && secs == 0);
+    same(C, wantA2, N * M);
+    memset(Ct, 0, sizeof Ct);
+    ck_assert_int_eq(tx_run_arrays(p, (void *const[]){At, Bt, Ct}, shapes, fo), TX_OK);
+    for (int i = 0; i < N; i++)
+        for (int j = 0; j < M; j++)
+            ck_assert(Ct[j * N + i] == want[i * M + j]);
+    /* an output on its input's memory: computed aside, then copied */
+    double Sq[N * N], Sq0[N * N], I[N * N], wantsq[N * N];
+    tx_program *pq = compile_ok(c, MATMUL);
+    for (int i = 0; i < N * N; i++)
+        Sq[i] = Sq0[i] = dy(i, 6), I[i] = (i / N == i % N) ? 2 : 0;
+    matmul_ref(N, N, N, Sq0, I, wantsq);
+    const int64_t sq[6] = {N, N, N, N, N, N};
+    ck_assert_int_eq(tx_run_arrays(pq, (void *const[]){Sq, I, Sq}, sq, NULL), TX_OK);
+    same(Sq, wantsq, N * N);
+    tx_program_free(pq);
+    /* errors: a wrong shape names the tensor; NULLs are refused */
+    const int64_t bad[6] = {N, K, K + 1, M, N, M};
+    ck_assert_int_eq(tx_run_arrays(p, (void *const[]){A, B, C}, bad, NULL), TX_ERR_BIND);
+    ck_assert_msg(contains(tx_errmsg(c), "'B'"), "%s", tx_errmsg(c));
+    ck_assert_int_eq(tx_run_arrays(p, NULL, shapes, NULL), TX_ERR_ARG);
+    ck_assert_int_eq(tx_run_arrays(p, (void *const[]){A, NULL, C}, shapes, NULL), TX_ERR_ARG);
+    ck_assert_int_eq(tx_run_arrays(NULL, (void *const[]){A, B, C}, shapes, NULL), TX_ERR_ARG);
+    tx_program_free(p);
+
+    /* matrix-vector and dot products over strided operands */
+    p = compile_ok(c, "in A[n,k], x[k]; out y[n], d;\ny(\"i\") = A(\"i,l\") * x(\"l\");\n"
+                      "d = x(\"l\") * x(\"l\");\n");
+    double xs[2 * K], y[N], wanty[N], d, wantd = 0;
+    for (int q = 0; q < K; q++)
+        xs[2 * q] = dy(q, 8), xs[2 * q + 1] = 1e300, wantd += xs[2 * q] * xs[2 * q];
+    for (int i = 0; i < N; i++) {
+        wanty[i] = 0;
+        for (int q = 0; q < K; q++)
+            wanty[i] += A[i * K + q] * xs[2 * q];
+    }
+    bind_ok(p, c, "A", At, 2, sA, fA);
+    bind_ok(p, c, "x", xs, 1, ((const int64_t[]){K}), ((const int64_t[]){2}));
+    bind_ok(p, c, "y", y, 1, ((const int64_t[]){N}), NULL);
+    bind_ok(p, c, "d", &d, 0, NULL, NULL);
+    run_ok(p, c);
+    same(y, wanty, N);
+    ck_assert(d == wantd);
+    tx_program_free(p);
+    tx_free(c);
+}
+END_TEST
+
 START_TEST(bind_output_layouts_refused)
 {
     tx_ctx *c = tx_new();
@@ -807,6 +933,7 @@ int main(void)
     tcase_add_test(tc, bind_strided_outputs);
     tcase_add_test(tc, bind_complex);
     tcase_add_test(tc, bind_output_layouts_refused);
+    tcase_add_test(tc, bind_strided_layouts_specialised);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("aliasing");

@@ -1,20 +1,22 @@
 """tensorexpr.einsum: numpy.einsum's signature and results, through a .tx
 program compiled once per (subscripts, shapes, dtypes) and cached."""
+import ctypes
 import threading
-from collections import OrderedDict
-from ctypes import c_int64
+from ctypes import c_int64, c_void_p
 
 import numpy as np
 
 from . import _core
 from ._core import _CODE, DTypeError, Program, bind_input, bind_output, check_numeric
-from ._lib import lib
+from ._lib import DATA_OFFSET, HAVE_RUN_ARRAYS, lib
 
 _bind = lib.tx_bind
 _run = lib.tx_run
+_run_arrays = getattr(lib, "tx_run_arrays", None)
+_addr = ctypes.c_void_p.from_address
 
 CACHE_SIZE = 256
-_cache = OrderedDict()
+_cache = {}
 _cache_lock = threading.Lock()
 _parsed = {}
 _LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
@@ -113,8 +115,8 @@ def _label(c):
 
 class _Entry:
     """One compiled einsum: the program, and how to bind each call's arrays."""
-    __slots__ = ("prog", "p", "lock", "last", "ops", "out_name", "out_shape", "out_shape_c", "out_dtype", "zeros",
-                 "source")
+    __slots__ = ("prog", "p", "lock", "ops", "out_name", "out_shape", "out_shape_c", "out_dtype", "zeros",
+                 "source", "direct", "ptrs", "shapes", "strides", "n")
 
 
 def _build(subscripts, ops, dtype):
@@ -191,6 +193,7 @@ def _build(subscripts, ops, dtype):
     e.ops = []
     e.prog = None
     e.source = None
+    e.direct = False
     if e.zeros:
         return e
     tx = lambda d: _TX_TYPE[np.dtype(d)]
@@ -223,7 +226,27 @@ def _build(subscripts, ops, dtype):
     e.lock = e.prog._lock
     e.out_name = b"R"
     e.out_shape_c = (c_int64 * len(e.out_shape))(*e.out_shape)
-    e.last = [None] * (len(ops) + 1)
+    # the direct call (tx_run_arrays): every operand used as it is, its
+    # layout part of the cache key; the result a new C-ordered array
+    e.n = len(ops)
+    e.direct = (_run_arrays is not None and DATA_OFFSET is not None and
+                all(shape is None and a.dtype == cast and all(st % a.itemsize == 0 for st in a.strides)
+                    for (_, shape, cast, _, _, _), a in zip(e.ops, ops)))
+    if e.direct:
+        shapes, strides = [], []
+        for a in ops:
+            shapes += a.shape
+            strides += [st // a.itemsize for st in a.strides]
+        shapes += e.out_shape
+        rm = 1
+        out_strides = []
+        for n in reversed(e.out_shape):
+            out_strides.append(rm)
+            rm *= n
+        strides += reversed(out_strides)
+        e.shapes = (c_int64 * max(1, len(shapes)))(*shapes)
+        e.strides = (c_int64 * max(1, len(strides)))(*strides)
+        e.ptrs = (c_void_p * (len(ops) + 1))()
     return e
 
 
@@ -236,8 +259,9 @@ def _get(key, subscripts, ops, dtype):
         if e is None:
             e = _build(subscripts, ops, dtype)
             _cache[key] = e
-            while len(_cache) > CACHE_SIZE:
-                _cache.popitem(last=False)
+            if len(_cache) > CACHE_SIZE:  # the oldest half goes
+                for k in list(_cache)[:CACHE_SIZE // 2]:
+                    del _cache[k]
         return e
 
 
@@ -249,10 +273,30 @@ def einsum(subscripts, *operands, out=None, dtype=None, order="K", casting="safe
     complex128); integer and bool operands need dtype=.
     order, casting and optimize are accepted for compatibility and ignored
     (the result is C-ordered; tensorexpr picks the contraction order)."""
+    # the common call first: ndarrays whose (subscripts, shapes, strides,
+    # dtypes) were seen before, no out=: one library call
+    try:
+        key = (subscripts, dtype) + tuple([(o.shape, o.strides, o.dtype) for o in operands])
+        e = _cache.get(key)
+    except (AttributeError, TypeError):
+        e = None
+    if e is not None and e.direct and out is None and len(operands) == e.n:
+        r = np.empty(e.out_shape, e.out_dtype)
+        ptrs = e.ptrs
+        with e.lock:
+            i = 0
+            for a in operands:
+                ptrs[i] = _addr(id(a) + DATA_OFFSET).value
+                i += 1
+            ptrs[i] = _addr(id(r) + DATA_OFFSET).value
+            st = _run_arrays(e.p, ptrs, e.shapes, e.strides)
+        if st:
+            e.prog._fail(st)
+        return r
     if not isinstance(subscripts, str):
         subscripts, operands = _interleaved((subscripts,) + operands)
     ops = [o if type(o) is np.ndarray else np.asarray(o) for o in operands]
-    key = (subscripts, dtype) + tuple((o.shape, o.dtype.num) for o in ops)
+    key = (subscripts, dtype) + tuple([(o.shape, o.strides, o.dtype) for o in ops])
     e = _cache.get(key)
     if e is None:
         for k, o in enumerate(ops):
@@ -262,11 +306,6 @@ def einsum(subscripts, *operands, out=None, dtype=None, order="K", casting="safe
                                  "complex128; pass "
                                  "dtype=float (or convert the operand)" % (k, o.dtype))
         e = _get(key, subscripts, ops, dtype)
-    else:
-        try:
-            _cache.move_to_end(key)
-        except KeyError:
-            pass
     if out is not None:
         if not isinstance(out, np.ndarray):
             raise TypeError("einsum: out must be a numpy array")
@@ -283,49 +322,27 @@ def einsum(subscripts, *operands, out=None, dtype=None, order="K", casting="safe
         return r
     p = e.p
     keep = []
-    last = e.last
     with e.lock:
-        # a binding is (pointer, shape, type); shape and type are fixed per
-        # entry, so a contiguous array at the pointer bound last time needs
-        # no new tx_bind (one ctypes call saved per operand)
-        i = 0
+        # each array bound by name (tx_bind_array reads strided ones in place)
         for (name, shape, cast, code, shape_c, nd), a in zip(e.ops, ops):
             if a.dtype != cast:
                 a = a.astype(cast)
             if shape is not None:
                 a = a.reshape(shape)
-            if a.flags.c_contiguous:
-                ptr = a.ctypes.data
-                if ptr != last[i]:
-                    last[i] = None
-                    st = _bind(p, name, ptr, nd, shape_c)
-                    if st:
-                        e.prog._fail(st)
-                    last[i] = ptr
-            else:
-                last[i] = None
-                alive, st = bind_input(p, name, a, code, shape_c)
-                if st:
-                    e.prog._fail(st)
-                keep.append(alive)
-            i += 1
+            alive, st = bind_input(p, name, a, code, shape_c)
+            keep.append(alive)
+            if st:
+                e.prog._fail(st)
         staged = None
         if out is not None and out.dtype == e.out_dtype and not _overlaps(out, ops):
             r = out
-            last[i] = None
             alive, st, staged = bind_output(p, e.out_name, out, _CODE[out.dtype],
                                             e.out_shape_c, False)
             keep.append(alive)
         else:
             r = np.empty(e.out_shape, e.out_dtype)
-            ptr = r.ctypes.data
-            st = 0
-            if ptr != last[i]:
-                last[i] = None
-                st = _bind(p, e.out_name, ptr, len(e.out_shape), e.out_shape_c)
-                last[i] = ptr
+            st = _bind(p, e.out_name, r.ctypes.data, len(e.out_shape), e.out_shape_c)
         if st:
-            last[i] = None
             e.prog._fail(st)
         st = _run(p)
         if st:

@@ -74,6 +74,7 @@ _SIGNATURES = {
     "tx_program_free": (None, [c_void_p]),
     # h-api: typed, strided binding (optional; see HAVE_BIND_ARRAY)
     "tx_bind_array": (c_int, [c_void_p, c_char_p, c_void_p, c_int, c_int, c_void_p, c_void_p]),
+    "tx_run_arrays": (c_int, [c_void_p, c_void_p, c_void_p, c_void_p]),
 }
 
 
@@ -103,6 +104,25 @@ for _name, (_res, _args) in _SIGNATURES.items():
 #: True when the library has tx_bind_array (strided arrays read in place).
 HAVE_BIND_ARRAY = hasattr(lib, "tx_bind_array")
 
+#: True when the library has tx_run_arrays (one call binds every tensor and runs).
+HAVE_RUN_ARRAYS = hasattr(lib, "tx_run_arrays")
+
+
+def _data_offset():
+    """Where an ndarray object keeps its data pointer, past its header
+    (numpy's PyArrayObject_fields: PyObject_HEAD, then char *data): reading
+    it there costs a fraction of a.ctypes.data. Checked on live arrays;
+    None if it does not hold (then a.ctypes.data is used)."""
+    import numpy as np
+    off = ctypes.sizeof(c_void_p) * 2
+    for a in (np.zeros(3), np.ones((2, 5))[:, 1:], np.zeros(0, np.float32)):
+        if ctypes.c_void_p.from_address(id(a) + off).value != a.ctypes.data:
+            return None
+    return off
+
+
+DATA_OFFSET = _data_offset()
+
 libc = ctypes.CDLL(None)
 libc.free.argtypes = [c_void_p]
 libc.free.restype = None
@@ -116,5 +136,5 @@ def take_string(ptr, length):
         libc.free(ptr)
 
 
-__all__ = ["lib", "LIBRARY_PATH", "HAVE_BIND_ARRAY", "SparseMap", "TensorInfo", "MapInfo", "take_string",
+__all__ = ["lib", "LIBRARY_PATH", "HAVE_BIND_ARRAY", "HAVE_RUN_ARRAYS", "DATA_OFFSET", "SparseMap", "TensorInfo", "MapInfo", "take_string",
            "c_double"]
