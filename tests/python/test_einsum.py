@@ -181,3 +181,127 @@ def test_cache_reuses_the_program():
     assert len(_einsum._cache) == n
     tx.einsum("ij,jk", arr(3, 5), arr(5, 5))
     assert len(_einsum._cache) == n + 1
+
+
+# numpy's own optimize_compare cases (numpy/core/tests/test_einsum.py, from
+# opt_einsum's test suite), with numpy's sizes per letter
+NUMPY_OPT = ("a,ab,abc->abc a,b,ab->ab aab,fa,df,ecc->bde ab,ab ab,ab,c-> ab,ab,c->c ab,ab,cd,cd,ef,ef-> "
+             "ab,ab,cd,cd-> ab,ab,cd,cd->ac ab,ab,cd,cd->cd ab,ba ab,bcd,cd->abcd ab,bcd,cd->abd ab,cd,de->abcde "
+             "ab,cd,de->be ab,cd,ef->abcdef ab,cd,ef->acdf abc,abc abc,bac abc,cba abcd,ad abcd,ea,fb,gc,hd->efgh "
+             "abhe,hidj,jgba,hiab,gab acdf,jbje,gihb,hfac,gfac,gifabc,hfac adb,bc,fa,cfc->d aef,fbc,dca->bde "
+             "afd,ba,cc,dc->bf ba,ac,da->bcd baa,dcf,af,cde->be bb,ff,be->e bbd,bda,fc,db->acf bca,cdb,dbf,afc-> "
+             "bcb,bb,fc,fff-> bcf,bbb,fbf,fc-> bd,db,eac->ace bde,cdh,agdb,hica,ibd,hgicd,hiac "
+             "bdhe,acad,hiab,agac,hibd cd,bdhe,aidb,hgca,gc,hgibcd,hgac chd,bde,agbc,hiad,bdi,cgh,agdb "
+             "chd,bde,agbc,hiad,hgc,hgi,hiad dba,ead,cad->bce dcc,fce,ea,dbf->ab dd,fb,be,cdb->cef "
+             "ea,fb,abcd,gc,hd->efgh ea,fb,gc,hd,abcd->efgh eb,cb,fb->cef ecb,fef,bad,ed->ac ed,fcd,ff,bcf->be "
+             "efc,dbc,acf,fd->abe fbb,dfd,fc,fc-> fdf,cdd,ccd,afe->ae fff,fae,bef,def->abd").split()
+NUMPY_SIZES = dict(zip("abcdefghij", [2, 3, 4, 5, 4, 3, 2, 6, 5, 4]))
+
+
+@pytest.mark.parametrize("subs", NUMPY_OPT)
+def test_numpy_optimize_cases(subs):
+    ops = [arr(*[NUMPY_SIZES[c] for c in t]) for t in subs.split("->")[0].split(",")]
+    close(tx.einsum(subs, *ops), np.einsum(subs, *ops))
+
+
+# numpy's test_einsum_errors (the ValueError cases): list operands as there
+NUMPY_BAD = [
+    ("", []), ("", [0, 0]), (",", [0, [0], [0]]), (",", [[0]]), ("i", [0]), ("ij", [[0, 0]]), ("...i", [0]),
+    ("i...j", [[0, 0]]), ("i...", [0]), ("ij...", [[0, 0]]), ("i..", [[0, 0]]), (".i...", [[0, 0]]),
+    ("j->..j", [[0, 0]]), ("j->.j...", [[0, 0]]), ("i%...", [[0, 0]]), ("...j$", [[0, 0]]), ("i->&", [[0, 0]]),
+    ("i->ij", [[0, 0]]), ("ij->jij", [[[0, 0], [0, 0]]]), ("ii", [np.arange(6.).reshape(2, 3)]),
+    ("ii->i", [np.arange(6.).reshape(2, 3)]), ("i", [np.arange(6.).reshape(2, 3)]),
+    ("aabcb,abc", [np.ones((3, 3, 4, 5, 6)), np.ones((3, 4, 5))]),
+]
+
+
+@pytest.mark.parametrize("subs,ops", NUMPY_BAD, ids=["%s-%d" % (c[0] or "empty", i) for i, c in enumerate(NUMPY_BAD)])
+def test_numpy_error_cases(subs, ops):
+    ops = [np.asarray(o, dtype=float) for o in ops]
+    with pytest.raises(ValueError):
+        np.einsum(subs, *ops)
+    with pytest.raises(ValueError):
+        tx.einsum(subs, *ops)
+
+
+def _layouts(a):
+    """A in several layouts numpy makes, same values: C, Fortran, transposed
+    copy seen through .T, a stepped slice, a reversed view."""
+    yield "C", a
+    yield "F", np.asfortranarray(a)
+    if a.ndim >= 2:
+        yield "T", np.ascontiguousarray(a.T).T
+    big = np.zeros(tuple(2 * n + 1 for n in a.shape), a.dtype)
+    v = big[tuple(slice(1, None, 2) for _ in a.shape)]
+    v[...] = a
+    yield "step", v
+    r = np.zeros(a.shape, a.dtype)[tuple(slice(None, None, -1) for _ in a.shape)]
+    r[...] = a
+    yield "neg", r
+
+
+STRIDED = [("ij,jk->ik", [(6, 5), (5, 7)]), ("ij,j->i", [(6, 5), (5,)]), ("i,i->", [(9,), (9,)]),
+           ("bij,bjk->bik", [(3, 4, 5), (3, 5, 2)]), ("ii->i", [(5, 5)]), ("ii->", [(5, 5)]),
+           ("ijk->kij", [(3, 4, 5)]), ("ij,ij->ij", [(4, 6), (4, 6)]), ("abc,cd->abd", [(3, 4, 5), (5, 2)]),
+           ("ij,jk,kl->il", [(4, 5), (5, 6), (6, 3)]), ("i,j->ij", [(4,), (5,)])]
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("subs,shapes", STRIDED, ids=[c[0] for c in STRIDED])
+def test_strided_layouts_read_in_place(subs, shapes, dtype):
+    base = [arr(*s) for s in shapes]
+    want = np.einsum(subs, *base)
+    for k in range(len(base)):
+        for name, a in _layouts(base[k]):
+            if dtype == np.float32:  # the same layout in f32
+                a = dict(_layouts(base[k].astype(np.float32)))[name]
+            ops = [a if j == k else o.astype(dtype) for j, o in enumerate(base)]
+            assert ops[k].dtype == dtype
+            close(tx.einsum(subs, *ops), np.einsum(subs, *ops), dtype)
+            if dtype == np.float64:
+                close(tx.einsum(subs, *ops), want)
+
+
+def test_broadcast_inputs_zero_strides():
+    x = np.broadcast_to(arr(5), (4, 5))
+    B = arr(5, 3)
+    for subs, ops in [("ij,jk->ik", (x, B)), ("ij->i", (x,)), ("ij,ij->", (x, x)),
+                      ("ij,jk->ik", (B.T, np.broadcast_to(arr(5, 1), (5, 6)))),
+                      ("ij,j->i", (np.broadcast_to(arr(1, 5), (4, 5)), arr(5)))]:
+        close(tx.einsum(subs, *ops), np.einsum(subs, *ops))
+
+
+@pytest.mark.parametrize("layout", ["F", "T", "step", "neg"])
+def test_strided_out(layout):
+    A, B = arr(5, 4), arr(4, 6)
+    for subs, ops, shape in [("ij,jk->ik", (A, B), (5, 6)), ("ij->ji", (A,), (4, 5)),
+                             ("ij,jk->ki", (A, B), (6, 5)), ("ij,j->i", (A, B[:, 0]), (5,))]:
+        want = np.einsum(subs, *ops)
+        layouts = dict(_layouts(np.zeros(shape)))
+        if layout not in layouts:  # no transpose of a vector
+            continue
+        out = layouts[layout]
+        r = tx.einsum(subs, *ops, out=out)
+        assert r is out
+        close(out, want)
+
+
+def test_einsum_from_threads():
+    # one cached program from 4 threads at once, each with its own arrays
+    import threading
+    A = [arr(40, 30) for _ in range(4)]
+    B = [arr(30, 20) for _ in range(4)]
+    errors = []
+
+    def work(k):
+        try:
+            for _ in range(50):
+                close(tx.einsum("ij,jk->ik", A[k], B[k]), A[k] @ B[k])
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+    ts = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    assert not errors, errors
