@@ -99,6 +99,15 @@ static void set_msg(tx_ctx *ctx, const char *fmt, ...)
     va_end(ap);
 }
 
+/* set_msg(ctx, "") without printf: a run's success costs nothing here */
+static void clear_msg(tx_ctx *ctx)
+{
+    ctx->msg.len = 0;
+    ctx->msg.oom = 0;
+    if (ctx->msg.p)
+        ctx->msg.p[0] = 0;
+}
+
 static int fail(tx_ctx *ctx, int status, const char *fmt, ...)
 {
     if (!ctx)
@@ -283,6 +292,7 @@ static int compile_work(void *arg)
     p->layout = arena_alloc(p->arena, sizeof(int64_t) * (size_t)(S->ntensors + 1) * (1 + TX_MAX_MODES));
     p->jit_inplace = arena_alloc(p->arena, (size_t)(S->ntensors + 1));
     memset(p->jit_layout, 0, sizeof(int64_t) * (size_t)(S->ntensors + 1) * (1 + TX_MAX_MODES));
+    memset(p->layout, 0, sizeof(int64_t) * (size_t)(S->ntensors + 1) * (1 + TX_MAX_MODES));
     memset(p->jit_inplace, 0, (size_t)(S->ntensors + 1));
     for (int i = 0; i < S->nsym_dims; i++)
         p->dim_set[i] = -1;
@@ -988,11 +998,10 @@ static void layout_key(tx_program *p)
         b->overlaps = 0;
         for (int j = 0; !b->overlaps && t->io != IO_IN && j < S->ntensors; j++)
             b->overlaps = j != k && ranges_overlap(b, &p->bind[j]);
-        memset(key, 0, sizeof(int64_t) * (1 + TX_MAX_MODES));
-        if (b->strided && !b->overlaps) {
-            key[0] = 1;
-            memcpy(key + 1, b->stride, sizeof(int64_t) * (size_t)t->rank);
-        }
+        /* entries past the rank stay 0 from the start */
+        key[0] = b->strided && !b->overlaps;
+        for (int m = 0; m < t->rank; m++)
+            key[1 + m] = key[0] ? b->stride[m] : 0;
     }
 }
 
@@ -1053,9 +1062,15 @@ int tx_run(tx_program *p)
         if (!p->maps[k])
             return fail(p->ctx, TX_ERR_BIND, "sparse map '%s' is not bound", S->maps[k]->name);
     int n = S->nsym_dims;
-    int64_t *dims = malloc(sizeof(int64_t) * (size_t)(n + 1));
-    const char **from = malloc(sizeof(char *) * (size_t)(n + 1));
-    void **args = malloc(sizeof(void *) * (size_t)(S->ntensors + S->nmaps + 5));
+    /* small programs (every einsum) run without a malloc */
+    enum { LOCAL = 32 };
+    int64_t dims_local[LOCAL];
+    const char *from_local[LOCAL];
+    void *args_local[LOCAL];
+    int nargs = S->ntensors + S->nmaps + 5;
+    int64_t *dims = n < LOCAL ? dims_local : malloc(sizeof(int64_t) * (size_t)(n + 1));
+    const char **from = n < LOCAL ? from_local : malloc(sizeof(char *) * (size_t)(n + 1));
+    void **args = nargs <= LOCAL ? args_local : malloc(sizeof(void *) * (size_t)nargs);
     int st = TX_OK;
     if (!dims || !from || !args) {
         st = fail(p->ctx, TX_ERR_NOMEM, "out of memory");
@@ -1191,12 +1206,15 @@ int tx_run(tx_program *p)
         goto out;
     }
     finish_bindings(p);
-    set_msg(p->ctx, "%s", "");
+    clear_msg(p->ctx);
     p->ctx->status = TX_OK;
 out:
-    free(dims);
-    free(from);
-    free(args);
+    if (dims != dims_local)
+        free(dims);
+    if (from != from_local)
+        free(from);
+    if (args != args_local)
+        free(args);
     return st;
 }
 

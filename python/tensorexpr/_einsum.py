@@ -274,21 +274,33 @@ def einsum(subscripts, *operands, out=None, dtype=None, order="K", casting="safe
     order, casting and optimize are accepted for compatibility and ignored
     (the result is C-ordered; tensorexpr picks the contraction order)."""
     # the common call first: ndarrays whose (subscripts, shapes, strides,
-    # dtypes) were seen before, no out=: one library call
+    # dtypes) were seen before, no out=: one library call. The key is a
+    # flat tuple (see _key), spelt out for one to three operands
+    n = len(operands)
     try:
-        key = (subscripts, dtype) + tuple([(o.shape, o.strides, o.dtype) for o in operands])
+        if n == 2:
+            a, b = operands
+            key = (subscripts, dtype, a.shape, a.strides, a.dtype, b.shape, b.strides, b.dtype)
+        elif n == 1:
+            a, = operands
+            key = (subscripts, dtype, a.shape, a.strides, a.dtype)
+        elif n == 3:
+            a, b, c = operands
+            key = (subscripts, dtype, a.shape, a.strides, a.dtype, b.shape, b.strides, b.dtype, c.shape,
+                   c.strides, c.dtype)
+        else:
+            key = _key(subscripts, dtype, operands)
         e = _cache.get(key)
-    except (AttributeError, TypeError):
+    except (AttributeError, TypeError):  # not ndarrays, or the interleaved form
         e = None
-    if e is not None and e.direct and out is None and len(operands) == e.n:
+    if e is not None and e.direct and out is None:
         r = np.empty(e.out_shape, e.out_dtype)
         ptrs = e.ptrs
+        off = DATA_OFFSET
         with e.lock:
-            i = 0
-            for a in operands:
-                ptrs[i] = _addr(id(a) + DATA_OFFSET).value
-                i += 1
-            ptrs[i] = _addr(id(r) + DATA_OFFSET).value
+            for i, a in enumerate(operands):
+                ptrs[i] = _addr(id(a) + off).value
+            ptrs[n] = _addr(id(r) + off).value
             st = _run_arrays(e.p, ptrs, e.shapes, e.strides)
         if st:
             e.prog._fail(st)
@@ -296,7 +308,7 @@ def einsum(subscripts, *operands, out=None, dtype=None, order="K", casting="safe
     if not isinstance(subscripts, str):
         subscripts, operands = _interleaved((subscripts,) + operands)
     ops = [o if type(o) is np.ndarray else np.asarray(o) for o in operands]
-    key = (subscripts, dtype) + tuple([(o.shape, o.strides, o.dtype) for o in ops])
+    key = _key(subscripts, dtype, ops)
     e = _cache.get(key)
     if e is None:
         for k, o in enumerate(ops):
@@ -354,6 +366,12 @@ def einsum(subscripts, *operands, out=None, dtype=None, order="K", casting="safe
         np.copyto(out, r, casting="unsafe")
         return out
     return r
+
+
+def _key(subscripts, dtype, ops):
+    """The cache key: subscripts, dtype=, then each operand's shape, strides
+    and dtype (the byte order included), flat."""
+    return (subscripts, dtype) + tuple([x for o in ops for x in (o.shape, o.strides, o.dtype)])
 
 
 def _overlaps(out, ops):
