@@ -1,7 +1,10 @@
 #!/usr/bin/python3
 """tensorexpr.einsum vs numpy.einsum(optimize=True) vs torch.einsum (when
-python3-torch is installed): the median time per call of each case, the
-ratios, and the per-call overhead on tiny inputs.
+torch is installed): the median time per call of each case over many
+subscripts, sizes and layouts (row-major, Fortran-order, transposed views),
+the ratio of the better peer's time to tensorexpr's (> 1: tensorexpr is
+faster), on 1 and on 2 threads (TX_NUM_THREADS, OPENBLAS_NUM_THREADS and
+torch.set_num_threads alike); then the per-call cost on tiny operands.
 
     PYTHONPATH=python /usr/bin/python3 bench/bench_einsum.py [--repeat N] [--threads N]
 """
@@ -20,24 +23,57 @@ try:
 except ImportError:  # pragma: no cover
     torch = None
 
+# name, subscripts, shapes, layout: "C" every operand row-major, "F" every
+# operand Fortran-ordered, "F0" the first only, "T0" the first a transposed
+# view of a row-major array (the subscripts say which modes), "f32"
 CASES = [
-    # name, subscripts, shapes
-    ("tiny matmul 2x2", "ij,jk->ik", [(2, 2), (2, 2)]),
-    ("tiny dot 3", "i,i->", [(3,), (3,)]),
-    ("matmul 256", "ij,jk->ik", [(256, 256), (256, 256)]),
-    ("matmul 1024", "ij,jk->ik", [(1024, 1024), (1024, 1024)]),
-    ("batched matmul 64x(64,64)", "bij,bjk->bik", [(64, 64, 64), (64, 64, 64)]),
-    ("matvec 2000", "ij,j->i", [(2000, 2000), (2000,)]),
-    ("outer 1000", "i,j->ij", [(1000,), (1000,)]),
-    ("trace 2000", "ii->", [(2000, 2000)]),
-    ("diagonal 2000", "ii->i", [(2000, 2000)]),
-    ("transpose-sum 1000", "ij->j", [(1000, 1000)]),
-    ("4-index transform (ao2mo) 24", "pi,qj,pqrs,rk,sl->ijkl", [(24, 24)] * 2 + [(24,) * 4] + [(24, 24)] * 2),
-    ("chain of 4 matrices 200", "ab,bc,cd,de->ae", [(200, 200)] * 4),
-    ("ellipsis batched 32x(32,48,48)", "...ij,...jk->...ik", [(32, 48, 48), (32, 48, 48)]),
-    ("strided (transposed) matmul 512", "ji,jk->ik", [(512, 512), (512, 512)]),
-    ("f32 matmul 512", "ij,jk->ik", [(512, 512), (512, 512), "f32"]),
+    ("tiny matmul 2x2", "ij,jk->ik", [(2, 2), (2, 2)], "C"),
+    ("tiny dot 3", "i,i->", [(3,), (3,)], "C"),
+    ("tiny ellipsis sum", "...i->...", [(2, 3)], "C"),
+    ("matmul 64", "ij,jk->ik", [(64, 64), (64, 64)], "C"),
+    ("matmul 256", "ij,jk->ik", [(256, 256), (256, 256)], "C"),
+    ("matmul 1024", "ij,jk->ik", [(1024, 1024), (1024, 1024)], "C"),
+    ("matmul 512, A Fortran", "ij,jk->ik", [(512, 512), (512, 512)], "F0"),
+    ("matmul 512, all Fortran", "ij,jk->ik", [(512, 512), (512, 512)], "F"),
+    ("matmul 512, A transposed view", "ji,jk->ik", [(512, 512), (512, 512)], "T0"),
+    ("matmul 512 f32", "ij,jk->ik", [(512, 512), (512, 512)], "f32"),
+    ("matmul 300x200x100", "ij,jk->ik", [(300, 200), (200, 100)], "C"),
+    ("batched matmul 64x(64,64)", "bij,bjk->bik", [(64, 64, 64), (64, 64, 64)], "C"),
+    ("batched matmul, Fortran", "bij,bjk->bik", [(32, 64, 64), (32, 64, 64)], "F"),
+    ("ellipsis batched 32x(48,48)", "...ij,...jk->...ik", [(32, 48, 48), (32, 48, 48)], "C"),
+    ("matvec 2000", "ij,j->i", [(2000, 2000), (2000,)], "C"),
+    ("matvec 2000, Fortran", "ij,j->i", [(2000, 2000), (2000,)], "F0"),
+    ("dot 1e6", "i,i->", [(1000000,), (1000000,)], "C"),
+    ("outer 1000", "i,j->ij", [(1000,), (1000,)], "C"),
+    ("trace 2000", "ii->", [(2000, 2000)], "C"),
+    ("diagonal 2000", "ii->i", [(2000, 2000)], "C"),
+    ("sum 1000x1000", "ij->", [(1000, 1000)], "C"),
+    ("column sums 1000", "ij->j", [(1000, 1000)], "C"),
+    ("row sums 1000, Fortran", "ij->i", [(1000, 1000)], "F"),
+    ("transpose 1000", "ij->ji", [(1000, 1000)], "C"),
+    ("hadamard 1000", "ij,ij->ij", [(1000, 1000), (1000, 1000)], "C"),
+    ("bilinear form 1000", "i,ij,j->", [(1000,), (1000, 1000), (1000,)], "C"),
+    ("chain of 3 matrices 200", "ab,bc,cd->ad", [(200, 200)] * 3, "C"),
+    ("chain of 4 matrices 200", "ab,bc,cd,de->ae", [(200, 200)] * 4, "C"),
+    ("chain of 5, vector ends", "a,ab,bc,cd,d->", [(300,), (300, 300), (300, 300), (300, 300), (300,)], "C"),
+    ("4-index transform (ao2mo) 24", "pi,qj,pqrs,rk,sl->ijkl", [(24, 24)] * 2 + [(24,) * 4] + [(24, 24)] * 2, "C"),
+    ("CCSD ladder o=8 v=24", "ijab,abcd->ijcd", [(8, 8, 24, 24), (24, 24, 24, 24)], "C"),
+    ("CCSD ring o=8 v=24", "ikac,kjcb->ijab", [(8, 8, 24, 24), (8, 8, 24, 24)], "C"),
+    ("CCSD energy-like o=8 v=24", "ijab,ijab->", [(8, 8, 24, 24), (8, 8, 24, 24)], "C"),
+    ("3-operand CCSD term", "kc,ikac,jb->ijab", [(8, 24), (8, 8, 24, 24), (8, 24)], "C"),
 ]
+
+
+def operands(rng, shapes, layout):
+    dt = np.float32 if layout == "f32" else np.float64
+    ops = [rng.standard_normal(s).astype(dt) for s in shapes]
+    if layout == "F":
+        ops = [np.asfortranarray(o) for o in ops]
+    elif layout == "F0":
+        ops[0] = np.asfortranarray(ops[0])
+    elif layout == "T0":
+        ops[0] = np.ascontiguousarray(ops[0].T).T  # a transposed view: the same values, Fortran strides
+    return ops
 
 
 def timeit(f, repeat, budget=0.5):
@@ -62,80 +98,94 @@ def fmt(t):
     return "%8.1f us" % (t * 1e6) if t < 1e-3 else "%8.2f ms" % (t * 1e3)
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--repeat", type=int, default=15)
-    ap.add_argument("--threads", type=int, default=None, help="torch.set_num_threads (default: torch's)")
-    a = ap.parse_args()
-    if torch is not None and a.threads:
-        torch.set_num_threads(a.threads)
-    r = np.random.default_rng(0)
-    print("tensorexpr %s (%s, tx_bind_array: %s), numpy %s, torch %s" %
-          (tx.__version__, tx.LIBRARY_PATH, tx.HAVE_BIND_ARRAY, np.__version__,
-           torch.__version__ if torch is not None else "not installed"))
-    head = "| case | subscripts | tensorexpr | numpy (optimize=True) | numpy/tx |"
-    sep = "|---|---|---:|---:|---:|"
+def run(args):
+    threads = args.threads
     if torch is not None:
-        head += " torch | torch/tx |"
-        sep += "---:|---:|"
+        torch.set_num_threads(threads)
+    r = np.random.default_rng(0)
+    print("## %d thread%s\n" % (threads, "" if threads == 1 else "s"))
+    head = "| case | subscripts | layout | tensorexpr | numpy (optimize=True) | torch | better peer / tx |"
     print(head)
-    print(sep)
-    for name, subs, shapes in CASES:
-        dt = np.float64
-        if shapes[-1] == "f32":
-            shapes, dt = shapes[:-1], np.float32
-        ops = [r.standard_normal(s).astype(dt) for s in shapes]
-        if name.startswith("strided"):
-            ops = [ops[0].T.copy().T, ops[1]]  # a transposed (Fortran-order) view
-            ops[0] = np.asfortranarray(ops[0])
+    print("|---|---|---|---:|---:|---:|---:|")
+    slow = []
+    for name, subs, shapes, layout in CASES:
+        ops = operands(r, shapes, layout)
         ref = np.einsum(subs, *ops, optimize=True)
         got = tx.einsum(subs, *ops)
         err = np.abs(got - ref).max() / max(np.abs(ref).max(), 1e-300)
-        assert err < (1e-3 if dt == np.float32 else 1e-9), (name, err)
-        t_tx = timeit(lambda: tx.einsum(subs, *ops), a.repeat)
-        t_np = timeit(lambda: np.einsum(subs, *ops, optimize=True), a.repeat)
-        row = "| %s | `%s` | %s | %s | %.2f |" % (name, subs, fmt(t_tx), fmt(t_np), t_np / t_tx)
+        assert err < (1e-3 if layout == "f32" else 1e-9), (name, err)
+        t_tx = timeit(lambda: tx.einsum(subs, *ops), args.repeat)
+        t_np = timeit(lambda: np.einsum(subs, *ops, optimize=True), args.repeat)
+        t_t = None
         if torch is not None:
             tops = [torch.from_numpy(o) for o in ops]
-            t_t = timeit(lambda: torch.einsum(subs, *tops), a.repeat)
-            row += " %s | %.2f |" % (fmt(t_t), t_t / t_tx)
-        print(row, flush=True)
+            t_t = timeit(lambda: torch.einsum(subs, *tops), args.repeat)
+        best = min(t_np, t_t) if t_t is not None else t_np
+        ratio = best / t_tx
+        print("| %s | `%s` | %s | %s | %s | %s | %.2f |" % (name, subs, layout, fmt(t_tx), fmt(t_np),
+                                                          fmt(t_t) if t_t is not None else "—", ratio),
+              flush=True)
+        if t_tx > 10e-6 and ratio < 1.0:
+            slow.append("%s (%.2f)" % (name, ratio))
+    print("\ncases above 10 us where tensorexpr is below 1.0x the better peer: %s\n"
+          % (", ".join(slow) if slow else "none"))
+
+
+def overhead():
     # per-call overhead: the cost of a call on tiny inputs, whose kernel takes
     # well under a microsecond, against numpy.einsum without and with optimize
     x, y = np.ones((2, 2)), np.ones((2, 2))
+    v = np.ones(3)
     p = tx.compile('in A[2,2], B[2,2];\nout C[2,2];\nC("i,k") = A("i,j") * B("j,k");\n')
     n = 20000
 
     def loop(f):
         f()
         best = 1e9
-        for _ in range(5):
+        for _ in range(7):
             t0 = time.perf_counter()
             for _ in range(n):
                 f()
             best = min(best, (time.perf_counter() - t0) / n)
-        return best
-    lib = tx._lib.lib
+        return best * 1e6
     C = np.empty((2, 2))
-    pp = p._p
-    shp = (tx._lib.c_int64 * 2)(2, 2)
-    def raw():  # the floor: three binds and a run through ctypes
-        lib.tx_bind(pp, b"A", x.ctypes.data, 2, shp)
-        lib.tx_bind(pp, b"B", y.ctypes.data, 2, shp)
-        lib.tx_bind(pp, b"C", C.ctypes.data, 2, shp)
-        lib.tx_run(pp)
-    print()
-    print("per-call cost on 2x2 @ 2x2 (best of 5 x %d calls):" % n)
-    print("  tensorexpr.einsum('ij,jk->ik')          %6.2f us" % (loop(lambda: tx.einsum("ij,jk->ik", x, y)) * 1e6))
-    print("  tensorexpr.einsum(..., out=C)           %6.2f us" % (loop(lambda: tx.einsum("ij,jk->ik", x, y, out=C)) * 1e6))
-    print("  raw ctypes: 3 x tx_bind + tx_run        %6.2f us" % (loop(raw) * 1e6))
-    print("  Program call prog(A=x, B=y)             %6.2f us" % (loop(lambda: p(A=x, B=y)) * 1e6))
-    print("  numpy.einsum('ij,jk->ik')               %6.2f us" % (loop(lambda: np.einsum("ij,jk->ik", x, y)) * 1e6))
-    print("  numpy.einsum(..., optimize=True)        %6.2f us" %
-          (loop(lambda: np.einsum("ij,jk->ik", x, y, optimize=True)) * 1e6))
-    if torch is not None:
-        tx_, ty_ = torch.from_numpy(x), torch.from_numpy(y)
-        print("  torch.einsum('ij,jk->ik')               %6.2f us" % (loop(lambda: torch.einsum("ij,jk->ik", tx_, ty_)) * 1e6))
+    print("per-call cost on tiny operands (best of 7 x %d calls), us:\n" % n)
+    print("| call | tensorexpr | numpy.einsum | numpy.einsum(optimize=True) | torch.einsum |")
+    print("|---|---:|---:|---:|---:|")
+    for label, subs, ops in [("2x2 @ 2x2", "ij,jk->ik", (x, y)), ("dot of 3", "i,i->", (v, v)),
+                             ("sum 2x2", "ij->", (x,))]:
+        tops = [torch.from_numpy(o) for o in ops] if torch is not None else None
+        print("| %s `%s` | %.2f | %.2f | %.2f | %s |" % (
+            label, subs, loop(lambda: tx.einsum(subs, *ops)), loop(lambda: np.einsum(subs, *ops)),
+            loop(lambda: np.einsum(subs, *ops, optimize=True)),
+            "%.2f" % loop(lambda: torch.einsum(subs, *tops)) if tops else "—"))
+    print("\n  tensorexpr.einsum('ij,jk->ik', out=C)   %6.2f us" % loop(lambda: tx.einsum("ij,jk->ik", x, y, out=C)))
+    print("  Program call prog(A=x, B=y)             %6.2f us" % loop(lambda: p(A=x, B=y)))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--repeat", type=int, default=15)
+    ap.add_argument("--threads", type=int, default=0,
+                    help="threads of every contender; 0 (default): a run with 1 and one with 2, each in a "
+                         "process of its own")
+    ap.add_argument("--no-overhead", action="store_true")
+    a = ap.parse_args()
+    if a.threads == 0:
+        import subprocess
+        for n in (1, 2):
+            env = dict(os.environ, TX_NUM_THREADS=str(n), OPENBLAS_NUM_THREADS=str(n), OMP_NUM_THREADS=str(n))
+            cmd = [sys.executable, os.path.abspath(__file__), "--threads", str(n), "--repeat", str(a.repeat)]
+            if n != 1 or a.no_overhead:
+                cmd.append("--no-overhead")
+            subprocess.run(cmd, env=env, check=True)
+        return
+    print("tensorexpr %s (%s), numpy %s, torch %s" %
+          (tx.__version__, tx.LIBRARY_PATH, np.__version__,
+           torch.__version__ if torch is not None else "not installed"))
+    run(a)
+    if not a.no_overhead:
+        overhead()
 
 
 if __name__ == "__main__":

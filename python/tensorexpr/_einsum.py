@@ -116,7 +116,7 @@ def _label(c):
 class _Entry:
     """One compiled einsum: the program, and how to bind each call's arrays."""
     __slots__ = ("prog", "p", "lock", "ops", "out_name", "out_shape", "out_shape_c", "out_dtype", "zeros",
-                 "source", "direct", "ptrs", "shapes", "strides", "n")
+                 "source", "direct", "ptrs", "shapes", "strides", "n", "view")
 
 
 def _build(subscripts, ops, dtype):
@@ -194,7 +194,17 @@ def _build(subscripts, ops, dtype):
     e.prog = None
     e.source = None
     e.direct = False
+    e.view = None
     if e.zeros:
+        return e
+    if len(ops) == 1 and set(outl) == set(expanded[0]) and (dtype is None or dtype == ops[0].dtype):
+        # one operand, nothing summed: numpy returns a view (a transpose, a
+        # diagonal), and so does this; the strides are part of the cache key
+        t, a = expanded[0], ops[0]
+        if len(set(t)) == len(t):
+            e.view = (tuple(t.index(c) for c in outl), None)
+        else:
+            e.view = (e.out_shape, tuple(sum(st for c2, st in zip(t, a.strides) if c2 == c) for c in outl))
         return e
     tx = lambda d: _TX_TYPE[np.dtype(d)]
     lines = ["# einsum %r" % subscripts]
@@ -293,6 +303,8 @@ def einsum(subscripts, *operands, out=None, dtype=None, order="K", casting="safe
         e = _cache.get(key)
     except (AttributeError, TypeError):  # not ndarrays, or the interleaved form
         e = None
+    if e is not None and e.view is not None and out is None:
+        return _view(e, operands[0])
     if e is not None and e.direct and out is None:
         r = np.empty(e.out_shape, e.out_dtype)
         ptrs = e.ptrs
@@ -332,6 +344,12 @@ def einsum(subscripts, *operands, out=None, dtype=None, order="K", casting="safe
             out[...] = r
             return out
         return r
+    if e.view is not None:
+        r = _view(e, ops[0])
+        if out is not None:
+            np.copyto(out, r, casting="unsafe")
+            return out
+        return r
     p = e.p
     keep = []
     with e.lock:
@@ -366,6 +384,13 @@ def einsum(subscripts, *operands, out=None, dtype=None, order="K", casting="safe
         np.copyto(out, r, casting="unsafe")
         return out
     return r
+
+
+def _view(e, a):
+    perm, strides = e.view
+    if strides is None:
+        return a.transpose(perm)
+    return np.lib.stride_tricks.as_strided(a, perm, strides)
 
 
 def _key(subscripts, dtype, ops):

@@ -305,3 +305,18 @@ def test_einsum_from_threads():
     for t in ts:
         t.join()
     assert not errors, errors
+
+
+def test_views_like_numpy():
+    # numpy's test_einsum_views: one operand and nothing summed gives a view
+    a = np.arange(24.).reshape(2, 3, 4)
+    s = np.arange(16.).reshape(4, 4)
+    for subs, x in [("ijk->kji", a), ("...", a), ("ji", s), ("ii->i", s), ("iii->i", np.arange(27.).reshape(3, 3, 3)),
+                    ("...ii->...i", np.arange(18.).reshape(2, 3, 3)), ("ij->ji", s[::2, ::-1])]:
+        r = tx.einsum(subs, x)
+        assert np.shares_memory(r, x), subs
+        assert np.shares_memory(np.einsum(subs, x), x), subs
+        close(r, np.einsum(subs, x))
+        o = np.zeros(r.shape)
+        assert tx.einsum(subs, x, out=o) is o
+        close(o, np.einsum(subs, x))
