@@ -1,5 +1,5 @@
 """tensorexpr.einsum: numpy.einsum's signature and results, through a .tx
-program compiled once per (subscripts, shapes, dtypes) and cached."""
+program compiled once per (subscripts, shapes, strides, dtypes) and cached."""
 import ctypes
 import threading
 from ctypes import c_int64, c_void_p
@@ -277,10 +277,10 @@ def _get(key, subscripts, ops, dtype):
 
 def einsum(subscripts, *operands, out=None, dtype=None, order="K", casting="safe", optimize=None):
     """numpy.einsum(subscripts, *operands, out=None, dtype=None) computed by a
-    tensorexpr kernel compiled once per (subscripts, shapes, dtypes) and
-    cached. float32, float64, complex64 and complex128, mixed as numpy mixes
-    them (float32 with complex128 is complex128, float64 with complex64 is
-    complex128); integer and bool operands need dtype=.
+    tensorexpr kernel compiled once per (subscripts, shapes, strides, dtypes)
+    and cached. float32, float64, complex64 and complex128, mixed as numpy
+    mixes them (float32 with complex128 is complex128, float64 with
+    complex64 is complex128); integer and bool operands need dtype=.
     order, casting and optimize are accepted for compatibility and ignored
     (the result is C-ordered; tensorexpr picks the contraction order)."""
     # the common call first: ndarrays whose (subscripts, shapes, strides,

@@ -320,3 +320,25 @@ def test_views_like_numpy():
         o = np.zeros(r.shape)
         assert tx.einsum(subs, x, out=o) is o
         close(o, np.einsum(subs, x))
+
+
+def test_einsum_releases_the_gil():
+    # a long einsum kernel in one thread; the main thread counts meanwhile
+    import threading
+    import time
+    A = arr(300, 300, 30)
+    B = arr(300, 300, 30)
+    tx.einsum("ijk,ijl->kl", A[:2], B[:2])  # compiled for other shapes; time the real one
+    tx.einsum("ijk,ijl->kl", A, B)
+    t0 = time.perf_counter()
+    tx.einsum("ijk,ijl->kl", A, B)
+    once = time.perf_counter() - t0
+    done = threading.Event()
+    th = threading.Thread(target=lambda: ([tx.einsum("ijk,ijl->kl", A, B) for _ in range(max(1, int(0.3 / once)))],
+                                          done.set()))
+    count = 0
+    th.start()
+    while not done.is_set():
+        count += 1
+    th.join()
+    assert count > 1000, count

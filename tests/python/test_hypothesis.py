@@ -37,15 +37,37 @@ def expressions(draw):
             out.insert(draw(st.integers(0, len(out))), "...")
         subs += "->" + "".join(out)
     dtype = draw(st.sampled_from([np.float64, np.float32]))
-    return subs, shapes, dtype
+    layouts = [draw(st.sampled_from(LAYOUTS)) for _ in shapes]
+    return subs, shapes, dtype, layouts
+
+
+# how each operand lies in memory (the values are the same): read in place
+LAYOUTS = ["C", "F", "reversed", "stepped", "transposed"]
+
+
+def lay_out(a, layout):
+    if a.ndim == 0:
+        return a
+    if layout == "F":
+        return np.asfortranarray(a)
+    if layout == "reversed":
+        r = np.empty_like(a)[tuple(slice(None, None, -1) for _ in a.shape)]
+    elif layout == "stepped":
+        r = np.empty(tuple(2 * n for n in a.shape), a.dtype)[tuple(slice(None, None, 2) for _ in a.shape)]
+    elif layout == "transposed":
+        return np.ascontiguousarray(a.T).T
+    else:
+        return a
+    r[...] = a
+    return r
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
 @given(expressions(), st.integers(0, 2**32 - 1))
 def test_random_einsum_matches_numpy(expr, seed):
-    subs, shapes, dtype = expr
+    subs, shapes, dtype, layouts = expr
     r = np.random.default_rng(seed)
-    ops = [r.standard_normal(s).astype(dtype) for s in shapes]
+    ops = [lay_out(r.standard_normal(s).astype(dtype), k) for s, k in zip(shapes, layouts)]
     try:
         ref = np.einsum(subs, *ops)
     except ValueError:
