@@ -314,7 +314,8 @@ static int compile_work(void *arg)
         p->const_ext[i] = arena_alloc(p->arena, sizeof(int64_t) * (size_t)(t->rank + 1));
         for (int m = 0; m < t->rank; m++) {
             p->dim_names[i][m] = t->ext[m].dim >= 0 ? S->dims[t->ext[m].dim]->name : NULL;
-            p->const_ext[i][m] = t->ext[m].dim >= 0 ? -1 : t->ext[m].value;
+            /* a dim expression (o+v) is symbolic too: no name, extent -1 */
+            p->const_ext[i][m] = t->ext[m].dim == -1 ? t->ext[m].value : -1;
         }
     }
     return TX_OK;
