@@ -480,6 +480,23 @@ START_TEST(bind_strided_layouts_specialised)
 }
 END_TEST
 
+/* tx_tensor_get on a dim expression: symbolic (no name, -1), not the
+   constant 0 that made every binding of it look wrong to Python */
+START_TEST(bind_tensor_info_dim_expression)
+{
+    tx_ctx *c = tx_new();
+    tx_program *p = compile_ok(c, "dim o, v;\nin F[o+v, 3], g[o];\nout e[o+v];\ne(\"p\") = F(\"p,q\");\n");
+    tx_tensor_info t;
+    ck_assert_int_eq(tx_tensor_get(p, 0, &t), TX_OK);
+    ck_assert(t.dims[0] == NULL && t.extents[0] == -1);
+    ck_assert(t.dims[1] == NULL && t.extents[1] == 3);
+    ck_assert_int_eq(tx_tensor_get(p, 1, &t), TX_OK);
+    ck_assert(t.dims[0] != NULL && strcmp(t.dims[0], "o") == 0 && t.extents[0] == -1);
+    tx_program_free(p);
+    tx_free(c);
+}
+END_TEST
+
 START_TEST(bind_output_layouts_refused)
 {
     tx_ctx *c = tx_new();
@@ -934,6 +951,7 @@ int main(void)
     tcase_add_test(tc, bind_complex);
     tcase_add_test(tc, bind_output_layouts_refused);
     tcase_add_test(tc, bind_strided_layouts_specialised);
+    tcase_add_test(tc, bind_tensor_info_dim_expression);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("aliasing");
