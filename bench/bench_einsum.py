@@ -76,22 +76,28 @@ def operands(rng, shapes, layout):
     return ops
 
 
-def timeit(f, repeat, budget=0.5):
-    f()  # warm: compile, caches
-    t0 = time.perf_counter()
-    f()
-    one = time.perf_counter() - t0
-    inner = max(1, int(0.02 / max(one, 1e-9)))
-    times = []
-    t_end = time.perf_counter() + budget
-    for _ in range(repeat):
+def timeit(fs, repeat, budget=1.5):
+    """The best time per call of each function of FS, measured in rounds
+    that take turns (one batch of each per round), so that the load of a
+    shared machine falls on all of them alike; the minimum over the rounds
+    is the least disturbed figure."""
+    inner = []
+    for f in fs:
+        f()  # warm: compile, caches
         t0 = time.perf_counter()
-        for _ in range(inner):
-            f()
-        times.append((time.perf_counter() - t0) / inner)
-        if time.perf_counter() > t_end and len(times) >= 3:
+        f()
+        inner.append(max(1, int(0.01 / max(time.perf_counter() - t0, 1e-9))))
+    best = [float("inf")] * len(fs)
+    t_end = time.perf_counter() + budget
+    for r in range(repeat):
+        for k, f in enumerate(fs):
+            t0 = time.perf_counter()
+            for _ in range(inner[k]):
+                f()
+            best[k] = min(best[k], (time.perf_counter() - t0) / inner[k])
+        if time.perf_counter() > t_end and r >= 2:
             break
-    return float(np.median(times))
+    return best
 
 
 def fmt(t):
@@ -114,12 +120,13 @@ def run(args):
         got = tx.einsum(subs, *ops)
         err = np.abs(got - ref).max() / max(np.abs(ref).max(), 1e-300)
         assert err < (1e-3 if layout == "f32" else 1e-9), (name, err)
-        t_tx = timeit(lambda: tx.einsum(subs, *ops), args.repeat)
-        t_np = timeit(lambda: np.einsum(subs, *ops, optimize=True), args.repeat)
-        t_t = None
+        fs = [lambda: tx.einsum(subs, *ops), lambda: np.einsum(subs, *ops, optimize=True)]
         if torch is not None:
             tops = [torch.from_numpy(o) for o in ops]
-            t_t = timeit(lambda: torch.einsum(subs, *tops), args.repeat)
+            fs.append(lambda: torch.einsum(subs, *tops))
+        ts = timeit(fs, args.repeat)
+        t_tx, t_np = ts[0], ts[1]
+        t_t = ts[2] if torch is not None else None
         best = min(t_np, t_t) if t_t is not None else t_np
         ratio = best / t_tx
         print("| %s | `%s` | %s | %s | %s | %s | %.2f |" % (name, subs, layout, fmt(t_tx), fmt(t_np),
@@ -137,35 +144,29 @@ def overhead():
     x, y = np.ones((2, 2)), np.ones((2, 2))
     v = np.ones(3)
     p = tx.compile('in A[2,2], B[2,2];\nout C[2,2];\nC("i,k") = A("i,j") * B("j,k");\n')
-    n = 20000
-
     def loop(f):
-        f()
-        best = 1e9
-        for _ in range(7):
-            t0 = time.perf_counter()
-            for _ in range(n):
-                f()
-            best = min(best, (time.perf_counter() - t0) / n)
-        return best * 1e6
+        return timeit([f], 21, budget=1.0)[0] * 1e6
     C = np.empty((2, 2))
-    print("per-call cost on tiny operands (best of 7 x %d calls), us:\n" % n)
+    print("per-call cost on tiny operands (best of up to 21 rounds), us:\n")
     print("| call | tensorexpr | numpy.einsum | numpy.einsum(optimize=True) | torch.einsum |")
     print("|---|---:|---:|---:|---:|")
     for label, subs, ops in [("2x2 @ 2x2", "ij,jk->ik", (x, y)), ("dot of 3", "i,i->", (v, v)),
                              ("sum 2x2", "ij->", (x,))]:
-        tops = [torch.from_numpy(o) for o in ops] if torch is not None else None
+        fs = [lambda: tx.einsum(subs, *ops), lambda: np.einsum(subs, *ops),
+              lambda: np.einsum(subs, *ops, optimize=True)]
+        if torch is not None:
+            tops = [torch.from_numpy(o) for o in ops]
+            fs.append(lambda: torch.einsum(subs, *tops))
+        ts = [t * 1e6 for t in timeit(fs, 21, budget=2.0)]
         print("| %s `%s` | %.2f | %.2f | %.2f | %s |" % (
-            label, subs, loop(lambda: tx.einsum(subs, *ops)), loop(lambda: np.einsum(subs, *ops)),
-            loop(lambda: np.einsum(subs, *ops, optimize=True)),
-            "%.2f" % loop(lambda: torch.einsum(subs, *tops)) if tops else "—"))
+            label, subs, ts[0], ts[1], ts[2], "%.2f" % ts[3] if torch is not None else "—"))
     print("\n  tensorexpr.einsum('ij,jk->ik', out=C)   %6.2f us" % loop(lambda: tx.einsum("ij,jk->ik", x, y, out=C)))
     print("  Program call prog(A=x, B=y)             %6.2f us" % loop(lambda: p(A=x, B=y)))
 
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--repeat", type=int, default=15)
+    ap.add_argument("--repeat", type=int, default=15, help="rounds per case (at most; 1.5 s each)")
     ap.add_argument("--threads", type=int, default=0,
                     help="threads of every contender; 0 (default): a run with 1 and one with 2, each in a "
                          "process of its own")
