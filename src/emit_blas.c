@@ -312,14 +312,18 @@ void emit_blas(emitter *E, const g_value *v)
         put_stride(E, bufs[bi], -1);
         put(E, " > 2147483647");
     }
-    put(E, ") { tx_status = %d; goto tx_done; }\n",
-        emit_add_error(E, "a matrix is too large for BLAS (more than 2^31-1 elements)", 0));
+    int too_large = emit_add_error(E, "a matrix is too large for BLAS (more than 2^31-1 elements)", 0);
+    put(E, ") { tx_status = %d; goto tx_done; }\n", too_large);
     int am = last_of(&sa, p->m, p->nm), ak = last_of(&sa, p->k, p->nk);
     int bk = last_of(&sb, p->k, p->nk), bn = last_of(&sb, p->n, p->nn);
     int cm = last_of(&sc, p->m, p->nm), cn = last_of(&sc, p->n, p->nn);
     put(E, "%*s", 4 * depth, "");
     if (sa.stride || sb.stride || sc.stride) {
-        put_strided_call(E, v, &sa, &sb, &sc, x, p->store ? p->store->var : -1);
+        /* when it cannot, the code is made again with the operand staged;
+           a row-major operand it cannot read has a leading dimension past
+           BLAS's int, which the check above has already refused */
+        if (!put_strided_call(E, v, &sa, &sb, &sc, x, p->store ? p->store->var : -1))
+            put(E, "{ tx_status = %d; goto tx_done; }\n", too_large);
     } else if (p->nm == 0 && p->nn == 0 && cx) { /* the unconjugated dot, then C = alpha dot (+ C) */
         put(E, "{\n%*s%s tx_d;\n%*scblas_%sdotu_sub(", 4 * depth + 4, "", t, 4 * depth + 4, "", x);
         put_group_size(E, &sa, p->k, p->nk);
