@@ -189,6 +189,7 @@ def test_quickstart_example_runs():
                        capture_output=True, text=True, env=env, timeout=300)
     assert r.returncode == 0, r.stderr
     assert "4 threads agree: True" in r.stdout
+    assert ": False" not in r.stdout, r.stdout
 
 
 def test_rebinding_same_buffer_sees_new_values():
