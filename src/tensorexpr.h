@@ -5,7 +5,8 @@
  * are bound to caller-owned arrays with tx_bind() or tx_bind_array(), and
  * tx_run() JIT-compiles it through libtcc (specialised on the bound
  * extents) and runs it.  A program can be run many times with new
- * bindings; it is recompiled only when an extent changes.
+ * bindings; it is recompiled only when an extent or the strides of a
+ * binding change.
  *
  * Call order: tx_new → tx_compile
  * → (tx_set_dim | tx_bind | tx_bind_array | tx_bind_sparse)*
@@ -182,7 +183,8 @@ TX_API int tx_map_shape(tx_program *p, const char *map, int64_t *shape);
 TX_API int tx_set_dim(tx_program *p, const char *dim, int64_t extent);
 
 /* Runs the program on the current bindings: JIT-compiles on the first run
-   and whenever an extent changed since the last compilation. Every
+   and whenever an extent or the strides of a binding (tx_bind_array)
+   changed since the last compilation. Every
    parameter tensor must be bound. An out or inout tensor whose memory
    overlaps another binding is computed into a private buffer and copied
    into the caller's array after success, so results are as if every input
