@@ -63,8 +63,8 @@ def lay_out(a, layout):
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
-@given(expressions(), st.integers(0, 2**32 - 1))
-def test_random_einsum_matches_numpy(expr, seed):
+@given(expressions(), st.integers(0, 2**32 - 1), st.sampled_from([None] + LAYOUTS))
+def test_random_einsum_matches_numpy(expr, seed, out_layout):
     subs, shapes, dtype, layouts = expr
     r = np.random.default_rng(seed)
     ops = [lay_out(r.standard_normal(s).astype(dtype), k) for s, k in zip(shapes, layouts)]
@@ -80,3 +80,7 @@ def test_random_einsum_matches_numpy(expr, seed):
     assert got.shape == ref.shape and got.dtype == ref.dtype, (subs, shapes)
     tol = 2e-4 if dtype == np.float32 else 1e-10
     np.testing.assert_allclose(got, ref, rtol=tol, atol=tol * (1 + np.abs(ref).max(initial=0)))
+    if out_layout is not None and ref.ndim > 0:  # written into an array of that layout
+        out = lay_out(np.full(ref.shape, np.nan, ref.dtype), out_layout)
+        assert tx.einsum(subs, *ops, out=out) is out
+        np.testing.assert_allclose(out, ref, rtol=tol, atol=tol * (1 + np.abs(ref).max(initial=0)))
