@@ -49,6 +49,24 @@ typedef struct {
     size_t stage_cap;             /* its size in bytes */
 } binding;
 
+/* Code made for other extents or layouts than the current ones, kept for
+   a return to them (a program called with two shapes or two layouts in
+   turn compiles each once). Its workspace is not kept: it is allocated
+   again when the code is taken back. */
+#define JIT_PARKED 4
+typedef struct {
+    jit_module *jit;      /* NULL: an empty slot */
+    tx_arena *arena;      /* the graph its error table and calls are in */
+    emit_error *errs;
+    int nerrs;
+    emit_call *calls;
+    int ncalls;
+    size_t workspace;     /* bytes of its workspace */
+    int64_t *dims, *layout;
+    char *inplace;        /* as the program's jit_dims, jit_layout, jit_inplace */
+    unsigned long used;   /* when it was parked: the oldest goes first */
+} jit_parked;
+
 struct tx_program {
     tx_ctx *ctx;
     tx_arena *arena;
@@ -63,6 +81,9 @@ struct tx_program {
     jit_module *jit;
     tx_arena *jit_arena;  /* the graph the JIT code was generated from */
     void *workspace;      /* the JIT code's intermediates */
+    size_t workspace_size;
+    jit_parked parked[JIT_PARKED];
+    unsigned long clock;  /* counts parkings */
     int64_t *jit_dims;    /* extents the JIT code is specialised on */
     int64_t *jit_layout;  /* per tensor, the layout asked for when the JIT code was made:
                              1 + TX_MAX_MODES entries, [0] 1 if strided and read in
@@ -225,6 +246,10 @@ void tx_program_free(tx_program *p)
     if (!p)
         return;
     jit_free(p->jit);
+    for (int i = 0; i < JIT_PARKED; i++) {
+        jit_free(p->parked[i].jit);
+        arena_free(p->parked[i].arena);
+    }
     for (int k = 0; p->S && p->bind && k < p->S->ntensors; k++)
         free(p->bind[k].stage);
     free(p->workspace);
@@ -294,6 +319,11 @@ static int compile_work(void *arg)
     memset(p->jit_layout, 0, sizeof(int64_t) * (size_t)(S->ntensors + 1) * (1 + TX_MAX_MODES));
     memset(p->layout, 0, sizeof(int64_t) * (size_t)(S->ntensors + 1) * (1 + TX_MAX_MODES));
     memset(p->jit_inplace, 0, (size_t)(S->ntensors + 1));
+    for (int i = 0; i < JIT_PARKED; i++) {
+        p->parked[i].dims = arena_alloc(p->arena, sizeof(int64_t) * (size_t)(S->nsym_dims + 1));
+        p->parked[i].layout = arena_alloc(p->arena, sizeof(int64_t) * (size_t)(S->ntensors + 1) * (1 + TX_MAX_MODES));
+        p->parked[i].inplace = arena_alloc(p->arena, (size_t)(S->ntensors + 1));
+    }
     for (int i = 0; i < S->nsym_dims; i++)
         p->dim_set[i] = -1;
     p->timing = p->ctx->timing;
@@ -1051,6 +1081,76 @@ static void finish_bindings(tx_program *p)
     }
 }
 
+/* Sets the current code aside (evicting the slot parked longest ago) and
+   frees its workspace: tx_run is about to need other code. */
+static void park_current(tx_program *p, size_t layout_bytes)
+{
+    int victim = 0;
+    for (int i = 0; i < JIT_PARKED; i++) {
+        if (!p->parked[i].jit) {
+            victim = i;
+            break;
+        }
+        if (p->parked[i].used < p->parked[victim].used)
+            victim = i;
+    }
+    jit_parked *v = &p->parked[victim];
+    jit_free(v->jit);
+    arena_free(v->arena);
+    v->jit = p->jit;
+    v->arena = p->jit_arena;
+    v->errs = p->errs;
+    v->nerrs = p->nerrs;
+    v->calls = p->calls;
+    v->ncalls = p->ncalls;
+    v->workspace = p->workspace_size;
+    memcpy(v->dims, p->jit_dims, sizeof(int64_t) * (size_t)p->S->nsym_dims);
+    memcpy(v->layout, p->jit_layout, layout_bytes);
+    memcpy(v->inplace, p->jit_inplace, (size_t)p->S->ntensors);
+    v->used = ++p->clock;
+    p->jit = NULL;
+    p->jit_arena = NULL;
+    free(p->workspace);
+    p->workspace = NULL;
+    p->workspace_size = 0;
+}
+
+/* Takes back parked code made for DIMS and the current layout, if there
+   is some. TX_ERR_NOMEM if its workspace cannot be had (it stays parked). */
+static int unpark(tx_program *p, const int64_t *dims, size_t layout_bytes)
+{
+    sema_program *S = p->S;
+    for (int i = 0; i < JIT_PARKED; i++) {
+        jit_parked *v = &p->parked[i];
+        if (!v->jit || memcmp(v->dims, dims, sizeof(int64_t) * (size_t)S->nsym_dims) != 0 ||
+            memcmp(v->layout, p->layout, layout_bytes) != 0)
+            continue;
+        void *ws = v->workspace ? malloc(v->workspace) : NULL;
+        double *times = realloc(p->times, sizeof(double) * (size_t)(S->nassign + v->ncalls + 1));
+        if (times)
+            p->times = times;
+        if ((v->workspace && !ws) || !times) {
+            free(ws);
+            return fail(p->ctx, TX_ERR_NOMEM, "out of memory (a workspace of %zu bytes)", v->workspace);
+        }
+        p->jit = v->jit;
+        p->jit_arena = v->arena;
+        p->errs = v->errs;
+        p->nerrs = v->nerrs;
+        p->calls = v->calls;
+        p->ncalls = v->ncalls;
+        p->workspace = ws;
+        p->workspace_size = v->workspace;
+        memcpy(p->jit_dims, v->dims, sizeof(int64_t) * (size_t)S->nsym_dims);
+        memcpy(p->jit_layout, v->layout, layout_bytes);
+        memcpy(p->jit_inplace, v->inplace, (size_t)S->ntensors);
+        v->jit = NULL;
+        v->arena = NULL;
+        return TX_OK;
+    }
+    return TX_OK;
+}
+
 int tx_run(tx_program *p)
 {
     if (!p)
@@ -1102,14 +1202,14 @@ int tx_run(tx_program *p)
     layout_key(p);
     size_t layout_bytes = sizeof(int64_t) * (size_t)S->ntensors * (1 + TX_MAX_MODES);
     if (p->jit && (memcmp(dims, p->jit_dims, sizeof(int64_t) * (size_t)n) != 0 ||
-                   memcmp(p->layout, p->jit_layout, layout_bytes) != 0)) {
-        jit_free(p->jit);
-        p->jit = NULL;
-        arena_free(p->jit_arena);
-        p->jit_arena = NULL;
-    }
+                   memcmp(p->layout, p->jit_layout, layout_bytes) != 0))
+        park_current(p, layout_bytes);
     p->jit_seconds = 0;
+    if (!p->jit && (st = unpark(p, dims, layout_bytes)) != TX_OK)
+        goto out;
     if (!p->jit) {
+        arena_free(p->jit_arena); /* left by a compilation whose workspace could not be had */
+        p->jit_arena = NULL;
         double t0 = tx_rt_now();
         /* per variable, the strides its tensor's code reads in place */
         const int64_t **strides = calloc((size_t)S->nvars + 1, sizeof *strides);
@@ -1160,6 +1260,7 @@ int tx_run(tx_program *p)
            allocated once and reused by every run until extents change */
         free(p->workspace);
         p->workspace = ws ? malloc(ws) : NULL;
+        p->workspace_size = ws;
         double *times = realloc(p->times, sizeof(double) * (size_t)(S->nassign + p->ncalls + 1));
         if (times)
             p->times = times;

@@ -402,6 +402,38 @@ START_TEST(bind_strided_layouts_specialised)
     run_ok(p, c);
     ck_assert(tx_timing(p, -1, &secs, NULL) == TX_OK && secs > 0);
     same(C, want, N * M);
+    /* back to the Fortran layout, then row-major again: both codes were
+       kept, neither is made again */
+    memset(Ct, 0, sizeof Ct);
+    bind_ok(p, c, "A", At, 2, sA, fA);
+    bind_ok(p, c, "B", Bt, 2, sB, fB);
+    bind_ok(p, c, "C", Ct, 2, sC, fC);
+    run_ok(p, c);
+    ck_assert(tx_timing(p, -1, &secs, NULL) == TX_OK && secs == 0);
+    for (int i = 0; i < N; i++)
+        for (int j = 0; j < M; j++)
+            ck_assert(Ct[j * N + i] == want[i * M + j]);
+    memset(C, 0, sizeof C);
+    bind_ok(p, c, "A", A, 2, sA, NULL);
+    bind_ok(p, c, "B", B, 2, sB, NULL);
+    bind_ok(p, c, "C", C, 2, sC, NULL);
+    run_ok(p, c);
+    ck_assert(tx_timing(p, -1, &secs, NULL) == TX_OK && secs == 0);
+    same(C, want, N * M);
+    /* new extents, then the old ones: kept too */
+    enum { N3 = 3 };
+    double C3[N3 * M];
+    bind_ok(p, c, "A", A, 2, ((const int64_t[]){N3, K}), NULL);
+    bind_ok(p, c, "C", C3, 2, ((const int64_t[]){N3, M}), NULL);
+    run_ok(p, c);
+    ck_assert(tx_timing(p, -1, &secs, NULL) == TX_OK && secs > 0);
+    same(C3, want, N3 * M);
+    ck_assert_int_gt(tx_call_count(p), 0);
+    bind_ok(p, c, "A", A, 2, sA, NULL);
+    bind_ok(p, c, "C", C, 2, sC, NULL);
+    run_ok(p, c);
+    ck_assert(tx_timing(p, -1, &secs, NULL) == TX_OK && secs == 0);
+    same(C, want, N * M);
     /* A with its rows reversed (a negative stride BLAS cannot take): staged */
     double Ar[N * K];
     for (int i = 0; i < N; i++)
