@@ -184,7 +184,8 @@ TX_API int tx_set_dim(tx_program *p, const char *dim, int64_t extent);
 
 /* Runs the program on the current bindings: JIT-compiles on the first run
    and whenever an extent or the strides of a binding (tx_bind_array)
-   changed since the last compilation. Every
+   changed since the last compilation (code made for the last four other
+   extents and layouts is kept and taken back). Every
    parameter tensor must be bound. An out or inout tensor whose memory
    overlaps another binding is computed into a private buffer and copied
    into the caller's array after success, so results are as if every input
