@@ -13,6 +13,13 @@ from ._lib import DATA_OFFSET, HAVE_RUN_ARRAYS, lib
 _bind = lib.tx_bind
 _run = lib.tx_run
 _run_arrays = getattr(lib, "tx_run_arrays", None)
+# the repeated call's own function object, without argtypes: its arguments
+# are ctypes objects made once per cache entry, which ctypes passes as they
+# are (argtypes would convert each on every call: a third of the call's cost)
+_run_arrays_raw = None
+if _run_arrays is not None:
+    _run_arrays_raw = lib["tx_run_arrays"]
+    _run_arrays_raw.restype = ctypes.c_int
 _addr = ctypes.c_void_p.from_address
 
 CACHE_SIZE = 256
@@ -116,7 +123,7 @@ def _label(c):
 class _Entry:
     """One compiled einsum: the program, and how to bind each call's arrays."""
     __slots__ = ("prog", "p", "lock", "ops", "out_name", "out_shape", "out_shape_c", "out_dtype", "zeros",
-                 "source", "direct", "ptrs", "shapes", "strides", "n", "view")
+                 "source", "direct", "ptrs", "shapes", "strides", "n", "view", "args")
 
 
 def _build(subscripts, ops, dtype):
@@ -257,6 +264,7 @@ def _build(subscripts, ops, dtype):
         e.shapes = (c_int64 * max(1, len(shapes)))(*shapes)
         e.strides = (c_int64 * max(1, len(strides)))(*strides)
         e.ptrs = (c_void_p * (len(ops) + 1))()
+        e.args = (c_void_p(e.p), e.ptrs, e.shapes, e.strides)
     return e
 
 
@@ -303,20 +311,28 @@ def einsum(subscripts, *operands, out=None, dtype=None, order="K", casting="safe
         e = _cache.get(key)
     except (AttributeError, TypeError):  # not ndarrays, or the interleaved form
         e = None
-    if e is not None and e.view is not None and out is None:
-        return _view(e, operands[0])
     if e is not None and e.direct and out is None:
         r = np.empty(e.out_shape, e.out_dtype)
         ptrs = e.ptrs
         off = DATA_OFFSET
-        with e.lock:
-            for i, a in enumerate(operands):
-                ptrs[i] = _addr(id(a) + off).value
+        lock = e.lock
+        lock.acquire()
+        try:
+            if n == 2:
+                ptrs[0] = _addr(id(a) + off).value
+                ptrs[1] = _addr(id(b) + off).value
+            else:
+                for i, x in enumerate(operands):
+                    ptrs[i] = _addr(id(x) + off).value
             ptrs[n] = _addr(id(r) + off).value
-            st = _run_arrays(e.p, ptrs, e.shapes, e.strides)
+            st = _run_arrays_raw(*e.args)
+        finally:
+            lock.release()
         if st:
             e.prog._fail(st)
         return r
+    if e is not None and e.view is not None and out is None:
+        return _view(e, operands[0])
     if not isinstance(subscripts, str):
         subscripts, operands = _interleaved((subscripts,) + operands)
     ops = [o if type(o) is np.ndarray else np.asarray(o) for o in operands]
