@@ -21,6 +21,7 @@ if _run_arrays is not None:
     _run_arrays_raw = lib["tx_run_arrays"]
     _run_arrays_raw.restype = ctypes.c_int
 _addr = ctypes.c_void_p.from_address
+_ndarray = np.ndarray
 
 CACHE_SIZE = 256
 _cache = {}
@@ -291,26 +292,22 @@ def einsum(subscripts, *operands, out=None, dtype=None, order="K", casting="safe
     complex64 is complex128); integer and bool operands need dtype=.
     order, casting and optimize are accepted for compatibility and ignored
     (the result is C-ordered; tensorexpr picks the contraction order)."""
-    # the common call first: ndarrays whose (subscripts, shapes, strides,
-    # dtypes) were seen before, no out=: one library call. The key is a
-    # flat tuple (see _key), spelt out for one to three operands
+    # the common call first: ndarrays (exactly: their data pointer is read
+    # from the object) whose (subscripts, shapes, strides, dtypes) were seen
+    # before, no out=: one library call. The key is a flat tuple (see _key),
+    # spelt out for one to three operands
     n = len(operands)
-    try:
-        if n == 2:
-            a, b = operands
-            key = (subscripts, dtype, a.shape, a.strides, a.dtype, b.shape, b.strides, b.dtype)
-        elif n == 1:
-            a, = operands
-            key = (subscripts, dtype, a.shape, a.strides, a.dtype)
-        elif n == 3:
-            a, b, c = operands
-            key = (subscripts, dtype, a.shape, a.strides, a.dtype, b.shape, b.strides, b.dtype, c.shape,
-                   c.strides, c.dtype)
-        else:
-            key = _key(subscripts, dtype, operands)
-        e = _cache.get(key)
-    except (AttributeError, TypeError):  # not ndarrays, or the interleaved form
-        e = None
+    e = None
+    if n == 2:
+        a, b = operands
+        if type(a) is _ndarray and type(b) is _ndarray:
+            e = _cache.get((subscripts, dtype, a.shape, a.strides, a.dtype, b.shape, b.strides, b.dtype))
+    elif n == 1:
+        a, = operands
+        if type(a) is _ndarray:
+            e = _cache.get((subscripts, dtype, a.shape, a.strides, a.dtype))
+    elif all([type(x) is _ndarray for x in operands]):
+        e = _cache.get(_key(subscripts, dtype, operands))
     if e is not None and e.direct and out is None:
         r = np.empty(e.out_shape, e.out_dtype)
         ptrs = e.ptrs

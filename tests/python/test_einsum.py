@@ -342,3 +342,43 @@ def test_einsum_releases_the_gil():
         count += 1
     th.join()
     assert count > 1000, count
+
+
+# opt_einsum's test_contract.py `tests` (github.com/dgasmith/opt_einsum), with
+# its sizes per letter (opt_einsum/testing.py _default_dim_dict)
+OPT_EINSUM = ("a,->a ab,->ab ,ab,->ab ,,-> a,ab,abc->abc a,b,ab->ab ea,fb,gc,hd,abcd->efgh ea,fb,abcd,gc,hd->efgh "
+              "abcd,ea,fb,gc,hd->efgh acdf,jbje,gihb,hfac,gfac,gifabc,hfac cd,bdhe,aidb,hgca,gc,hgibcd,hgac "
+              "abhe,hidj,jgba,hiab,gab bde,cdh,agdb,hica,ibd,hgicd,hiac chd,bde,agbc,hiad,hgc,hgi,hiad "
+              "chd,bde,agbc,hiad,bdi,cgh,agdb bdhe,acad,hiab,agac,hibd ab,ab,c-> ab,ab,c->c ab,ab,cd,cd-> "
+              "ab,ab,cd,cd->ac ab,ab,cd,cd->cd ab,ab,cd,cd,ef,ef-> ab,cd,ef->abcdef ab,cd,ef->acdf "
+              "ab,cd,de->abcde ab,cd,de->be ab,bcd,cd->abcd ab,bcd,cd->abd eb,cb,fb->cef dd,fb,be,cdb->cef "
+              "bca,cdb,dbf,afc-> dcc,fce,ea,dbf->ab fdf,cdd,ccd,afe->ae abcd,ad ed,fcd,ff,bcf->be "
+              "baa,dcf,af,cde->be bd,db,eac->ace fff,fae,bef,def->abd efc,dbc,acf,fd->abe ab,ab ab,ba abc,abc "
+              "abc,bac abc,cba ab,bc ab,cb ba,bc ba,cb abcd,cd abcd,ab abcd,cdef abcd,cdef->feba abcd,efdc "
+              "aab,bc->ac ab,bcc->ac aab,bcc->ac baa,bcc->ac aab,ccb->ac aab,fa,df,ecc->bde ecb,fef,bad,ed->ac "
+              "bcf,bbb,fbf,fc-> bb,ff,be->e bcb,bb,fc,fff-> fbb,dfd,fc,fc-> afd,ba,cc,dc->bf adb,bc,fa,cfc->d "
+              "bbd,bda,fc,db->acf dba,ead,cad->bce aef,fbc,dca->bde").split(" ")
+OPT_SIZES = dict(zip("abcdefghijklmnopqABC", [2, 3, 4, 5, 4, 3, 2, 6, 5, 4, 3, 2, 5, 7, 4, 3, 2, 3, 4, 9]))
+
+
+@pytest.mark.parametrize("subs", OPT_EINSUM)
+def test_opt_einsum_cases(subs):
+    ops = [arr(*[OPT_SIZES[c] for c in t]) for t in subs.split("->")[0].split(",")]
+    close(tx.einsum(subs, *ops), np.einsum(subs, *ops))
+    F = [np.asfortranarray(o) if o.ndim else o for o in ops]  # and every operand Fortran-ordered
+    close(tx.einsum(subs, *F), np.einsum(subs, *ops))
+
+
+def test_scalars_and_subclasses_after_arrays():
+    # the repeated call reads the data pointer of exact ndarrays only: numpy
+    # scalars, 0-d arrays' look-alikes, and subclasses take the general path
+    x = np.array(2.0)
+    v = arr(3)
+    close(tx.einsum(",i->i", x, v), 2.0 * v)
+    close(tx.einsum(",i->i", x, v), 2.0 * v)
+    close(tx.einsum(",i->i", np.float64(3.0), v), 3.0 * v)
+    close(tx.einsum(",->", np.float64(3.0), np.float64(0.5)), np.einsum(",->", 3.0, 0.5))
+    m = np.asmatrix(arr(3, 3))
+    close(tx.einsum("ij,jk->ik", np.asarray(m), np.asarray(m)), np.asarray(m) @ np.asarray(m))
+    close(tx.einsum("ij,jk->ik", m, m), np.einsum("ij,jk->ik", m, m))
+    close(tx.einsum("ij,jk->ik", [[1.0, 2.0], [3.0, 4.0]], np.eye(2)), np.array([[1.0, 2.0], [3.0, 4.0]]))
