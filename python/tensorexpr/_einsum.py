@@ -8,7 +8,7 @@ import numpy as np
 
 from . import _core
 from ._core import _CODE, DTypeError, Program, bind_input, bind_output, check_numeric
-from ._lib import DATA_OFFSET, HAVE_RUN_ARRAYS, lib
+from ._lib import DATA_OFFSET, lib
 
 _bind = lib.tx_bind
 _run = lib.tx_run
@@ -298,16 +298,19 @@ def einsum(subscripts, *operands, out=None, dtype=None, order="K", casting="safe
     # spelt out for one to three operands
     n = len(operands)
     e = None
-    if n == 2:
-        a, b = operands
-        if type(a) is _ndarray and type(b) is _ndarray:
-            e = _cache.get((subscripts, dtype, a.shape, a.strides, a.dtype, b.shape, b.strides, b.dtype))
-    elif n == 1:
-        a, = operands
-        if type(a) is _ndarray:
-            e = _cache.get((subscripts, dtype, a.shape, a.strides, a.dtype))
-    elif all([type(x) is _ndarray for x in operands]):
-        e = _cache.get(_key(subscripts, dtype, operands))
+    try:
+        if n == 2:
+            a, b = operands
+            if type(a) is _ndarray and type(b) is _ndarray:
+                e = _cache.get((subscripts, dtype, a.shape, a.strides, a.dtype, b.shape, b.strides, b.dtype))
+        elif n == 1:
+            a, = operands
+            if type(a) is _ndarray:
+                e = _cache.get((subscripts, dtype, a.shape, a.strides, a.dtype))
+        elif all([type(x) is _ndarray for x in operands]):
+            e = _cache.get(_key(subscripts, dtype, operands))
+    except TypeError:  # unhashable: the interleaved form (an array first)
+        e = None
     if e is not None and e.direct and out is None:
         r = np.empty(e.out_shape, e.out_dtype)
         ptrs = e.ptrs

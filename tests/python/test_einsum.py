@@ -382,3 +382,7 @@ def test_scalars_and_subclasses_after_arrays():
     close(tx.einsum("ij,jk->ik", np.asarray(m), np.asarray(m)), np.asarray(m) @ np.asarray(m))
     close(tx.einsum("ij,jk->ik", m, m), np.einsum("ij,jk->ik", m, m))
     close(tx.einsum("ij,jk->ik", [[1.0, 2.0], [3.0, 4.0]], np.eye(2)), np.array([[1.0, 2.0], [3.0, 4.0]]))
+    # the interleaved form with an array where the subscripts would be
+    A = arr(3, 4)
+    close(tx.einsum(A, np.array([0, 1])), np.einsum(A, [0, 1]))
+    close(tx.einsum(A, [0, 1], A, [0, 1], [1]), np.einsum(A, [0, 1], A, [0, 1], [1]))
