@@ -788,7 +788,7 @@ END_TEST
 
 START_TEST(api_rebind_new_extent_recompiles)
 {
-    /* n occurs in one tensor only */
+    /* n occurs in one tensor only; 3 comes back after 5 */
     tx_ctx *c = tx_new();
     ck_assert_int_eq(tx_set_option(c, TX_OPTION_TIMING, 1), TX_OK);
     tx_program *p = compile_ok(c, "in x[n];\nout s;\ns = x(\"i\") * x(\"i\");\n", "ss.tx");
@@ -803,10 +803,15 @@ START_TEST(api_rebind_new_extent_recompiles)
             want += x[i] * x[i];
         ck_assert_double_eq(s, want);
         ck_assert_int_eq(tx_timing(p, -1, &jit, NULL), TX_OK);
-        if (r == 0 || ns[r] != ns[r - 1])
-            ck_assert_msg(jit > 0, "run %d: extent changed but no recompilation", r);
+        /* compiled for each new extent; a return to one of the last few
+           takes its code back (tx_run(3)) */
+        int seen = 0;
+        for (int q = 0; q < r; q++)
+            seen |= ns[q] == ns[r];
+        if (!seen)
+            ck_assert_msg(jit > 0, "run %d: a new extent but no compilation", r);
         else
-            ck_assert_msg(jit == 0, "run %d: recompiled with the same extent", r);
+            ck_assert_msg(jit == 0, "run %d: compiled again for an extent compiled before", r);
     }
     tx_program_free(p);
     tx_free(c);

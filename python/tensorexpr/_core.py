@@ -268,11 +268,12 @@ class Program:
             if name is None and not no_blas and not header:
                 ptr = lib.tx_emit_c(self._p, byref(n))
             else:
-                class Opts(ctypes.Structure):
-                    _fields_ = [("name", ctypes.c_char_p), ("no_blas", ctypes.c_int), ("header", ctypes.c_int)]
+                class Opts(ctypes.Structure):  # tx_emit_options, every field (zero: the default)
+                    _fields_ = [("name", ctypes.c_char_p), ("no_blas", ctypes.c_int), ("header", ctypes.c_int),
+                                ("mpi", ctypes.c_int)]
                 lib.tx_emit.restype = ctypes.c_void_p
                 lib.tx_emit.argtypes = [ctypes.c_void_p, ctypes.POINTER(Opts), ctypes.POINTER(c_size_t)]
-                o = Opts(name.encode() if name else None, int(no_blas), int(header))
+                o = Opts(name.encode() if name else None, int(no_blas), int(header), 0)
                 ptr = lib.tx_emit(self._p, byref(o), byref(n))
             if not ptr:
                 self._fail(lib.tx_errcode(self._ctx), "tx_emit_c")
