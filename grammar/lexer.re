@@ -39,7 +39,7 @@ static const struct { const char *word; int kind; } keywords[] = {
     {"slice", TK_SLICE}, {"exp", TK_EXP}, {"log", TK_LOG}, {"sqrt", TK_SQRT},
     {"abs", TK_ABS}, {"sin", TK_SIN}, {"cos", TK_COS}, {"tanh", TK_TANH}, {"where", TK_WHERE},
     {"conj", TK_CONJ}, {"real", TK_REAL}, {"imag", TK_IMAG},
-    {"max", TK_MAX}, {"min", TK_MIN}, {"reduce", TK_REDUCE},
+    {"max", TK_MAX}, {"min", TK_MIN}, {"reduce", TK_REDUCE}, {"grad", TK_GRAD},
     {"scan", TK_SCAN}, {"scanr", TK_SCANR},
 };
 

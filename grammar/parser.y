@@ -69,7 +69,7 @@ static void parse_stack_overflow(cst_program *P);
 %token IDENT NUMBER IMAGNUM STRING.
 %token DIM IN OUT INOUT TMP LET SPARSE F32 F64 C64 C128.
 %token CHOLESKY INV POW SOLVE EIGH QR SVD SLICE EXP LOG SQRT ABS SIN COS TANH
-       CONJ REAL IMAG WHERE MAX MIN REDUCE SCAN SCANR.
+       CONJ REAL IMAG WHERE MAX MIN REDUCE GRAD SCAN SCANR.
 %token LPAREN RPAREN LBRACKET RBRACKET COMMA SEMI COLON EQ PLUSEQ MINUSEQ STAREQ SLASHEQ ARROW.
 
 %nonassoc LT LE GT GE EQEQ NE.
@@ -142,7 +142,7 @@ expr(A) ::= IDENT(N) LPAREN STRING(S) RPAREN(R).
                                        { A = cst_ref(P, &N, &S, &R); }
 expr(A) ::= fn(F) LPAREN args(L) RPAREN(R). { A = cst_call(P, &F, L, &R); }
 
-fn(A) ::= CHOLESKY|INV|POW|SOLVE|EIGH|QR|SVD|SLICE|EXP|LOG|SQRT|ABS|SIN|COS|TANH|CONJ|REAL|IMAG|WHERE|REDUCE|SCAN|SCANR(T).
+fn(A) ::= CHOLESKY|INV|POW|SOLVE|EIGH|QR|SVD|SLICE|EXP|LOG|SQRT|ABS|SIN|COS|TANH|CONJ|REAL|IMAG|WHERE|REDUCE|GRAD|SCAN|SCANR(T).
                                        { A = T; }
 fn(A) ::= minmax(T).                   { A = T; }
 /* max and min are both functions, max(x, y), and operators, reduce(max, x) */

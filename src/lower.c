@@ -42,9 +42,17 @@ typedef struct memo {
     struct memo *next;
 } memo;
 
+/* The backward sweep of one differentiated value, shared by its grads. */
+typedef struct grad_memo {
+    g_value *s;
+    grad_sweep *sw;
+    struct grad_memo *next;
+} grad_memo;
+
 typedef struct {
     sema_program *S;
     graph *g;
+    grad_memo *grads;
     tx_diag *diag;
     g_value **cur;   /* current value of each tensor variable */
     cst_stmt *st;    /* statement being lowered */
@@ -516,6 +524,46 @@ static g_value *lower_scan(lowerer *L, cst_node *n, labelset keep)
     return add(L, s); /* transparent: its labels flow out */
 }
 
+/* grad(s, X("i,j")): s lowered in the call's own label scope and summed
+   to a scalar; its backward sweep (grad.c), shared by every grad of the
+   same value, gives X's adjoint with the call's labels. Like a tensor. */
+static g_value *lower_grad(lowerer *L, cst_node *n, labelset keep)
+{
+    cst_node *a = n->args.v[0];
+    labelset none = {{0}};
+    tx_extent *outer = L->lab_ext;
+    int ctx = L->transparent;
+    L->lab_ext = n->scope_ext;
+    L->transparent = NORMAL;
+    g_value *s = lower(L, a, none);
+    if (s)
+        s = sum_out(L, s, none, a->span);
+    L->transparent = ctx;
+    L->lab_ext = outer;
+    if (!s)
+        return NULL;
+    grad_memo *m = L->grads;
+    while (m && m->s != s)
+        m = m->next;
+    if (!m) {
+        m = arena_alloc(L->g->arena, sizeof *m);
+        m->s = s;
+        m->sw = grad_sweep_run(L->g, s, n, L->st->index, n->span);
+        m->next = L->grads;
+        L->grads = m;
+    }
+    sym *x = n->args.v[1]->sym;
+    tx_extent ext[TX_MAX_MODES];
+    for (int i = 0; i < n->ncall_labels; i++)
+        ext[i] = x->ext[i];
+    g_value *v = grad_result(m->sw, x->var, x->rank, n->call_labels, ext, L->diag, L->st->index, n->span);
+    if (!v) {
+        L->failed = 1;
+        return NULL;
+    }
+    return L->transparent || v->rank == 0 ? v : sum_out(L, v, keep, n->span); /* like a tensor */
+}
+
 static g_value *lower_let(lowerer *L, cst_node *n, labelset keep)
 {
     labelset k = ls_inter(n->ls, keep);
@@ -563,6 +611,8 @@ static g_value *lower(lowerer *L, cst_node *n, labelset keep)
     case CST_LETUSE:
         return lower_let(L, n->a, keep);
     case CST_CALL:
+        if (n->la == LA_GRAD)
+            return lower_grad(L, n, keep);
         if (n->la)
             return lower_la(L, n, keep);
         if (n->fn)

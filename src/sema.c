@@ -151,6 +151,39 @@ static void add_sym(sema_program *S, sym ***arr, int *n, sym *s)
     (*arr)[(*n)++] = s;
 }
 
+sym *sema_grad_tmp(sema_program *S, cst_node *owner, int k, dtype dt, int rank, const tx_extent *ext)
+{
+    TX_ASSERT(k >= 0 && k <= owner->ngrad_tmp && rank >= 0 && rank <= TX_MAX_MODES);
+    if (k < owner->ngrad_tmp) {
+        sym *t = owner->grad_tmp[k];
+        TX_ASSERT(t->rank == rank);
+        return t;
+    }
+    if (owner->ngrad_tmp == owner->grad_tmp_cap) {
+        int cap = owner->grad_tmp_cap ? 2 * owner->grad_tmp_cap : 8;
+        sym **v = arena_alloc(S->arena, sizeof(sym *) * (size_t)cap);
+        if (owner->ngrad_tmp)
+            memcpy(v, owner->grad_tmp, sizeof(sym *) * (size_t)owner->ngrad_tmp);
+        owner->grad_tmp = v;
+        owner->grad_tmp_cap = cap;
+    }
+    sym *t = arena_alloc(S->arena, sizeof *t);
+    t->kind = SYM_TENSOR;
+    t->name = arena_printf(S->arena, "grad#%d", S->nvars); /* '#': no .tx name can be it */
+    t->span = owner->span;
+    t->index = -1;
+    t->io = IO_TMP;
+    t->dt = dt;
+    t->rank = rank;
+    if (rank)
+        memcpy(t->ext, ext, sizeof(tx_extent) * (size_t)rank);
+    t->written = 1;
+    t->last_write = -1;
+    t->var = S->nvars;
+    add_sym(S, &S->vars, &S->nvars, t);
+    owner->grad_tmp[owner->ngrad_tmp++] = t;
+    return t;
+}
 
 /* ---- declarations ---- */
 
@@ -804,6 +837,8 @@ static int check_call(checker *C, cst_node *n)
     case TK_WHERE: n->fn = MAP_WHERE; want = 3; break;
     case TK_REDUCE: want = 2; break;
     case TK_SCAN: case TK_SCANR: want = 3; break;
+    case TK_GRAD:
+        return sema_check_grad(C, n);
     default:
         return sema_check_la_call(C, n, fname, C->multi_call == n);
     }

@@ -95,6 +95,12 @@ int sema_ext_same(sema_program *S, tx_extent a, tx_extent b);
    is the right side of a statement with several targets, which binds the
    results itself (sema_check_multi). Returns 0, or -1 after reporting. */
 int sema_check_la_call(checker *C, cst_node *n, const char *fname, int multi);
+/* Checks grad call N, grad(s, X("i,j")) (tx(5) §6.1): s an expression in
+   a label scope of its own (summed to a scalar), X an in or inout tensor
+   indexed with distinct labels, one per mode, which name the result's
+   modes and are bound in the statement with X's extents. Returns 0, or
+   -1 after reporting. */
+int sema_check_grad(checker *C, cst_node *n);
 /* Checks statement ST with several targets, (V("i,e"), w("e")) =
    eigh(A("i,j")) and the like: the call, the new label, each target's
    tensor and labels; marks the targets written. Errors go to the

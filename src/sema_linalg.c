@@ -394,3 +394,87 @@ void sema_check_multi(checker *C, cst_stmt *st)
     st->multi_new = nw;
     st->index = S->nassign++;
 }
+
+int sema_check_grad(checker *C, cst_node *n)
+{
+    sema_program *S = C->S;
+    cst_stmt *st = C->stmt;
+    const char *const *names = S->cst->label_names;
+    n->la = LA_GRAD;
+    if (n->args.n != 2) {
+        diag_error(S->diag, n->span, "'grad' takes 2 arguments, not %d: grad(s, X(\"i,j\"))", n->args.n);
+        return -1;
+    }
+    /* X: an in or inout tensor, its modes named by distinct labels */
+    cst_node *x = n->args.v[1];
+    if (x->kind != CST_REF && x->kind != CST_NAME) {
+        diag_error(S->diag, x->span, "the second argument of 'grad' is the input it differentiates with "
+                   "respect to, as X(\"i,j\") (or a bare scalar)");
+        return -1;
+    }
+    const char *name = sema_tok_name(S, &x->name);
+    sym *t = sema_lookup(S, name);
+    if (!t) {
+        sema_unknown_name(S, x->name.span, "tensor", name, 1u << SYM_TENSOR, x->kind == CST_REF ? x->nlabels : 0);
+        return -1;
+    }
+    if (t->kind != SYM_TENSOR || (t->io != IO_IN && t->io != IO_INOUT)) {
+        diag_error(S->diag, x->name.span, "'grad' differentiates with respect to an in or inout tensor; "
+                   "'%s' is %s", name, sema_kind_word(t));
+        return -1;
+    }
+    int nl = x->kind == CST_REF ? x->nlabels : 0;
+    if (nl != t->rank) {
+        diag_error(S->diag, x->span, "'%s' has %d mode%s; grad needs one label per mode, as %s(\"%s\")", name,
+                   t->rank, t->rank == 1 ? "" : "s", name,
+                   t->rank == 0 ? "" : t->rank == 1 ? "i" : t->rank == 2 ? "i,j" : "i,j,...");
+        return -1;
+    }
+    for (int i = 0; i < nl; i++) {
+        cst_label *l = &x->labels[i];
+        if (l->label < 0) {
+            diag_error(S->diag, l->span, "the labels of grad's '%s' name the modes of the result; an integer "
+                       "(a chip) cannot be one", name);
+            return -1;
+        }
+        for (int j = 0; j < i; j++)
+            if (x->labels[j].label == l->label) {
+                diag_error(S->diag, l->span, "label '%s' names two modes of the result of grad; use a label "
+                           "per mode", names[l->label]);
+                return -1;
+            }
+    }
+    x->sym = t;
+    /* s: in a scope of its own, like a linear-algebra argument */
+    tx_extent *outer_ext = st->lab_ext;
+    tx_span *outer_span = st->lab_span;
+    labelset outer_bound = st->lab_bound;
+    size_t nlab = (size_t)S->cst->nlabel_names + 1;
+    st->lab_ext = arena_alloc(S->arena, sizeof(tx_extent) * nlab);
+    st->lab_span = arena_alloc(S->arena, sizeof(tx_span) * nlab);
+    memset(&st->lab_bound, 0, sizeof st->lab_bound);
+    int r = sema_expect_expr_arg(C, n, 0);
+    n->scope_ext = st->lab_ext;
+    st->lab_ext = outer_ext;
+    st->lab_span = outer_span;
+    st->lab_bound = outer_bound;
+    if (r < 0)
+        return -1;
+    if (n->args.v[0]->is_number) {
+        diag_error(S->diag, n->args.v[0]->span, "'grad' differentiates an expression that reads tensors; "
+                   "this one is a number");
+        return -1;
+    }
+    /* the result: X's modes, named by the labels written in the call */
+    n->ncall_labels = 0;
+    memset(&n->ls, 0, sizeof n->ls);
+    n->is_number = 0;
+    for (int i = 0; i < nl; i++) {
+        int l = x->labels[i].label;
+        n->call_labels[n->ncall_labels++] = l;
+        if (sema_bind_label(C, l, t->ext[i], x->labels[i].span, "the result of grad") < 0)
+            return -1;
+        ls_add(&n->ls, l);
+    }
+    return 0;
+}

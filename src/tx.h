@@ -189,7 +189,10 @@ typedef struct ext_check {
 } ext_check;
 
 /* The linear-algebra functions (tx(5) §6). */
-typedef enum { LA_CHOL = 1, LA_INV, LA_POW, LA_SOLVE, LA_EIGH, LA_QR, LA_SVD, LA_SLICE } la_fn;
+/* LA_GRAD marks a grad call (tx(5) §6.1) in the CST: a call with a label
+   scope of its own like the others, lowered by grad.c, never an
+   OP_LINALG. */
+typedef enum { LA_CHOL = 1, LA_INV, LA_POW, LA_SOLVE, LA_EIGH, LA_QR, LA_SVD, LA_SLICE, LA_GRAD } la_fn;
 
 /* ---- symbols (filled by sema) ---- */
 typedef enum { SYM_DIM = 1, SYM_TENSOR, SYM_MAP, SYM_LET, SYM_LET_TENSOR } sym_kind;
@@ -308,6 +311,11 @@ struct cst_node {
     tx_extent slice_lo[TX_MAX_MODES], slice_ext[TX_MAX_MODES]; /* slice: corner and extents */
     tx_extent *scope_ext; /* CST_CALL linear algebra: label extents inside the call */
     int depth;         /* height of the subtree (bounded: TX_MAX_DEPTH) */
+    /* CST_CALL grad: the hidden tmp tensors its backward sweep relabels
+       adjoints through (sema_grad_tmp), the same ones each time the
+       program is lowered */
+    sym **grad_tmp;
+    int ngrad_tmp, grad_tmp_cap;
 };
 
 typedef enum {
@@ -450,6 +458,12 @@ sema_program *sema_check(cst_program *cst, tx_arena *a, tx_diag *d);
 int sema_multi_labels(int la, int part, int r, int c, int nw, int *labels);
 /* Looks a name up; NULL if not declared. */
 sym *sema_lookup(sema_program *S, const char *name);
+/* The K-th hidden tmp tensor of grad call OWNER (element type DT, RANK
+   modes of extents EXT), created on first request: a backward sweep
+   relabels an adjoint by storing it into one and reading it back through
+   other labels. Lowering asks for them in the same order every time, so
+   each compilation of the program gets the same tensors. */
+sym *sema_grad_tmp(sema_program *S, cst_node *owner, int k, dtype dt, int rank, const tx_extent *ext);
 /* Appends extent E as text ("n", "16", "n - 1", "min(m, n)"). */
 void sema_extent_print(const sema_program *S, tx_extent e, tx_buf *o);
 /* The value of E given DIM_VALUES (per symbolic dim; NULL: none known);
@@ -681,6 +695,23 @@ const char *graph_la_name(la_fn f);
 /* Lowers the checked program S to an OpGraph in A, specialised for SPEC
    (graph_new). Returns NULL after reporting an error (a limit) to D. */
 graph *lower_program(sema_program *S, tx_arena *a, tx_diag *d, const graph_spec *spec);
+
+/* ---- grad.c: reverse-mode differentiation (tx(5) §6.1) ---- */
+typedef struct grad_sweep grad_sweep;
+/* The backward sweep of scalar S, a value of G's list: the adjoint
+   (∂S/∂value) of every value S depends on, built with the builder and
+   appended to G, values of statement STMT at SPAN. OWNER is the grad call
+   whose hidden tmp tensors (sema_grad_tmp) relabel adjoints. An operation
+   without a rule is not an error here: only the grads that need it fail
+   (grad_result). */
+grad_sweep *grad_sweep_run(graph *g, g_value *s, cst_node *owner, int stmt, tx_span span);
+/* ∂S/∂X for the input value of variable VAR (an in or inout tensor of
+   RANK modes), as a value with labels LABELS[0..RANK) of extents EXT
+   (zero if S does not depend on X), appended to the sweep's graph at
+   statement STMT. NULL after reporting to D, at SPAN, an operation on the
+   way from X to S that has no rule yet. */
+g_value *grad_result(grad_sweep *sw, int var, int rank, const int *labels, const tx_extent *ext, tx_diag *d,
+                     int stmt, tx_span span);
 
 /* ---- pass_cse.c ---- */
 /* Merges values that compute the same thing (common subexpressions). */

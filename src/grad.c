@@ -1,0 +1,581 @@
+/*
+ * grad.c — reverse-mode differentiation of the OpGraph (tx(5) §6.1).
+ *
+ * grad(s, X) is lowered at the point of the call: the graph built so far
+ * holds the forward values, s among them. One backward sweep over the
+ * values s depends on gives every one of them its adjoint (∂s/∂value),
+ * built with the graph builder and appended after the forward values, so
+ * the passes (contraction order, BLAS, fusion, CSE) treat adjoint
+ * contractions like any other. The sweep of one s is kept by the lowerer
+ * and shared by every grad of that s; forward values the rules need
+ * (exp's result, a product's other factors) are used, not recomputed.
+ *
+ * Adjoints of labelled values carry the value's labels. A variable's
+ * value (an input, a store) has positional modes: its adjoint carries, per
+ * mode, the label of the view that read it. Views through different labels
+ * are brought to one labelling by storing the adjoint into a hidden tmp
+ * tensor (sema_grad_tmp) and reading it back through the other labels:
+ * the language's own way of renaming labels, so the rules only ever build
+ * contractions, sums, elementwise maps, reduces, scans, stores and views,
+ * and a grad can be differentiated again.
+ *
+ * The rules (v = op(x, ...), dv its adjoint, every dx summed over the
+ * labels x lacks and broadcast over those only x has):
+ *   contract   dx_k = coef · dv · Π_{i≠k} x_i^{e_i}   (e_k = -1: · -x_k^-2)
+ *   add        dx_i = c_i · dv
+ *   x^p        p · x^(p-1) · dv; exp: v · dv; log: dv / x; sqrt: dv / (2v);
+ *              sin: cos x · dv; cos: -sin x · dv; tanh: (1 - v²) · dv;
+ *              abs: sign(x) · dv (0 at 0)
+ *   max, min   the branch taken, ties to the first argument; where(c, a, b):
+ *              dv where c, 0 elsewhere (and the converse for b);
+ *              comparisons, delta, dims: constant
+ *   reduce     +: broadcast; *: dv · v / x; max, min: dv · [x == v] / #ties
+ *              (PyTorch's amax/amin rule)
+ *   scan       +: the scan of dv the other way; *: that of dv · v, over x
+ *   view, store   back through the labels of the view or the store; an
+ *              accumulating store passes dv on to the previous value
+ * Anything else on the way from X to s (slices, chips, diagonals,
+ * linear-algebra calls, scans by max or min) makes grad a located
+ * "not supported yet" error, reported only for a grad that needs it.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "tx.h"
+
+typedef struct contrib {
+    g_value *v;              /* a contribution to the adjoint, labelled */
+    int map[TX_MAX_MODES];   /* positional values: v's label for each mode */
+    struct contrib *next;
+} contrib;
+
+struct grad_sweep {
+    graph *g;
+    cst_node *owner;         /* the grad call whose hidden tensors relabel */
+    int ntmp;                /* hidden tensors asked for so far */
+    int stmt;                /* statement and span of the values built */
+    tx_span span;
+    int n;                   /* forward values: the list's length when the sweep ran */
+    g_value *s;
+    contrib **adj;           /* per forward value: contributions so far */
+    g_value **total;         /* per forward value: its adjoint once combined */
+    int (*map)[TX_MAX_MODES];/* per positional value: the labels of total */
+    const g_value **bad;     /* per value: an operation on its way to s the sweep cannot differentiate */
+    char *dep, *need;        /* depends on an input; on the way to s */
+};
+
+/* ---- building values ---- */
+
+static dtype join(dtype a, dtype b) { return a == DT_F64 || b == DT_F64 ? DT_F64 : DT_F32; }
+
+static g_value *new_val(grad_sweep *sw, op_kind op, int nin)
+{
+    return graph_value_new(sw->g, op, nin, sw->stmt, sw->span);
+}
+
+/* V's modes: the union of its operands' labels, in order of appearance. */
+static void union_modes(g_value *v)
+{
+    int lab[TX_MAX_MODES], r = 0;
+    tx_extent ext[TX_MAX_MODES];
+    for (int i = 0; i < v->nin; i++)
+        for (int m = 0; m < v->in[i]->rank; m++) {
+            int l = v->in[i]->label[m], seen = 0;
+            for (int k = 0; k < r; k++)
+                seen |= lab[k] == l;
+            if (!seen) {
+                TX_ASSERT(r < TX_MAX_MODES);
+                lab[r] = l;
+                ext[r++] = v->in[i]->ext[m];
+            }
+        }
+    graph_set_modes(v, r, lab, ext);
+}
+
+static g_value *const_val(grad_sweep *sw, double x)
+{
+    g_value *c = new_val(sw, OP_CONST, 0);
+    c->coef = x;
+    c->dt = DT_F32; /* a number does not widen */
+    return graph_add(sw->g, c);
+}
+
+/* An elementwise map FN of the operands IN[0..N) (FN_ARG: the power). */
+static g_value *map_val(grad_sweep *sw, map_fn fn, int n, g_value *const *in, double fn_arg)
+{
+    g_value *m = new_val(sw, OP_MAP, n);
+    m->fn = fn;
+    m->fn_arg = fn_arg;
+    m->dt = DT_F32;
+    for (int i = 0; i < n; i++) {
+        graph_set_operand(m, i, in[i], 1);
+        m->dt = join(m->dt, in[i]->dt);
+    }
+    union_modes(m);
+    return graph_add(sw->g, m);
+}
+
+static g_value *map1(grad_sweep *sw, map_fn fn, g_value *a) { return map_val(sw, fn, 1, &a, 0); }
+
+static g_value *map2(grad_sweep *sw, map_fn fn, g_value *a, g_value *b)
+{
+    g_value *in[2] = {a, b};
+    return map_val(sw, fn, 2, in, 0);
+}
+
+/* coef · Π VALS[i]^EXPS[i] over N factors, as a value with exactly the
+   modes of LIKE (RANK labels LAB with extents EXT): labels LIKE lacks are
+   summed, labels only LIKE has are broadcast. Loops follow the sparse
+   maps MAPS[0..NMAPS) that cover them. */
+static g_value *product_to(grad_sweep *sw, int n, g_value *const *vals, const double *exps, double coef, int rank,
+                           const int *lab, const tx_extent *ext, const int *maps, int nmaps)
+{
+    labelset all = {{0}}, want = {{0}};
+    dtype dt = DT_F32;
+    for (int i = 0; i < n; i++) {
+        all = ls_union(all, graph_value_labels(vals[i]));
+        dt = join(dt, vals[i]->dt);
+    }
+    for (int i = 0; i < rank; i++)
+        ls_add(&want, lab[i]);
+    g_value *c = NULL;
+    if (n == 1 && exps[0] == 1 && coef == 1 && ls_eq(ls_inter(all, want), all))
+        c = vals[0]; /* nothing to multiply or sum */
+    else {
+        c = new_val(sw, OP_CONTRACT, 0);
+        graph_set_operands(sw->g, c, n, vals, exps);
+        c->coef = coef;
+        c->dt = dt;
+        labelset out = ls_inter(all, want);
+        c->summed = ls_minus(all, out);
+        int ol[TX_MAX_MODES], r = 0;
+        tx_extent oe[TX_MAX_MODES];
+        for (int i = 0; i < rank; i++)
+            if (ls_has(&out, lab[i])) {
+                ol[r] = lab[i];
+                oe[r++] = ext[i];
+            }
+        graph_set_modes(c, r, ol, oe);
+        graph_restrict(sw->g, c, maps, nmaps);
+        graph_add(sw->g, c);
+    }
+    if (ls_eq(ls_inter(all, want), want))
+        return c;
+    g_value *a = new_val(sw, OP_ADD, 1); /* broadcast over the labels only LIKE has */
+    graph_set_operand(a, 0, c, 1);
+    a->dt = c->dt;
+    graph_set_modes(a, rank, lab, ext);
+    return graph_add(sw->g, a);
+}
+
+/* product_to with the modes of value LIKE. */
+static g_value *product_like(grad_sweep *sw, int n, g_value *const *vals, const double *exps, double coef,
+                             const g_value *like, const g_value *at)
+{
+    return product_to(sw, n, vals, exps, coef, like->rank, like->label, like->ext, at->maps, at->nmaps);
+}
+
+/* V (labels FROM[m] for mode m of a RANK-mode tensor of extents EXT) read
+   back through labels TO[m]: stored into a hidden tmp tensor, then viewed. */
+static g_value *relabel(grad_sweep *sw, g_value *v, const int *from, const int *to, int rank, const tx_extent *ext)
+{
+    sym *t = sema_grad_tmp(sw->g->S, sw->owner, sw->ntmp++, v->dt, rank, ext);
+    g_value *s = new_val(sw, OP_STORE, 1);
+    graph_set_operand(s, 0, v, 1);
+    s->store_op = '=';
+    s->var = t->var;
+    s->dt = t->dt;
+    int positional[TX_MAX_MODES];
+    for (int i = 0; i < rank; i++) {
+        positional[i] = -1;
+        s->store_label[i] = from[i];
+    }
+    graph_set_modes(s, rank, positional, ext);
+    graph_add(sw->g, s);
+    g_value *ix = new_val(sw, OP_INDEX, 1);
+    graph_set_operand(ix, 0, s, 1);
+    ix->dt = t->dt;
+    for (int i = 0; i < rank; i++) {
+        ix->idx_label[i] = to[i];
+        ix->idx_chip[i] = 0;
+        ix->chip_span[i] = sw->span;
+    }
+    graph_set_modes(ix, rank, to, ext);
+    return graph_add(sw->g, ix);
+}
+
+/* ---- the sweep ---- */
+
+/* A value with positional modes (a variable's value), whose adjoint is
+   labelled through the views that read it. */
+static int positional(const g_value *v)
+{
+    return (v->op == OP_INPUT || v->op == OP_STORE) && v->rank > 0;
+}
+
+static void contribute(grad_sweep *sw, g_value *w, g_value *dv, const int *map)
+{
+    if (!sw->dep[w->id] || sw->bad[w->id])
+        return;
+    contrib *c = arena_alloc(sw->g->arena, sizeof *c);
+    c->v = dv;
+    if (map)
+        memcpy(c->map, map, sizeof(int) * (size_t)w->rank);
+    c->next = sw->adj[w->id];
+    sw->adj[w->id] = c;
+}
+
+/* The adjoint of V from its contributions (NULL: none, it is zero). */
+static g_value *combine(grad_sweep *sw, g_value *v)
+{
+    contrib *first = sw->adj[v->id];
+    if (!first)
+        return NULL;
+    int n = 0;
+    for (contrib *c = first; c; c = c->next)
+        n++;
+    if (positional(v))
+        memcpy(sw->map[v->id], first->map, sizeof(int) * (size_t)v->rank);
+    if (n == 1)
+        return first->v;
+    g_value *a = new_val(sw, OP_ADD, n);
+    a->dt = DT_F32;
+    int i = 0;
+    for (contrib *c = first; c; c = c->next, i++) {
+        g_value *x = c->v;
+        if (positional(v) && memcmp(c->map, first->map, sizeof(int) * (size_t)v->rank) != 0)
+            x = relabel(sw, x, c->map, first->map, v->rank, v->ext);
+        graph_set_operand(a, i, x, 1);
+        a->dt = join(a->dt, x->dt);
+    }
+    if (positional(v))
+        graph_set_modes(a, v->rank, first->map, v->ext);
+    else
+        graph_set_modes(a, v->rank, v->label, v->ext);
+    return graph_add(sw->g, a);
+}
+
+/* Marks V's operands on the way from an input as beyond the sweep's
+   reach because of AT. */
+static void poison(grad_sweep *sw, const g_value *v, const g_value *at)
+{
+    for (int i = 0; i < v->nin; i++)
+        if (sw->dep[v->in[i]->id] && !sw->bad[v->in[i]->id])
+            sw->bad[v->in[i]->id] = at;
+}
+
+/* Passes adjoint DV of V (MAP: its labels per mode, for positional V) on
+   to V's operands. Returns -1 if V's operation has no rule yet. */
+static int propagate(grad_sweep *sw, g_value *v, g_value *dv, const int *map)
+{
+    g_value *f[6];
+    double e[6];
+    switch (v->op) {
+    case OP_INPUT:
+    case OP_CONST:
+        return 0;
+    case OP_INDEX: {
+        g_value *w = v->in[0];
+        for (int m = 0; m < w->rank; m++) {
+            if (v->idx_label[m] < 0)
+                return -1; /* a chip */
+            for (int k = 0; k < m; k++)
+                if (v->idx_label[k] == v->idx_label[m])
+                    return -1; /* a diagonal */
+        }
+        contribute(sw, w, dv, v->idx_label);
+        return 0;
+    }
+    case OP_STORE: {
+        g_value *x = v->in[0];
+        double sign = v->store_op == '-' ? -1 : 1;
+        if (v->store_op != '=')
+            contribute(sw, v->in[1], dv, map);
+        if (!sw->dep[x->id])
+            return 0;
+        g_value *d = dv;
+        if (v->rank > 0 && memcmp(map, v->store_label, sizeof(int) * (size_t)v->rank) != 0)
+            d = relabel(sw, dv, map, v->store_label, v->rank, v->ext);
+        f[0] = d;
+        e[0] = 1;
+        contribute(sw, x, product_like(sw, 1, f, e, sign, x, v), NULL);
+        return 0;
+    }
+    case OP_CONTRACT:
+        for (int k = 0; k < v->nin; k++) {
+            g_value *x = v->in[k];
+            if (!sw->dep[x->id])
+                continue;
+            int n = v->nin + 2;
+            g_value **fs = arena_alloc(sw->g->arena, sizeof(g_value *) * (size_t)n);
+            double *es = arena_alloc(sw->g->arena, sizeof(double) * (size_t)n);
+            int nf = 0;
+            double coef = v->coef;
+            fs[nf] = dv;
+            es[nf++] = 1;
+            for (int i = 0; i < v->nin; i++)
+                if (i != k) {
+                    fs[nf] = v->in[i];
+                    es[nf++] = v->coef_in[i];
+                }
+            if (v->coef_in[k] < 0) { /* d(1/x) = -1/x² */
+                fs[nf] = x;
+                es[nf++] = -1;
+                fs[nf] = x;
+                es[nf++] = -1;
+                coef = -coef;
+            }
+            contribute(sw, x, product_like(sw, nf, fs, es, coef, x, v), NULL);
+        }
+        return 0;
+    case OP_ADD:
+        for (int i = 0; i < v->nin; i++)
+            if (sw->dep[v->in[i]->id]) {
+                f[0] = dv;
+                e[0] = 1;
+                contribute(sw, v->in[i], product_like(sw, 1, f, e, v->coef_in[i], v->in[i], v), NULL);
+            }
+        return 0;
+    case OP_MAP: {
+        g_value *x = v->nin ? v->in[0] : NULL;
+        f[0] = dv;
+        e[0] = e[1] = e[2] = 1;
+        double coef = 1;
+        int nf = 2;
+        switch (v->fn) {
+        case MAP_POW: {
+            double p = v->fn_arg;
+            coef = p;
+            if (p == 0)
+                return 0;
+            if (p == 1)
+                nf = 1;
+            else if (p == 2)
+                f[1] = x;
+            else {
+                g_value *in[1] = {x};
+                f[1] = map_val(sw, MAP_POW, 1, in, p - 1);
+            }
+            break;
+        }
+        case MAP_EXP: f[1] = v; break;
+        case MAP_LOG: f[1] = x; e[1] = -1; break;
+        case MAP_SQRT: f[1] = v; e[1] = -1; coef = 0.5; break;
+        case MAP_SIN: f[1] = map1(sw, MAP_COS, x); break;
+        case MAP_COS: f[1] = map1(sw, MAP_SIN, x); coef = -1; break;
+        case MAP_TANH: {
+            g_value *sq[1] = {v};
+            g_value *t = new_val(sw, OP_ADD, 2);
+            graph_set_operand(t, 0, const_val(sw, 1), 1);
+            graph_set_operand(t, 1, map_val(sw, MAP_POW, 1, sq, 2), -1);
+            t->dt = v->dt;
+            graph_set_modes(t, v->rank, v->label, v->ext);
+            f[1] = graph_add(sw->g, t);
+            break;
+        }
+        case MAP_ABS: {
+            g_value *zero = const_val(sw, 0);
+            g_value *t = new_val(sw, OP_ADD, 2);
+            graph_set_operand(t, 0, map2(sw, MAP_GT, x, zero), 1);
+            graph_set_operand(t, 1, map2(sw, MAP_LT, x, zero), -1);
+            t->dt = v->dt;
+            graph_set_modes(t, x->rank, x->label, x->ext);
+            f[1] = graph_add(sw->g, t);
+            break;
+        }
+        case MAP_MAX:
+        case MAP_MIN: {
+            g_value *a = v->in[0], *b = v->in[1];
+            if (sw->dep[a->id]) {
+                f[1] = map2(sw, v->fn == MAP_MAX ? MAP_GE : MAP_LE, a, b);
+                contribute(sw, a, product_like(sw, 2, f, e, 1, a, v), NULL);
+            }
+            if (sw->dep[b->id]) {
+                f[1] = map2(sw, v->fn == MAP_MAX ? MAP_LT : MAP_GT, a, b);
+                contribute(sw, b, product_like(sw, 2, f, e, 1, b, v), NULL);
+            }
+            return 0;
+        }
+        case MAP_WHERE:
+            for (int i = 1; i <= 2; i++)
+                if (sw->dep[v->in[i]->id]) {
+                    g_value *in[3] = {v->in[0], i == 1 ? dv : const_val(sw, 0), i == 1 ? const_val(sw, 0) : dv};
+                    f[0] = map_val(sw, MAP_WHERE, 3, in, 0);
+                    contribute(sw, v->in[i], product_like(sw, 1, f, e, 1, v->in[i], v), NULL);
+                }
+            return 0;
+        default: /* comparisons, delta, dims: constant */
+            return 0;
+        }
+        contribute(sw, x, product_like(sw, nf, f, e, coef, x, v), NULL);
+        return 0;
+    }
+    case OP_REDUCE: {
+        g_value *x = v->in[0];
+        f[0] = dv;
+        e[0] = e[1] = 1;
+        if (v->red == RED_MUL) { /* dv · v / x */
+            f[1] = v;
+            f[2] = x;
+            e[2] = -1;
+            contribute(sw, x, product_like(sw, 3, f, e, 1, x, v), NULL);
+            return 0;
+        }
+        if (v->red != RED_MAX && v->red != RED_MIN)
+            return -1;
+        g_value *mask = map2(sw, MAP_EQ, x, v); /* dv · [x == v] / #ties */
+        g_value *m1[1] = {mask};
+        double one[1] = {1};
+        g_value *count = product_like(sw, 1, m1, one, 1, v, v);
+        f[1] = mask;
+        f[2] = count;
+        e[2] = -1;
+        contribute(sw, x, product_like(sw, 3, f, e, 1, x, v), NULL);
+        return 0;
+    }
+    case OP_SCAN: {
+        g_value *x = v->in[0];
+        if (v->red != RED_ADD && v->red != RED_MUL)
+            return -1;
+        g_value *t = dv;
+        if (v->red == RED_MUL) { /* the scan of dv · v, over x */
+            f[0] = dv;
+            f[1] = v;
+            e[0] = e[1] = 1;
+            t = product_like(sw, 2, f, e, 1, v, v);
+        }
+        g_value *s = new_val(sw, OP_SCAN, 1);
+        graph_set_operand(s, 0, t, 1);
+        s->red = RED_ADD;
+        s->scan_label = v->scan_label;
+        s->scan_reverse = !v->scan_reverse;
+        s->dt = t->dt;
+        graph_set_modes(s, t->rank, t->label, t->ext);
+        graph_restrict(sw->g, s, v->maps, v->nmaps);
+        graph_add(sw->g, s);
+        f[0] = s;
+        e[0] = e[1] = 1;
+        int nf = 1;
+        if (v->red == RED_MUL) {
+            f[1] = x;
+            e[1] = -1;
+            nf = 2;
+        }
+        contribute(sw, x, product_like(sw, nf, f, e, 1, x, v), NULL);
+        return 0;
+    }
+    default: /* slices, linear-algebra calls */
+        return -1;
+    }
+}
+
+/* Does V's value depend on its operands in a differentiable way? */
+static int differentiable(const g_value *v)
+{
+    if (v->op == OP_MAP && v->fn >= MAP_LT && v->fn <= MAP_NE)
+        return 0; /* comparisons are constant where they are differentiable */
+    return 1;
+}
+
+grad_sweep *grad_sweep_run(graph *g, g_value *s, cst_node *owner, int stmt, tx_span span)
+{
+    tx_arena *a = g->arena;
+    grad_sweep *sw = arena_alloc(a, sizeof *sw);
+    sw->g = g;
+    sw->owner = owner;
+    sw->stmt = stmt;
+    sw->span = span;
+    sw->s = s;
+    int n = sw->n = g->n;
+    TX_ASSERT(s->id >= 0 && s->id < n && g->v[s->id] == s);
+    sw->adj = arena_alloc(a, sizeof(contrib *) * (size_t)n);
+    sw->total = arena_alloc(a, sizeof(g_value *) * (size_t)n);
+    sw->map = arena_alloc(a, sizeof *sw->map * (size_t)n);
+    sw->bad = arena_alloc(a, sizeof(g_value *) * (size_t)n);
+    sw->dep = arena_alloc(a, (size_t)n);
+    sw->need = arena_alloc(a, (size_t)n);
+    for (int k = 0; k <= s->id; k++) {
+        g_value *v = g->v[k];
+        if (v->op == OP_INPUT)
+            sw->dep[k] = 1;
+        else if (differentiable(v))
+            for (int i = 0; i < v->nin; i++)
+                sw->dep[k] |= sw->dep[v->in[i]->id];
+    }
+    sw->need[s->id] = 1;
+    for (int k = s->id; k >= 0; k--)
+        if (sw->need[k] && sw->dep[k])
+            for (int i = 0; i < g->v[k]->nin; i++)
+                sw->need[g->v[k]->in[i]->id] = 1;
+    if (sw->dep[s->id])
+        contribute(sw, s, const_val(sw, 1), NULL);
+    for (int k = s->id; k >= 0; k--) {
+        g_value *v = g->v[k];
+        if (!sw->need[k] || !sw->dep[k])
+            continue;
+        if (sw->bad[k]) {
+            poison(sw, v, sw->bad[k]);
+            continue;
+        }
+        g_value *dv = combine(sw, v);
+        sw->total[k] = dv;
+        if (dv && propagate(sw, v, dv, positional(v) ? sw->map[k] : NULL) < 0)
+            poison(sw, v, v);
+    }
+    return sw;
+}
+
+/* What the sweep cannot differentiate, for the message. */
+static const char *what(const graph *g, const g_value *v, char *buf, size_t n)
+{
+    if (v->op == OP_INDEX) {
+        for (int m = 0; m < v->in[0]->rank; m++)
+            if (v->idx_label[m] < 0)
+                return "a chip (an integer label)";
+        return "a diagonal (a label repeated in one tensor)";
+    }
+    if (v->op == OP_SLICE)
+        return "slice";
+    if (v->op == OP_LINALG || v->op == OP_PART) {
+        const g_value *c = v->op == OP_PART ? v->in[0] : v;
+        snprintf(buf, n, "'%s'", graph_la_name(c->la));
+        return buf;
+    }
+    if (v->op == OP_SCAN) {
+        snprintf(buf, n, "scan by %s", graph_reduce_name(v->red));
+        return buf;
+    }
+    (void)g;
+    return graph_op_name(v->op);
+}
+
+g_value *grad_result(grad_sweep *sw, int var, int rank, const int *labels, const tx_extent *ext, tx_diag *d,
+                     int stmt, tx_span span)
+{
+    graph *g = sw->g;
+    g_value *x = NULL;
+    for (int k = 0; k < sw->n && !x; k++)
+        if (g->v[k]->op == OP_INPUT && g->v[k]->var == var)
+            x = g->v[k];
+    TX_ASSERT(x && x->rank == rank);
+    if (sw->bad[x->id]) {
+        char buf[64];
+        diag_error(d, span, "grad through %s is not supported yet", what(g, sw->bad[x->id], buf, sizeof buf));
+        diag_note(d, sw->bad[x->id]->span, "it is here, on the way from '%s' to the differentiated value",
+                  g->S->vars[var]->name);
+        return NULL;
+    }
+    g_value *dx = sw->total[x->id];
+    sw->span = span;
+    sw->stmt = stmt;
+    if (!dx) { /* s does not depend on X: zero */
+        g_value *z = new_val(sw, OP_ADD, 1);
+        graph_set_operand(z, 0, const_val(sw, 0), 1);
+        z->dt = x->dt;
+        graph_set_modes(z, rank, labels, ext);
+        return graph_add(g, z);
+    }
+    if (rank > 0 && memcmp(sw->map[x->id], labels, sizeof(int) * (size_t)rank) != 0)
+        dx = relabel(sw, dx, sw->map[x->id], labels, rank, ext);
+    return dx;
+}

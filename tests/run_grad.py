@@ -1,0 +1,199 @@
+#!/usr/bin/env python3
+"""grad (tx(5) section 6.1) against central finite differences in f64.
+
+Each case is a program with `out s` (the scalar differentiated) and, for
+each input X it lists, `out g_X` = grad(s, X(...)). The harness runs the
+program once for s and the gradients, then perturbs entries of each input
+by +-h and reruns for s: (s(x+h) - s(x-h)) / 2h must match g_X. Every
+case runs at -O0, -O1 and -O2 through the Python package (tensorexpr).
+Whole programs are compared with PyTorch autograd by tests/python/test_grad.py.
+
+Prints "N passed, N failed"; exit status 1 on any failure.
+"""
+import argparse
+import os
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+import tensorexpr as tx  # noqa: E402
+
+
+def rnd(*shape, lo=-1.0, hi=1.0):
+    return lambda r: r.uniform(lo, hi, size=shape)
+
+
+def spd(n):
+    def make(r):
+        a = r.normal(size=(n, n))
+        return a @ a.T / n + np.eye(n)
+    return make
+
+
+# name: (source, inputs {name: generator}, the inputs differentiated)
+CASES = {
+    "matvec_tanh_square": ("""
+in A[n,k], x[k];
+out s, g_A[n,k], g_x[k];
+s = tanh(A("i,k") * x("k"))^2;
+g_A("a,b") = grad(s, A("a,b"));
+g_x("j") = grad(s, x("j"));
+""", {"A": rnd(5, 4), "x": rnd(4)}),
+    "contraction_three": ("""
+in A[n,k], B[k,m], C[m,n];
+out s, g_A[n,k], g_B[k,m], g_C[m,n];
+s = A("i,k") * B("k,j") * C("j,i") + A("i,k") * A("i,k");
+g_A("i,k") = grad(s, A("i,k"));
+g_B("k,j") = grad(s, B("k,j"));
+g_C("x,y") = grad(s, C("x,y"));
+""", {"A": rnd(3, 4), "B": rnd(4, 5), "C": rnd(5, 3)}),
+    "division_and_powers": ("""
+in x[n], y[n];
+out s, g_x[n], g_y[n];
+s = x("i")^3 / (y("i")^2 + 1) + x("i") / y("i") - 2 * x("i")^-0.5;
+g_x("i") = grad(s, x("i"));
+g_y("i") = grad(s, y("i"));
+""", {"x": rnd(6, lo=0.5, hi=2), "y": rnd(6, lo=0.5, hi=2)}),
+    "elementwise_functions": ("""
+in x[n];
+out s, g_x[n];
+s = exp(x("i")) + log(x("i") + 2) + sqrt(x("i") + 2) + sin(x("i")) * cos(x("i")) + tanh(x("i")) + abs(x("i"));
+g_x("i") = grad(s, x("i"));
+""", {"x": rnd(7)}),
+    "broadcast_and_sum": ("""
+in A[n,m], b[m], c;
+out s, g_A[n,m], g_b[m], g_c;
+s = (A("i,j") + b("j") * c)^2 + c * A("i,j") - 3 * b("j");
+g_A("i,j") = grad(s, A("i,j"));
+g_b("j") = grad(s, b("j"));
+g_c = grad(s, c);
+""", {"A": rnd(3, 4), "b": rnd(4), "c": rnd()}),
+    "max_min_where": ("""
+in x[n], y[n];
+out s, g_x[n], g_y[n];
+s = max(x("i"), y("i"))^2 + min(x("i"), 0.2) * y("i") + where(x("i") > y("i"), x("i") * y("i"), 3 * y("i"));
+g_x("i") = grad(s, x("i"));
+g_y("i") = grad(s, y("i"));
+""", {"x": rnd(9), "y": rnd(9)}),
+    "reduce_ops": ("""
+in A[n,m];
+out s, g_A[n,m];
+s = reduce(max, A("i,j"))^2 + reduce(min, A("i,j")) * 3 + reduce(*, A("i,j") + 2) + exp(reduce(+, A("i,j")));
+g_A("i,j") = grad(s, A("i,j"));
+""", {"A": rnd(4, 3)}),
+    "scans": ("""
+in x[n], w[n];
+out s, g_x[n];
+s = scan(+, x("i"), "i") * w("i") + scanr(*, x("i") + 2, "i") * w("i");
+g_x("i") = grad(s, x("i"));
+""", {"x": rnd(6), "w": rnd(6)}),
+    "lets_and_stores": ("""
+in W[d,d], x[d];
+tmp t[d];
+out s, g_W[d,d], g_x[d];
+let T("j,i") = W("i,j") * 2;
+t("i") = tanh(T("k,i") * x("k"));
+t("i") += x("i") * 0 + 1;
+let y = t("i") * t("i");
+s = y + T("a,b") * T("a,b");
+g_W("p,q") = grad(s, W("p,q"));
+g_x("q") = grad(s, x("q"));
+""", {"W": rnd(4, 4), "x": rnd(4)}),
+    "inout_at_entry": ("""
+inout W[n,m];
+in X[k,n], y[k];
+out s, g_W[n,m];
+s = (X("k,i") * W("i,j") - y("k"))^2;
+g_W("i,j") = grad(s, W("i,j"));
+W("i,j") -= 0.1 * g_W("i,j");
+""", {"W": rnd(3, 2), "X": rnd(5, 3), "y": rnd(5)}),
+    "expression_in_place": ("""
+in x[n], A[n,n];
+out s, g_x[n];
+s = x("i") * A("i,j") * x("j");
+g_x("i") = grad(x("a") * A("a,b") * x("b"), x("i"));
+""", {"x": rnd(5), "A": rnd(5, 5)}),
+    "hessian_vector": ("""
+in x[n], v[n], A[n,n];
+out s, g_x[n];
+let f = exp(A("i,j") * x("j")) + x("i")^4;
+s = grad(f, x("i")) * v("i");
+g_x("i") = grad(s, x("i"));
+""", {"x": rnd(4), "v": rnd(4), "A": rnd(4, 4)}),
+    "f32_inputs": ("""
+in f32 x[n];
+in A[n,n];
+out s, g_x[n];
+s = exp(A("i,j") * x("j"));
+g_x("i") = grad(s, x("i"));
+""", {"x": rnd(4), "A": rnd(4, 4)}),
+}
+
+
+def run_case(name, src, gens, level, seed, h=1e-6):
+    r = np.random.default_rng(seed)
+    prog = tx.compile(src, opt_level=level)
+    inputs = {}
+    for k, g in gens.items():
+        a = np.asarray(g(r), dtype=np.float64)
+        inputs[k] = a.astype(prog.tensors[k].dtype)
+    inouts = {t.name for t in prog.tensors.values() if t.io == "inout"}
+
+    def call(ins):
+        ins = {k: (v.copy() if k in inouts else v) for k, v in ins.items()}
+        return prog(**ins)
+
+    res = call(inputs)
+    errors = []
+    for gname in sorted(k for k in res if k.startswith("g_")):
+        x = gname[2:]
+        g = np.asarray(res[gname], dtype=np.float64)
+        base = inputs[x]
+        f32 = base.dtype == np.float32
+        step, tol = (2.0 ** -8, 1e-4) if f32 else (h, 1e-5)  # an f32 input moves by a step it can hold
+        flat = base.reshape(-1)
+        for idx in range(flat.size):
+            plus, minus = flat.copy(), flat.copy()
+            plus[idx] += step
+            minus[idx] -= step
+            sp = float(call({**inputs, x: plus.reshape(base.shape)})["s"])
+            sm = float(call({**inputs, x: minus.reshape(base.shape)})["s"])
+            fd = (sp - sm) / (float(plus[idx]) - float(minus[idx]))
+            got = g.reshape(-1)[idx]
+            if not abs(fd - got) <= tol * max(1.0, abs(fd)):
+                errors.append("%s[%d]: grad %.10g, finite differences %.10g" % (gname, idx, got, fd))
+    for gname in res:
+        if gname.startswith("g_") and not np.all(np.isfinite(res[gname])):
+            errors.append("%s is not finite" % gname)
+    return errors
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--levels", default="0,1,2")
+    ap.add_argument("cases", nargs="*")
+    args = ap.parse_args()
+    passed = failed = 0
+    for name, (src, gens) in CASES.items():
+        if args.cases and name not in args.cases:
+            continue
+        for level in [int(x) for x in args.levels.split(",")]:
+            try:
+                errs = run_case(name, src, gens, level, seed=len(name))
+            except tx.TensorExprError as e:
+                errs = ["error: %s" % e]
+            if errs:
+                failed += 1
+                print("FAIL %s -O%d" % (name, level))
+                for e in errs[:8]:
+                    print("   ", e)
+            else:
+                passed += 1
+                print("ok   %s -O%d" % (name, level))
+    print("%d passed, %d failed" % (passed, failed))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
