@@ -175,9 +175,9 @@ static g_value *product_like(grad_sweep *sw, int n, g_value *const *vals, const 
     return product_to(sw, n, vals, exps, coef, like->rank, like->label, like->ext, at->maps, at->nmaps);
 }
 
-/* V (labels FROM[m] for mode m of a RANK-mode tensor of extents EXT) read
-   back through labels TO[m]: stored into a hidden tmp tensor, then viewed. */
-static g_value *relabel(grad_sweep *sw, g_value *v, const int *from, const int *to, int rank, const tx_extent *ext)
+/* V (labels FROM[m] for mode m of a RANK-mode tensor of extents EXT)
+   stored into a hidden tmp tensor, to be viewed through other labels. */
+static g_value *store_tmp(grad_sweep *sw, g_value *v, const int *from, int rank, const tx_extent *ext)
 {
     sym *t = sema_grad_tmp(sw->g->S, sw->owner, sw->ntmp++, v->dt, rank, ext);
     g_value *s = new_val(sw, OP_STORE, 1);
@@ -191,17 +191,139 @@ static g_value *relabel(grad_sweep *sw, g_value *v, const int *from, const int *
         s->store_label[i] = from[i];
     }
     graph_set_modes(s, rank, positional, ext);
-    graph_add(sw->g, s);
+    return graph_add(sw->g, s);
+}
+
+/* The tensor stored by S read through labels TO[m] (distinct). */
+static g_value *view(grad_sweep *sw, g_value *s, const int *to)
+{
     g_value *ix = new_val(sw, OP_INDEX, 1);
     graph_set_operand(ix, 0, s, 1);
-    ix->dt = t->dt;
-    for (int i = 0; i < rank; i++) {
+    ix->dt = s->dt;
+    for (int i = 0; i < s->rank; i++) {
         ix->idx_label[i] = to[i];
         ix->idx_chip[i] = 0;
         ix->chip_span[i] = sw->span;
     }
-    graph_set_modes(ix, rank, to, ext);
+    graph_set_modes(ix, s->rank, to, s->ext);
     return graph_add(sw->g, ix);
+}
+
+/* V (labels FROM[m] for mode m of a RANK-mode tensor of extents EXT) read
+   back through labels TO[m]: stored into a hidden tmp tensor, then viewed. */
+static g_value *relabel(grad_sweep *sw, g_value *v, const int *from, const int *to, int rank, const tx_extent *ext)
+{
+    return view(sw, store_tmp(sw, v, from, rank, ext), to);
+}
+
+/* The extent of label L in V. */
+static tx_extent ext_of(const g_value *v, int l)
+{
+    for (int i = 0; i < v->rank; i++)
+        if (v->label[i] == l)
+            return v->ext[i];
+    TX_ASSERT(!"label not in value");
+    return (tx_extent){-1, 0};
+}
+
+/* A label of the sweep's own, named after label BASE (-1: none) and TAG
+   ("i#gp"): the same id each time the program is lowered. -1 if the
+   table is full. */
+static int fresh_label(grad_sweep *sw, int base, const char *tag)
+{
+    cst_program *P = sw->g->S->cst;
+    const char *name = arena_printf(sw->g->arena, "%s#g%s", base >= 0 ? P->label_names[base] : "", tag);
+    int id = cst_label_id(P, name, strlen(name));
+    if (id >= 0)
+        sw->g->label_names = P->label_names;
+    return id;
+}
+
+/* 1, 2, ..., e along label L: a running sum of ones. */
+static g_value *iota1(grad_sweep *sw, int l, tx_extent e)
+{
+    g_value *ones = new_val(sw, OP_ADD, 1);
+    graph_set_operand(ones, 0, const_val(sw, 1), 1);
+    ones->dt = DT_F64;
+    graph_set_modes(ones, 1, &l, &e);
+    graph_add(sw->g, ones);
+    g_value *sc = new_val(sw, OP_SCAN, 1);
+    graph_set_operand(sc, 0, ones, 1);
+    sc->red = RED_ADD;
+    sc->scan_label = l;
+    sc->dt = DT_F64;
+    graph_set_modes(sc, 1, &l, &e);
+    return graph_add(sw->g, sc);
+}
+
+/* Extent X as a number (a constant, a dim, or a sum of multiples of dims). */
+static g_value *extent_val(grad_sweep *sw, tx_extent x)
+{
+    if (x.dim == -1)
+        return const_val(sw, (double)x.value);
+    g_value *a = new_val(sw, OP_ADD, 0);
+    a->dt = DT_F64;
+    if (x.dim >= 0) {
+        g_value *d = new_val(sw, OP_MAP, 0);
+        d->fn = MAP_DIM;
+        d->fn_arg = x.dim;
+        d->dt = DT_F32;
+        graph_add_operand(sw->g, a, graph_add(sw->g, d), 1);
+    } else {
+        const dext *dx = &sw->g->S->derived[x.value];
+        if (dx->kind != 0)
+            return NULL;
+        graph_add_operand(sw->g, a, const_val(sw, (double)dx->c), 1);
+        for (int i = 0; i < dx->nterm; i++) {
+            g_value *d = new_val(sw, OP_MAP, 0);
+            d->fn = MAP_DIM;
+            d->fn_arg = dx->dim[i];
+            d->dt = DT_F32;
+            graph_add_operand(sw->g, a, graph_add(sw->g, d), (double)dx->coef[i]);
+        }
+    }
+    graph_set_modes(a, 0, NULL, NULL);
+    return graph_add(sw->g, a);
+}
+
+/* V laid out row-major in the label order ORDER[0..N) (a LAPACK argument):
+   V itself when it already is, else a copy. */
+static g_value *contiguous(grad_sweep *sw, g_value *v, const int *order, int n)
+{
+    int ok = v->rank == n;
+    for (int k = 0; ok && k < n; k++)
+        ok = v->label[k] == order[k];
+    if (v->op == OP_INDEX)
+        for (int k = 0; ok && k < v->in[0]->rank; k++)
+            ok = k < n && v->idx_label[k] == order[k];
+    else if (v->op == OP_INPUT || v->op == OP_STORE || v->op == OP_CONST)
+        ok = 0;
+    if (ok)
+        return v;
+    g_value *c = new_val(sw, OP_CONTRACT, 1);
+    graph_set_operand(c, 0, v, 1);
+    c->dt = v->dt;
+    tx_extent ext[TX_MAX_MODES];
+    for (int k = 0; k < n; k++)
+        ext[k] = ext_of(v, order[k]);
+    graph_set_modes(c, n, order, ext);
+    return graph_add(sw->g, c);
+}
+
+/* solve(A, B) with A laid out in labels (A0, A1) and B in (A0[, K]):
+   the result has labels (A1[, K]). */
+static g_value *solve_val(grad_sweep *sw, g_value *a, g_value *b)
+{
+    g_value *v = new_val(sw, OP_LINALG, 2);
+    v->la = LA_SOLVE;
+    v->nout = 1;
+    graph_set_operand(v, 0, a, 1);
+    graph_set_operand(v, 1, b, 1);
+    v->dt = join(a->dt, b->dt);
+    int lab[2] = {a->label[1], b->rank == 2 ? b->label[1] : 0};
+    tx_extent ext[2] = {a->ext[1], b->rank == 2 ? b->ext[1] : a->ext[0]};
+    graph_set_modes(v, b->rank, lab, ext);
+    return graph_add(sw->g, v);
 }
 
 /* ---- the sweep ---- */
@@ -264,6 +386,88 @@ static void poison(grad_sweep *sw, const g_value *v, const g_value *at)
             sw->bad[v->in[i]->id] = at;
 }
 
+/* The adjoint of the argument(s) of the one-result linear-algebra call V
+   (cholesky, inv, solve) from DV. Returns -1 for the others. */
+static int propagate_linalg(grad_sweep *sw, g_value *v, g_value *dv)
+{
+    g_value *a = v->in[0];
+    int r = a->label[0], c = a->label[1];
+    tx_extent n2[2] = {a->ext[0], a->ext[1]};
+    int rc[2] = {r, c}, cr[2] = {c, r};
+    g_value *f[4];
+    double e[4] = {1, 1, 1, 1};
+    switch (v->la) {
+    case LA_INV: { /* dA = -B^T dB B^T, B = inv(A) */
+        int p = fresh_label(sw, r, "p"), q = fresh_label(sw, c, "q");
+        if (p < 0 || q < 0)
+            return -1;
+        g_value *sb = store_tmp(sw, v, rc, 2, n2);
+        int pr[2] = {p, r}, pq[2] = {p, q}, cq[2] = {c, q};
+        f[0] = view(sw, sb, pr);
+        f[1] = relabel(sw, dv, rc, pq, 2, n2);
+        f[2] = view(sw, sb, cq);
+        contribute(sw, a, product_like(sw, 3, f, e, -1, a, v), NULL);
+        return 0;
+    }
+    case LA_SOLVE: { /* X = A^-1 B: dB = A^-T dX, dA = -dB X^T */
+        g_value *b = v->in[1];
+        g_value *at = contiguous(sw, a, cr, 2);
+        g_value *db = solve_val(sw, at, contiguous(sw, dv, v->label, v->rank));
+        if (sw->dep[b->id])
+            contribute(sw, b, db, NULL);
+        if (sw->dep[a->id]) {
+            f[0] = db;
+            f[1] = v;
+            contribute(sw, a, product_like(sw, 2, f, e, -1, a, v), NULL);
+        }
+        return 0;
+    }
+    case LA_CHOL: { /* PyTorch's rule: S = L^-T Phi(L^T tril(dL)) L^-1, dA = (S + S^T) / 2 */
+        int p = fresh_label(sw, r, "p"), q = fresh_label(sw, c, "q");
+        if (p < 0 || q < 0)
+            return -1;
+        g_value *ir = iota1(sw, r, n2[0]), *ic = iota1(sw, c, n2[1]);
+        f[0] = dv; /* tril(dL) */
+        f[1] = map2(sw, MAP_GE, ir, ic);
+        g_value *tl = product_to(sw, 2, f, e, 1, 2, rc, n2, NULL, 0);
+        g_value *sl = store_tmp(sw, v, rc, 2, n2);
+        int pr[2] = {p, r}, pc[2] = {p, c};
+        f[0] = view(sw, sl, pr); /* M = L^T tril(dL) */
+        f[1] = relabel(sw, tl, rc, pc, 2, n2);
+        g_value *m = product_to(sw, 2, f, e, 1, 2, rc, n2, NULL, 0);
+        g_value *mask = new_val(sw, OP_ADD, 2); /* Phi: the lower triangle, the diagonal halved */
+        graph_set_operand(mask, 0, map2(sw, MAP_GT, ir, ic), 1);
+        g_value *d = new_val(sw, OP_MAP, 0);
+        d->fn = MAP_DELTA;
+        d->dt = DT_F32;
+        graph_set_modes(d, 2, rc, n2);
+        graph_set_operand(mask, 1, graph_add(sw->g, d), 0.5);
+        mask->dt = DT_F64;
+        graph_set_modes(mask, 2, rc, n2);
+        graph_add(sw->g, mask);
+        f[0] = m;
+        f[1] = mask;
+        g_value *phi = product_to(sw, 2, f, e, 1, 2, rc, n2, NULL, 0);
+        g_value *lt = contiguous(sw, v, cr, 2); /* L^T, rows labelled c */
+        int cq[2] = {c, q};
+        g_value *y = solve_val(sw, lt, contiguous(sw, relabel(sw, phi, rc, cq, 2, n2), cq, 2)); /* (r, q) */
+        int rq[2] = {r, q}, qc2[2] = {q, c};
+        g_value *yt = relabel(sw, y, rq, qc2, 2, n2); /* Y^T with rows labelled c: labels (q, c) */
+        g_value *z = solve_val(sw, lt, contiguous(sw, yt, cq, 2)); /* S^T, labels (r, q) */
+        g_value *sz = store_tmp(sw, z, rq, 2, n2);
+        g_value *sum = new_val(sw, OP_ADD, 2);
+        graph_set_operand(sum, 0, view(sw, sz, cr), 0.5);
+        graph_set_operand(sum, 1, view(sw, sz, rc), 0.5);
+        sum->dt = z->dt;
+        graph_set_modes(sum, 2, rc, n2);
+        contribute(sw, a, graph_add(sw->g, sum), NULL);
+        return 0;
+    }
+    default: /* pow, and the multi-result calls */
+        return -1;
+    }
+}
+
 /* Passes adjoint DV of V (MAP: its labels per mode, for positional V) on
    to V's operands. Returns -1 if V's operation has no rule yet. */
 static int propagate(grad_sweep *sw, g_value *v, g_value *dv, const int *map)
@@ -276,16 +480,79 @@ static int propagate(grad_sweep *sw, g_value *v, g_value *dv, const int *map)
         return 0;
     case OP_INDEX: {
         g_value *w = v->in[0];
+        int map2_[TX_MAX_MODES], plain = 1, nf = 1;
+        g_value *fs[TX_MAX_MODES + 1];
+        double es[TX_MAX_MODES + 1];
+        fs[0] = dv;
+        es[0] = 1;
         for (int m = 0; m < w->rank; m++) {
-            if (v->idx_label[m] < 0)
-                return -1; /* a chip */
-            for (int k = 0; k < m; k++)
-                if (v->idx_label[k] == v->idx_label[m])
-                    return -1; /* a diagonal */
+            int l = v->idx_label[m], first = l >= 0;
+            for (int k = 0; first && k < m; k++)
+                first = v->idx_label[k] != l;
+            if (first) {
+                map2_[m] = l;
+                continue;
+            }
+            /* a chip or a diagonal: a label of its own for the mode, and a
+               factor that is 1 where the view reads */
+            plain = 0;
+            char tag[16];
+            snprintf(tag, sizeof tag, "%d", m);
+            int fl = fresh_label(sw, l, tag);
+            if (fl < 0)
+                return -1;
+            map2_[m] = fl;
+            es[nf] = 1;
+            if (l >= 0) { /* delta(l, f) */
+                g_value *d = new_val(sw, OP_MAP, 0);
+                d->fn = MAP_DELTA;
+                d->dt = DT_F32;
+                int lab[2] = {l, fl};
+                tx_extent ext[2] = {w->ext[m], w->ext[m]};
+                graph_set_modes(d, 2, lab, ext);
+                fs[nf++] = graph_add(sw->g, d);
+            } else /* [f == chip]: 1-based positions against chip + 1 */
+                fs[nf++] = map2(sw, MAP_EQ, iota1(sw, fl, w->ext[m]), const_val(sw, (double)v->idx_chip[m] + 1));
         }
-        contribute(sw, w, dv, v->idx_label);
+        if (plain) {
+            contribute(sw, w, dv, v->idx_label);
+            return 0;
+        }
+        contribute(sw, w, product_to(sw, nf, fs, es, 1, w->rank, map2_, w->ext, v->maps, v->nmaps), map2_);
         return 0;
     }
+    case OP_SLICE: { /* dx(i) = sum_k dv(k) [i == k + lo], per mode that moves */
+        g_value *x = v->in[0];
+        int to[TX_MAX_MODES], nf = 1;
+        g_value *fs[TX_MAX_MODES + 1];
+        double es[TX_MAX_MODES + 1];
+        for (int m = 0; m < v->rank; m++) {
+            int l = v->label[m];
+            tx_extent xe = ext_of(x, l);
+            to[m] = l;
+            es[nf] = 1;
+            if (v->slice_lo[m].dim == -1 && v->slice_lo[m].value == 0 && ext_eq(v->ext[m], xe))
+                continue;
+            int k = fresh_label(sw, l, "s");
+            g_value *lo = extent_val(sw, v->slice_lo[m]);
+            if (k < 0 || !lo)
+                return -1;
+            to[m] = k;
+            g_value *shift = new_val(sw, OP_ADD, 2);
+            graph_set_operand(shift, 0, iota1(sw, k, v->ext[m]), 1);
+            graph_set_operand(shift, 1, lo, 1);
+            shift->dt = DT_F64;
+            graph_set_modes(shift, 1, &k, &v->ext[m]);
+            graph_add(sw->g, shift);
+            fs[nf++] = map2(sw, MAP_EQ, iota1(sw, l, xe), shift);
+        }
+        fs[0] = relabel(sw, dv, v->label, to, v->rank, v->ext);
+        es[0] = 1;
+        contribute(sw, x, product_like(sw, nf, fs, es, 1, x, v), NULL);
+        return 0;
+    }
+    case OP_LINALG:
+        return propagate_linalg(sw, v, dv);
     case OP_STORE: {
         g_value *x = v->in[0];
         double sign = v->store_op == '-' ? -1 : 1;
@@ -464,7 +731,7 @@ static int propagate(grad_sweep *sw, g_value *v, g_value *dv, const int *map)
         contribute(sw, x, product_like(sw, nf, f, e, 1, x, v), NULL);
         return 0;
     }
-    default: /* slices, linear-algebra calls */
+    default: /* the results of eigh, qr, svd */
         return -1;
     }
 }

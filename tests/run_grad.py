@@ -128,16 +128,79 @@ out s, g_x[n];
 s = exp(A("i,j") * x("j"));
 g_x("i") = grad(s, x("i"));
 """, {"x": rnd(4), "A": rnd(4, 4)}),
+    "chips_diagonals_delta": ("""
+in A[n,n], x[n];
+out s, g_A[n,n], g_x[n];
+s = A("i,i") * x("i") + A("1,j") * x("j")^2 + A("0,2") * 3 + x("i") * delta("i,j") * A("i,j") * A("j,i");
+g_A("i,j") = grad(s, A("i,j"));
+g_x("i") = grad(s, x("i"));
+""", {"A": rnd(4, 4), "x": rnd(4)}),
+    "slices": ("""
+dim n = 6;
+in x[n], A[n,n];
+out s, g_x[n], g_A[n,n];
+s = slice(x("i"), [1], [4])^2 * slice(A("i,j"), [1, 0], [4, 2]) + slice(A("a,b"), [0, 0], [n, n]) * 2;
+g_x("i") = grad(s, x("i"));
+g_A("i,j") = grad(s, A("i,j"));
+""", {"x": rnd(6), "A": rnd(6, 6)}),
+    "symbolic_slice": ("""
+in x[n];
+out s, g_x[n];
+s = exp(slice(x("i"), [n-3], [n-1]));
+g_x("i") = grad(s, x("i"));
+""", {"x": rnd(6)}),
+    "inv": ("""
+in A[n,n];
+out s, g_A[n,n];
+s = inv(A("i,j"))^2 + inv(A("i,j")) * A("i,j");
+g_A("i,j") = grad(s, A("i,j"));
+""", {"A": lambda r: r.normal(size=(4, 4)) + 4 * np.eye(4)}),
+    "solve_vec": ("""
+in A[n,n], b[n];
+out s, g_A[n,n], g_b[n];
+s = solve(A("i,j"), b("i"))^3;
+g_A("i,j") = grad(s, A("i,j"));
+g_b("i") = grad(s, b("i"));
+""", {"A": lambda r: r.normal(size=(4, 4)) + 4 * np.eye(4), "b": rnd(4)}),
+    "inv_solve": ("""
+in A[n,n], B[n,m], b[n];
+out s, g_A[n,n], g_B[n,m], g_b[n];
+s = inv(A("i,j"))^2 + solve(A("i,j"), B("i,r")) * B("j,r") + solve(A("i,j"), b("i"))^3;
+g_A("i,j") = grad(s, A("i,j"));
+g_B("i,j") = grad(s, B("i,j"));
+g_b("i") = grad(s, b("i"));
+""", {"A": lambda r: r.normal(size=(4, 4)) + 4 * np.eye(4), "B": rnd(4, 3), "b": rnd(4)}),
+    "cholesky_gaussian": ("""
+in S[n,n], y[n];
+out s, g_S[n,n], g_y[n];
+let L("i,j") = cholesky(S("i,j"));
+let z("j") = solve(L("i,j"), y("i"));
+s = 0.5 * z("i") * z("i") + log(L("i,i"));
+g_S("i,j") = grad(s, S("i,j"));
+g_y("i") = grad(s, y("i"));
+""", {"S": spd(4), "y": rnd(4)}, {"S"}),
+    "sparse_map": ("""
+sparse M : "i" -> "j";
+in A[n,m], B[n,m];
+out s, g_A[n,m], g_B[n,m];
+s = A("i,j") * exp(B("i,j")) + A("i,j")^2;
+g_A("i,j") = grad(s, A("i,j"));
+g_B("i,j") = grad(s, B("i,j"));
+""", {"A": rnd(4, 5), "B": rnd(4, 5)}, set(), {"M": lambda r: r.uniform(size=(4, 5)) < 0.5}),
 }
 
 
-def run_case(name, src, gens, level, seed, h=1e-6):
+def run_case(name, src, gens, level, seed, h=1e-6, sym=(), maps=None):
+    """SYM: inputs perturbed symmetrically (A[i,j] and A[j,i] together: a
+    function of a symmetric matrix, like cholesky); MAPS: sparse-map masks."""
     r = np.random.default_rng(seed)
     prog = tx.compile(src, opt_level=level)
     inputs = {}
     for k, g in gens.items():
         a = np.asarray(g(r), dtype=np.float64)
         inputs[k] = a.astype(prog.tensors[k].dtype)
+    for k, g in (maps or {}).items():
+        inputs[k] = g(r)
     inouts = {t.name for t in prog.tensors.values() if t.io == "inout"}
 
     def call(ins):
@@ -157,10 +220,19 @@ def run_case(name, src, gens, level, seed, h=1e-6):
             plus, minus = flat.copy(), flat.copy()
             plus[idx] += step
             minus[idx] -= step
+            want_g = g.reshape(-1)[idx]
+            if x in sym:
+                i, j = divmod(idx, base.shape[1])
+                if i < j:
+                    continue
+                if i != j:
+                    plus[j * base.shape[1] + i] += step
+                    minus[j * base.shape[1] + i] -= step
+                    want_g = g[i, j] + g[j, i]
             sp = float(call({**inputs, x: plus.reshape(base.shape)})["s"])
             sm = float(call({**inputs, x: minus.reshape(base.shape)})["s"])
             fd = (sp - sm) / (float(plus[idx]) - float(minus[idx]))
-            got = g.reshape(-1)[idx]
+            got = want_g
             if not abs(fd - got) <= tol * max(1.0, abs(fd)):
                 errors.append("%s[%d]: grad %.10g, finite differences %.10g" % (gname, idx, got, fd))
     for gname in res:
@@ -175,12 +247,15 @@ def main():
     ap.add_argument("cases", nargs="*")
     args = ap.parse_args()
     passed = failed = 0
-    for name, (src, gens) in CASES.items():
+    for name, case in CASES.items():
         if args.cases and name not in args.cases:
             continue
+        src, gens = case[0], case[1]
+        sym = case[2] if len(case) > 2 else set()
+        maps = case[3] if len(case) > 3 else {}
         for level in [int(x) for x in args.levels.split(",")]:
             try:
-                errs = run_case(name, src, gens, level, seed=len(name))
+                errs = run_case(name, src, gens, level, seed=len(name), sym=sym, maps=maps)
             except tx.TensorExprError as e:
                 errs = ["error: %s" % e]
             if errs:
