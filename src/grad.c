@@ -45,6 +45,7 @@
 
 typedef struct contrib {
     g_value *v;              /* a contribution to the adjoint, labelled */
+    int part;                /* multi-result calls: the result it is for */
     int map[TX_MAX_MODES];   /* positional values: v's label for each mode */
     struct contrib *next;
 } contrib;
@@ -347,6 +348,34 @@ static void contribute(grad_sweep *sw, g_value *w, g_value *dv, const int *map)
     sw->adj[w->id] = c;
 }
 
+/* A contribution DV to result PART of the multi-result call W. */
+static void contribute_part(grad_sweep *sw, g_value *w, g_value *dv, int part)
+{
+    contribute(sw, w, dv, NULL);
+    if (sw->adj[w->id] && sw->adj[w->id]->v == dv)
+        sw->adj[w->id]->part = part;
+}
+
+/* The adjoint of result PART of multi-result call V (NULL: zero). */
+static g_value *part_total(grad_sweep *sw, g_value *v, int part, const g_value *like)
+{
+    g_value *a = NULL;
+    for (contrib *c = sw->adj[v->id]; c; c = c->next)
+        if (c->part == part) {
+            if (!a) {
+                a = c->v;
+                continue;
+            }
+            g_value *s = new_val(sw, OP_ADD, 2);
+            graph_set_operand(s, 0, a, 1);
+            graph_set_operand(s, 1, c->v, 1);
+            s->dt = join(a->dt, c->v->dt);
+            graph_set_modes(s, like->rank, like->label, like->ext);
+            a = graph_add(sw->g, s);
+        }
+    return a;
+}
+
 /* The adjoint of V from its contributions (NULL: none, it is zero). */
 static g_value *combine(grad_sweep *sw, g_value *v)
 {
@@ -386,6 +415,89 @@ static void poison(grad_sweep *sw, const g_value *v, const g_value *at)
             sw->bad[v->in[i]->id] = at;
 }
 
+/* -B^T dB B^T for B = inv(A) (labels R, C, extents N2) and its adjoint
+   DB; NULL if no label is left for the sweep. */
+static g_value *inv_adjoint(grad_sweep *sw, g_value *b, g_value *db, int r, int c, const tx_extent *n2)
+{
+    int p = fresh_label(sw, r, "p"), q = fresh_label(sw, c, "q");
+    if (p < 0 || q < 0)
+        return NULL;
+    int rc[2] = {r, c}, pr[2] = {p, r}, pq[2] = {p, q}, cq[2] = {c, q};
+    g_value *sb = store_tmp(sw, b, rc, 2, n2);
+    g_value *f[3] = {view(sw, sb, pr), relabel(sw, db, rc, pq, 2, n2), view(sw, sb, cq)};
+    double e[3] = {1, 1, 1};
+    return product_to(sw, 3, f, e, -1, 2, rc, n2, NULL, 0);
+}
+
+/* eigh (one matrix): dA = V (diag(dw) + skew(V^T dV) / E) V^T with
+   E(e,f) = w(f) - w(e) (1 on the diagonal): PyTorch's rule. Returns -1
+   for what has no rule. */
+static int propagate_eigh(grad_sweep *sw, g_value *v)
+{
+    if (v->nin != 1)
+        return -1; /* the generalised problem */
+    g_value *a = v->in[0], *pv = NULL, *pw = NULL;
+    for (int k = v->id + 1; k < sw->n; k++) {
+        g_value *u = sw->g->v[k];
+        if (u->op == OP_PART && u->in[0] == v)
+            *(u->part == 0 ? &pv : &pw) = u;
+    }
+    TX_ASSERT(pv && pw);
+    g_value *dV = part_total(sw, v, 0, pv), *dw = part_total(sw, v, 1, pw);
+    int r = a->label[0], c = a->label[1], i = pv->label[0], el = pv->label[1];
+    int fl = fresh_label(sw, el, "f");
+    if (fl < 0)
+        return -1;
+    tx_extent n2[2] = {a->ext[0], a->ext[1]}, ee[2] = {pv->ext[1], pv->ext[1]};
+    int ef[2] = {el, fl}, fe[2] = {fl, el}, ie[2] = {i, el}, ifl[2] = {i, fl}, rc[2] = {r, c};
+    double one[3] = {1, 1, 1};
+    g_value *delta = new_val(sw, OP_MAP, 0);
+    delta->fn = MAP_DELTA;
+    delta->dt = DT_F32;
+    graph_set_modes(delta, 2, ef, ee);
+    graph_add(sw->g, delta);
+    g_value *mid = new_val(sw, OP_ADD, 0);
+    mid->dt = DT_F32;
+    if (dV) {
+        g_value *f[3] = {pv, relabel(sw, dV, ie, ifl, 2, pv->ext)};
+        g_value *k = product_to(sw, 2, f, one, 1, 2, ef, ee, NULL, 0); /* V^T dV */
+        g_value *sk = new_val(sw, OP_ADD, 2); /* its skew part */
+        graph_set_operand(sk, 0, k, 0.5);
+        graph_set_operand(sk, 1, relabel(sw, k, ef, fe, 2, ee), -0.5);
+        sk->dt = k->dt;
+        graph_set_modes(sk, 2, ef, ee);
+        graph_add(sw->g, sk);
+        g_value *ed = new_val(sw, OP_ADD, 3); /* w(f) - w(e), 1 on the diagonal */
+        graph_set_operand(ed, 0, relabel(sw, pw, &el, &fl, 1, pw->ext), 1);
+        graph_set_operand(ed, 1, pw, -1);
+        graph_set_operand(ed, 2, delta, 1);
+        ed->dt = pw->dt;
+        graph_set_modes(ed, 2, ef, ee);
+        graph_add(sw->g, ed);
+        f[0] = sk;
+        f[1] = ed;
+        double ex[2] = {1, -1};
+        g_value *q = product_to(sw, 2, f, ex, 1, 2, ef, ee, NULL, 0);
+        graph_add_operand(sw->g, mid, q, 1);
+        mid->dt = join(mid->dt, q->dt);
+    }
+    if (dw) {
+        g_value *f[2] = {dw, delta};
+        g_value *d = product_to(sw, 2, f, one, 1, 2, ef, ee, NULL, 0);
+        graph_add_operand(sw->g, mid, d, 1);
+        mid->dt = join(mid->dt, d->dt);
+    }
+    if (!mid->nin)
+        return 0;
+    graph_set_modes(mid, 2, ef, ee);
+    graph_add(sw->g, mid);
+    int re[2] = {r, el}, cf[2] = {c, fl};
+    g_value *sv = store_tmp(sw, pv, ie, 2, pv->ext);
+    g_value *f[3] = {view(sw, sv, re), mid, view(sw, sv, cf)};
+    contribute(sw, a, product_to(sw, 3, f, one, 1, 2, rc, n2, NULL, 0), NULL);
+    return 0;
+}
+
 /* The adjoint of the argument(s) of the one-result linear-algebra call V
    (cholesky, inv, solve) from DV. Returns -1 for the others. */
 static int propagate_linalg(grad_sweep *sw, g_value *v, g_value *dv)
@@ -398,15 +510,71 @@ static int propagate_linalg(grad_sweep *sw, g_value *v, g_value *dv)
     double e[4] = {1, 1, 1, 1};
     switch (v->la) {
     case LA_INV: { /* dA = -B^T dB B^T, B = inv(A) */
+        g_value *da = inv_adjoint(sw, v, dv, r, c, n2);
+        if (!da)
+            return -1;
+        contribute(sw, a, da, NULL);
+        return 0;
+    }
+    case LA_POW: { /* B = M^m: dM = sum_k (M^k)^T dB (M^(m-1-k))^T; M = A, or inv(A) when p < 0 */
+        int64_t pw = v->la_pow, m = pw < 0 ? -pw : pw;
+        if (m == 0)
+            return 0;
+        if (m > 64)
+            return -1;
         int p = fresh_label(sw, r, "p"), q = fresh_label(sw, c, "q");
         if (p < 0 || q < 0)
             return -1;
-        g_value *sb = store_tmp(sw, v, rc, 2, n2);
+        g_value *mat = a;
+        if (pw < 0) {
+            mat = new_val(sw, OP_LINALG, 1);
+            mat->la = LA_INV;
+            mat->nout = 1;
+            graph_set_operand(mat, 0, a, 1);
+            mat->dt = a->dt;
+            graph_set_modes(mat, 2, rc, n2);
+            graph_add(sw->g, mat);
+        }
+        g_value **pk = arena_alloc(sw->g->arena, sizeof(g_value *) * (size_t)m);
+        for (int64_t k = 0; k < m; k++) { /* M^k, stored */
+            g_value *x;
+            if (k == 0) {
+                x = new_val(sw, OP_MAP, 0);
+                x->fn = MAP_DELTA;
+                x->dt = DT_F32;
+                graph_set_modes(x, 2, rc, n2);
+                graph_add(sw->g, x);
+            } else if (k == 1)
+                x = mat;
+            else {
+                x = new_val(sw, OP_LINALG, 1);
+                x->la = LA_POW;
+                x->la_pow = k;
+                x->nout = 1;
+                graph_set_operand(x, 0, contiguous(sw, mat, rc, 2), 1);
+                x->dt = mat->dt;
+                graph_set_modes(x, 2, rc, n2);
+                graph_add(sw->g, x);
+            }
+            pk[k] = store_tmp(sw, x, rc, 2, n2);
+        }
         int pr[2] = {p, r}, pq[2] = {p, q}, cq[2] = {c, q};
-        f[0] = view(sw, sb, pr);
-        f[1] = relabel(sw, dv, rc, pq, 2, n2);
-        f[2] = view(sw, sb, cq);
-        contribute(sw, a, product_like(sw, 3, f, e, -1, a, v), NULL);
+        g_value *sdb = store_tmp(sw, dv, rc, 2, n2);
+        g_value *dm = new_val(sw, OP_ADD, 0);
+        dm->dt = DT_F32;
+        for (int64_t k = 0; k < m; k++) {
+            f[0] = view(sw, pk[k], pr);
+            f[1] = view(sw, sdb, pq);
+            f[2] = view(sw, pk[m - 1 - k], cq);
+            g_value *t = product_to(sw, 3, f, e, 1, 2, rc, n2, NULL, 0);
+            graph_add_operand(sw->g, dm, t, 1);
+            dm->dt = join(dm->dt, t->dt);
+        }
+        graph_set_modes(dm, 2, rc, n2);
+        graph_add(sw->g, dm);
+        if (pw < 0 && !(dm = inv_adjoint(sw, mat, dm, r, c, n2)))
+            return -1;
+        contribute(sw, a, dm, NULL);
         return 0;
     }
     case LA_SOLVE: { /* X = A^-1 B: dB = A^-T dX, dA = -dB X^T */
@@ -466,6 +634,36 @@ static int propagate_linalg(grad_sweep *sw, g_value *v, g_value *dv)
     default: /* pow, and the multi-result calls */
         return -1;
     }
+}
+
+/* A running max or min v along l: each dv(k) goes to the position j that
+   set v(k), the first (in scan order) of the run of equal v it is in:
+   dx(j) = [no earlier k has v(k) == v(j)] * sum_k dv(k) [v(k) == v(j)]. */
+static int scan_extremum(grad_sweep *sw, g_value *v, g_value *dv)
+{
+    g_value *x = v->in[0];
+    int l = v->scan_label, k = fresh_label(sw, l, "k");
+    if (k < 0)
+        return -1;
+    int to[TX_MAX_MODES];
+    for (int m = 0; m < v->rank; m++)
+        to[m] = v->label[m] == l ? k : v->label[m];
+    tx_extent e = ext_of(v, l);
+    g_value *vk = relabel(sw, v, v->label, to, v->rank, v->ext);
+    g_value *dvk = relabel(sw, dv, v->label, to, v->rank, v->ext);
+    g_value *same = map2(sw, MAP_EQ, v, vk);
+    g_value *before = map2(sw, v->scan_reverse ? MAP_GT : MAP_LT, iota1(sw, k, e), iota1(sw, l, e));
+    g_value *f[2] = {same, before};
+    double one[2] = {1, 1};
+    g_value *earlier = product_like(sw, 2, f, one, 1, v, v);
+    g_value *first = map2(sw, MAP_EQ, earlier, const_val(sw, 0));
+    f[0] = dvk;
+    f[1] = same;
+    g_value *gathered = product_like(sw, 2, f, one, 1, v, v);
+    f[0] = first;
+    f[1] = gathered;
+    contribute(sw, x, product_like(sw, 2, f, one, 1, x, v), NULL);
+    return 0;
 }
 
 /* Passes adjoint DV of V (MAP: its labels per mode, for positional V) on
@@ -553,6 +751,9 @@ static int propagate(grad_sweep *sw, g_value *v, g_value *dv, const int *map)
     }
     case OP_LINALG:
         return propagate_linalg(sw, v, dv);
+    case OP_PART:
+        contribute_part(sw, v->in[0], dv, v->part);
+        return 0;
     case OP_STORE: {
         g_value *x = v->in[0];
         double sign = v->store_op == '-' ? -1 : 1;
@@ -702,8 +903,8 @@ static int propagate(grad_sweep *sw, g_value *v, g_value *dv, const int *map)
     }
     case OP_SCAN: {
         g_value *x = v->in[0];
-        if (v->red != RED_ADD && v->red != RED_MUL)
-            return -1;
+        if (v->red == RED_MAX || v->red == RED_MIN)
+            return scan_extremum(sw, v, dv);
         g_value *t = dv;
         if (v->red == RED_MUL) { /* the scan of dv · v, over x */
             f[0] = dv;
@@ -731,7 +932,7 @@ static int propagate(grad_sweep *sw, g_value *v, g_value *dv, const int *map)
         contribute(sw, x, product_like(sw, nf, f, e, 1, x, v), NULL);
         return 0;
     }
-    default: /* the results of eigh, qr, svd */
+    default:
         return -1;
     }
 }
@@ -782,6 +983,11 @@ grad_sweep *grad_sweep_run(graph *g, g_value *s, cst_node *owner, int stmt, tx_s
             continue;
         if (sw->bad[k]) {
             poison(sw, v, sw->bad[k]);
+            continue;
+        }
+        if (v->op == OP_LINALG && v->nout > 1) { /* the results' adjoints, together */
+            if (sw->adj[k] && (v->la != LA_EIGH || propagate_eigh(sw, v) < 0))
+                poison(sw, v, v);
             continue;
         }
         g_value *dv = combine(sw, v);

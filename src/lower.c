@@ -46,6 +46,7 @@ typedef struct memo {
 typedef struct grad_memo {
     g_value *s;
     grad_sweep *sw;
+    int at;          /* the graph's length when the sweep ran */
     struct grad_memo *next;
 } grad_memo;
 
@@ -545,10 +546,16 @@ static g_value *lower_grad(lowerer *L, cst_node *n, labelset keep)
     grad_memo *m = L->grads;
     while (m && m->s != s)
         m = m->next;
+    /* an inout tensor written since the sweep: its adjoints may read the
+       entry value in a later user's loops (fusion), so sweep again */
+    for (int k = m ? m->at : 0; m && k < L->g->n; k++)
+        if (L->g->v[k]->op == OP_STORE && L->S->vars[L->g->v[k]->var]->io == IO_INOUT)
+            m = NULL;
     if (!m) {
         m = arena_alloc(L->g->arena, sizeof *m);
         m->s = s;
         m->sw = grad_sweep_run(L->g, s, n, L->st->index, n->span);
+        m->at = L->g->n;
         m->next = L->grads;
         L->grads = m;
     }

@@ -43,6 +43,8 @@ run "inner-loop primitives vs scalar references, every ISA clone (Check)" "$B/ch
 run "typed, strided and aliased bindings, failures that spare the host (Check)" "$B/check_bind"
 run "golden diagnostics and listings" sh tests/run_golden.sh
 run "numerical vs numpy, -O0, -O1 and -O2" "$PYTHON" tests/run_num.py --txc "$TXC" -j 2 -O0 -O1 -O2
+run "grad vs central finite differences, -O0, -O1 and -O2" env TENSOREXPR_LIB="$(pwd)/$B/libtensorexpr.so" \
+    "$PYTHON" tests/run_grad.py
 run "standalone C vs numpy and txc run" "$PYTHON" tests/run_cc.py --txc "$TXC"
 run "standalone C under OpenMP, 1 and 2 threads" "$PYTHON" tests/run_cc.py --txc "$TXC" --openmp \
     tests/num/par_kernels.tx tests/num/fn_cumsum.tx tests/num/matmul.tx

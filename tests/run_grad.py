@@ -88,6 +88,12 @@ out s, g_x[n];
 s = scan(+, x("i"), "i") * w("i") + scanr(*, x("i") + 2, "i") * w("i");
 g_x("i") = grad(s, x("i"));
 """, {"x": rnd(6), "w": rnd(6)}),
+    "scan_max_min": ("""
+in X[n,n], w[n,n];
+out s, g_X[n,n];
+s = scan(max, X("i,j"), "i") * w("i,j") + scanr(min, X("i,j"), "j") * w("j,i") * 2;
+g_X("i,j") = grad(s, X("i,j"));
+""", {"X": rnd(5, 5), "w": rnd(5, 5)}),
     "lets_and_stores": ("""
 in W[d,d], x[d];
 tmp t[d];
@@ -179,6 +185,20 @@ s = 0.5 * z("i") * z("i") + log(L("i,i"));
 g_S("i,j") = grad(s, S("i,j"));
 g_y("i") = grad(s, y("i"));
 """, {"S": spd(4), "y": rnd(4)}, {"S"}),
+    "pow": ("""
+in A[n,n], W[n,n];
+out s, g_A[n,n];
+s = pow(A("i,j"), 3) * W("i,j") + pow(A("i,j"), -2) * W("j,i") + pow(A("i,j"), 1) * pow(A("i,j"), 0);
+g_A("i,j") = grad(s, A("i,j"));
+""", {"A": lambda r: r.normal(size=(4, 4)) / 2 + 2 * np.eye(4), "W": rnd(4, 4)}),
+    "eigh": ("""
+in S[n,n], C[n,n], u[n];
+tmp V[n,n], w[n];
+out s, g_S[n,n];
+(V("i,e"), w("e")) = eigh(S("i,j"));
+s = V("i,e")^2 * C("i,e") + w("e")^3 * u("e");
+g_S("i,j") = grad(s, S("i,j"));
+""", {"S": lambda r: (lambda a: a + a.T)(r.normal(size=(5, 5))), "C": rnd(5, 5), "u": rnd(5)}, {"S"}),
     "sparse_map": ("""
 sparse M : "i" -> "j";
 in A[n,m], B[n,m];
