@@ -616,17 +616,22 @@ static int propagate_linalg(grad_sweep *sw, g_value *v, g_value *dv)
         f[0] = m;
         f[1] = mask;
         g_value *phi = product_to(sw, 2, f, e, 1, 2, rc, n2, NULL, 0);
-        g_value *lt = contiguous(sw, v, cr, 2); /* L^T, rows labelled c */
-        int cq[2] = {c, q};
-        g_value *y = solve_val(sw, lt, contiguous(sw, relabel(sw, phi, rc, cq, 2, n2), cq, 2)); /* (r, q) */
-        int rq[2] = {r, q}, qc2[2] = {q, c};
-        g_value *yt = relabel(sw, y, rq, qc2, 2, n2); /* Y^T with rows labelled c: labels (q, c) */
-        g_value *z = solve_val(sw, lt, contiguous(sw, yt, cq, 2)); /* S^T, labels (r, q) */
-        g_value *sz = store_tmp(sw, z, rq, 2, n2);
+        g_value *li = new_val(sw, OP_LINALG, 1); /* S = L^-T Phi L^-1 by two products with inv(L) */
+        li->la = LA_INV;
+        li->nout = 1;
+        graph_set_operand(li, 0, contiguous(sw, v, rc, 2), 1);
+        li->dt = v->dt;
+        graph_set_modes(li, 2, rc, n2);
+        g_value *sli = store_tmp(sw, graph_add(sw->g, li), rc, 2, n2);
+        int pq[2] = {p, q}, qc[2] = {q, c};
+        f[0] = view(sw, sli, pr);
+        f[1] = relabel(sw, phi, rc, pq, 2, n2);
+        f[2] = view(sw, sli, qc);
+        g_value *sz = store_tmp(sw, product_to(sw, 3, f, e, 1, 2, rc, n2, NULL, 0), rc, 2, n2);
         g_value *sum = new_val(sw, OP_ADD, 2);
         graph_set_operand(sum, 0, view(sw, sz, cr), 0.5);
         graph_set_operand(sum, 1, view(sw, sz, rc), 0.5);
-        sum->dt = z->dt;
+        sum->dt = sz->dt;
         graph_set_modes(sum, 2, rc, n2);
         contribute(sw, a, graph_add(sw->g, sum), NULL);
         return 0;
