@@ -141,6 +141,17 @@ s = A("i,i") * x("i") + A("1,j") * x("j")^2 + A("0,2") * 3 + x("i") * delta("i,j
 g_A("i,j") = grad(s, A("i,j"));
 g_x("i") = grad(s, x("i"));
 """, {"A": rnd(4, 4), "x": rnd(4)}),
+    "diagonal_written": ("""
+in A[n,n], d[n];
+tmp T[n,n];
+out s, g_A[n,n], g_d[n];
+T("i,j") = A("i,j") * 2;
+T("i,i") = d("i")^2;
+T("i,i") += A("i,i");
+s = T("i,j") * T("j,i") * A("i,j");
+g_A("i,j") = grad(s, A("i,j"));
+g_d("i") = grad(s, d("i"));
+""", {"A": rnd(4, 4), "d": rnd(4)}),
     "slices": ("""
 dim n = 6;
 in x[n], A[n,n];
