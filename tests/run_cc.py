@@ -65,6 +65,8 @@ DEFAULT_FILES = [
     'fill_only.tx',         # no inputs, dims only as parameters
     'complex_elementwise.tx',  # c128: double _Complex arrays passed as tx_c128 *
     'complex_promotion.tx',    # c64 and c128 mixed with f32 and f64
+    'grad_lstsq.tx',        # grad: adjoint contractions, hidden tmp tensors relabelling
+    'grad_hvp.tx',          # grad of a grad
 ]
 
 # complex tensors live in C99 complex arrays, passed cast to the header's
