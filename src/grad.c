@@ -498,6 +498,92 @@ static int propagate_eigh(grad_sweep *sw, g_value *v)
     return 0;
 }
 
+/* qr (reduced, at least as many rows as columns): with M = R dR^T - dQ^T Q
+   and C its lower triangle mirrored, dA = (dQ + Q C) R^-T. A wide matrix
+   has no rule yet: a compile-time error when the extents say so, else a
+   check at run time. */
+static int propagate_qr(grad_sweep *sw, g_value *v)
+{
+    g_value *a = v->in[0], *pq = NULL, *pr = NULL;
+    for (int k = v->id + 1; k < sw->n; k++) {
+        g_value *u = sw->g->v[k];
+        if (u->op == OP_PART && u->in[0] == v)
+            *(u->part == 0 ? &pq : &pr) = u;
+    }
+    TX_ASSERT(pq && pr);
+    sema_program *S = sw->g->S;
+    int64_t rows = sema_extent_eval(S, a->ext[0], NULL), cols = sema_extent_eval(S, a->ext[1], NULL);
+    tx_extent k = pq->ext[1], n = a->ext[1];
+    if ((rows >= 0 && cols >= 0 && rows < cols) ||
+        (!ext_eq(k, n) && k.dim != EXT_DERIVED && n.dim != EXT_DERIVED))
+        return -1; /* wide, or R's rows not known to be as many as A's columns */
+    if (!(rows >= 0 && cols >= 0))
+        sema_grad_check(S, a->ext[1], a->ext[0],
+                        arena_printf(sw->g->arena, "%s:%u:%u: the gradient through qr needs a matrix with at "
+                                     "least as many rows as columns", S->cst->src->name, v->span.line,
+                                     v->span.col));
+    g_value *dQ = part_total(sw, v, 0, pq), *dR = part_total(sw, v, 1, pr);
+    int i = pq->label[0], r = pq->label[1], j = pr->label[1];
+    int s = fresh_label(sw, r, "s");
+    if (s < 0)
+        return -1;
+    tx_extent kk[2] = {pq->ext[1], pq->ext[1]}, ia[2] = {a->ext[0], a->ext[1]};
+    int ir[2] = {i, r}, is[2] = {i, s}, rj[2] = {r, j}, sj[2] = {s, j}, rs[2] = {r, s}, sr[2] = {s, r};
+    int ij[2] = {i, j}, js[2] = {j, s};
+    double one[3] = {1, 1, 1};
+    g_value *m = new_val(sw, OP_ADD, 0); /* M = R dR^T - dQ^T Q */
+    m->dt = DT_F32;
+    if (dR) {
+        g_value *f[2] = {pr, relabel(sw, dR, rj, sj, 2, pr->ext)};
+        g_value *t = product_to(sw, 2, f, one, 1, 2, rs, kk, NULL, 0);
+        graph_add_operand(sw->g, m, t, 1);
+        m->dt = join(m->dt, t->dt);
+    }
+    g_value *qs = relabel(sw, pq, ir, is, 2, pq->ext), *dqs = NULL;
+    if (dQ) {
+        g_value *f[2] = {dQ, qs};
+        g_value *t = product_to(sw, 2, f, one, 1, 2, rs, kk, NULL, 0);
+        graph_add_operand(sw->g, m, t, -1);
+        m->dt = join(m->dt, t->dt);
+        dqs = relabel(sw, dQ, ir, is, 2, pq->ext);
+    }
+    graph_set_modes(m, 2, rs, kk);
+    graph_add(sw->g, m);
+    g_value *lower = map2(sw, MAP_GE, iota1(sw, r, kk[0]), iota1(sw, s, kk[1]));
+    g_value *c = new_val(sw, OP_ADD, 0); /* M's lower triangle, mirrored */
+    g_value *f[3] = {m, lower};
+    graph_add_operand(sw->g, c, product_to(sw, 2, f, one, 1, 2, rs, kk, NULL, 0), 1);
+    f[0] = relabel(sw, m, rs, sr, 2, kk);
+    f[1] = map2(sw, MAP_LT, iota1(sw, r, kk[0]), iota1(sw, s, kk[1]));
+    graph_add_operand(sw->g, c, product_to(sw, 2, f, one, 1, 2, rs, kk, NULL, 0), 1);
+    c->dt = m->dt;
+    graph_set_modes(c, 2, rs, kk);
+    graph_add(sw->g, c);
+    g_value *b = new_val(sw, OP_ADD, 0); /* dQ + Q C, labels (i, s) */
+    f[0] = pq;
+    f[1] = c;
+    g_value *qc = product_to(sw, 2, f, one, 1, 2, is, pq->ext, NULL, 0);
+    graph_add_operand(sw->g, b, qc, 1);
+    b->dt = qc->dt;
+    if (dqs) {
+        graph_add_operand(sw->g, b, dqs, 1);
+        b->dt = join(b->dt, dqs->dt);
+    }
+    graph_set_modes(b, 2, is, pq->ext);
+    graph_add(sw->g, b);
+    g_value *ri = new_val(sw, OP_LINALG, 1); /* R^-1, then dA(i,j) = sum_s B(i,s) R^-1(j,s) */
+    ri->la = LA_INV;
+    ri->nout = 1;
+    graph_set_operand(ri, 0, contiguous(sw, pr, rj, 2), 1);
+    ri->dt = pr->dt;
+    graph_set_modes(ri, 2, rj, pr->ext);
+    graph_add(sw->g, ri);
+    f[0] = b;
+    f[1] = relabel(sw, ri, rj, js, 2, pr->ext);
+    contribute(sw, a, product_to(sw, 2, f, one, 1, 2, ij, ia, NULL, 0), NULL);
+    return 0;
+}
+
 /* The adjoint of the argument(s) of the one-result linear-algebra call V
    (cholesky, inv, solve) from DV. Returns -1 for the others. */
 static int propagate_linalg(grad_sweep *sw, g_value *v, g_value *dv)
@@ -991,7 +1077,8 @@ grad_sweep *grad_sweep_run(graph *g, g_value *s, cst_node *owner, int stmt, tx_s
             continue;
         }
         if (v->op == OP_LINALG && v->nout > 1) { /* the results' adjoints, together */
-            if (sw->adj[k] && (v->la != LA_EIGH || propagate_eigh(sw, v) < 0))
+            if (sw->adj[k] && (v->la == LA_EIGH ? propagate_eigh(sw, v)
+                               : v->la == LA_QR ? propagate_qr(sw, v) : -1) < 0)
                 poison(sw, v, v);
             continue;
         }
@@ -1016,6 +1103,12 @@ static const char *what(const graph *g, const g_value *v, char *buf, size_t n)
         return "slice";
     if (v->op == OP_LINALG || v->op == OP_PART) {
         const g_value *c = v->op == OP_PART ? v->in[0] : v;
+        if (c->la == LA_QR)
+            return "'qr' of a matrix not known to have as many rows as columns or more";
+        if (c->la == LA_EIGH && c->nin == 2)
+            return "the generalised 'eigh'";
+        if (c->la == LA_POW)
+            return "'pow' with a power beyond 64";
         snprintf(buf, n, "'%s'", graph_la_name(c->la));
         return buf;
     }

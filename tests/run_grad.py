@@ -210,6 +210,22 @@ out s, g_S[n,n];
 s = V("i,e")^2 * C("i,e") + w("e")^3 * u("e");
 g_S("i,j") = grad(s, S("i,j"));
 """, {"S": lambda r: (lambda a: a + a.T)(r.normal(size=(5, 5))), "C": rnd(5, 5), "u": rnd(5)}, {"S"}),
+    "qr_tall": ("""
+in A[m,n], C[m,n], W[n,n];
+tmp Q[m,n], R[n,n];
+out s, g_A[m,n];
+(Q("i,r"), R("r,j")) = qr(A("i,j"));
+s = Q("i,r") * C("i,r") + R("r,j") * W("r,j") + (Q("i,r") * R("r,j"))^2;
+g_A("i,j") = grad(s, A("i,j"));
+""", {"A": rnd(6, 4), "C": rnd(6, 4), "W": rnd(4, 4)}),
+    "qr_square_only_r": ("""
+in A[n,n], W[n,n];
+tmp Q[n,n], R[n,n];
+out s, g_A[n,n];
+(Q("i,r"), R("r,j")) = qr(A("i,j"));
+s = R("r,j") * W("r,j");
+g_A("i,j") = grad(s, A("i,j"));
+""", {"A": rnd(4, 4), "W": rnd(4, 4)}),
     "sparse_map": ("""
 sparse M : "i" -> "j";
 in A[n,m], B[n,m];
