@@ -31,12 +31,19 @@
  *              comparisons, delta, dims: constant
  *   reduce     +: broadcast; *: dv · v / x; max, min: dv · [x == v] / #ties
  *              (PyTorch's amax/amin rule)
- *   scan       +: the scan of dv the other way; *: that of dv · v, over x
+ *   scan       +: the scan of dv the other way; *: that of dv · v, over x;
+ *              max, min: each dv(k) to the position that set v(k)
  *   view, store   back through the labels of the view or the store; an
- *              accumulating store passes dv on to the previous value
- * Anything else on the way from X to s (slices, chips, diagonals,
- * linear-algebra calls, scans by max or min) makes grad a located
- * "not supported yet" error, reported only for a grad that needs it.
+ *              accumulating store passes dv on to the previous value; a chip
+ *              or a diagonal multiplies by [position == chip] or delta
+ *   slice      dx(i) = sum_k dv(k) [i == k + lo] per mode that moves
+ *   cholesky, inv, pow, solve, eigh, qr, svd: the matrix-calculus results
+ *              (PyTorch's for cholesky, eigh, qr, svd), built from
+ *              products, inv and solve
+ * The generalised eigh, qr of a matrix not known to be tall and pow beyond
+ * 64 make grad a located "not supported yet" error, reported only for a
+ * grad that needs them. Positions along a label (for chips, slices,
+ * triangles) come from a running sum of ones.
  */
 #include <stdio.h>
 #include <string.h>
@@ -584,6 +591,142 @@ static int propagate_qr(grad_sweep *sw, g_value *v)
     return 0;
 }
 
+/* svd (reduced), PyTorch's rule: with E(r,t) = s(t)^2 - s(r)^2 (1 on the
+   diagonal) and skew(X) = X - X^T,
+     dA = U [(skew(U^T dU) s(t) + s(r) skew(V^T dV)) / E + diag(ds)] Vt
+        + (dU - U U^T dU) / s · Vt + U / s · (dVt - (V^T dV)^T Vt),
+   the last two terms zero when U, respectively V, is square. */
+static int propagate_svd(grad_sweep *sw, g_value *v)
+{
+    g_value *a = v->in[0], *pu = NULL, *ps = NULL, *pvt = NULL;
+    for (int k = v->id + 1; k < sw->n; k++) {
+        g_value *u = sw->g->v[k];
+        if (u->op == OP_PART && u->in[0] == v)
+            *(u->part == 0 ? &pu : u->part == 1 ? &ps : &pvt) = u;
+    }
+    TX_ASSERT(pu && ps && pvt);
+    g_value *dU = part_total(sw, v, 0, pu), *ds = part_total(sw, v, 1, ps), *dVt = part_total(sw, v, 2, pvt);
+    int i = pu->label[0], r = pu->label[1], j = pvt->label[1];
+    int t = fresh_label(sw, r, "t");
+    if (t < 0)
+        return -1;
+    tx_extent kk[2] = {ps->ext[0], ps->ext[0]}, ia[2] = {a->ext[0], a->ext[1]};
+    int ir[2] = {i, r}, it[2] = {i, t}, rj[2] = {r, j}, tj[2] = {t, j}, rt[2] = {r, t}, tr[2] = {t, r};
+    int ij[2] = {i, j};
+    double one[4] = {1, 1, 1, 1};
+    g_value *st = relabel(sw, ps, &r, &t, 1, ps->ext);  /* s(t) */
+    g_value *vtt = relabel(sw, pvt, rj, tj, 2, pvt->ext); /* Vt(t,j) */
+    g_value *ga = new_val(sw, OP_ADD, 0);
+    ga->dt = DT_F32;
+    g_value *mid = new_val(sw, OP_ADD, 0); /* the k x k middle factor, labels (r, t) */
+    mid->dt = DT_F32;
+    g_value *delta = new_val(sw, OP_MAP, 0);
+    delta->fn = MAP_DELTA;
+    delta->dt = DT_F32;
+    graph_set_modes(delta, 2, rt, kk);
+    graph_add(sw->g, delta);
+    g_value *e = new_val(sw, OP_ADD, 3); /* s(t)^2 - s(r)^2, 1 on the diagonal */
+    graph_set_operand(e, 0, map_val(sw, MAP_POW, 1, &st, 2), 1);
+    graph_set_operand(e, 1, map_val(sw, MAP_POW, 1, &ps, 2), -1);
+    graph_set_operand(e, 2, delta, 1);
+    e->dt = ps->dt;
+    graph_set_modes(e, 2, rt, kk);
+    graph_add(sw->g, e);
+    g_value *f[4];
+    if (dU) {
+        g_value *dut = relabel(sw, dU, ir, it, 2, pu->ext);
+        f[0] = pu;
+        f[1] = dut;
+        g_value *utdu = product_to(sw, 2, f, one, 1, 2, rt, kk, NULL, 0); /* U^T dU */
+        g_value *sk = new_val(sw, OP_ADD, 2);
+        graph_set_operand(sk, 0, utdu, 1);
+        graph_set_operand(sk, 1, relabel(sw, utdu, rt, tr, 2, kk), -1);
+        sk->dt = utdu->dt;
+        graph_set_modes(sk, 2, rt, kk);
+        graph_add(sw->g, sk);
+        f[0] = sk;
+        f[1] = st;
+        f[2] = e;
+        double ex[3] = {1, 1, -1};
+        g_value *q = product_to(sw, 3, f, ex, 1, 2, rt, kk, NULL, 0);
+        graph_add_operand(sw->g, mid, q, 1);
+        mid->dt = join(mid->dt, q->dt);
+        /* (dU - U U^T dU) / s(t) Vt(t, j) */
+        g_value *x = new_val(sw, OP_ADD, 2);
+        graph_set_operand(x, 0, dut, 1);
+        f[0] = pu;
+        f[1] = utdu;
+        graph_set_operand(x, 1, product_to(sw, 2, f, one, 1, 2, it, pu->ext, NULL, 0), -1);
+        x->dt = utdu->dt;
+        graph_set_modes(x, 2, it, pu->ext);
+        graph_add(sw->g, x);
+        f[0] = x;
+        f[1] = st;
+        f[2] = vtt;
+        double over_s[3] = {1, -1, 1};
+        g_value *t1 = product_to(sw, 3, f, over_s, 1, 2, ij, ia, NULL, 0);
+        graph_add_operand(sw->g, ga, t1, 1);
+        ga->dt = join(ga->dt, t1->dt);
+    }
+    if (dVt) {
+        g_value *dvtt = relabel(sw, dVt, rj, tj, 2, pvt->ext);
+        f[0] = pvt;
+        f[1] = dvtt;
+        g_value *vtdv = product_to(sw, 2, f, one, 1, 2, rt, kk, NULL, 0); /* V^T dV */
+        g_value *sk = new_val(sw, OP_ADD, 2);
+        graph_set_operand(sk, 0, vtdv, 1);
+        graph_set_operand(sk, 1, relabel(sw, vtdv, rt, tr, 2, kk), -1);
+        sk->dt = vtdv->dt;
+        graph_set_modes(sk, 2, rt, kk);
+        graph_add(sw->g, sk);
+        f[0] = ps;
+        f[1] = sk;
+        f[2] = e;
+        double ex[3] = {1, 1, -1};
+        g_value *q = product_to(sw, 3, f, ex, 1, 2, rt, kk, NULL, 0);
+        graph_add_operand(sw->g, mid, q, 1);
+        mid->dt = join(mid->dt, q->dt);
+        /* U(i,t) / s(t) (dVt(t,j) - sum_r (V^T dV)(r,t) Vt(r,j)) */
+        g_value *y = new_val(sw, OP_ADD, 2);
+        graph_set_operand(y, 0, dvtt, 1);
+        f[0] = vtdv;
+        f[1] = pvt;
+        graph_set_operand(y, 1, product_to(sw, 2, f, one, 1, 2, tj, pvt->ext, NULL, 0), -1);
+        y->dt = vtdv->dt;
+        graph_set_modes(y, 2, tj, pvt->ext);
+        graph_add(sw->g, y);
+        f[0] = relabel(sw, pu, ir, it, 2, pu->ext);
+        f[1] = st;
+        f[2] = y;
+        double over_s[3] = {1, -1, 1};
+        g_value *t2 = product_to(sw, 3, f, over_s, 1, 2, ij, ia, NULL, 0);
+        graph_add_operand(sw->g, ga, t2, 1);
+        ga->dt = join(ga->dt, t2->dt);
+    }
+    if (ds) {
+        f[0] = ds;
+        f[1] = delta;
+        g_value *d = product_to(sw, 2, f, one, 1, 2, rt, kk, NULL, 0);
+        graph_add_operand(sw->g, mid, d, 1);
+        mid->dt = join(mid->dt, d->dt);
+    }
+    if (mid->nin) {
+        graph_set_modes(mid, 2, rt, kk);
+        graph_add(sw->g, mid);
+        f[0] = pu;
+        f[1] = mid;
+        f[2] = vtt;
+        g_value *c = product_to(sw, 3, f, one, 1, 2, ij, ia, NULL, 0);
+        graph_add_operand(sw->g, ga, c, 1);
+        ga->dt = join(ga->dt, c->dt);
+    }
+    if (!ga->nin)
+        return 0;
+    graph_set_modes(ga, 2, ij, ia);
+    contribute(sw, a, graph_add(sw->g, ga), NULL);
+    return 0;
+}
+
 /* The adjoint of the argument(s) of the one-result linear-algebra call V
    (cholesky, inv, solve) from DV. Returns -1 for the others. */
 static int propagate_linalg(grad_sweep *sw, g_value *v, g_value *dv)
@@ -1078,7 +1221,7 @@ grad_sweep *grad_sweep_run(graph *g, g_value *s, cst_node *owner, int stmt, tx_s
         }
         if (v->op == OP_LINALG && v->nout > 1) { /* the results' adjoints, together */
             if (sw->adj[k] && (v->la == LA_EIGH ? propagate_eigh(sw, v)
-                               : v->la == LA_QR ? propagate_qr(sw, v) : -1) < 0)
+                               : v->la == LA_QR ? propagate_qr(sw, v) : propagate_svd(sw, v)) < 0)
                 poison(sw, v, v);
             continue;
         }

@@ -226,6 +226,22 @@ out s, g_A[n,n];
 s = R("r,j") * W("r,j");
 g_A("i,j") = grad(s, A("i,j"));
 """, {"A": rnd(4, 4), "W": rnd(4, 4)}),
+    "svd_tall": ("""
+in A[m,n], C[m,n], W[n,n], u[n];
+tmp U[m,n], sv[n], Vt[n,n];
+out s, g_A[m,n];
+(U("i,r"), sv("r"), Vt("r,j")) = svd(A("i,j"));
+s = sv("r")^2 * u("r") + (U("i,r") * Vt("r,j"))^2 * C("i,j") + (Vt("r,j") * Vt("r,k") * W("j,k"))^2;
+g_A("i,j") = grad(s, A("i,j"));
+""", {"A": rnd(6, 4), "C": rnd(6, 4), "W": rnd(4, 4), "u": rnd(4)}),
+    "svd_wide": ("""
+in A[m,n], C[m,n], W[m,m];
+tmp U[m,m], sv[m], Vt[m,n];
+out s, g_A[m,n];
+(U("i,r"), sv("r"), Vt("r,j")) = svd(A("i,j"));
+s = (U("i,r") * Vt("r,j"))^2 * C("i,j") + (U("i,r") * U("k,r") * W("i,k"))^2 + sv("r");
+g_A("i,j") = grad(s, A("i,j"));
+""", {"A": rnd(3, 5), "C": rnd(3, 5), "W": rnd(3, 3)}),
     "sparse_map": ("""
 sparse M : "i" -> "j";
 in A[n,m], B[n,m];

@@ -157,3 +157,31 @@ def test_errors():
         tx.compile("in x[n]; tmp t[n]; out g[n]; t(\"i\") = x(\"i\"); g(\"i\") = grad(t(\"j\") * t(\"j\"), t(\"i\"));")
     with pytest.raises(tx.CompileError, match="one label per mode"):
         tx.compile("in A[n,n]; out g[n]; g(\"i\") = grad(A(\"i,j\") * A(\"i,j\"), A(\"i\"));")
+
+
+def test_svd_and_eigh_against_torch():
+    m, n = 7, 4
+    A, C, u = rng.standard_normal((m, n)), rng.standard_normal((m, n)), rng.standard_normal(n)
+    M = rng.standard_normal((n, n))
+    S = M + M.T
+    prog = tx.compile("""
+in A[m,n], C[m,n], u[n], S[n,n], D[n,n];
+tmp U[m,n], sv[n], Vt[n,n], V[n,n], w[n];
+out f, gA[m,n], gS[n,n];
+(U("i,r"), sv("r"), Vt("r,j")) = svd(A("i,j"));
+(V("i,e"), w("e")) = eigh(S("i,j"));
+f = sv("r")^2 * u("r") + (U("i,r") * Vt("r,j"))^2 * C("i,j") + w("e")^3 + V("a,e")^2 * D("a,e");
+gA("i,j") = grad(f, A("i,j"));
+gS("i,j") = grad(f, S("i,j"));
+""")
+    D = rng.standard_normal((n, n))
+    r = prog(A=A, C=C, u=u, S=S, D=D)
+    tA, tS = t(A, True), t(S, True)
+    U, sv, Vh = torch.linalg.svd(tA, full_matrices=False)
+    w, V = torch.linalg.eigh(tS)
+    f = (sv ** 2 * t(u)).sum() + ((U @ Vh) ** 2 * t(C)).sum() + (w ** 3).sum() + (V ** 2 * t(D)).sum()
+    f.backward()
+    close(r["f"], f)
+    close(r["gA"], tA.grad, tol=1e-8)
+    g = tS.grad.numpy()
+    close(r["gS"] + r["gS"].T, g + g.T, tol=1e-8)
