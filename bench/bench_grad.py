@@ -20,6 +20,7 @@ slows them alike, but figures still move from run to run: compare ratios.
 """
 import argparse
 import os
+import re
 import statistics
 import sys
 import time
@@ -139,6 +140,13 @@ def torch_loss(name, T):
     return -0.5 * (Z * Z).sum() - k * torch.log(torch.diagonal(L)).sum(), ("S",)
 
 
+def graph_flops(prog):
+    """The FLOPs of the optimised graph (txc graph's "# total" line), for
+    the extents of the last run."""
+    m = re.search(r"# total: ([0-9.e+]+) flop", str(prog.graph()))
+    return float(m.group(1)) if m else float("nan")
+
+
 def median_time(fn, repeat):
     fn()
     ts = []
@@ -179,6 +187,7 @@ def main():
             grd = tx.compile(fwd_src + grad_src, threads=threads)
             tf = median_time(lambda: fwd(**D), args.repeat)
             tg = median_time(lambda: grd(**D), args.repeat)
+            fl = graph_flops(grd) / graph_flops(fwd)  # after the runs: extents known
             tt = None
             if torch is not None and name in ("MLP", "attention"):
                 torch.set_num_threads(threads)
@@ -188,13 +197,15 @@ def main():
                     loss, wrt = torch_loss(name, T)
                     torch.autograd.grad(loss, [T[w] for w in wrt])
                 tt = median_time(step, args.repeat)
-            rows.append((name, threads, tf, tg, tt))
-    print("%-26s %3s %11s %11s %7s %13s %9s" % ("program", "thr", "forward ms", "+grad ms", "ratio",
-                                                "torch f+b ms", "torch/tx"))
-    for name, threads, tf, tg, tt in rows:
-        print("%-26s %3d %11.3f %11.3f %7.2f %13s %9s" % (
-            name, threads, tf * 1e3, tg * 1e3, tg / tf, "%.3f" % (tt * 1e3) if tt else "-",
+            rows.append((name, threads, tf, tg, fl, tt))
+    print("%-26s %3s %11s %11s %7s %7s %13s %9s" % ("program", "thr", "forward ms", "+grad ms", "ratio",
+                                                    "flops", "torch f+b ms", "torch/tx"))
+    for name, threads, tf, tg, fl, tt in rows:
+        print("%-26s %3d %11.3f %11.3f %7.2f %7.2f %13s %9s" % (
+            name, threads, tf * 1e3, tg * 1e3, tg / tf, fl, "%.3f" % (tt * 1e3) if tt else "-",
             "%.2f" % (tt / tg) if tt else "-"))
+    print("ratio: time of loss and gradients over loss alone; flops: the same ratio of the optimised "
+          "graphs' FLOP counts")
     return 1 if bad else 0
 
 
