@@ -20,7 +20,8 @@ static void put_base(emitter *E, const g_value *w)
 
 static const char *la_word(la_fn f)
 {
-    static const char *w[] = {"?", "cholesky", "inv", "pow", "solve", "eigh", "qr", "svd", "slice"};
+    static const char *w[] = {"?", "cholesky", "inv", "pow", "solve", "eigh", "qr", "svd", "slice", "grad",
+                              "grad"};
     return w[f];
 }
 
@@ -43,6 +44,13 @@ void emit_linalg(emitter *E, const g_value *v, g_value *const *parts)
         put(E, ", ");
         put_base(E, a);
         put(E, ", tx_v%d, &tx_detail);\n", v->id);
+        break;
+    case LA_GAPS: /* for a gradient (grad.c) */
+        put(E, "tx_la_gaps_%s(", S_);
+        put_extent(E, a->ext[0]);
+        put(E, ", ");
+        put_base(E, a);
+        put(E, ", %lld, tx_v%d, &tx_detail);\n", (long long)v->la_pow, v->id);
         break;
     case LA_POW:
         put(E, "%spow_%s(%s", la, S_, comm);
@@ -101,11 +109,15 @@ void emit_linalg(emitter *E, const g_value *v, g_value *const *parts)
         {3, "the decomposition did not converge"},
         {4, "the second matrix is not positive definite (leading minor %lld)"},
         {5, "an argument has a NaN or an infinity (element %lld, counting row-major from 0)"},
+        {6, "the gradient through eigh or svd needs distinct (and, for svd, non-zero) values; "
+            "value %lld is repeated or zero"},
         {-1, "out of memory"},
         {-2, "an extent is too large for LAPACK"},
         {0, "LAPACK failed (status %lld)"}, /* any other outcome: never taken for success */
     };
     for (size_t i = 0; i < sizeof outcomes / sizeof outcomes[0]; i++) {
+        if ((outcomes[i].info == 6) != (v->la == LA_GAPS) && outcomes[i].info != 0 && outcomes[i].info != -1)
+            continue; /* the gaps check has its outcome, the others theirs */
         char msg[700];
         snprintf(msg, sizeof msg, "%s:%u: %s: %s", file, line, w, outcomes[i].what);
         int other = outcomes[i].info == 0;

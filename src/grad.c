@@ -318,6 +318,23 @@ static g_value *contiguous(grad_sweep *sw, g_value *v, const int *order, int n)
     return graph_add(sw->g, c);
 }
 
+/* The matrix w(f) - w(e) over labels (E, F), 1 on the diagonal, for the
+   vector W (label E): a run-time error if two entries of W are equal, or
+   with NONZERO if one is zero (tx_la_gaps). */
+static g_value *gaps_val(grad_sweep *sw, g_value *w, int e, int f, int nonzero)
+{
+    g_value *v = new_val(sw, OP_LINALG, 1);
+    v->la = LA_GAPS;
+    v->la_pow = nonzero;
+    v->nout = 1;
+    graph_set_operand(v, 0, contiguous(sw, w, &e, 1), 1);
+    v->dt = w->dt;
+    int lab[2] = {e, f};
+    tx_extent ext[2] = {w->ext[0], w->ext[0]};
+    graph_set_modes(v, 2, lab, ext);
+    return graph_add(sw->g, v);
+}
+
 /* solve(A, B) with A laid out in labels (A0, A1) and B in (A0[, K]):
    the result has labels (A1[, K]). */
 static g_value *solve_val(grad_sweep *sw, g_value *a, g_value *b)
@@ -474,13 +491,7 @@ static int propagate_eigh(grad_sweep *sw, g_value *v)
         sk->dt = k->dt;
         graph_set_modes(sk, 2, ef, ee);
         graph_add(sw->g, sk);
-        g_value *ed = new_val(sw, OP_ADD, 3); /* w(f) - w(e), 1 on the diagonal */
-        graph_set_operand(ed, 0, relabel(sw, pw, &el, &fl, 1, pw->ext), 1);
-        graph_set_operand(ed, 1, pw, -1);
-        graph_set_operand(ed, 2, delta, 1);
-        ed->dt = pw->dt;
-        graph_set_modes(ed, 2, ef, ee);
-        graph_add(sw->g, ed);
+        g_value *ed = gaps_val(sw, pw, el, fl, 0); /* w(f) - w(e), 1 on the diagonal */
         f[0] = sk;
         f[1] = ed;
         double ex[2] = {1, -1};
@@ -625,13 +636,9 @@ static int propagate_svd(grad_sweep *sw, g_value *v)
     delta->dt = DT_F32;
     graph_set_modes(delta, 2, rt, kk);
     graph_add(sw->g, delta);
-    g_value *e = new_val(sw, OP_ADD, 3); /* s(t)^2 - s(r)^2, 1 on the diagonal */
-    graph_set_operand(e, 0, map_val(sw, MAP_POW, 1, &st, 2), 1);
-    graph_set_operand(e, 1, map_val(sw, MAP_POW, 1, &ps, 2), -1);
-    graph_set_operand(e, 2, delta, 1);
-    e->dt = ps->dt;
-    graph_set_modes(e, 2, rt, kk);
-    graph_add(sw->g, e);
+    g_value *e = NULL; /* s(t)^2 - s(r)^2, 1 on the diagonal: only if dU or dVt divides by it */
+    if (dU || dVt)
+        e = gaps_val(sw, map_val(sw, MAP_POW, 1, &ps, 2), r, t, 1);
     g_value *f[4];
     if (dU) {
         g_value *dut = relabel(sw, dU, ir, it, 2, pu->ext);

@@ -191,8 +191,10 @@ typedef struct ext_check {
 /* The linear-algebra functions (tx(5) §6). */
 /* LA_GRAD marks a grad call (tx(5) §6.1) in the CST: a call with a label
    scope of its own like the others, lowered by grad.c, never an
-   OP_LINALG. */
-typedef enum { LA_CHOL = 1, LA_INV, LA_POW, LA_SOLVE, LA_EIGH, LA_QR, LA_SVD, LA_SLICE, LA_GRAD } la_fn;
+   OP_LINALG. LA_GAPS is only made by grad.c: from a vector w, the matrix
+   w[f] - w[e] (1 on the diagonal), a run-time error if two entries are
+   equal (or, with la_pow 1, if one is zero). */
+typedef enum { LA_CHOL = 1, LA_INV, LA_POW, LA_SOLVE, LA_EIGH, LA_QR, LA_SVD, LA_SLICE, LA_GRAD, LA_GAPS } la_fn;
 
 /* ---- symbols (filled by sema) ---- */
 typedef enum { SYM_DIM = 1, SYM_TENSOR, SYM_MAP, SYM_LET, SYM_LET_TENSOR } sym_kind;

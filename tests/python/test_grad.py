@@ -185,3 +185,28 @@ gS("i,j") = grad(f, S("i,j"));
     close(r["gA"], tA.grad, tol=1e-8)
     g = tS.grad.numpy()
     close(r["gS"] + r["gS"].T, g + g.T, tol=1e-8)
+
+
+@pytest.mark.parametrize("level", [0, 2])
+def test_degenerate_spectrum_is_a_run_time_error(level):
+    prog = tx.compile("""
+in S[n,n], C[n,n];
+tmp V[n,n], w[n];
+out g[n,n], h[n,n];
+(V("i,e"), w("e")) = eigh(S("i,j"));
+g("i,j") = grad(V("a,e")^2 * C("a,e"), S("i,j"));
+h("i,j") = grad(w("e")^2, S("i,j"));
+""", opt_level=level)
+    C = rng.standard_normal((4, 4))
+    with pytest.raises(tx.RunError, match="distinct"):
+        prog(S=np.eye(4), C=C)  # eigenvalue 1, four times
+    S = np.diag([1.0, 2.0, 3.0, 4.0])
+    close(prog(S=S, C=C)["h"], 2 * S)  # d/dS sum(w^2) = d/dS |S|_F^2
+    prog_w = tx.compile("""
+in S[n,n];
+tmp V[n,n], w[n];
+out h[n,n];
+(V("i,e"), w("e")) = eigh(S("i,j"));
+h("i,j") = grad(w("e")^2, S("i,j"));
+""", opt_level=level)
+    close(prog_w(S=np.eye(4))["h"], 2 * np.eye(4))  # the eigenvalues alone: defined when repeated
