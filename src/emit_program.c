@@ -223,9 +223,8 @@ static void call_cost(const graph *g, const g_value *v, int top, double *flops, 
 /* The kind of call that computes V, for the profile. */
 static const char *call_kind(const g_value *v)
 {
-    static const char *la[] = {"?", "cholesky", "inv", "pow", "solve", "eigh", "qr", "svd", "slice"};
     if (v->op == OP_LINALG)
-        return la[v->la];
+        return graph_la_name(v->la);
     if (!v->blas)
         return "loop nest";
     if (v->blas->nm == 0 && v->blas->nn == 0)
