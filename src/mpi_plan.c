@@ -94,8 +94,8 @@ void mpi_plan_print(const graph *g, int p, tx_buf *out)
             double n = graph_extent_estimate(g, a->ext[0]), n2 = a->rank > 1 ? graph_extent_estimate(g, a->ext[1])
                                                                            : 1;
             double order = n < n2 ? n : n2;
-            int dist = p > 1 && order >= LA_MIN && v->la != LA_POW && !(v->la == LA_EIGH && v->nin == 2) &&
-                       v->dt == DT_F64;
+            int dist = p > 1 && order >= LA_MIN && v->la != LA_POW && v->la != LA_GAPS &&
+                       !(v->la == LA_EIGH && v->nin == 2) && v->dt == DT_F64;
             if (dist) {
                 double panels = n * n2 / sqrt((double)p) * log2((double)p);
                 double result = 0;
@@ -108,8 +108,9 @@ void mpi_plan_print(const graph *g, int p, tx_buf *out)
                            allreduce_words(result, p));
             } else
                 buf_printf(out, "%s local on every rank (replicated%s): 0 words\n",
-                           v->la == LA_POW ? "pow" : la_name[v->la],
-                           p == 1 ? "" : v->la == LA_POW || v->nin == 2 || v->dt != DT_F64 ? ", no ScaLAPACK path"
+                           v->la == LA_POW || v->la == LA_GAPS ? graph_la_name(v->la) : la_name[v->la],
+                           p == 1 ? "" : v->la == LA_POW || v->la == LA_GAPS || v->nin == 2 || v->dt != DT_F64
+                                         ? ", no ScaLAPACK path"
                                                                                              : ", below TX_MPI_LA_MIN");
         } else {
             buf_printf(out, "%s local on every rank (replicated): 0 words\n",
