@@ -50,7 +50,9 @@ RT_OBJ   := $(B)/npy.o
 all: $(B)/txc $(B)/libtensorexpr.a $(B)/libtensorexpr.so
 
 # ---- generated front end ----
-$(B)/parser.c $(B)/parser.h: grammar/parser.y | $(B)
+# one lemon run makes both (a grouped target: with -j, two runs could
+# rewrite parser.c while it is being compiled)
+$(B)/parser.c $(B)/parser.h &: grammar/parser.y | $(B)
 	lemon -q -d$(B) -T/usr/share/lemon/lempar.c grammar/parser.y
 
 $(B)/lexer.c: grammar/lexer.re $(B)/parser.h | $(B)
