@@ -11,7 +11,9 @@ Gaussian log-likelihood):
     loss and every gradient over the time of the program that computes the
     loss alone (both tensorexpr, -O2, one thread and two);
   - for the MLP and attention, tensorexpr's gradient program against
-    torch.autograd (forward + backward) on 1 and 2 threads.
+    torch.autograd (forward + backward) on 1 and 2 threads;
+  - a Hessian-vector product (grad of a grad) against torch's double
+    backward, n = 2000 (1000 with --quick).
 
 Every gradient is first checked against torch.autograd (exit status 1 on a
 mismatch). Times are medians of --repeat runs after a warm-up; the
@@ -96,6 +98,38 @@ GAUSS_GRAD = """
 out gS[n,n];
 gS("i,j") = grad(ll, S("i,j"));
 """
+
+
+HVP = """
+in A[n,n], x[n], v[n];
+out hv[n];
+let f = log(1 + exp(A("i,j") * x("j"))) + x("i")^4 / 4;
+hv("i") = grad(grad(f, x("k")) * v("k"), x("i"));
+"""
+
+
+def hvp_row(rng, quick, repeat, threads):
+    """A Hessian-vector product by grad of grad against torch's double backward."""
+    n = 1000 if quick else 2000
+    A, x, v = rng.standard_normal((n, n)) / np.sqrt(n), rng.standard_normal(n), rng.standard_normal(n)
+    prog = tx.compile(HVP, threads=threads)
+    got = prog(A=A, x=x, v=v)["hv"]
+    tt = None
+    if torch is not None:
+        torch.set_num_threads(threads)
+        tA, tv = torch.tensor(A), torch.tensor(v)
+
+        def step():
+            tx_ = torch.tensor(x, requires_grad=True)
+            f = torch.nn.functional.softplus(tA @ tx_).sum() + (tx_ ** 4).sum() / 4
+            (g,) = torch.autograd.grad(f, tx_, create_graph=True)
+            return torch.autograd.grad(g @ tv, tx_)[0]
+        want = step().numpy()
+        if not np.allclose(got, want, rtol=1e-8, atol=1e-10 * (1 + np.abs(want).max())):
+            print("MISMATCH Hessian-vector product")
+            return None
+        tt = median_time(step, repeat)
+    return median_time(lambda: prog(A=A, x=x, v=v), repeat), tt
 
 
 def data(name, rng, quick):
@@ -206,6 +240,14 @@ def main():
             "%.2f" % (tt / tg) if tt else "-"))
     print("ratio: time of loss and gradients over loss alone; flops: the same ratio of the optimised "
           "graphs' FLOP counts")
+    for threads in (1, 2):
+        r = hvp_row(rng, args.quick, args.repeat, threads)
+        if r is None:
+            bad += 1
+            continue
+        th, tt = r
+        print("Hessian-vector product (grad of grad), %d thread%s: tx %.3f ms, torch double backward %s" % (
+            threads, "" if threads == 1 else "s", th * 1e3, "%.3f ms" % (tt * 1e3) if tt else "-"))
     return 1 if bad else 0
 
 
