@@ -913,6 +913,11 @@ static int propagate(grad_sweep *sw, g_value *v, g_value *dv, const int *map)
 {
     g_value *f[6];
     double e[6];
+    if (dt_complex(v->dt))
+        return -1; /* complex values on the way: no rules yet */
+    for (int i = 0; i < v->nin; i++)
+        if (dt_complex(v->in[i]->dt))
+            return -1;
     switch (v->op) {
     case OP_INPUT:
     case OP_CONST:
@@ -1067,6 +1072,8 @@ static int propagate(grad_sweep *sw, g_value *v, g_value *dv, const int *map)
             }
             break;
         }
+        case MAP_CONJ: case MAP_REAL: nf = 1; break; /* the identity on reals */
+        case MAP_IMAG: return 0;                      /* 0 on reals */
         case MAP_EXP: f[1] = v; break;
         case MAP_LOG: f[1] = x; e[1] = -1; break;
         case MAP_SQRT: f[1] = v; e[1] = -1; coef = 0.5; break;
@@ -1262,6 +1269,11 @@ static const char *what(const graph *g, const g_value *v, char *buf, size_t n)
         snprintf(buf, n, "'%s'", graph_la_name(c->la));
         return buf;
     }
+    if (dt_complex(v->dt))
+        return "a complex value";
+    for (int i = 0; i < v->nin; i++)
+        if (dt_complex(v->in[i]->dt))
+            return "a complex value";
     if (v->op == OP_SCAN) {
         snprintf(buf, n, "scan by %s", graph_reduce_name(v->red));
         return buf;

@@ -423,6 +423,11 @@ int sema_check_grad(checker *C, cst_node *n)
                    "'%s' is %s", name, sema_kind_word(t));
         return -1;
     }
+    if (dt_complex(t->dt)) {
+        diag_error(S->diag, x->name.span, "'grad' differentiates with respect to a real tensor; '%s' is %s "
+                   "(complex gradients are not supported yet)", name, dt_name(t->dt));
+        return -1;
+    }
     int nl = x->kind == CST_REF ? x->nlabels : 0;
     if (nl != t->rank) {
         diag_error(S->diag, x->span, "'%s' has %d mode%s; grad needs one label per mode, as %s(\"%s\")", name,
@@ -460,6 +465,11 @@ int sema_check_grad(checker *C, cst_node *n)
     st->lab_bound = outer_bound;
     if (r < 0)
         return -1;
+    if (dt_complex(sema_expr_dtype(n->args.v[0]))) {
+        diag_error(S->diag, n->args.v[0]->span, "'grad' differentiates a real scalar; this expression is "
+                   "complex (take real(...) or abs(...) of it)");
+        return -1;
+    }
     if (n->args.v[0]->is_number) {
         diag_error(S->diag, n->args.v[0]->span, "'grad' differentiates an expression that reads tensors; "
                    "this one is a number");

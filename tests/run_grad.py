@@ -242,6 +242,12 @@ out s, g_A[m,n];
 s = (U("i,r") * Vt("r,j"))^2 * C("i,j") + (U("i,r") * U("k,r") * W("i,k"))^2 + sv("r");
 g_A("i,j") = grad(s, A("i,j"));
 """, {"A": rnd(3, 5), "C": rnd(3, 5), "W": rnd(3, 3)}),
+    "conj_real_imag_on_reals": ("""
+in x[n];
+out s, g_x[n];
+s = conj(x("i"))^2 + real(x("i")) * 3 + imag(x("i")) + x("i");
+g_x("i") = grad(s, x("i"));
+""", {"x": rnd(5)}),
     "sparse_map": ("""
 sparse M : "i" -> "j";
 in A[n,m], B[n,m];
