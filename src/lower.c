@@ -406,6 +406,8 @@ static g_value *lower_sum(lowerer *L, cst_node *n, labelset keep)
     }
     /* the target: what is used outside the sum; inside a transparent
        operation, every label of every term */
+    if (t->n == 0) /* only numbers, e.g. 3 - K with dim K = 3: one constant */
+        return const_value(L, t->constant, n->span);
     labelset target = ls_inter(n->ls, keep);
     if (L->transparent)
         target = n->ls;
