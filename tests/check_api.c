@@ -190,6 +190,24 @@ START_TEST(api_f32)
 }
 END_TEST
 
+/* an extent written as a dim expression (o+v) is reported as symbolic:
+   the Python package checked such a mode against a constant 0 */
+START_TEST(api_tensor_get_derived_extent)
+{
+    tx_ctx *c = tx_new();
+    tx_program *p = compile_ok(c, "dim o, v;\nin F[o+v, 3];\nout d[o];\nd(\"i\") = slice(F(\"i,j\"), [0,0], [o,3]);\n",
+                               "derived.tx");
+    tx_tensor_info info;
+    ck_assert_int_eq(tx_tensor_get(p, 0, &info), TX_OK);
+    ck_assert_int_eq(info.ndim, 2);
+    ck_assert_ptr_null(info.dims[0]);
+    ck_assert_int_eq(info.extents[0], -1);
+    ck_assert_int_eq(info.extents[1], 3);
+    tx_program_free(p);
+    tx_free(c);
+}
+END_TEST
+
 START_TEST(api_chip)
 {
     tx_ctx *c = tx_new();
@@ -1591,6 +1609,7 @@ int main(void)
     tc = tcase_create("threads");
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, api_threads);
+    tcase_add_test(tc, api_tensor_get_derived_extent);
     suite_add_tcase(s, tc);
 
     SRunner *sr = srunner_create(s);

@@ -55,6 +55,12 @@ run "standalone C with BLAS and LAPACK" "$PYTHON" tests/run_cc.py --txc "$TXC" -
     tests/num/four_index.tx tests/num/batched_matmul.tx tests/num/f32_basic.tx $(ls tests/num/la_*.tx) \
     tests/num/complex_contract.tx tests/num/complex_linalg.tx tests/num/complex64_linalg.tx \
     tests/num/complex_mixed_blas.tx
+# the CCSD port (bench/rccsd.tx, o=4 v=10) against PySCF's update_amps written
+# in numpy (bench/rccsd.py): through txc run at each level, as standalone C
+# with and without BLAS (twice through the Python package: tests/python)
+run "RCCSD port vs numpy: txc run -O0, -O1, -O2" "$PYTHON" tests/run_num.py --txc "$TXC" -O0 -O1 -O2 bench/rccsd.tx
+run "RCCSD port vs numpy: standalone C" "$PYTHON" tests/run_cc.py --txc "$TXC" bench/rccsd.tx
+run "RCCSD port vs numpy: standalone C with BLAS" "$PYTHON" tests/run_cc.py --txc "$TXC" --blas bench/rccsd.tx
 run "contraction order vs numpy's optimal path" "$PYTHON" tests/run_order.py --txc "$TXC"
 run "reference evaluator of .tx vs LANGUAGE.md 4.1 (self-test)" "$PYTHON" tests/ref/test_txref.py
 # txc against the reference evaluator (tests/run_diff.py, issue 14): every
