@@ -161,22 +161,34 @@ int emit_is_computed(const g_value *v);
 /* Code setting tx_n to the byte size of a buffer with extents EXT of
    ELEM-byte elements, returning error CODE if it overflows. */
 void emit_size(emitter *E, const tx_extent *ext, int rank, size_t elem, int code);
-/* Where each value is read for the last time: *LAST[k] is the position
-   (value index) of its last reader, -1 if none; FREE_HEAD/FREE_NEXT list
-   the computed values whose buffers die at each position. Arrays of g->n
-   entries in the graph's arena. */
-void emit_liveness(emitter *E, int **last, int **free_head, int **free_next);
-/* A workspace plan: offsets of the tmp and let tensors (live throughout)
-   and of every computed intermediate (live from its computation to its
-   last reader; first fit into freed space). */
+/* Where buffers live, by position (value index in emission order). */
+typedef struct {
+    int *last;                  /* per value: its last reader's position, -1 if none */
+    int *free_head, *free_next; /* the computed values whose buffers die at each position */
+    /* per variable: the tmp or let tensor's buffer is live from VAR_FIRST
+       (the first write into it, a BLAS call or call writing in place
+       included) to VAR_LAST (its last reader or writer); both -1 if no
+       store of it is left (a dead or fused let needs no memory) */
+    int *var_first, *var_last;
+    int *var_born_head, *var_born_next; /* the variables born at each position */
+    int *var_free_head, *var_free_next; /* the variables whose buffers die at each position */
+} liveness;
+/* Computes the liveness of every buffer of the graph into *L (arrays in the
+   graph's arena). */
+void emit_liveness(emitter *E, liveness *L);
+/* A workspace plan: offsets of the tmp and let tensors and of every
+   computed intermediate, each live over the positions L gives it; placed
+   in order of birth at the lowest offset where it overlaps nothing live
+   at the same time (first fit). */
 typedef struct {
     int64_t *off;     /* per value id; -1: not in the workspace */
     int64_t *var_off; /* per variable; -1: not in the workspace */
-    int64_t size;
+    int64_t size;     /* the plan's bytes */
+    int64_t live_max; /* the most bytes live at one position: no plan is smaller */
 } workspace_plan;
-/* Plans the workspace from LAST (emit_liveness); -1 if a size is not
-   known or overflows. */
-int emit_plan_workspace(emitter *E, const int *last, workspace_plan *w);
+/* Plans the workspace from L (emit_liveness); -1 if a size is not known or
+   overflows. */
+int emit_plan_workspace(emitter *E, const liveness *L, workspace_plan *w);
 
 /* ---- emit_expr.c ---- */
 /* The C expression of extent X: a number when the target is specialised. */

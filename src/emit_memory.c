@@ -1,6 +1,7 @@
 /*
  * emit_memory.c - buffers of the generated code: sizes (overflow-checked),
- * liveness of intermediates, and the JIT's one workspace planned by it.
+ * liveness of intermediates and of tmp and let tensors, and the JIT's one
+ * workspace planned by it.
  */
 #include <stdio.h>
 #include <string.h>
@@ -40,76 +41,110 @@ static int64_t known_bytes(emitter *E, const tx_extent *ext, int rank, int64_t e
 
 static int64_t round64(int64_t x) { return (x + 63) / 64 * 64; }
 
-int emit_plan_workspace(emitter *E, const int *last, workspace_plan *w)
+/* The blocks of a workspace plan placed so far. */
+typedef struct {
+    int64_t *start, *end; /* bytes [start, end) */
+    int *dies;            /* the position after which the block is free */
+    int n;
+    int64_t *delta;       /* per position: bytes born there minus bytes dead before it */
+    int64_t top;
+} blocks;
+
+/* Places a block of B bytes (-1: unknown) live from position BORN to DIES
+   at the lowest offset where it overlaps no block placed before and live
+   at BORN or later; its offset, or
+   -1 if B is unknown or too large. */
+static int64_t place(blocks *P, int64_t b, int born, int dies)
+{
+    if (b < 0 || P->top > INT64_MAX / 4 - b)
+        return -1;
+    b = round64(b > 0 ? b : 1);
+    int64_t at = 0;
+    for (int moved = 1; moved;) {
+        moved = 0;
+        for (int i = 0; i < P->n; i++)
+            if (P->dies[i] >= born && at < P->end[i] && P->start[i] < at + b) {
+                at = P->end[i];
+                moved = 1;
+            }
+    }
+    P->start[P->n] = at;
+    P->end[P->n] = at + b;
+    P->dies[P->n++] = dies;
+    P->delta[born] += b;
+    P->delta[dies + 1] -= b;
+    if (at + b > P->top)
+        P->top = at + b;
+    return at;
+}
+
+int emit_plan_workspace(emitter *E, const liveness *L, workspace_plan *w)
 {
     graph *g = E->g;
     sema_program *S = g->S;
-    w->off = arena_alloc(g->arena, sizeof(int64_t) * (size_t)(g->n + 1));
-    w->var_off = arena_alloc(g->arena, sizeof(int64_t) * (size_t)(S->nvars + 1));
-    int64_t top = 0;
-    for (int i = 0; i < S->nvars; i++) {
-        sym *t = S->vars[i];
-        w->var_off[i] = -1;
-        if (t->io != IO_TMP && t->io != IO_LET)
-            continue;
-        int64_t b = known_bytes(E, t->ext, t->rank, dt_size(t->dt));
-        if (b < 0 || top > INT64_MAX / 4 - b)
-            return -1;
-        w->var_off[i] = top;
-        top += round64(b > 0 ? b : 1);
-    }
-    /* live blocks: [start, end) with the position after which they free */
-    int64_t vars_end = top;
     int n = g->n;
-    int64_t *bstart = arena_alloc(g->arena, sizeof(int64_t) * (size_t)(n + 1));
-    int64_t *bend = arena_alloc(g->arena, sizeof(int64_t) * (size_t)(n + 1));
-    int *bdies = arena_alloc(g->arena, sizeof(int) * (size_t)(n + 1));
-    int nb = 0;
+    w->off = arena_alloc(g->arena, sizeof(int64_t) * (size_t)(n + 1));
+    w->var_off = arena_alloc(g->arena, sizeof(int64_t) * (size_t)(S->nvars + 1));
+    int cap = n + S->nvars + 1;
+    blocks P = {.start = arena_alloc(g->arena, sizeof(int64_t) * (size_t)cap),
+                .end = arena_alloc(g->arena, sizeof(int64_t) * (size_t)cap),
+                .dies = arena_alloc(g->arena, sizeof(int) * (size_t)cap),
+                .delta = arena_alloc(g->arena, sizeof(int64_t) * (size_t)(n + 2))};
+    for (int k = 0; k <= n + 1; k++)
+        P.delta[k] = 0;
+    for (int i = 0; i < S->nvars; i++)
+        w->var_off[i] = -1;
     for (int k = 0; k < n; k++) {
-        w->off[k] = -1;
+        /* the tmp and let tensors first written here, then the value */
+        for (int j = L->var_born_head[k]; j >= 0; j = L->var_born_next[j]) {
+            sym *t = S->vars[j];
+            w->var_off[j] = place(&P, known_bytes(E, t->ext, t->rank, dt_size(t->dt)), k, L->var_last[j]);
+            if (w->var_off[j] < 0)
+                return -1;
+        }
         g_value *v = g->v[k];
+        w->off[k] = -1;
         if (!emit_is_computed(v))
             continue;
-        int64_t b = known_bytes(E, v->ext, v->rank, dt_size(v->dt));
-        if (b < 0 || top > INT64_MAX / 4 - b)
+        /* a call's results are live from the call on */
+        int born = v->op == OP_PART ? v->in[0]->id : k;
+        w->off[k] = place(&P, known_bytes(E, v->ext, v->rank, dt_size(v->dt)), born,
+                          L->last[k] >= 0 ? L->last[k] : k);
+        if (w->off[k] < 0)
             return -1;
-        b = round64(b > 0 ? b : 1);
-        /* the lowest gap between blocks still live here that fits (a
-           call's results are live from the call on) */
-        int apos = v->op == OP_PART ? v->in[0]->id : k;
-        int64_t at = vars_end;
-        for (int moved = 1; moved;) {
-            moved = 0;
-            for (int i = 0; i < nb; i++)
-                if (bdies[i] >= apos && at < bend[i] && bstart[i] < at + b) {
-                    at = bend[i];
-                    moved = 1;
-                }
-        }
-        w->off[k] = at;
-        bstart[nb] = at;
-        bend[nb] = at + b;
-        bdies[nb++] = last[k] >= 0 ? last[k] : k;
-        if (at + b > top)
-            top = at + b;
     }
-    w->size = top;
+    int64_t live = 0;
+    w->live_max = 0;
+    for (int k = 0; k <= n; k++) {
+        live += P.delta[k];
+        if (live > w->live_max)
+            w->live_max = live;
+    }
+    w->size = P.top;
     return 0;
 }
 
-void emit_liveness(emitter *E, int **lastp, int **free_headp, int **free_nextp)
+/* Is V's position one where the program function emits code? */
+static int emitted(const g_value *v)
+{
+    return !v->dead && !v->inlined && v->op != OP_INPUT && v->op != OP_CONST && v->op != OP_INDEX;
+}
+
+void emit_liveness(emitter *E, liveness *L)
 {
     graph *g = E->g;
+    sema_program *S = g->S;
+    int n = g->n;
     /* a fused value is read where its user is computed */
-    int *pos = arena_alloc(g->arena, sizeof(int) * (size_t)(g->n + 1));
-    int *last = arena_alloc(g->arena, sizeof(int) * (size_t)(g->n + 1));
-    g_value **user = arena_alloc(g->arena, sizeof(g_value *) * (size_t)(g->n + 1));
-    for (int k = 0; k < g->n; k++)
+    int *pos = arena_alloc(g->arena, sizeof(int) * (size_t)(n + 1));
+    int *last = arena_alloc(g->arena, sizeof(int) * (size_t)(n + 1));
+    g_value **user = arena_alloc(g->arena, sizeof(g_value *) * (size_t)(n + 1));
+    for (int k = 0; k < n; k++)
         for (int i = 0; i < g->v[k]->nin; i++)
             user[g->v[k]->in[i]->id] = g->v[k];
-    for (int k = g->n - 1; k >= 0; k--)
+    for (int k = n - 1; k >= 0; k--)
         pos[k] = g->v[k]->inlined && user[k] ? pos[user[k]->id] : k;
-    for (int k = 0; k < g->n; k++) {
+    for (int k = 0; k < n; k++) {
         last[k] = -1;
         for (int i = 0; i < g->v[k]->nin; i++) {
             int w = g->v[k]->in[i]->id;
@@ -117,16 +152,67 @@ void emit_liveness(emitter *E, int **lastp, int **free_headp, int **free_nextp)
                 last[w] = pos[k];
         }
     }
-    int *free_head = arena_alloc(g->arena, sizeof(int) * (size_t)(g->n + 1));
-    int *free_next = arena_alloc(g->arena, sizeof(int) * (size_t)(g->n + 1));
-    for (int k = 0; k < g->n; k++)
+    int *free_head = arena_alloc(g->arena, sizeof(int) * (size_t)(n + 1));
+    int *free_next = arena_alloc(g->arena, sizeof(int) * (size_t)(n + 1));
+    for (int k = 0; k < n; k++)
         free_head[k] = -1;
-    for (int k = 0; k < g->n; k++)
+    for (int k = 0; k < n; k++)
         if (emit_is_computed(g->v[k]) && last[k] >= 0) {
             free_next[k] = free_head[last[k]];
             free_head[last[k]] = k;
         }
-    *lastp = last;
-    *free_headp = free_head;
-    *free_nextp = free_next;
+    /* a variable's reads: its stores' users, and the readers of its views
+       (OP_INDEX), which come after them: backwards, every value's
+       position reaches what it reads */
+    int *reach = arena_alloc(g->arena, sizeof(int) * (size_t)(n + 1));
+    for (int k = 0; k < n; k++)
+        reach[k] = pos[k];
+    for (int k = n - 1; k >= 0; k--) {
+        g_value *v = g->v[k];
+        int at = v->op == OP_INDEX ? reach[k] : pos[k];
+        for (int i = 0; i < v->nin; i++) {
+            g_value *w = v->in[i];
+            if ((w->op == OP_INDEX || w->op == OP_STORE) && at > reach[w->id])
+                reach[w->id] = at;
+        }
+    }
+    int nv = S->nvars;
+    L->var_first = arena_alloc(g->arena, sizeof(int) * (size_t)(nv + 1));
+    L->var_last = arena_alloc(g->arena, sizeof(int) * (size_t)(nv + 1));
+    L->var_born_head = arena_alloc(g->arena, sizeof(int) * (size_t)(n + 1));
+    L->var_free_head = arena_alloc(g->arena, sizeof(int) * (size_t)(n + 1));
+    L->var_born_next = arena_alloc(g->arena, sizeof(int) * (size_t)(nv + 1));
+    L->var_free_next = arena_alloc(g->arena, sizeof(int) * (size_t)(nv + 1));
+    for (int i = 0; i < nv; i++)
+        L->var_first[i] = L->var_last[i] = -1;
+    for (int k = 0; k < n; k++) {
+        g_value *s = g->v[k];
+        if (s->op != OP_STORE || s->dead || (S->vars[s->var]->io != IO_TMP && S->vars[s->var]->io != IO_LET))
+            continue;
+        /* the first write may come before the store: a BLAS call or a call
+           that writes the tensor in place */
+        int first = pos[k];
+        g_value *w = s->in[0];
+        if (w->op == OP_PART)
+            w = w->in[0];
+        if (emitted(w) && pos[w->id] < first)
+            first = pos[w->id];
+        int v = s->var;
+        if (L->var_first[v] < 0 || first < L->var_first[v])
+            L->var_first[v] = first;
+        if (reach[k] > L->var_last[v])
+            L->var_last[v] = reach[k];
+    }
+    for (int k = 0; k < n; k++)
+        L->var_born_head[k] = L->var_free_head[k] = -1;
+    for (int i = nv - 1; i >= 0; i--)
+        if (L->var_first[i] >= 0) {
+            L->var_born_next[i] = L->var_born_head[L->var_first[i]];
+            L->var_born_head[L->var_first[i]] = i;
+            L->var_free_next[i] = L->var_free_head[L->var_last[i]];
+            L->var_free_head[L->var_last[i]] = i;
+        }
+    L->last = last;
+    L->free_head = free_head;
+    L->free_next = free_next;
 }

@@ -372,14 +372,17 @@ int emit_c(graph *g, const tx_target *T, const emit_options *o, tx_buf *out, emi
     put(&E, "    (void)tx_n;\n");
     emit_checks(&E);
     /* liveness: an intermediate's buffer is allocated where it is computed
-       and freed after its last reader */
-    int *last, *free_head, *free_next;
-    emit_liveness(&E, &last, &free_head, &free_next);
+       and freed after its last reader; a tmp or let tensor's from its first
+       write to its last reader */
+    liveness L;
+    emit_liveness(&E, &L);
     int ovf = emit_add_error(&E, "the size of an intermediate overflows", 0);
     workspace_plan ws = {0};
-    int use_ws = T->workspace && o->workspace && emit_plan_workspace(&E, last, &ws) == 0;
+    int use_ws = T->workspace && o->workspace && emit_plan_workspace(&E, &L, &ws) == 0;
     if (use_ws) {
         *o->workspace = (size_t)ws.size;
+        put(&E, "    /* workspace: %lld bytes; at most %lld live at once */\n", (long long)ws.size,
+            (long long)ws.live_max);
         put(&E, "    char *tx_ws = (char *)tx_args[%d];\n", S->ntensors + S->nmaps + 1);
         for (int i = 0; i < S->nvars; i++)
             if (ws.var_off[i] >= 0) {
@@ -389,24 +392,19 @@ int emit_c(graph *g, const tx_target *T, const emit_options *o, tx_buf *out, emi
             }
     } else if (o->workspace)
         *o->workspace = 0;
-    /* sizes (overflow-checked) and allocations */
+    /* sizes (overflow-checked); a tmp or let tensor is allocated where it
+       is first written */
+    int *size_code = arena_alloc(g->arena, sizeof(int) * (size_t)(S->nvars + 1));
     for (int i = 0; i < S->nvars; i++) {
         sym *t = S->vars[i];
         char msg[600];
         snprintf(msg, sizeof msg, "the size of '%s' overflows", t->name);
-        int code = emit_add_error(&E, msg, 0);
-        emit_size(&E, t->ext, t->rank, dt_size(t->dt), code);
-        if ((t->io == IO_TMP || t->io == IO_LET) && !use_ws) {
-            put(&E, "    ");
-            put_var(&E, i);
-            put(&E, " = (%s *)malloc(tx_n ? (unsigned long)tx_n : 1);\n    if (!", ctype(t->dt));
-            put_var(&E, i);
-            put(&E, ") { tx_status = %d; goto tx_done; }\n", oom);
-        }
+        size_code[i] = emit_add_error(&E, msg, 0);
+        emit_size(&E, t->ext, t->rank, dt_size(t->dt), size_code[i]);
     }
 
     /* the statements */
-    int cur_stmt = -2;
+    int cur_stmt = -2, prev = -1;
     for (int k = 0; k < g->n; k++) {
         g_value *v = g->v[k];
         if (v->dead || v->inlined || v->op == OP_INPUT || v->op == OP_CONST || v->op == OP_INDEX)
@@ -430,6 +428,15 @@ int emit_c(graph *g, const tx_target *T, const emit_options *o, tx_buf *out, emi
             for (int j = k + 1; j < g->n && nalloc <= v->nout; j++)
                 if (g->v[j]->op == OP_PART && g->v[j]->in[0] == v)
                     parts[g->v[j]->part] = alloc[nalloc++] = g->v[j];
+        for (int i = L.var_born_head[k]; !use_ws && i >= 0; i = L.var_born_next[i]) {
+            sym *t = S->vars[i];
+            emit_size(&E, t->ext, t->rank, dt_size(t->dt), size_code[i]);
+            put(&E, "    ");
+            put_var(&E, i);
+            put(&E, " = (%s *)malloc(tx_n ? (unsigned long)tx_n : 1);\n    if (!", ctype(t->dt));
+            put_var(&E, i);
+            put(&E, ") { tx_status = %d; goto tx_done; }\n", oom);
+        }
         for (int a = 0; a < nalloc; a++) {
             g_value *w = alloc[a];
             if (!emit_is_computed(w))
@@ -443,8 +450,20 @@ int emit_c(graph *g, const tx_target *T, const emit_options *o, tx_buf *out, emi
             }
         }
         emit_value(&E, v, parts);
-        for (int j = free_head[k]; !use_ws && j >= 0; j = free_next[j]) /* read for the last time here */
-            put(&E, "    free(tx_v%d);\n    tx_v%d = 0;\n", j, j);
+        /* buffers read for the last time here, or at a position since the
+           one emitted before (a view's) */
+        for (int p = prev + 1; !use_ws && p <= k; p++) {
+            for (int j = L.free_head[p]; j >= 0; j = L.free_next[j])
+                put(&E, "    free(tx_v%d);\n    tx_v%d = 0;\n", j, j);
+            for (int i = L.var_free_head[p]; i >= 0; i = L.var_free_next[i]) {
+                put(&E, "    free(");
+                put_var(&E, i);
+                put(&E, ");\n    ");
+                put_var(&E, i);
+                put(&E, " = 0;\n");
+            }
+        }
+        prev = k;
     }
     if (o->timing && T->entry == TX_ENTRY_ARGV && cur_stmt >= 0)
         put(&E, "    tx_times[%d] += tx_rt_now() - tx_t0;\n", cur_stmt);

@@ -427,6 +427,51 @@ END_TEST
 
 /* ------------------------------------------------------------------ */
 
+/* The bytes of the JIT workspace of TEXT (every dim constant). */
+static size_t workspace_of(const char *text)
+{
+    pipe_t p;
+    pipe_ok(&p, text, UPTO_SEMA);
+    pipeline_options o = {.output = PIPE_JIT, .target = &target_jit_tcc, .opt_level = 2};
+    pipeline_result r;
+    ck_assert_msg(pipeline_run(p.S, p.a, &o, &r) == TX_OK, "%s", r.diag.out.p ? r.diag.out.p : "");
+    size_t ws = r.workspace;
+    pipeline_result_free(&r);
+    pipe_free(&p);
+    return ws;
+}
+
+/* let and tmp tensors live from their first write to their last read, and
+   share memory like intermediates do; a let nothing reads takes none */
+START_TEST(emit_workspace_by_liveness)
+{
+    /* 16 x 16 doubles: 2048 bytes each. T dies when W is born: 2 blocks */
+    const char *chain = "dim n = 16;\nin A[n,n];\nout C[n,n];\n"
+                        "let T(\"i,j\") = A(\"i,k\") * A(\"k,j\");\n"
+                        "let U(\"i,j\") = T(\"i,k\") * A(\"k,j\");\n"
+                        "let W(\"i,j\") = U(\"i,k\") * A(\"k,j\");\n"
+                        "let D(\"i,j\") = A(\"i,j\") * 2;\n"
+                        "C(\"i,j\") = W(\"i,k\") * A(\"k,j\");\n";
+    ck_assert_uint_eq(workspace_of(chain), 2 * 2048);
+    /* the same with tmp tensors, one of them written twice: S lives until
+       its second write is read, so three blocks */
+    const char *tmps = "dim n = 16;\nin A[n,n];\nout C[n,n];\ntmp S[n,n], R[n,n], Q[n,n];\n"
+                       "S(\"i,j\") = A(\"i,k\") * A(\"k,j\");\n"
+                       "R(\"i,j\") = S(\"i,k\") * A(\"k,j\");\n"
+                       "S(\"i,j\") += R(\"i,j\");\n"
+                       "Q(\"i,j\") = R(\"i,k\") * A(\"k,j\");\n"
+                       "C(\"i,j\") = Q(\"i,k\") * S(\"k,j\");\n";
+    ck_assert_uint_eq(workspace_of(tmps), 3 * 2048);
+    /* a tensor read through a view (transposed) after other statements */
+    const char *view = "dim n = 16;\nin A[n,n];\nout C[n,n];\n"
+                       "let T(\"i,j\") = A(\"i,k\") * A(\"k,j\");\n"
+                       "let U(\"i,j\") = A(\"i,k\") * A(\"j,k\");\n"
+                       "let V(\"i,j\") = U(\"i,k\") * U(\"k,j\");\n"
+                       "C(\"i,j\") = V(\"i,j\") + T(\"j,i\");\n";
+    ck_assert_uint_eq(workspace_of(view), 3 * 2048);
+}
+END_TEST
+
 Suite *suite_emit(void)
 {
     Suite *s = suite_create("emit");
@@ -440,6 +485,7 @@ Suite *suite_emit(void)
     tcase_add_test(tc, emit_targets_declare_what_they_use);
     tcase_add_test(tc, emit_runtime_symbols_from_one_table);
     tcase_add_test(tc, emit_sparse_decodes_only_what_is_read);
+    tcase_add_test(tc, emit_workspace_by_liveness);
     suite_add_tcase(s, tc);
     return s;
 }
