@@ -70,9 +70,10 @@ $(B)/parser.o: $(B)/parser.c src/tx.h src/tensorexpr.h
 $(B)/%.o: src/%.c src/tx.h src/tensorexpr.h $(B)/parser.h
 	$(CC) $(ALL_CFLAGS) -c $< -o $@
 $(B)/sema.o $(B)/sema_extent.o $(B)/sema_linalg.o: src/sema.h
+$(B)/api.o: runtime/hugemem.h
 $(B)/emit_%.o: src/emit_%.c src/emit.h src/tx.h src/tensorexpr.h runtime/runtime.h $(B)/parser.h
 	$(CC) $(ALL_CFLAGS) -c $< -o $@
-$(B)/npy.o: runtime/npy.c runtime/npy.h | $(B)
+$(B)/npy.o: runtime/npy.c runtime/npy.h runtime/hugemem.h | $(B)
 	$(CC) $(ALL_CFLAGS) -c $< -o $@
 # the runtime JIT code calls (primitives, linear algebra, the symbol table
 # of runtime/symbols.def): gcc -O3, each primitive cloned per ISA

@@ -4,6 +4,7 @@
     /usr/bin/python3 bench/rccsd.py check [--txc build/txc] [--o 4 --v 10]
     /usr/bin/python3 bench/rccsd.py bench [--txc build/txc] [--o 16 --v 100]
                                           [--threads 1] [--repeat 1] [--dir D]
+                                          [--program FILE.tx] [--skip txc,numpy,api]
 
 `update_amps` below is the numpy reference, written the way PySCF writes it
 (pyscf/cc/rccsd.py update_amps, non-CC2 branch, and the cc_* intermediates
@@ -296,10 +297,10 @@ def child_numpy(dirname):
     print(json.dumps({'seconds': time.perf_counter() - t0}))
 
 
-def child_api(dirname, threads):
+def child_api(dirname, threads, program):
     tx = import_tensorexpr()
     d = {k: np.load(os.path.join(dirname, k + '.npy')) for k in INPUTS}
-    prog = tx.load(PROGRAM, threads=threads)
+    prog = tx.load(program, threads=threads)
     t0 = time.perf_counter()
     got = prog(**d)
     first = time.perf_counter() - t0
@@ -338,13 +339,15 @@ def bench(args):
     print('rccsd o=%d v=%d, %d thread(s), inputs in %s (%.2f GiB)' % (
         o, v, nt, dirname, sum(os.path.getsize(os.path.join(dirname, k + '.npy')) for k in INPUTS) / gib))
     print('%-10s %8s %8s %8s %10s %10s  %s' % ('', 'wall s', 'user s', 'sys s', 'peak GiB', 'minflt', 'note'))
-    txc = [args.txc, 'run', PROGRAM, '-q', '--threads', str(nt)] + \
+    txc = [args.txc, 'run', args.program, '-q', '--threads', str(nt)] + \
           ['%s=%s' % (k, os.path.join(dirname, k + '.npy')) for k in INPUTS] + \
           ['%s=%s' % (k, os.path.join(dirname, 'tx_' + k + '.npy')) for k in OUTPUTS]
     me = [sys.executable, os.path.abspath(__file__)]
     for r in range(args.repeat):
         for name, cmd in (('txc run', txc), ('numpy', me + ['child-numpy', dirname]),
-                          ('api', me + ['child-api', dirname, str(nt)])):
+                          ('api', me + ['child-api', dirname, str(nt), args.program])):
+            if name.split()[0] in args.skip.split(','):
+                continue
             wall, ru, out = measured(cmd, env)
             note = ''
             if name == 'api':
@@ -354,7 +357,7 @@ def bench(args):
                 note = 'load + update_amps + save %.2f s' % json.loads(out.strip().splitlines()[-1])['seconds']
             print('%-10s %8.2f %8.2f %8.2f %10.2f %10d  %s' % (
                 name, wall, ru.ru_utime, ru.ru_stime, ru.ru_maxrss * 1024.0 / gib, ru.ru_minflt, note), flush=True)
-    for k in OUTPUTS:
+    for k in OUTPUTS if 'numpy' not in args.skip.split(',') else ():
         a, b = np.load(os.path.join(dirname, 'tx_' + k + '.npy')), np.load(os.path.join(dirname, 'np_' + k + '.npy'))
         print('%s: txc run vs numpy, max rel. difference %.2e' % (k, max_rel(a, b)))
     if not args.dir:
@@ -368,7 +371,7 @@ def main(argv):
     if argv[:1] == ['child-numpy']:
         return child_numpy(argv[1])
     if argv[:1] == ['child-api']:
-        return child_api(argv[1], int(argv[2]))
+        return child_api(argv[1], int(argv[2]), argv[3])
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     ap.add_argument('mode', choices=('check', 'bench'))
     ap.add_argument('--txc', default=os.path.join(ROOT, 'build', 'txc'))
@@ -377,6 +380,8 @@ def main(argv):
     ap.add_argument('--threads', type=int, default=1)
     ap.add_argument('--repeat', type=int, default=1)
     ap.add_argument('--dir', default=None, help='keep the inputs and outputs here')
+    ap.add_argument('--program', default=PROGRAM, help='another spelling of the port (bench)')
+    ap.add_argument('--skip', default='', help='contenders not to run, comma-separated: txc,numpy,api')
     a = ap.parse_args(argv)
     if a.mode == 'check':
         a.o, a.v = a.o or 4, a.v or 10

@@ -10,7 +10,9 @@
 ** Everything read from the file is distrusted: the header length, shape and
 ** data size are checked against the file size before anything is allocated.
 */
+#define _DEFAULT_SOURCE /* madvise, for hugemem.h */
 #include "npy.h"
+#include "hugemem.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -610,8 +612,8 @@ static int npy_read_fd(int fd, const char *path, npy_array *out, char *err, size
     if (nbytes > SIZE_MAX - 1)
         return npy_fail(err, errlen, path, "out of memory (%llu bytes)", (unsigned long long)nbytes);
 
-    /* Data. */
-    buf = malloc(nbytes ? (size_t)nbytes : 1);
+    /* Data: a large array in huge pages (hugemem.h), as numpy reads one */
+    buf = tx_huge_alloc((size_t)nbytes);
     if (buf == NULL)
         return npy_fail(err, errlen, path, "out of memory (%llu bytes)", (unsigned long long)nbytes);
     rc = npy_read_full(fd, buf, (size_t)nbytes);
@@ -621,7 +623,7 @@ static int npy_read_fd(int fd, const char *path, npy_array *out, char *err, size
         return npy_fail(err, errlen, path, "unexpected end of file (file changed while reading?)");
     }
     if (m.fortran && m.ndim > 1 && nelem > 1) {
-        tmp = malloc((size_t)nbytes);
+        tmp = tx_huge_alloc((size_t)nbytes);
         if (tmp == NULL) {
             free(buf);
             return npy_fail(err, errlen, path, "out of memory (%llu bytes)", (unsigned long long)nbytes);

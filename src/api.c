@@ -12,6 +12,7 @@
  * with the compilation's memory freed. Nothing here prints or exits:
  * failures return a status and leave a message in the context.
  */
+#define _DEFAULT_SOURCE /* madvise, for hugemem.h */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +22,7 @@
 
 #include "tx.h"
 #include "runtime.h"
+#include "hugemem.h"
 
 struct tx_ctx {
     tx_buf msg;
@@ -1055,7 +1057,7 @@ static int stage_bindings(tx_program *p, void **args)
             return fail(p->ctx, TX_ERR_NOMEM, "out of memory: '%s' is too large to stage", t->name);
         if (b->stage_cap < bytes) {
             free(b->stage);
-            b->stage = malloc(bytes);
+            b->stage = tx_huge_alloc(bytes);
             b->stage_cap = b->stage ? bytes : 0;
             if (!b->stage)
                 return fail(p->ctx, TX_ERR_NOMEM, "out of memory (%zu bytes to stage '%s', which %s)", bytes,
@@ -1125,7 +1127,7 @@ static int unpark(tx_program *p, const int64_t *dims, size_t layout_bytes)
         if (!v->jit || memcmp(v->dims, dims, sizeof(int64_t) * (size_t)S->nsym_dims) != 0 ||
             memcmp(v->layout, p->layout, layout_bytes) != 0)
             continue;
-        void *ws = v->workspace ? malloc(v->workspace) : NULL;
+        void *ws = v->workspace ? tx_huge_alloc(v->workspace) : NULL;
         double *times = realloc(p->times, sizeof(double) * (size_t)(S->nassign + v->ncalls + 1));
         if (times)
             p->times = times;
@@ -1257,9 +1259,10 @@ int tx_run(tx_program *p)
         memcpy(p->jit_dims, dims, sizeof(int64_t) * (size_t)n);
         memcpy(p->jit_layout, p->layout, layout_bytes);
         /* the intermediates' memory, planned by liveness at emission, is
-           allocated once and reused by every run until extents change */
+           allocated once and reused by every run until extents change; in
+           huge pages, so its first run does not fault on every 4 KiB */
         free(p->workspace);
-        p->workspace = ws ? malloc(ws) : NULL;
+        p->workspace = ws ? tx_huge_alloc(ws) : NULL;
         p->workspace_size = ws;
         double *times = realloc(p->times, sizeof(double) * (size_t)(S->nassign + p->ncalls + 1));
         if (times)
