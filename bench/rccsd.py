@@ -5,6 +5,7 @@
     /usr/bin/python3 bench/rccsd.py bench [--txc build/txc] [--o 16 --v 100]
                                           [--threads 1] [--repeat 1] [--dir D]
                                           [--program FILE.tx] [--skip txc,numpy,api]
+                                          [--no-huge-pages]
 
 `update_amps` below is the numpy reference, written the way PySCF writes it
 (pyscf/cc/rccsd.py update_amps, non-CC2 branch, and the cc_* intermediates
@@ -288,7 +289,8 @@ def check(args):
 
 # --------------------------------------------------------------- bench --
 
-def child_numpy(dirname):
+def child_numpy(dirname, huge):
+    np.core.multiarray._set_madvise_hugepage(huge)
     t0 = time.perf_counter()
     d = {k: np.load(os.path.join(dirname, k + '.npy')) for k in INPUTS}
     t1new, t2new = reference(d)
@@ -297,10 +299,11 @@ def child_numpy(dirname):
     print(json.dumps({'seconds': time.perf_counter() - t0}))
 
 
-def child_api(dirname, threads, program):
+def child_api(dirname, threads, program, huge):
     tx = import_tensorexpr()
+    np.core.multiarray._set_madvise_hugepage(huge)
     d = {k: np.load(os.path.join(dirname, k + '.npy')) for k in INPUTS}
-    prog = tx.load(program, threads=threads)
+    prog = tx.load(program, threads=threads, huge_pages=huge)
     t0 = time.perf_counter()
     got = prog(**d)
     first = time.perf_counter() - t0
@@ -339,13 +342,15 @@ def bench(args):
     print('rccsd o=%d v=%d, %d thread(s), inputs in %s (%.2f GiB)' % (
         o, v, nt, dirname, sum(os.path.getsize(os.path.join(dirname, k + '.npy')) for k in INPUTS) / gib))
     print('%-10s %8s %8s %8s %10s %10s  %s' % ('', 'wall s', 'user s', 'sys s', 'peak GiB', 'minflt', 'note'))
+    huge = '0' if args.no_huge_pages else '1'
     txc = [args.txc, 'run', args.program, '-q', '--threads', str(nt)] + \
+          (['--no-huge-pages'] if args.no_huge_pages else []) + \
           ['%s=%s' % (k, os.path.join(dirname, k + '.npy')) for k in INPUTS] + \
           ['%s=%s' % (k, os.path.join(dirname, 'tx_' + k + '.npy')) for k in OUTPUTS]
     me = [sys.executable, os.path.abspath(__file__)]
     for r in range(args.repeat):
-        for name, cmd in (('txc run', txc), ('numpy', me + ['child-numpy', dirname]),
-                          ('api', me + ['child-api', dirname, str(nt), args.program])):
+        for name, cmd in (('txc run', txc), ('numpy', me + ['child-numpy', dirname, huge]),
+                          ('api', me + ['child-api', dirname, str(nt), args.program, huge])):
             if name.split()[0] in args.skip.split(','):
                 continue
             wall, ru, out = measured(cmd, env)
@@ -369,9 +374,9 @@ def bench(args):
 def main(argv):
     import argparse
     if argv[:1] == ['child-numpy']:
-        return child_numpy(argv[1])
+        return child_numpy(argv[1], argv[2] == '1')
     if argv[:1] == ['child-api']:
-        return child_api(argv[1], int(argv[2]), argv[3])
+        return child_api(argv[1], int(argv[2]), argv[3], argv[4] == '1')
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     ap.add_argument('mode', choices=('check', 'bench'))
     ap.add_argument('--txc', default=os.path.join(ROOT, 'build', 'txc'))
@@ -382,6 +387,9 @@ def main(argv):
     ap.add_argument('--dir', default=None, help='keep the inputs and outputs here')
     ap.add_argument('--program', default=PROGRAM, help='another spelling of the port (bench)')
     ap.add_argument('--skip', default='', help='contenders not to run, comma-separated: txc,numpy,api')
+    ap.add_argument('--no-huge-pages', action='store_true',
+                    help='every contender in small pages: txc run --no-huge-pages, TX_OPTION_HUGE_PAGES=0, '
+                         "numpy's _set_madvise_hugepage(False)")
     a = ap.parse_args(argv)
     if a.mode == 'check':
         a.o, a.v = a.o or 4, a.v or 10

@@ -510,7 +510,7 @@ static void npy_f_to_c(unsigned char *dst, const unsigned char *src, size_t esiz
     }
 }
 
-static int npy_read_fd(int fd, const char *path, npy_array *out, char *err, size_t errlen)
+static int npy_read_fd(int fd, const char *path, npy_array *out, int huge, char *err, size_t errlen)
 {
     struct stat st;
     unsigned char pre[12];
@@ -613,7 +613,7 @@ static int npy_read_fd(int fd, const char *path, npy_array *out, char *err, size
         return npy_fail(err, errlen, path, "out of memory (%llu bytes)", (unsigned long long)nbytes);
 
     /* Data: a large array in huge pages (hugemem.h), as numpy reads one */
-    buf = tx_huge_alloc((size_t)nbytes);
+    buf = tx_huge_alloc((size_t)nbytes, huge);
     if (buf == NULL)
         return npy_fail(err, errlen, path, "out of memory (%llu bytes)", (unsigned long long)nbytes);
     rc = npy_read_full(fd, buf, (size_t)nbytes);
@@ -623,7 +623,7 @@ static int npy_read_fd(int fd, const char *path, npy_array *out, char *err, size
         return npy_fail(err, errlen, path, "unexpected end of file (file changed while reading?)");
     }
     if (m.fortran && m.ndim > 1 && nelem > 1) {
-        tmp = tx_huge_alloc((size_t)nbytes);
+        tmp = tx_huge_alloc((size_t)nbytes, huge);
         if (tmp == NULL) {
             free(buf);
             return npy_fail(err, errlen, path, "out of memory (%llu bytes)", (unsigned long long)nbytes);
@@ -646,7 +646,7 @@ static int npy_read_fd(int fd, const char *path, npy_array *out, char *err, size
     return 0;
 }
 
-int npy_read(const char *path, npy_array *out, char *err, size_t errlen)
+int npy_read(const char *path, npy_array *out, int huge, char *err, size_t errlen)
 {
     int fd, rc;
 
@@ -657,7 +657,7 @@ int npy_read(const char *path, npy_array *out, char *err, size_t errlen)
     /* O_NONBLOCK so that opening a FIFO does not hang; it is then rejected. */
     fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) return npy_fail(err, errlen, path, "cannot open: %s", strerror(errno));
-    rc = npy_read_fd(fd, path, out, err, errlen);
+    rc = npy_read_fd(fd, path, out, huge, err, errlen);
     close(fd);
     if (rc != 0) memset(out, 0, sizeof *out);
     return rc;

@@ -44,8 +44,10 @@ typedef struct {
 **   "a.npy: out of memory (N bytes)"
 ** The header length, shape and data size are all checked against the file
 ** size before anything is allocated; the data must fill the file exactly.
+** With HUGE, data of 2 MiB or more goes into memory advised for huge pages
+** (runtime/hugemem.h), as numpy reads it; either way it is freed by free().
 */
-int  npy_read(const char *path, npy_array *out, char *err, size_t errlen);
+int  npy_read(const char *path, npy_array *out, int huge, char *err, size_t errlen);
 
 /*
 ** Writes an array to exactly PATH (created or truncated, mode 0666 & ~umask)

@@ -31,6 +31,7 @@ struct tx_ctx {
     int timing;
     int threads;      /* TX_OPTION_THREADS */
     int mpi_ranks;    /* TX_OPTION_MPI_RANKS */
+    int huge_pages;   /* TX_OPTION_HUGE_PAGES */
 };
 
 /* One parameter tensor's binding: the caller's array, its layout, and
@@ -94,6 +95,7 @@ struct tx_program {
     char *jit_inplace;    /* per tensor: the JIT code reads its strides in place */
     int opt_level;
     int threads;          /* TX_OPTION_THREADS when compiled (0: the default) */
+    int huge_pages;       /* TX_OPTION_HUGE_PAGES when compiled */
     emit_error *errs;
     int nerrs;
     int timing;
@@ -148,8 +150,10 @@ static int fail(tx_ctx *ctx, int status, const char *fmt, ...)
 tx_ctx *tx_new(void)
 {
     tx_ctx *c = calloc(1, sizeof *c);
-    if (c)
+    if (c) {
         c->opt_level = 2;
+        c->huge_pages = 1;
+    }
     return c;
 }
 
@@ -183,6 +187,11 @@ int tx_set_option(tx_ctx *ctx, tx_option option, int value)
         if (value < 0)
             return fail(ctx, TX_ERR_ARG, "tx_set_option: MPI ranks must be 0 (none) or more, not %d", value);
         ctx->mpi_ranks = value;
+        return TX_OK;
+    case TX_OPTION_HUGE_PAGES:
+        if (value != 0 && value != 1)
+            return fail(ctx, TX_ERR_ARG, "tx_set_option: huge pages are 1 (the default) or 0, not %d", value);
+        ctx->huge_pages = value;
         return TX_OK;
     }
     return fail(ctx, TX_ERR_ARG, "unknown option %d", (int)option);
@@ -331,6 +340,7 @@ static int compile_work(void *arg)
     p->timing = p->ctx->timing;
     p->opt_level = p->ctx->opt_level;
     p->threads = p->ctx->threads;
+    p->huge_pages = p->ctx->huge_pages;
     p->times = calloc((size_t)S->nassign + 1, sizeof(double));
     if (!p->times)
         recover_oom();
@@ -1057,7 +1067,7 @@ static int stage_bindings(tx_program *p, void **args)
             return fail(p->ctx, TX_ERR_NOMEM, "out of memory: '%s' is too large to stage", t->name);
         if (b->stage_cap < bytes) {
             free(b->stage);
-            b->stage = tx_huge_alloc(bytes);
+            b->stage = tx_huge_alloc(bytes, p->huge_pages);
             b->stage_cap = b->stage ? bytes : 0;
             if (!b->stage)
                 return fail(p->ctx, TX_ERR_NOMEM, "out of memory (%zu bytes to stage '%s', which %s)", bytes,
@@ -1127,7 +1137,7 @@ static int unpark(tx_program *p, const int64_t *dims, size_t layout_bytes)
         if (!v->jit || memcmp(v->dims, dims, sizeof(int64_t) * (size_t)S->nsym_dims) != 0 ||
             memcmp(v->layout, p->layout, layout_bytes) != 0)
             continue;
-        void *ws = v->workspace ? tx_huge_alloc(v->workspace) : NULL;
+        void *ws = v->workspace ? tx_huge_alloc(v->workspace, p->huge_pages) : NULL;
         double *times = realloc(p->times, sizeof(double) * (size_t)(S->nassign + v->ncalls + 1));
         if (times)
             p->times = times;
@@ -1262,7 +1272,7 @@ int tx_run(tx_program *p)
            allocated once and reused by every run until extents change; in
            huge pages, so its first run does not fault on every 4 KiB */
         free(p->workspace);
-        p->workspace = ws ? tx_huge_alloc(ws) : NULL;
+        p->workspace = ws ? tx_huge_alloc(ws, p->huge_pages) : NULL;
         p->workspace_size = ws;
         double *times = realloc(p->times, sizeof(double) * (size_t)(S->nassign + p->ncalls + 1));
         if (times)

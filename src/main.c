@@ -36,7 +36,8 @@ enum { EXIT_PROGRAM = 1, EXIT_USAGE = 2, EXIT_RUNTIME = 3 };
                       "           [--target c|mpi]\n"
 #define RUN_SYNOPSIS                                                                                 \
     "txc run FILE.tx [NAME=FILE.npy ...] [MAP=MASK.npy ...] [-D dim=N ...] [--random] [--time]\n"  \
-    "               [--profile] [-q] [-O0|-O1|-O2] [--backend tcc] [--threads N] [--mpi]\n"
+    "               [--profile] [-q] [-O0|-O1|-O2] [--backend tcc] [--threads N] [--mpi]\n" \
+    "               [--no-huge-pages]\n"
 #define GRAPH_SYNOPSIS "txc graph FILE.tx [--dot] [--after PASS|all] [-D dim=N ...] [-O0|-O1|-O2]\n" \
                        "          [--target mpi [--ranks P]]\n"
 #define CHECK_SYNOPSIS "txc check FILE.tx\n"
@@ -97,6 +98,8 @@ static const char run_help[] =
     "                  (default: TX_NUM_THREADS, else every core)\n"
     "  --mpi           under mpirun: every rank runs the program (built with mpicc,\n"
     "                  cached); rank 0 reads the inputs and writes the outputs\n"
+    "  --no-huge-pages input arrays and the program's memory in small pages (by\n"
+    "                  default those of 2 MiB or more are advised MADV_HUGEPAGE)\n"
     "Outputs are written all or nothing; see OUTPUTS in txc(1).\n";
 
 static const char graph_help[] =
@@ -543,12 +546,13 @@ static void part_set(void *data, tx_dtype t, int64_t i, int part, double x)
     }
 }
 
-/* Loads FILE as tensor B, converting f4/f8 to the declared element type. */
-static int load_input(run_binding *b)
+/* Loads FILE as tensor B, converting f4/f8 to the declared element type;
+   with HUGE, into memory advised for huge pages. */
+static int load_input(run_binding *b, int huge)
 {
     char err[512];
     npy_array a;
-    if (npy_read(b->file, &a, err, sizeof err) < 0) {
+    if (npy_read(b->file, &a, huge, err, sizeof err) < 0) {
         fprintf(stderr, "txc: tensor '%s': %s\n", b->name, err);
         return -1;
     }
@@ -674,7 +678,7 @@ static int load_map(tx_program *p, tx_ctx *ctx, map_binding *b, int random_input
     npy_array a = {0};
     char err[512];
     if (b->file) {
-        if (npy_read(b->file, &a, err, sizeof err) < 0) {
+        if (npy_read(b->file, &a, 0, err, sizeof err) < 0) {
             fprintf(stderr, "txc: sparse map '%s': %s\n", b->info.name, err);
             return -1;
         }
@@ -894,7 +898,7 @@ static int mpi_run(cli_mpi *m, tx_program *p, tx_ctx *ctx, const char *file, run
 static int cmd_run(int argc, char **argv)
 {
     common_opts c = {0};
-    int random_inputs = 0, timing = 0, quiet = 0, threads = 0, profile = 0, use_mpi = 0;
+    int random_inputs = 0, timing = 0, quiet = 0, threads = 0, profile = 0, use_mpi = 0, huge_pages = 1;
     cli_mpi *mpi = NULL;
     int rank = 0; /* under --mpi, this process's rank: only rank 0 touches files */
     int nb = 0;
@@ -921,6 +925,8 @@ static int cmd_run(int argc, char **argv)
             profile = 1;
         else if (strcmp(a, "--mpi") == 0)
             use_mpi = 1;
+        else if (strcmp(a, "--no-huge-pages") == 0)
+            huge_pages = 0;
         else if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0)
             quiet = 1;
         else if (opt_value(argc, argv, &i, "--backend", &val)) {
@@ -976,6 +982,7 @@ static int cmd_run(int argc, char **argv)
             tx_set_option(ctx, TX_OPTION_OPT_LEVEL, c.opt_level);
         tx_set_option(ctx, TX_OPTION_TIMING, timing || profile);
         tx_set_option(ctx, TX_OPTION_THREADS, threads);
+        tx_set_option(ctx, TX_OPTION_HUGE_PAGES, huge_pages);
         p = compile_file(ctx, c.file, &status);
         t_compiled = now();
     }
@@ -1057,7 +1064,7 @@ static int cmd_run(int argc, char **argv)
         run_binding *b = &all[k];
         if (b->info.io == TX_OUT || !b->file || rank != 0)
             continue;
-        if (load_input(b) < 0)
+        if (load_input(b, huge_pages) < 0)
             status = EXIT_RUNTIME;
         else if (tx_bind(p, b->name, b->data, b->info.ndim, b->shape) != TX_OK)
             status = (fprintf(stderr, "txc: tensor '%s' (%s): %s\n", b->name, b->file, tx_errmsg(ctx)),

@@ -89,9 +89,11 @@ typedef enum {
     TX_OPTION_TIMING = 2,    /* 1: tx_run records per-statement times (tx_timing) */
     TX_OPTION_THREADS = 3,   /* threads of the program's loops and of BLAS/LAPACK together;
                                 0 (default): TX_NUM_THREADS if set, else every core */
-    TX_OPTION_MPI_RANKS = 4  /* P > 0: tx_graph also says what the MPI target does with each
+    TX_OPTION_MPI_RANKS = 4, /* P > 0: tx_graph also says what the MPI target does with each
                                 call on P ranks and its communication volume (tx_mpi(7));
                                 0 (default): nothing. Read when tx_graph runs */
+    TX_OPTION_HUGE_PAGES = 5 /* 1 (default): tx_run's workspace and staged arrays of
+                                2 MiB or more are advised MADV_HUGEPAGE; 0: not */
 } tx_option;
 
 /* Options of tx_emit(). A zeroed struct gives the defaults. */

@@ -1482,6 +1482,56 @@ START_TEST(api_set_option)
 }
 END_TEST
 
+/* TX_OPTION_HUGE_PAGES: 0 and 1 only; a program whose workspace is large
+   enough to be advised (T: 600 x 600 doubles, 2.9 MB) computes the same
+   bits either way, over two runs (the workspace is kept) */
+START_TEST(api_huge_pages)
+{
+    enum { N = 600 };
+    double *A = malloc(sizeof(double) * N * N), *C[2];
+    ck_assert_ptr_nonnull(A);
+    for (int i = 0; i < N * N; i++)
+        A[i] = (double)(((long long)i * 7919) % 1000) / 1000.0 - 0.5;
+    for (int huge = 0; huge <= 1; huge++) {
+        tx_ctx *c = tx_new();
+        ck_assert_int_eq(tx_set_option(c, TX_OPTION_HUGE_PAGES, 2), TX_ERR_ARG);
+        ck_assert(strstr(tx_errmsg(c), "huge pages") != NULL);
+        ck_assert_int_eq(tx_set_option(c, TX_OPTION_HUGE_PAGES, huge), TX_OK);
+        tx_program *p = compile_ok(c,
+                                   "dim n;\nin A[n,n];\nout C[n,n];\n"
+                                   "let T(\"i,j\") = A(\"i,k\") * A(\"k,j\");\n"
+                                   "C(\"i,j\") = T(\"i,k\") * A(\"k,j\") + T(\"j,i\");\n",
+                                   "huge.tx");
+        C[huge] = calloc(N * N, sizeof(double));
+        ck_assert_ptr_nonnull(C[huge]);
+        int64_t shape[2] = {N, N};
+        ck_assert_int_eq(tx_bind(p, "A", A, 2, shape), TX_OK);
+        ck_assert_int_eq(tx_bind(p, "C", C[huge], 2, shape), TX_OK);
+        for (int run = 0; run < 2; run++)
+            ck_assert_msg(tx_run(p) == TX_OK, "%s", tx_errmsg(c));
+        tx_program_free(p);
+        tx_free(c);
+    }
+    ck_assert(memcmp(C[0], C[1], sizeof(double) * N * N) == 0);
+    /* one entry by hand: C[1][2] = sum_k T[1][k] A[k][2] + T[2][1] */
+    double t21 = 0, want = 0;
+    for (int k = 0; k < N; k++)
+        t21 += A[2 * N + k] * A[k * N + 1];
+    for (int k = 0; k < N; k++) {
+        double t1k = 0;
+        for (int j = 0; j < N; j++)
+            t1k += A[1 * N + j] * A[j * N + k];
+        want += t1k * A[k * N + 2];
+    }
+    want += t21;
+    ck_assert_msg(fabs(C[1][1 * N + 2] - want) <= 1e-9 * (1 + fabs(want)), "C[1][2] = %.17g, want %.17g",
+                  C[1][1 * N + 2], want);
+    free(A);
+    free(C[0]);
+    free(C[1]);
+}
+END_TEST
+
 /* ------------------------------------------------------------------ */
 /* threads                                                            */
 
@@ -1610,6 +1660,7 @@ int main(void)
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, api_threads);
     tcase_add_test(tc, api_tensor_get_derived_extent);
+    tcase_add_test(tc, api_huge_pages);
     suite_add_tcase(s, tc);
 
     SRunner *sr = srunner_create(s);

@@ -5,6 +5,7 @@
 ** literals below were produced by numpy 1.24 (np.save / format.write_array),
 ** and mk_npy() reproduces numpy's _wrap_header padding for other dicts.
 */
+#define _DEFAULT_SOURCE /* MADV_HUGEPAGE */
 #include <check.h>
 
 #include <dirent.h>
@@ -15,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -125,7 +127,7 @@ static void put_hdr(const char *name, const char *hdr, const void *data, size_t 
 static void read_ok(const char *name, npy_array *a)
 {
     char err[512];
-    int rc = npy_read(tpath(name), a, err, sizeof err);
+    int rc = npy_read(tpath(name), a, 1, err, sizeof err);
     ck_assert_msg(rc == 0, "%s: npy_read failed: %s", name, err);
     ck_assert_ptr_nonnull(a->data);
 }
@@ -138,7 +140,7 @@ static void read_fails(const char *name, const char *phrase)
     int rc;
 
     memset(&a, 0x5a, sizeof a);
-    rc = npy_read(tpath(name), &a, err, sizeof err);
+    rc = npy_read(tpath(name), &a, 0, err, sizeof err);
     ck_assert_msg(rc == -1, "%s: expected failure, got %d", name, rc);
     ck_assert_ptr_null(a.data);
     ck_assert_msg(strstr(err, phrase) != NULL, "%s: message \"%s\" lacks \"%s\"", name, err, phrase);
@@ -679,7 +681,7 @@ START_TEST(rej_data_size)
     read_fails("tr.npy", "trailing data: header says 48 bytes of data, file has 56");
 
     /* exact message format */
-    ck_assert_int_eq(npy_read(tpath("td.npy"), &a, err, sizeof err), -1);
+    ck_assert_int_eq(npy_read(tpath("td.npy"), &a, 0, err, sizeof err), -1);
     ck_assert_str_eq(strstr(err, "td.npy"), "td.npy: truncated: header says 48 bytes of data, file has 40");
 }
 END_TEST
@@ -813,9 +815,9 @@ START_TEST(rej_paths)
 
     /* NULL path or output */
     memset(&a, 0x5a, sizeof a);
-    ck_assert_int_eq(npy_read(NULL, &a, err, sizeof err), -1);
+    ck_assert_int_eq(npy_read(NULL, &a, 0, err, sizeof err), -1);
     ck_assert_ptr_null(a.data);
-    ck_assert_int_eq(npy_read(tpath("missing.npy"), NULL, err, sizeof err), -1);
+    ck_assert_int_eq(npy_read(tpath("missing.npy"), NULL, 0, err, sizeof err), -1);
 }
 END_TEST
 
@@ -825,13 +827,13 @@ START_TEST(err_buffer)
     char err[8];
 
     memset(err, 'x', sizeof err);
-    ck_assert_int_eq(npy_read(tpath("missing.npy"), &a, err, sizeof err), -1);
+    ck_assert_int_eq(npy_read(tpath("missing.npy"), &a, 0, err, sizeof err), -1);
     ck_assert_int_eq(strlen(err), 7);
     ck_assert(strncmp(err, g_dir, 7) == 0);
-    ck_assert_int_eq(npy_read(tpath("missing.npy"), &a, NULL, 0), -1);
+    ck_assert_int_eq(npy_read(tpath("missing.npy"), &a, 0, NULL, 0), -1);
     ck_assert_ptr_null(a.data);
     err[0] = 'x';
-    ck_assert_int_eq(npy_read(tpath("missing.npy"), &a, err, 1), -1);
+    ck_assert_int_eq(npy_read(tpath("missing.npy"), &a, 0, err, 1), -1);
     ck_assert_int_eq(err[0], '\0');
 }
 END_TEST
@@ -907,6 +909,34 @@ START_TEST(write_partial_removed)
 }
 END_TEST
 
+/* An array of several MiB read into memory advised for huge pages and into
+   plain memory: the same values, aligned to 2 MiB when advised (where the
+   system has MADV_HUGEPAGE); freed by npy_free either way. */
+START_TEST(read_large_huge_pages)
+{
+    int64_t shape[2] = {700, 1000}; /* 5.6 MB */
+    size_t n = (size_t)(shape[0] * shape[1]);
+    double *x = malloc(n * sizeof *x);
+    ck_assert_ptr_nonnull(x);
+    for (size_t i = 0; i < n; i++)
+        x[i] = (double)i * 0.25 - 7;
+    char err[512];
+    ck_assert_int_eq(npy_write(tpath("large.npy"), NPY_F64, 2, shape, x, err, sizeof err), 0);
+    for (int huge = 0; huge <= 1; huge++) {
+        npy_array a;
+        ck_assert_int_eq(npy_read(tpath("large.npy"), &a, huge, err, sizeof err), 0);
+        ck_assert_int_eq(a.nelem, (int64_t)n);
+        ck_assert(memcmp(a.data, x, n * sizeof *x) == 0);
+#ifdef MADV_HUGEPAGE
+        if (huge)
+            ck_assert_uint_eq((uintptr_t)a.data % ((size_t)2 << 20), 0);
+#endif
+        npy_free(&a);
+    }
+    free(x);
+}
+END_TEST
+
 START_TEST(write_dev_full)
 {
     struct stat st;
@@ -961,6 +991,7 @@ static Suite *npy_suite(void)
     tcase_add_test(wr, write_bad_args);
     tcase_add_test(wr, write_partial_removed);
     tcase_add_test(wr, write_dev_full);
+    tcase_add_test(wr, read_large_huge_pages);
     suite_add_tcase(s, rt);
     suite_add_tcase(s, np);
     suite_add_tcase(s, rej);

@@ -206,7 +206,7 @@ class Program:
     different Programs run in parallel, and the GIL is released while a
     program runs."""
 
-    def __init__(self, source, name=None, opt_level=None, threads=None):
+    def __init__(self, source, name=None, opt_level=None, threads=None, huge_pages=None):
         if isinstance(source, str):
             source = source.encode("utf-8")
         self._ctx = self._p = None
@@ -219,6 +219,8 @@ class Program:
             lib.tx_set_option(ctx, 1, int(opt_level))
         if threads is not None:
             lib.tx_set_option(ctx, 3, int(threads))
+        if huge_pages is not None:  # TX_OPTION_HUGE_PAGES: large buffers advised MADV_HUGEPAGE
+            lib.tx_set_option(ctx, 5, 1 if huge_pages else 0)
         self.name = name or "program"
         fname = self.name.encode("utf-8")
         p = lib.tx_compile(ctx, source, len(source), fname)
@@ -449,7 +451,7 @@ class Program:
 def compile(source, name=None, **options):
     """Compiles .tx SOURCE (str or bytes) into a Program. NAME is the file
     name used in diagnostics and for the C function (default "program").
-    Options: opt_level (0, 1, 2), threads. Raises CompileError."""
+    Options: opt_level (0, 1, 2), threads, huge_pages (bool). Raises CompileError."""
     return Program(source, name=name, **options)
 
 

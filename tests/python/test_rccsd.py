@@ -31,3 +31,13 @@ def test_derived_extent_is_not_a_constant():
     assert prog.tensors["F"].dims == (-1, 3)
     F, w = np.arange(15.0).reshape(5, 3), np.arange(3.0)
     assert np.allclose(prog(F=F, w=w, o=2)["d"], F[:2].sum(1) + w.sum())
+
+
+def test_rccsd_without_huge_pages():
+    """huge_pages=False (TX_OPTION_HUGE_PAGES 0): the same numbers."""
+    prog = tx.load(os.path.join(BENCH, "rccsd.tx"), huge_pages=False)
+    d = rccsd.inputs(4, 10, rccsd.rng_rand(3))
+    want = rccsd.reference(d)
+    got = prog(**{k: d[k] for k in rccsd.INPUTS})
+    for name, w in zip(rccsd.OUTPUTS, want):
+        assert rccsd.max_rel(got[name], w) <= 1e-12, name
