@@ -4,6 +4,7 @@
  * workspace planned by it.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "emit.h"
@@ -41,41 +42,31 @@ static int64_t known_bytes(emitter *E, const tx_extent *ext, int rank, int64_t e
 
 static int64_t round64(int64_t x) { return (x + 63) / 64 * 64; }
 
-/* The blocks of a workspace plan placed so far. */
+/* A buffer of the workspace: its bytes, the positions it is live over, and
+   where its offset goes. */
 typedef struct {
-    int64_t *start, *end; /* bytes [start, end) */
-    int *dies;            /* the position after which the block is free */
-    int n;
-    int64_t *delta;       /* per position: bytes born there minus bytes dead before it */
-    int64_t top;
-} blocks;
+    int64_t bytes;
+    int born, dies;
+    int64_t *off;
+} block;
 
-/* Places a block of B bytes (-1: unknown) live from position BORN to DIES
-   at the lowest offset where it overlaps no block placed before and live
-   at BORN or later; its offset, or
-   -1 if B is unknown or too large. */
-static int64_t place(blocks *P, int64_t b, int born, int dies)
+/* A byte range [s, e) of a placed block. */
+typedef struct {
+    int64_t s, e;
+} span64;
+
+static int larger_first(const void *a, const void *b)
 {
-    if (b < 0 || P->top > INT64_MAX / 4 - b)
-        return -1;
-    b = round64(b > 0 ? b : 1);
-    int64_t at = 0;
-    for (int moved = 1; moved;) {
-        moved = 0;
-        for (int i = 0; i < P->n; i++)
-            if (P->dies[i] >= born && at < P->end[i] && P->start[i] < at + b) {
-                at = P->end[i];
-                moved = 1;
-            }
-    }
-    P->start[P->n] = at;
-    P->end[P->n] = at + b;
-    P->dies[P->n++] = dies;
-    P->delta[born] += b;
-    P->delta[dies + 1] -= b;
-    if (at + b > P->top)
-        P->top = at + b;
-    return at;
+    const block *x = a, *y = b;
+    if (x->bytes != y->bytes)
+        return x->bytes > y->bytes ? -1 : 1;
+    return (x->born > y->born) - (x->born < y->born);
+}
+
+static int by_start(const void *a, const void *b)
+{
+    int64_t x = ((const span64 *)a)->s, y = ((const span64 *)b)->s;
+    return (x > y) - (x < y);
 }
 
 int emit_plan_workspace(emitter *E, const liveness *L, workspace_plan *w)
@@ -85,42 +76,70 @@ int emit_plan_workspace(emitter *E, const liveness *L, workspace_plan *w)
     int n = g->n;
     w->off = arena_alloc(g->arena, sizeof(int64_t) * (size_t)(n + 1));
     w->var_off = arena_alloc(g->arena, sizeof(int64_t) * (size_t)(S->nvars + 1));
-    int cap = n + S->nvars + 1;
-    blocks P = {.start = arena_alloc(g->arena, sizeof(int64_t) * (size_t)cap),
-                .end = arena_alloc(g->arena, sizeof(int64_t) * (size_t)cap),
-                .dies = arena_alloc(g->arena, sizeof(int) * (size_t)cap),
-                .delta = arena_alloc(g->arena, sizeof(int64_t) * (size_t)(n + 2))};
-    for (int k = 0; k <= n + 1; k++)
-        P.delta[k] = 0;
+    int cap = n + S->nvars + 1, nb = 0;
+    block *B = arena_alloc(g->arena, sizeof(block) * (size_t)cap);
     for (int i = 0; i < S->nvars; i++)
         w->var_off[i] = -1;
     for (int k = 0; k < n; k++) {
         /* the tmp and let tensors first written here, then the value */
         for (int j = L->var_born_head[k]; j >= 0; j = L->var_born_next[j]) {
             sym *t = S->vars[j];
-            w->var_off[j] = place(&P, known_bytes(E, t->ext, t->rank, dt_size(t->dt)), k, L->var_last[j]);
-            if (w->var_off[j] < 0)
-                return -1;
+            B[nb++] = (block){known_bytes(E, t->ext, t->rank, dt_size(t->dt)), k, L->var_last[j],
+                              &w->var_off[j]};
         }
         g_value *v = g->v[k];
         w->off[k] = -1;
         if (!emit_is_computed(v))
             continue;
         /* a call's results are live from the call on */
-        int born = v->op == OP_PART ? v->in[0]->id : k;
-        w->off[k] = place(&P, known_bytes(E, v->ext, v->rank, dt_size(v->dt)), born,
-                          L->last[k] >= 0 ? L->last[k] : k);
-        if (w->off[k] < 0)
-            return -1;
+        B[nb++] = (block){known_bytes(E, v->ext, v->rank, dt_size(v->dt)),
+                          v->op == OP_PART ? v->in[0]->id : k, L->last[k] >= 0 ? L->last[k] : k, &w->off[k]};
     }
-    int64_t live = 0;
+    int64_t *delta = arena_alloc(g->arena, sizeof(int64_t) * (size_t)(n + 2)); /* live bytes: births - deaths */
+    for (int k = 0; k <= n + 1; k++)
+        delta[k] = 0;
+    int64_t total = 0;
+    for (int i = 0; i < nb; i++) {
+        if (B[i].bytes < 0 || total > INT64_MAX / 4 - B[i].bytes)
+            return -1;
+        B[i].bytes = round64(B[i].bytes > 0 ? B[i].bytes : 1);
+        total += B[i].bytes;
+        delta[B[i].born] += B[i].bytes;
+        delta[B[i].dies + 1] -= B[i].bytes;
+    }
+    /* greedy by size: the largest first, each into the smallest gap left
+       by the blocks placed before that are live at the same time (the
+       lowest of equal gaps), else above them */
+    qsort(B, (size_t)nb, sizeof *B, larger_first);
+    span64 *live = arena_alloc(g->arena, sizeof(span64) * (size_t)cap);
+    int64_t top = 0;
+    for (int i = 0; i < nb; i++) {
+        int nl = 0;
+        for (int j = 0; j < i; j++)
+            if (B[j].born <= B[i].dies && B[i].born <= B[j].dies)
+                live[nl++] = (span64){*B[j].off, *B[j].off + B[j].bytes};
+        qsort(live, (size_t)nl, sizeof *live, by_start);
+        int64_t at = -1, best = INT64_MAX, cur = 0;
+        for (int j = 0; j < nl; j++) {
+            if (live[j].s - cur >= B[i].bytes && live[j].s - cur < best) {
+                best = live[j].s - cur;
+                at = cur;
+            }
+            if (live[j].e > cur)
+                cur = live[j].e;
+        }
+        *B[i].off = at >= 0 ? at : cur;
+        if (*B[i].off + B[i].bytes > top)
+            top = *B[i].off + B[i].bytes;
+    }
+    int64_t now = 0;
     w->live_max = 0;
     for (int k = 0; k <= n; k++) {
-        live += P.delta[k];
-        if (live > w->live_max)
-            w->live_max = live;
+        now += delta[k];
+        if (now > w->live_max)
+            w->live_max = now;
     }
-    w->size = P.top;
+    w->size = top;
     return 0;
 }
 
