@@ -61,12 +61,90 @@ static void put_result_store(emitter *E, const g_value *v, int depth, const char
     put(E, " = (%s)(%s);\n", ctype(v->dt), val);
 }
 
+/* The side of the tiles of a permuting copy: two 32x32 tiles of doubles
+   (16 KB) fit in L1 with room to spare. */
+#define COPY_TILE 32
+
+/* A permuting copy of W (in memory, layout SW) into a destination with
+   labels DST[0..N) and extents EXT (the copy's buffer, or tensor VAR when
+   VAR >= 0, written with OP '=', '+' or '-'), as tiles over the two
+   fastest modes: the inner loop writes along the destination's last mode
+   while the tile's rows of W stay in cache. 0 (nothing emitted) if the
+   last modes agree (rows are copied whole) or are too short to pay. */
+static int copy_tiled(emitter *E, int id, const int *dst, const tx_extent *ext, int n, const g_value *v, int var,
+                      dtype dt, int op, const g_value *w, const mode_seq *sw)
+{
+    if (n < 2 || sw->n == 0 || dt_complex(dt) || dt_complex(w->dt))
+        return 0; /* (complex values are pairs: no plain cast) */
+    int a = dst[n - 1], b = sw->label[sw->n - 1];
+    if (b < 0 || a == b)
+        return 0;
+    tx_extent ea = ext[n - 1], eb = sw->ext[sw->n - 1];
+    int64_t na = emit_extent_value(E, ea), nb = emit_extent_value(E, eb);
+    if ((na >= 0 && na < 8) || (nb >= 0 && nb < 8))
+        return 0;
+    int outer[TX_MAX_MODES], no = 0, depth = 2;
+    tx_extent oext[TX_MAX_MODES];
+    for (int i = 0; i < n; i++)
+        if (dst[i] != a && dst[i] != b) {
+            outer[no] = dst[i];
+            oext[no++] = ext[i];
+        }
+    put(E, "    { /* %%%d: copy in %dx%d tiles */\n", id, COPY_TILE, COPY_TILE);
+    open_loops(E, outer, oext, no, &depth, 1);
+    put(E, "%*sfor (int64_t tx_t1 = 0; tx_t1 < ", 4 * depth, "");
+    put_extent(E, eb);
+    put(E, "; tx_t1 += %d)\n%*sfor (int64_t tx_t0 = 0; tx_t0 < ", COPY_TILE, 4 * depth + 4, "");
+    put_extent(E, ea);
+    put(E, "; tx_t0 += %d)\n%*sfor (int64_t ", COPY_TILE, 4 * depth + 8, "");
+    put_label(E, b);
+    put(E, " = tx_t1; ");
+    put_label(E, b);
+    put(E, " < tx_t1 + %d && ", COPY_TILE);
+    put_label(E, b);
+    put(E, " < ");
+    put_extent(E, eb);
+    put(E, "; ");
+    put_label(E, b);
+    put(E, "++)\n%*sfor (int64_t ", 4 * depth + 12, "");
+    put_label(E, a);
+    put(E, " = tx_t0; ");
+    put_label(E, a);
+    put(E, " < tx_t0 + %d && ", COPY_TILE);
+    put_label(E, a);
+    put(E, " < ");
+    put_extent(E, ea);
+    put(E, "; ");
+    put_label(E, a);
+    put(E, "++)\n%*s", 4 * depth + 16, "");
+    if (var >= 0)
+        put_var_at(E, var, dst, ext, n);
+    else
+        put_value_at(E, v);
+    put(E, " %s (%s)", op == '=' ? "=" : op == '+' ? "+=" : "-=", ctype(dt));
+    put_access(E, w);
+    put(E, ";\n    }\n");
+    return 1;
+}
+
+/* A copy value (graph_is_copy) that transposes, in tiles; 0 if V is not one. */
+static int emit_copy_tiled(emitter *E, const g_value *v)
+{
+    mode_seq sw;
+    if (!graph_is_copy(v) || v->in[0]->inlined || graph_modes(v->in[0], &sw) < 0)
+        return 0;
+    const g_value *w = v->in[0];
+    return copy_tiled(E, v->id, v->label, v->ext, v->rank, v, -1, v->dt, '=', w, &sw);
+}
+
 void emit_compute(emitter *E, const g_value *v)
 {
     if (v->nmaps && v->op != OP_SCAN) {
         emit_compute_sparse(E, v);
         return;
     }
+    if (emit_copy_tiled(E, v))
+        return;
     if ((v->op == OP_MAP || v->op == OP_ADD || (v->op == OP_CONTRACT && ls_empty(v->summed))) && v->rank > 0) {
         /* an elementwise value: blocked, through the primitives */
         g_value root = *v;
@@ -282,6 +360,18 @@ void emit_store(emitter *E, const g_value *s)
     }
     sym *var = SP(E)->vars[s->var];
     int depth = 2, need = 0;
+    mode_seq sw;
+    const g_value *w = s->in[0];
+    int same = w->op == OP_INDEX && w->rank == s->rank;
+    for (int m = 0; same && m < s->rank; m++) { /* a permutation of the view's labels (no diagonal) */
+        int found = 0;
+        for (int q = 0; q < w->rank; q++)
+            found |= w->label[q] == s->store_label[m];
+        same = found;
+    }
+    if (same && !w->nmaps && w->in[0]->var != s->var && graph_modes(w, &sw) == 0 &&
+        copy_tiled(E, s->id, s->store_label, s->ext, s->rank, NULL, s->var, var->dt, s->store_op, w, &sw))
+        return; /* a transposing store of a view (not of the tensor it writes) */
     put(E, "    { /* %%%d */\n", s->id);
     if (dt_complex(var->dt)) {
         open_loops(E, s->store_label, s->ext, s->rank, &depth, 1);

@@ -829,6 +829,9 @@ void graph_print(const graph *g, tx_buf *out, int dot)
             if (g->v[k]->op == OP_CONTRACT && g->v[k]->nin >= 2)
                 pair += graph_contract_flops(g, g->v[k]);
         buf_printf(out, "# contractions: %.17g flop\n", pair);
+        double moved = 0;
+        int ncopies = graph_copies(g, &moved);
+        buf_printf(out, "# copies: %d, %.4g B moved\n", ncopies, moved);
         buf_printf(out, "# total: %.4g flop, %.4g B of intermediates", total_flops, total_bytes);
         int estimated = 0;
         for (int i = 0; i < g->S->nsym_dims; i++)
@@ -836,6 +839,26 @@ void graph_print(const graph *g, tx_buf *out, int dot)
                 estimated = 1;
         buf_puts(out, estimated ? " (extents not given are taken as 64)\n" : "\n");
     }
+}
+
+int graph_is_copy(const g_value *v)
+{
+    return v->op == OP_CONTRACT && v->nin == 1 && v->coef_in[0] == 1 && ls_empty(v->summed) && !v->inlined &&
+           !v->dead;
+}
+
+int graph_copies(const graph *g, double *bytes)
+{
+    int n = 0;
+    double b = 0;
+    for (int k = 0; k < g->n; k++)
+        if (graph_is_copy(g->v[k])) {
+            n++;
+            b += elements(g, g->v[k]) * ((g->v[k]->dt == DT_F32 ? 4 : 8) + (g->v[k]->in[0]->dt == DT_F32 ? 4 : 8));
+        }
+    if (bytes)
+        *bytes = b;
+    return n;
 }
 
 double graph_value_elements(const graph *g, const g_value *v)

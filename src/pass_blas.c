@@ -8,8 +8,12 @@
  * operand in one order (so the group is one matrix dimension with one
  * stride) and one of each matrix's two dimensions has unit stride (row-
  * or column-major, a transposition flag). Strides and flags are chosen so
- * that no copy is made where the layouts allow; otherwise the operand is
- * first copied into [batch, m, k] or [batch, k, n] order (TTGT).
+ * that no copy is made where the layouts allow; an operand computed by a
+ * loop nest for this contraction alone is laid out as the call wants it;
+ * otherwise the operand is first copied into [batch, m, k] or
+ * [batch, k, n] order (TTGT), one copy for every contraction that needs
+ * the same operand in the same order. Remaining copies that transpose
+ * run in cache tiles (emit_dense.c).
  *
  * The result is laid out [batch, m, n]; when its only user stores it
  * into a tensor whose layout fits (possibly as Cᵀ = Bᵀ·Aᵀ), the BLAS call
@@ -92,20 +96,65 @@ static int has(const g_value *v, int l)
     return 0;
 }
 
+/* The copies made so far: a second contraction that needs the same
+   operand in the same layout reads the first one's copy. */
+typedef struct {
+    g_value **v;
+    int n, cap;
+} copy_list;
+
 /* A copy of W with its labels in the order B, then G1, then G2, in
-   LIKE's element type. */
-static g_value *copy_as(graph *g, g_value *w, const g_value *like, const blas_plan *p, const int *g1, int n1,
-                        const int *g2, int n2)
+   LIKE's element type: the one made before for another contraction if
+   there is one (*NEW 0), else a new value (*NEW 1) the caller puts into
+   the list. */
+static g_value *copy_as(graph *g, copy_list *made, g_value *w, const g_value *like, const blas_plan *p,
+                        const int *g1, int n1, const int *g2, int n2, int *new)
 {
-    g_value *c = graph_value_new(g, OP_CONTRACT, 1, like->stmt, like->span);
-    graph_set_operand(c, 0, w, 1);
-    c->dt = like->dt;
     int order[3 * TX_MAX_MODES], n = 0;
     for (int i = 0; i < p->nb; i++) order[n++] = p->batch[i];
     for (int i = 0; i < n1; i++) order[n++] = g1[i];
     for (int i = 0; i < n2; i++) order[n++] = g2[i];
+    for (int k = 0; k < made->n; k++) {
+        g_value *c = made->v[k];
+        if (c->in[0] != w || c->dt != like->dt || c->rank != n ||
+            memcmp(c->label, order, sizeof(int) * (size_t)n) != 0)
+            continue;
+        *new = 0;
+        return c;
+    }
+    g_value *c = graph_value_new(g, OP_CONTRACT, 1, like->stmt, like->span);
+    graph_set_operand(c, 0, w, 1);
+    c->dt = like->dt;
     graph_set_modes_like(c, n, order, w);
+    if (made->n == made->cap) {
+        int cap = made->cap ? 2 * made->cap : 16;
+        g_value **v = arena_alloc(g->arena, sizeof(g_value *) * (size_t)cap);
+        if (made->n)
+            memcpy(v, made->v, sizeof(g_value *) * (size_t)made->n);
+        made->v = v;
+        made->cap = cap;
+    }
+    made->v[made->n++] = c;
+    *new = 1;
     return c;
+}
+
+/* Lays W, a computed value whose layout nothing relies on yet (one user,
+   computed by a loop nest, not by BLAS), out as B, then G1, then G2, so
+   that its user reads it without a copy; 0 if W is not such a value. */
+static int relayout(g_value *w, const blas_plan *p, const int *g1, int n1, const int *g2, int n2)
+{
+    if (w->nuses != 1 || w->blas || w->nmaps || w->inlined ||
+        !(w->op == OP_ADD || w->op == OP_MAP || w->op == OP_CONTRACT || w->op == OP_REDUCE))
+        return 0;
+    int order[3 * TX_MAX_MODES], n = 0;
+    for (int i = 0; i < p->nb; i++) order[n++] = p->batch[i];
+    for (int i = 0; i < n1; i++) order[n++] = g1[i];
+    for (int i = 0; i < n2; i++) order[n++] = g2[i];
+    if (n != w->rank)
+        return 0;
+    graph_set_modes_like(w, n, order, w);
+    return 1;
 }
 
 /* The store V's value goes to, if V can write it directly. */
@@ -175,7 +224,7 @@ static double group_extent(const graph *g, const g_value *v, int label)
     return 1;
 }
 
-static void plan_one(graph *g, g_value *v, const g_value *user)
+static void plan_one(graph *g, copy_list *made, g_value *v, const g_value *user)
 {
     g_value *A = v->in[0], *B = v->in[1];
     if (v->coef_in[0] != 1 || v->coef_in[1] != 1 || v->nmaps)
@@ -225,14 +274,21 @@ static void plan_one(graph *g, g_value *v, const g_value *user)
         if (matrix_ok(&sb, kb, p.nk, p.n, p.nn) && matrix_ok(&sa, p.m, p.nm, kb, p.nk))
             memcpy(p.k, kb, sizeof kb);
     }
+    int fresh = 0;
+    if (!matrix_ok(&sa, p.m, p.nm, p.k, p.nk) && A->dt == v->dt && relayout(A, &p, p.m, p.nm, p.k, p.nk))
+        graph_modes(A, &sa);
+    if (!matrix_ok(&sb, p.k, p.nk, p.n, p.nn) && A != B && B->dt == v->dt && relayout(B, &p, p.k, p.nk, p.n, p.nn))
+        graph_modes(B, &sb);
     if (!matrix_ok(&sa, p.m, p.nm, p.k, p.nk) || A->dt != v->dt) {
-        A = copy_as(g, A, v, &p, p.m, p.nm, p.k, p.nk);
-        graph_insert_before(g, v, A);
+        A = copy_as(g, made, A, v, &p, p.m, p.nm, p.k, p.nk, &fresh);
+        if (fresh)
+            graph_insert_before(g, v, A);
         graph_set_operand(v, 0, A, 1);
     }
     if (!matrix_ok(&sb, p.k, p.nk, p.n, p.nn) || B->dt != v->dt) {
-        B = copy_as(g, B, v, &p, p.k, p.nk, p.n, p.nn);
-        graph_insert_before(g, v, B);
+        B = copy_as(g, made, B, v, &p, p.k, p.nk, p.n, p.nn, &fresh);
+        if (fresh)
+            graph_insert_before(g, v, B);
         graph_set_operand(v, 1, B, 1);
     }
     p.a = A;
@@ -292,10 +348,11 @@ void pass_blas(graph *g)
     for (int k = 0; k < g->n; k++)
         for (int i = 0; i < g->v[k]->nin; i++)
             user[g->v[k]->in[i]->id] = g->v[k];
+    copy_list made = {0};
     for (int k = 0; k < g->n; k++) {
         g_value *v = g->v[k];
         if (v->op == OP_CONTRACT && v->nin == 2 && !v->dead)
-            plan_one(g, v, v->nuses == 1 ? user[k] : NULL);
+            plan_one(g, &made, v, v->nuses == 1 ? user[k] : NULL);
     }
     graph_renumber(g);
 }

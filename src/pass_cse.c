@@ -10,6 +10,12 @@
  * This makes the b("i,j,k") of two statements one load and an identical
  * subtree one computation.
  *
+ * share: cse again once the contraction order has split products into
+ * pairs (pairwise products of different statements and terms meet only
+ * then), with contractions equal up to their scale taken as one: the
+ * later becomes the earlier times the ratio, and such a factor on an
+ * operand of a contraction or a sum moves into that user's scale.
+ *
  * fold: a constant operand of a contraction becomes part of its scale.
  *
  * dce: values nothing uses (and that are not stores) are removed.
@@ -50,7 +56,8 @@ static int same_operands(const g_value *a, const g_value *b)
     return 1;
 }
 
-static int same_value(const g_value *a, const g_value *b)
+/* SCALED: contractions that differ only in their scale are the same. */
+static int same_value(const g_value *a, const g_value *b, int scaled)
 {
     if (a->op != b->op || a->dt != b->dt || a->rank != b->rank || !same_operands(a, b) || a->nmaps != b->nmaps)
         return 0;
@@ -83,7 +90,7 @@ static int same_value(const g_value *a, const g_value *b)
                 return 0;
         return 1;
     case OP_CONTRACT:
-        return a->coef == b->coef && ls_eq(a->summed, b->summed) && ls_eq(graph_value_labels(a), graph_value_labels(b));
+        return (scaled || a->coef == b->coef) && ls_eq(a->summed, b->summed) && ls_eq(graph_value_labels(a), graph_value_labels(b));
     case OP_ADD:
         return ls_eq(graph_value_labels(a), graph_value_labels(b));
     case OP_MAP:
@@ -121,7 +128,16 @@ static unsigned value_hash(const g_value *v)
     return h;
 }
 
-void pass_cse(graph *g)
+/* A scale: one operand, not inverted, nothing summed, the same labels and
+   element type as the operand (a multiple of it, or a plain relabelling). */
+static int is_scale(const g_value *v)
+{
+    return v->op == OP_CONTRACT && v->nin == 1 && v->coef_in[0] == 1 && ls_empty(v->summed) && !v->nmaps &&
+           v->dt == v->in[0]->dt && v->rank == v->in[0]->rank && v->in[0]->op != OP_INPUT &&
+           v->in[0]->op != OP_STORE;
+}
+
+static void cse_run(graph *g, int scaled)
 {
     int nb = 1;
     while (nb < 2 * g->n)
@@ -138,8 +154,18 @@ void pass_cse(graph *g)
         unsigned b = value_hash(v) & (unsigned)(nb - 1);
         g_value *found = NULL;
         for (int j = head[b]; j >= 0 && !found; j = next[j])
-            if (same_value(g->v[j], v))
+            if (same_value(g->v[j], v, scaled) && (g->v[j]->op != OP_CONTRACT || g->v[j]->coef != 0))
                 found = g->v[j];
+        if (found && found->op == OP_CONTRACT && found->coef != v->coef) {
+            /* v = (v->coef / found->coef) * found */
+            g_value *sc = graph_value_new(g, OP_CONTRACT, 1, v->stmt, v->span);
+            graph_set_operand(sc, 0, found, 1);
+            sc->dt = v->dt;
+            sc->coef = v->coef / found->coef;
+            graph_set_modes_like(sc, v->rank, v->label, v);
+            graph_insert_before(g, v, sc);
+            found = sc;
+        }
         if (found) {
             graph_replace_uses(g, v, found);
             continue;
@@ -148,6 +174,33 @@ void pass_cse(graph *g)
         head[b] = k;
     }
     graph_renumber(g);
+}
+
+void pass_cse(graph *g)
+{
+    cse_run(g, 0);
+}
+
+void pass_share(graph *g)
+{
+    cse_run(g, 1);
+    /* a scale on an operand of a contraction or a sum moves into its user */
+    for (int k = 0; k < g->n; k++) {
+        g_value *u = g->v[k];
+        if (u->op != OP_CONTRACT && u->op != OP_ADD)
+            continue;
+        for (int i = 0; i < u->nin; i++) {
+            g_value *w = u->in[i];
+            if (!is_scale(w))
+                continue;
+            if (u->op == OP_ADD)
+                u->coef_in[i] *= w->coef;
+            else
+                u->coef = u->coef_in[i] > 0 ? u->coef * w->coef : u->coef / w->coef;
+            graph_set_operand(u, i, w->in[0], u->coef_in[i]);
+        }
+    }
+    pass_dce(g);
 }
 
 void pass_fold(graph *g)

@@ -13,8 +13,9 @@
  *        over all of its labels;
  *   -O1  the passes that do not depend on sizes: cse, fold, dce, fuse
  *        (products stay one loop nest each, nothing calls BLAS);
- *   -O2  every pass: also the contraction order and BLAS, which are
- *        chosen for the extents (known at JIT time, estimated otherwise).
+ *   -O2  every pass: also the contraction order, sharing and factoring
+ *        of the pairwise products, and BLAS, which are chosen for the
+ *        extents (known at JIT time, estimated otherwise).
  */
 #define _DEFAULT_SOURCE 1 /* MAP_ANONYMOUS, for the memory check before libtcc */
 #include <stdio.h>
@@ -37,6 +38,8 @@ static const pass passes[] = {
     {"fold", 1, pass_fold},   /* constant operands into scale factors */
     {"dce", 1, pass_dce},     /* drop values nothing uses */
     {"order", 2, pass_order}, /* n-ary contractions into the cheapest pairwise order (sizes) */
+    {"share", 2, pass_share}, /* cse again over the pairwise products, equal up to a scale */
+    {"factor", 2, pass_factor}, /* a·t + b·t as (a + b)·t where that saves FLOPs */
     {"blas", 2, pass_blas},   /* GEMM/GEMV/DOT-shaped contractions to BLAS calls (layouts) */
     {"fuse", 1, pass_fuse},   /* elementwise chains into their users' loops */
 };

@@ -669,6 +669,12 @@ double graph_map_density(const graph *g, int map);
 double graph_value_flops(const graph *g, const g_value *v);
 double graph_value_bytes(const graph *g, const g_value *v);
 double graph_flops(const graph *g);
+/* Is V a copy: a one-operand product with nothing summed and no scale on
+   its operand, given a buffer of its own (a layout change, a TTGT copy)? */
+int graph_is_copy(const g_value *v);
+/* The number of copies in G; *BYTES (if not NULL) gets the bytes they
+   move, read and write (extents estimated as for costs). */
+int graph_copies(const graph *g, double *bytes);
 /* Appends G as a text listing (dot = 0) or Graphviz (dot = 1) to OUT. */
 void graph_print(const graph *g, tx_buf *out, int dot);
 /* The name of a label id. */
@@ -722,6 +728,11 @@ g_value *grad_result(grad_sweep *sw, int var, int rank, const int *labels, const
 /* ---- pass_cse.c ---- */
 /* Merges values that compute the same thing (common subexpressions). */
 void pass_cse(graph *g);
+/* CSE again after the contraction order (pairwise products shared across
+   statements and terms), contractions equal up to a scale shared (the
+   later one a multiple of the earlier), scales on operands of products
+   and sums moved into those users; then dce. */
+void pass_share(graph *g);
 /* Folds constant operands of contractions into their scale. */
 void pass_fold(graph *g);
 /* Removes values nothing uses, and stores into tmp or let tensors that
@@ -735,6 +746,12 @@ void pass_dce(graph *g);
    greedy beyond), no intermediate over TX_MAX_MODES modes; a product with
    no such order keeps its remaining factors as one n-ary contraction. */
 void pass_order(graph *g);
+
+/* ---- pass_factor.c ---- */
+/* Factors sums of pairwise products that share an operand, c1·W1·t +
+   c2·W2·t + ... into (c1·W1 + c2·W2 + ...)·t, where that lowers the FLOP
+   count (products used only by the sum). */
+void pass_factor(graph *g);
 
 /* ---- pass_blas.c ---- */
 /* Maps pairwise contractions of GEMM, GEMV or DOT shape to BLAS calls,

@@ -31,7 +31,7 @@ expect() {
     if ! grep -q -- "$phrase" err.txt; then bad "$name: stderr lacks '$phrase': $(cat err.txt)"; return; fi
     ok
 }
-expect after-unknown 2 "unknown pass 'fusion'; the stages are lower, cse, fold, dce, order, blas, fuse (or all)" \
+expect after-unknown 2 "unknown pass 'fusion'; the stages are lower, cse, fold, dce, order, share, factor, blas, fuse (or all)" \
     "$TXC" graph mm.tx --after fusion
 expect after-missing 2 "--after needs a pass name" "$TXC" graph mm.tx --after
 expect after-level 2 "pass 'blas' does not run at -O1" "$TXC" graph -O1 mm.tx --after blas

@@ -260,6 +260,132 @@ END_TEST
 
 /* ------------------------------------------------------------------ */
 
+/* ---- contraction planning: pass share, pass factor, copies in pass_blas ---- */
+
+/* The optimised graph (-O2, BLAS allowed, every dim DIM) of TEXT, in R. */
+static void planned(pipe_t *p, pipeline_result *r, const char *text, int64_t dim)
+{
+    pipe_ok(p, text, UPTO_SEMA);
+    int64_t dims[16];
+    for (int i = 0; i < 16; i++)
+        dims[i] = dim;
+    pipeline_options o = {.output = PIPE_GRAPH, .target = &target_c99_blas, .opt_level = 2, .dim_values = dims};
+    ck_assert_msg(pipeline_run(p->S, p->a, &o, r) == TX_OK, "%s", r->diag.out.p ? r->diag.out.p : "");
+}
+
+/* Pairwise (two-operand) contractions in G. */
+static int pairwise(const graph *g)
+{
+    int n = 0;
+    for (int k = 0; k < g->n; k++)
+        n += g->v[k]->op == OP_CONTRACT && g->v[k]->nin == 2 && !g->v[k]->dead;
+    return n;
+}
+
+START_TEST(graph_share_across_statements)
+{
+    /* ovov·t1 is one pairwise product in three statements, two of them
+       with other scales (2x and -3x): computed once */
+    pipe_t p;
+    pipeline_result r;
+    planned(&p, &r, "in ovov[o,v,o,v], t1[o,v], t2[o,o,v,v], W[v,v];\nout A[o,o], B[o,v];\n"
+                    "A(\"k,i\") = 2 * ovov(\"k,c,l,d\") * t1(\"l,d\") * t1(\"i,c\");\n"
+                    "B(\"k,a\") = ovov(\"k,c,l,d\") * t1(\"l,d\") * t2(\"k,k,a,c\")"
+                    " - 3 * ovov(\"k,c,l,d\") * t1(\"l,d\") * W(\"a,c\") * t1(\"k,c\");\n", 20);
+    int shared = 0;
+    for (int k = 0; k < r.g->n; k++) {
+        g_value *v = r.g->v[k];
+        if (v->op == OP_CONTRACT && v->nin == 2 && v->rank == 2 && v->in[0]->rank + v->in[1]->rank == 6)
+            shared += v->nuses == 3;
+    }
+    ck_assert_int_eq(shared, 1);
+    /* the shared one, one more in A, three in B (with t2; with t1, then W) */
+    ck_assert_int_eq(pairwise(r.g), 5);
+    ck_assert_int_eq(graph_copies(r.g, NULL), 0);
+    pipeline_result_free(&r);
+    pipe_free(&p);
+}
+END_TEST
+
+START_TEST(graph_share_scaled)
+{
+    /* 3·A·B is 1.5 times 2·A·B: one product, the factor in the sum */
+    pipe_t p;
+    pipeline_result r;
+    planned(&p, &r, "in A[n,n], B[n,n], E[n,n];\nout C[n,n], D[n,n];\n"
+                    "C(\"i,j\") = 2 * A(\"i,k\") * B(\"k,j\");\n"
+                    "D(\"i,j\") = E(\"i,j\") + 3 * B(\"k,j\") * A(\"i,k\");\n", 30);
+    ck_assert_int_eq(pairwise(r.g), 1);
+    int found = 0;
+    for (int k = 0; k < r.g->n; k++) {
+        g_value *v = r.g->v[k];
+        for (int i = 0; v->op == OP_ADD && i < v->nin; i++)
+            if (v->in[i]->op == OP_CONTRACT) {
+                ck_assert_double_eq(v->coef_in[i], 1.5);
+                found = 1;
+            }
+    }
+    ck_assert(found);
+    pipeline_result_free(&r);
+    pipe_free(&p);
+}
+END_TEST
+
+START_TEST(graph_factor_sum)
+{
+    /* 2·W1·t − W2·t + u = (2·W1 − W2)·t + u: one product */
+    pipe_t p;
+    pipeline_result r;
+    planned(&p, &r, "in W1[v,v], W2[v,v], t[o,v], u[o,v];\nout C[v,o];\n"
+                    "C(\"a,i\") = 2 * W1(\"a,c\") * t(\"i,c\") - W2(\"a,c\") * t(\"i,c\") + u(\"i,a\");\n", 24);
+    ck_assert_int_eq(pairwise(r.g), 1);
+    int sums = 0;
+    for (int k = 0; k < r.g->n; k++) {
+        g_value *v = r.g->v[k];
+        if (v->op == OP_ADD && v->nin == 2 && v->in[0]->op == OP_INDEX && v->in[1]->op == OP_INDEX) {
+            sums++;
+            ck_assert_double_eq(v->coef_in[0], 2);
+            ck_assert_double_eq(v->coef_in[1], -1);
+        }
+    }
+    ck_assert_int_eq(sums, 1);
+    pipeline_result_free(&r);
+    pipe_free(&p);
+    /* a product with nothing summed: factoring would not save FLOPs */
+    planned(&p, &r, "in W1[v,o], W2[v,o], t[o];\nout C[v,o];\n"
+                    "C(\"a,i\") = W1(\"a,i\") * t(\"i\") + W2(\"a,i\") * t(\"i\");\n", 24);
+    int products = 0;
+    for (int k = 0; k < r.g->n; k++)
+        products += r.g->v[k]->op == OP_CONTRACT && r.g->v[k]->nin == 2;
+    ck_assert_int_eq(products, 2);
+    pipeline_result_free(&r);
+    pipe_free(&p);
+}
+END_TEST
+
+START_TEST(graph_copies_shared_and_avoided)
+{
+    /* T("a,c,i,k") read as [a,i | c,k] by two products: one copy */
+    pipe_t p;
+    pipeline_result r;
+    planned(&p, &r, "in T[n,n,n,n], X[n,n,n], Q[n,n,n];\nout Y[n,n,n], Z[n,n,n];\n"
+                    "Y(\"a,i,b\") = T(\"a,c,i,k\") * X(\"c,k,b\");\n"
+                    "Z(\"a,i,d\") = T(\"a,c,i,k\") * Q(\"c,k,d\");\n", 16);
+    double bytes = 0;
+    ck_assert_int_eq(graph_copies(r.g, &bytes), 1);
+    ck_assert_double_eq(bytes, 16.0 * 16 * 16 * 16 * 16);
+    pipeline_result_free(&r);
+    pipe_free(&p);
+    /* an operand sum computed for its GEMV alone is laid out for it: no copy */
+    planned(&p, &r, "in t2[o,o,v,v], t1[o,v];\nout D[o,v];\n"
+                    "D(\"i,a\") = (t2(\"i,j,a,b\") + t2(\"j,i,b,a\")) * t1(\"j,b\");\n", 16);
+    ck_assert_int_eq(graph_copies(r.g, NULL), 0);
+    ck_assert_int_eq(pairwise(r.g), 1);
+    pipeline_result_free(&r);
+    pipe_free(&p);
+}
+END_TEST
+
 Suite *suite_graph(void)
 {
     Suite *s = suite_create("graph");
@@ -268,6 +394,10 @@ Suite *suite_graph(void)
     tcase_add_test(tc, graph_three_way);
     tcase_add_test(tc, graph_let_shared);
     tcase_add_test(tc, graph_other_ops);
+    tcase_add_test(tc, graph_share_across_statements);
+    tcase_add_test(tc, graph_share_scaled);
+    tcase_add_test(tc, graph_factor_sum);
+    tcase_add_test(tc, graph_copies_shared_and_avoided);
     tcase_add_test(tc, graph_check_empty);
     tcase_add_loop_test(tc, graph_check_corrupt, 0, 12);
     suite_add_tcase(s, tc);
