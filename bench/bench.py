@@ -358,6 +358,44 @@ def k_matvec(rng, blas, n):
     return k
 
 
+def torch_einsum(spec, *ops):
+    """A function computing einsum SPEC over OPS (numpy arrays, whose memory
+    torch shares) with torch.einsum, pairwise along numpy's optimal path (as
+    torch.einsum does when opt_einsum is installed; without it torch contracts
+    left to right, which for the four-factor CCSD term needs 80 GB); None if
+    torch is not installed. Runs on --threads threads."""
+    try:
+        import torch
+    except ImportError:
+        return None
+    torch.set_num_threads(ARGS['threads'] or 1)
+    ins, out = spec.split('->')
+    subs = ins.split(',')
+    path = np.einsum_path(spec, *ops, optimize='optimal')[0][1:]
+    ts = [torch.from_numpy(a) for a in ops]
+
+    def run():
+        cur = list(zip(ts, subs))
+        for pair in path:
+            picked = [cur[i] for i in pair]
+            cur = [c for i, c in enumerate(cur) if i not in pair]
+            keep = set(out).union(*[set(sb) for _, sb in cur])
+            have = ''.join(dict.fromkeys(''.join(sb for _, sb in picked)))
+            res = ''.join(c for c in have if c in keep)
+            cur.append((torch.einsum(','.join(sb for _, sb in picked) + '->' + res,
+                                     *[t for t, _ in picked]), res))
+        t, sb = cur[0]
+        return torch.einsum(sb + '->' + out, t)
+    return run
+
+
+def add_torch(k, spec, *ops):
+    """A torch.einsum contender (category 'torch') for a contraction kernel."""
+    fn = torch_einsum(spec, *ops)
+    if fn:
+        k.add('torch.einsum', 'torch', *returning(lambda: fn().numpy()))
+
+
 def k_bmm(rng, blas, nb, n):
     A = rng.standard_normal((nb, n, n))
     B = rng.standard_normal((nb, n, n))
@@ -381,6 +419,7 @@ def k_contract_ijk(rng, blas, n):
                {'C': C}, {'C': want}, flops=2.0 * n ** 3)
     k.add('einsum', 'einsum', *returning(lambda: np.einsum('ijk,kj->ij', A, B, optimize=True)))
     k.add('einsum(no opt)', 'numpy', *returning(lambda: np.einsum('ijk,kj->ij', A, B)))
+    add_torch(k, 'ijk,kj->ij', A, B)
     Bt = np.ascontiguousarray(B.T)
     k.add('(A*B.T).sum(2)', 'numpy', *returning(lambda: (A * Bt[None, :, :]).sum(axis=2)))
     return k
@@ -408,6 +447,7 @@ def k_ao2mo(rng, blas, n):
         t = np.tensordot(t, Cm, axes=([0], [0]))      # s r q p
         return t.transpose(3, 2, 1, 0)
     k.add('tensordot x4', 'numpy', *returning(tdot))
+    add_torch(k, spec, Cm, Cm, Cm, Cm, g)
     return k
 
 
@@ -464,6 +504,11 @@ def k_ccsd(rng, blas, o, v):
         lambda: (V + np.einsum(s1, W, T, optimize=True) + np.einsum(s2, T, X, optimize=True)
                  - np.einsum(s3, F, T, T, U, optimize=True))))
     k.add('einsum(paths)', 'numpy', *returning(with_paths))
+    f1, f2, f3 = torch_einsum(s1, W, T), torch_einsum(s2, T, X), torch_einsum(s3, F, T, T, U)
+    if f1:
+        import torch
+        tV = torch.from_numpy(V)
+        k.add('torch.einsum', 'torch', *returning(lambda: (tV + f1() + f2() - f3()).numpy()))
     return k
 
 
