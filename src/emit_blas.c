@@ -1,6 +1,7 @@
 /*
  * emit_blas.c - contractions as CBLAS calls: GEMM, GEMV and DOT, batched by
- * loops over the batch labels (plans made by pass_blas.c).
+ * loops over the batch labels and the labels the plan loops over (plans
+ * made by pass_blas.c); calls in loops over summed labels accumulate.
  */
 #include <stdio.h>
 #include <string.h>
@@ -266,15 +267,30 @@ void emit_blas(emitter *E, const g_value *v)
     emit_use(E, TXS_BLAS);
     int depth = 2;
     put(E, "    { /* %%%d: BLAS */\n", v->id);
-    int batch_ext_labels[TX_MAX_MODES];
-    tx_extent bext[TX_MAX_MODES];
-    for (int i = 0; i < p->nb; i++) {
-        batch_ext_labels[i] = p->batch[i];
-        for (int m = 0; m < sc.n; m++)
-            if (sc.label[m] == p->batch[i])
-                bext[i] = sc.ext[m];
+    /* loops: the batch labels and the looped labels the result has, then
+       the looped summed ones (their calls accumulate) */
+    int outer[3 * TX_MAX_MODES], no = 0, summed_loops = 0;
+    tx_extent oext[3 * TX_MAX_MODES];
+    for (int pass = 0; pass < 3; pass++) {
+        const int *G = pass == 0 ? p->batch : p->loop;
+        int n = pass == 0 ? p->nb : p->nl;
+        for (int i = 0; i < n; i++) {
+            int summed = ls_has(&v->summed, G[i]);
+            if (pass && summed != (pass == 2))
+                continue;
+            summed_loops += summed;
+            outer[no] = G[i];
+            const mode_seq *where[3] = {&sc, &sa, &sb};
+            for (int w = 0, found = 0; w < 3 && !found; w++)
+                for (int m = 0; m < where[w]->n && !found; m++)
+                    if (where[w]->label[m] == G[i]) {
+                        oext[no] = where[w]->ext[m];
+                        found = 1;
+                    }
+            no++;
+        }
     }
-    open_loops(E, batch_ext_labels, bext, p->nb, &depth, 0);
+    open_loops(E, outer, oext, no, &depth, 0);
     put(E, "%*s{\n", 4 * depth, "");
     depth++;
     /* the matrix labels sit at 0: addresses below are the blocks' corners */
@@ -302,8 +318,19 @@ void emit_blas(emitter *E, const g_value *v)
     }
     put(E, "%*sconst %s tx_alpha = %s", 4 * depth, "", t, cx ? "{" : "");
     num_literal(E->out, op == '-' ? -v->coef : v->coef);
-    put(E, "%s, tx_beta = %s%s%s;\n%*s(void)tx_beta;\n", cx ? ", 0.0}" : "", cx ? "{" : "", op == '=' ? "0.0" : "1.0",
-        cx ? ", 0.0}" : "", 4 * depth, "");
+    if (summed_loops && op == '=') { /* the first call of the sum writes C, the others add (real only:
+                                         pass_blas plans no loops for complex products) */
+        TX_ASSERT(!cx);
+        put(E, ", tx_beta = (");
+        for (int i = no - summed_loops; i < no; i++) {
+            put(E, i > no - summed_loops ? " && " : "");
+            put_label(E, outer[i]);
+            put(E, " == 0");
+        }
+        put(E, ") ? 0.0 : 1.0;\n%*s(void)tx_beta;\n", 4 * depth, "");
+    } else
+        put(E, "%s, tx_beta = %s%s%s;\n%*s(void)tx_beta;\n", cx ? ", 0.0}" : "", cx ? "{" : "", op == '=' ? "0.0" : "1.0",
+            cx ? ", 0.0}" : "", 4 * depth, "");
     /* BLAS takes int sizes: every one is at most its buffer's element count */
     const mode_seq *bufs[3] = {&sa, &sb, &sc};
     put(E, "%*sif (", 4 * depth, "");
@@ -346,7 +373,8 @@ void emit_blas(emitter *E, const g_value *v)
         put(E, ", tx_b, ");
         put_stride(E, &sb, bk);
         /* beta = 0 must not read C, which may hold anything (even NaN) */
-        put(E, ")%s);\n", op == '=' ? "" : " + tx_beta * *tx_c");
+        put(E, ")%s);\n", op == '=' && !summed_loops ? "" : op == '=' ? " + (tx_beta == 0 ? 0 : tx_beta * *tx_c)"
+                                                                    : " + tx_beta * *tx_c");
     } else if (p->nn == 0) { /* y[m] = A[m x k] x[k] */
         put_gemv(E, x, &sa, p->m, p->nm, p->k, p->nk, "tx_a", "tx_b", &sb, bk, &sc, cm);
     } else if (p->nm == 0) { /* y[n] = B[k x n]^T x[k] */

@@ -805,10 +805,14 @@ void graph_print(const graph *g, tx_buf *out, int dot)
                 buf_printf(out, "   (%d uses)", v->nuses);
             if (v->inlined)
                 buf_puts(out, "   (fused into its user)");
-            if (v->blas)
-                buf_printf(out, "   (BLAS %s%s)",
+            if (v->blas) {
+                buf_printf(out, "   (BLAS %s%s",
                            v->blas->nm == 0 && v->blas->nn == 0 ? "dot" : v->blas->nm == 0 || v->blas->nn == 0 ? "gemv" : "gemm",
                            v->blas->store ? ", into the stored tensor" : "");
+                for (int i = 0; i < v->blas->nl; i++)
+                    buf_printf(out, "%s%s", i ? "," : ", in loops over ", graph_label_name(g, v->blas->loop[i]));
+                buf_puts(out, ")");
+            }
             if (v->absorbed)
                 buf_puts(out, "   (written by the BLAS call)");
             for (int m = 0; m < v->nmaps; m++)

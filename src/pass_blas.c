@@ -139,6 +139,64 @@ static g_value *copy_as(graph *g, copy_list *made, g_value *w, const g_value *li
     return c;
 }
 
+/* Removes label L from group G[0..*N) if it is there; 1 if it was. */
+static int drop(int *G, int *n, int l)
+{
+    for (int i = 0; i < *n; i++)
+        if (G[i] == l) {
+            memmove(G + i, G + i + 1, sizeof(int) * (size_t)(*n - i - 1));
+            (*n)--;
+            return 1;
+        }
+    return 0;
+}
+
+static double group_size(const graph *g, const g_value *A, const g_value *B, const int *G, int n);
+
+/* The smallest matrix dimension a looped call may have: below it, the
+   calls are too small for BLAS to beat one copy and one large call. */
+#define LOOP_MIN_DIM 32
+
+/* Where A (layout SA) or B (SB) cannot be read as matrices, one or two of
+   the m, n and k labels taken out into loops around the call may leave
+   groups that can: P gets them (in LOOP) if the calls keep every matrix
+   dimension at least LOOP_MIN_DIM (the fewest calls win). 1 if P
+   changed. */
+static int plan_loops(const graph *g, blas_plan *p, const mode_seq *sa, const mode_seq *sb)
+{
+    int cand[3 * TX_MAX_MODES], nc = 0;
+    for (int i = 0; i < p->nm; i++) cand[nc++] = p->m[i];
+    for (int i = 0; i < p->nn; i++) cand[nc++] = p->n[i];
+    for (int i = 0; i < p->nk; i++) cand[nc++] = p->k[i];
+    blas_plan best = {0};
+    double best_calls = 0;
+    for (int x = 0; x < nc; x++)
+        for (int y = x; y < nc; y++) { /* y == x: one label */
+            blas_plan q = *p;
+            int ls[2] = {cand[x], cand[y]}, nls = x == y ? 1 : 2;
+            for (int i = 0; i < nls; i++) {
+                if (!drop(q.m, &q.nm, ls[i]) && !drop(q.n, &q.nn, ls[i]))
+                    drop(q.k, &q.nk, ls[i]);
+                q.loop[q.nl++] = ls[i];
+            }
+            if (q.nk == 0 || !matrix_ok(sa, q.m, q.nm, q.k, q.nk) || !matrix_ok(sb, q.k, q.nk, q.n, q.nn))
+                continue;
+            double ms = group_size(g, p->a, p->b, q.m, q.nm), ns = group_size(g, p->a, p->b, q.n, q.nn),
+                   ks = group_size(g, p->a, p->b, q.k, q.nk);
+            if (ks < LOOP_MIN_DIM || (q.nm && ms < LOOP_MIN_DIM) || (q.nn && ns < LOOP_MIN_DIM))
+                continue;
+            double calls = group_size(g, p->a, p->b, q.loop, q.nl);
+            if (calls < 1 || (best.nl && calls >= best_calls))
+                continue;
+            best = q;
+            best_calls = calls;
+        }
+    if (!best.nl)
+        return 0;
+    *p = best;
+    return 1;
+}
+
 /* Lays W, a computed value whose layout nothing relies on yet (one user,
    computed by a loop nest, not by BLAS), out as B, then G1, then G2, so
    that its user reads it without a copy; 0 if W is not such a value. */
@@ -224,6 +282,15 @@ static double group_extent(const graph *g, const g_value *v, int label)
     return 1;
 }
 
+/* The product of the extents of the labels G[0..N) (each in A or B). */
+static double group_size(const graph *g, const g_value *A, const g_value *B, const int *G, int n)
+{
+    double z = 1;
+    for (int i = 0; i < n; i++)
+        z *= has(A, G[i]) ? group_extent(g, A, G[i]) : group_extent(g, B, G[i]);
+    return z;
+}
+
 static void plan_one(graph *g, copy_list *made, g_value *v, const g_value *user)
 {
     g_value *A = v->in[0], *B = v->in[1];
@@ -279,6 +346,12 @@ static void plan_one(graph *g, copy_list *made, g_value *v, const g_value *user)
         graph_modes(A, &sa);
     if (!matrix_ok(&sb, p.k, p.nk, p.n, p.nn) && A != B && B->dt == v->dt && relayout(B, &p, p.k, p.nk, p.n, p.nn))
         graph_modes(B, &sb);
+    if ((!matrix_ok(&sa, p.m, p.nm, p.k, p.nk) || !matrix_ok(&sb, p.k, p.nk, p.n, p.nn)) && !mixed &&
+        !dt_complex(v->dt)) {
+        p.a = A;
+        p.b = B;
+        plan_loops(g, &p, &sa, &sb); /* strided calls in loops rather than a copy */
+    }
     if (!matrix_ok(&sa, p.m, p.nm, p.k, p.nk) || A->dt != v->dt) {
         A = copy_as(g, made, A, v, &p, p.m, p.nm, p.k, p.nk, &fresh);
         if (fresh)
@@ -314,9 +387,13 @@ static void plan_one(graph *g, copy_list *made, g_value *v, const g_value *user)
                        Cᵀ = Bᵀ·Aᵀ when that is how its user wants to read it */
         int order[TX_MAX_MODES], n = 0, swapped[TX_MAX_MODES], ns = 0;
         for (int i = 0; i < p.nb; i++) order[n++] = p.batch[i];
+        for (int i = 0; i < p.nl; i++) /* the looped labels the result keeps, outside */
+            if (has(v, p.loop[i]))
+                order[n++] = p.loop[i];
+        ns = n;
+        memcpy(swapped, order, sizeof(int) * (size_t)n);
         for (int i = 0; i < p.nm; i++) order[n++] = p.m[i];
         for (int i = 0; i < p.nn; i++) order[n++] = p.n[i];
-        for (int i = 0; i < p.nb; i++) swapped[ns++] = p.batch[i];
         for (int i = 0; i < p.nn; i++) swapped[ns++] = p.n[i];
         for (int i = 0; i < p.nm; i++) swapped[ns++] = p.m[i];
         /* with no preference from the user, the larger side goes to N:

@@ -512,10 +512,13 @@ typedef struct g_value g_value;
 
 /* A contraction mapped to BLAS (pass_blas.c): C[batch][m][n] =
    coef * A[batch][m][k] * B[batch][k][n], each label group fused into
-   one matrix dimension. */
+   one matrix dimension. Labels in LOOP are taken out of the m, n or k
+   groups (where they would break a group's single stride) and looped
+   around the call like batch labels; a summed one accumulates (the calls
+   after the first add to C). */
 typedef struct {
-    int nb, nm, nn, nk;
-    int batch[TX_MAX_MODES], m[TX_MAX_MODES], n[TX_MAX_MODES], k[TX_MAX_MODES];
+    int nb, nm, nn, nk, nl;
+    int batch[TX_MAX_MODES], m[TX_MAX_MODES], n[TX_MAX_MODES], k[TX_MAX_MODES], loop[TX_MAX_MODES];
     g_value *a, *b;      /* the operands playing A and B (maybe swapped) */
     g_value *store;      /* non-NULL: the result goes straight into this store's tensor */
 } blas_plan;
