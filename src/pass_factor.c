@@ -132,15 +132,16 @@ void pass_factor(graph *g)
         g_value *s = g->v[k];
         if (s->op != OP_ADD || s->dead || s->nmaps)
             continue;
-        int again = 1;
-        while (again) { /* one group at a time: the next sees the sum as it is now */
-            again = factor_once(g, s);
-            changed |= again;
+        /* one group at a time, the list renumbered after each: use counts
+           must count the new values' uses before the next group is judged
+           (an operand of a new sum is not single-use any more) */
+        while (factor_once(g, s)) {
+            graph_renumber(g);
+            changed = 1;
         }
     }
     if (!changed)
         return;
-    graph_renumber(g);
     /* a sum left with one product and factor 1: its users read the product */
     for (int k = 0; k < g->n; k++) {
         g_value *s = g->v[k];
