@@ -90,13 +90,29 @@ static int copy_tiled(emitter *E, int id, const int *dst, const tx_extent *ext, 
             outer[no] = dst[i];
             oext[no++] = ext[i];
         }
+    int pa = -1; /* the position of the destination's last label in W */
+    for (int m = 0; m < sw->n; m++)
+        if (sw->label[m] == a)
+            pa = m;
+    if (pa < 0)
+        return 0;
     put(E, "    { /* %%%d: copy in %dx%d tiles */\n", id, COPY_TILE, COPY_TILE);
     open_loops(E, outer, oext, no, &depth, 1);
     put(E, "%*sfor (int64_t tx_t1 = 0; tx_t1 < ", 4 * depth, "");
     put_extent(E, eb);
     put(E, "; tx_t1 += %d)\n%*sfor (int64_t tx_t0 = 0; tx_t0 < ", COPY_TILE, 4 * depth + 4, "");
     put_extent(E, ea);
-    put(E, "; tx_t0 += %d)\n%*sfor (int64_t ", COPY_TILE, 4 * depth + 8, "");
+    put(E, "; tx_t0 += %d) {\n", COPY_TILE);
+    depth += 2;
+    /* each row of the tile: a pointer to its first element on each side,
+       the destination's row contiguous, the source's strided */
+    put(E, "%*sconst int64_t tx_nr = ", 4 * depth, "");
+    put_extent(E, ea);
+    put(E, " - tx_t0 < %d ? ", COPY_TILE);
+    put_extent(E, ea);
+    put(E, " - tx_t0 : %d;\n%*sconst int64_t tx_st = ", COPY_TILE, 4 * depth, "");
+    put_stride(E, sw, pa);
+    put(E, ";\n%*sfor (int64_t ", 4 * depth, "");
     put_label(E, b);
     put(E, " = tx_t1; ");
     put_label(E, b);
@@ -106,24 +122,20 @@ static int copy_tiled(emitter *E, int id, const int *dst, const tx_extent *ext, 
     put_extent(E, eb);
     put(E, "; ");
     put_label(E, b);
-    put(E, "++)\n%*sfor (int64_t ", 4 * depth + 12, "");
+    put(E, "++) {\n%*sconst int64_t ", 4 * depth + 4, "");
     put_label(E, a);
-    put(E, " = tx_t0; ");
-    put_label(E, a);
-    put(E, " < tx_t0 + %d && ", COPY_TILE);
-    put_label(E, a);
-    put(E, " < ");
-    put_extent(E, ea);
-    put(E, "; ");
-    put_label(E, a);
-    put(E, "++)\n%*s", 4 * depth + 16, "");
+    put(E, " = tx_t0;\n%*s%s *tx_d = &", 4 * depth + 4, "", ctype(dt));
     if (var >= 0)
         put_var_at(E, var, dst, ext, n);
     else
         put_value_at(E, v);
-    put(E, " %s (%s)", op == '=' ? "=" : op == '+' ? "+=" : "-=", ctype(dt));
+    put(E, ";\n%*sconst %s *tx_s = &", 4 * depth + 4, "", ctype(w->dt));
     put_access(E, w);
-    put(E, ";\n    }\n");
+    put(E, ";\n%*sfor (int64_t tx_i = 0; tx_i < tx_nr; tx_i++)\n%*stx_d[tx_i] %s (%s)tx_s[tx_i * tx_st];\n",
+        4 * depth + 4, "", 4 * depth + 8, "", op == '=' ? "=" : op == '+' ? "+=" : "-=", ctype(dt));
+    put(E, "%*s}\n", 4 * depth, "");
+    depth -= 2;
+    put(E, "%*s}\n    }\n", 4 * depth + 4, "");
     return 1;
 }
 
@@ -362,16 +374,18 @@ void emit_store(emitter *E, const g_value *s)
     int depth = 2, need = 0;
     mode_seq sw;
     const g_value *w = s->in[0];
-    int same = w->op == OP_INDEX && w->rank == s->rank;
-    for (int m = 0; same && m < s->rank; m++) { /* a permutation of the view's labels (no diagonal) */
+    /* a transposing store of a value in memory (a view of another tensor
+       than the one it writes, or a computed value) */
+    int same = w->rank == s->rank && !w->nmaps && graph_modes(w, &sw) == 0 &&
+               (w->op != OP_INDEX || w->in[0]->var != s->var);
+    for (int m = 0; same && m < s->rank; m++) { /* a permutation of its labels (no diagonal) */
         int found = 0;
         for (int q = 0; q < w->rank; q++)
             found |= w->label[q] == s->store_label[m];
         same = found;
     }
-    if (same && !w->nmaps && w->in[0]->var != s->var && graph_modes(w, &sw) == 0 &&
-        copy_tiled(E, s->id, s->store_label, s->ext, s->rank, NULL, s->var, var->dt, s->store_op, w, &sw))
-        return; /* a transposing store of a view (not of the tensor it writes) */
+    if (same && copy_tiled(E, s->id, s->store_label, s->ext, s->rank, NULL, s->var, var->dt, s->store_op, w, &sw))
+        return;
     put(E, "    { /* %%%d */\n", s->id);
     if (dt_complex(var->dt)) {
         open_loops(E, s->store_label, s->ext, s->rank, &depth, 1);
