@@ -200,10 +200,15 @@ static int plan_loops(const graph *g, blas_plan *p, const mode_seq *sa, const mo
 /* Lays W, a computed value whose layout nothing relies on yet (one user,
    computed by a loop nest, not by BLAS), out as B, then G1, then G2, so
    that its user reads it without a copy; 0 if W is not such a value. */
+static int can_relayout(const g_value *w)
+{
+    return w->nuses == 1 && !w->blas && !w->nmaps && !w->inlined &&
+           (w->op == OP_ADD || w->op == OP_MAP || w->op == OP_CONTRACT || w->op == OP_REDUCE);
+}
+
 static int relayout(g_value *w, const blas_plan *p, const int *g1, int n1, const int *g2, int n2)
 {
-    if (w->nuses != 1 || w->blas || w->nmaps || w->inlined ||
-        !(w->op == OP_ADD || w->op == OP_MAP || w->op == OP_CONTRACT || w->op == OP_REDUCE))
+    if (!can_relayout(w))
         return 0;
     int order[3 * TX_MAX_MODES], n = 0;
     for (int i = 0; i < p->nb; i++) order[n++] = p->batch[i];
@@ -338,7 +343,8 @@ static void plan_one(graph *g, copy_list *made, g_value *v, const g_value *user)
         int kb[TX_MAX_MODES];
         memcpy(kb, p.k, sizeof kb);
         sort_by(&sb, kb, p.nk);
-        if (matrix_ok(&sb, kb, p.nk, p.n, p.nn) && matrix_ok(&sa, p.m, p.nm, kb, p.nk))
+        if ((matrix_ok(&sb, kb, p.nk, p.n, p.nn) && matrix_ok(&sa, p.m, p.nm, kb, p.nk)) ||
+            (matrix_ok(&sb, kb, p.nk, p.n, p.nn) && can_relayout(A))) /* A is laid out to fit B */
             memcpy(p.k, kb, sizeof kb);
     }
     int fresh = 0;

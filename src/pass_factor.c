@@ -11,9 +11,13 @@
  * fewer FLOPs (one contraction and an elementwise sum instead of several
  * contractions), as operation-minimisation tools for coupled cluster do.
  * Only products that nothing but the sum uses are taken (the others are
- * computed anyway). When the factored product is all that is left of the
+ * computed anyway). A chain of accumulating statements into one tensor
+ * (X += ...; X -= ...;, each version read only by the next) is such a sum
+ * too: the factored product goes to the last of its statements. When the factored product is all that is left of the
  * sum, the sum's users read the product.
  */
+#include <string.h>
+
 #include "tx.h"
 
 /* Can term W of a sum take part: a pairwise product, neither operand
@@ -125,6 +129,103 @@ static int factor_once(graph *g, g_value *s)
     return 0;
 }
 
+/* ---- across statements: X += c1·W1·t; X -= W2·t; ... ----
+
+   A chain of accumulating stores into one tensor, each version read only
+   by the next store, is one sum: its products that share an operand are
+   factored the same way, the factored product going to the last of them
+   and the others' stores dropped. */
+
+/* The store that accumulates into S's version, if it is S's only user;
+   USER maps each value to a user. */
+static g_value *next_store(g_value *s, g_value *const *user)
+{
+    g_value *u = user[s->id];
+    if (s->nuses != 1 || !u || u->op != OP_STORE || u->store_op == '=' || u->nin != 2 || u->in[1] != s ||
+        u->var != s->var || u->nmaps)
+        return NULL;
+    return u;
+}
+
+/* Does V read tensor VAR directly (a view of one of its versions)? */
+static int reads_var(const g_value *v, int var)
+{
+    return v->op == OP_INDEX && v->in[0]->var == var;
+}
+
+/* Can accumulating store S take part, its product sharing T? */
+static int store_term(const g_value *s, const g_value *t)
+{
+    const g_value *c = s->in[0];
+    return s->op == OP_STORE && s->store_op != '=' && !s->nmaps && candidate(c) && other(c, t) &&
+           !reads_var(c->in[0], s->var) && !reads_var(c->in[1], s->var);
+}
+
+/* Factors one group along the chain of stores that starts at S; 1 if it
+   did. */
+static int factor_chain_once(graph *g, g_value *s, g_value *const *user)
+{
+    g_value *chain[64];
+    int n = 0;
+    for (g_value *x = s; x && n < 64; x = next_store(x, user))
+        chain[n++] = x;
+    for (int i = 0; i < n; i++) {
+        if (chain[i]->store_op == '=' || !candidate(chain[i]->in[0]))
+            continue;
+        g_value *a = chain[i]->in[0];
+        for (int side = 0; side < 2; side++) {
+            g_value *t = a->in[side];
+            if (!store_term(chain[i], t))
+                continue;
+            int group[64], ng = 0;
+            group[ng++] = i;
+            for (int j = i + 1; j < n; j++)
+                if (store_term(chain[j], t) && alike(a, chain[j]->in[0], t) &&
+                    !memcmp(chain[j]->store_label, chain[i]->store_label, sizeof chain[i]->store_label))
+                    group[ng++] = j;
+            if (ng < 2)
+                continue;
+            double before = 0;
+            for (int j = 0; j < ng; j++)
+                before += graph_contract_flops(g, chain[group[j]]->in[0]);
+            double after = graph_contract_flops(g, a) + graph_value_elements(g, other(a, t)) * (double)(ng - 1);
+            if (after >= before)
+                continue;
+            /* the sum and the product go just before the last store, which
+               keeps its operator; the factors are relative to its sign */
+            g_value *last = chain[group[ng - 1]];
+            double sign_last = last->store_op == '-' ? -1 : 1;
+            g_value *w0 = other(a, t);
+            g_value *sum = graph_value_new(g, OP_ADD, ng, last->stmt, last->span);
+            sum->dt = a->dt;
+            for (int j = 0; j < ng; j++) {
+                g_value *sj = chain[group[j]], *c = sj->in[0];
+                double sign = sj->store_op == '-' ? -1 : 1;
+                graph_set_operand(sum, j, other(c, t), sign * sign_last * c->coef);
+            }
+            graph_set_modes_like(sum, w0->rank, w0->label, w0);
+            g_value *prod = graph_value_new(g, OP_CONTRACT, 2, last->stmt, last->span);
+            graph_set_operand(prod, 0, sum, 1);
+            graph_set_operand(prod, 1, t, 1);
+            prod->dt = a->dt;
+            prod->summed = a->summed;
+            graph_set_modes_like(prod, a->rank, a->label, a);
+            graph_insert_before(g, last, sum);
+            graph_insert_before(g, last, prod);
+            g_value *gone[64];
+            for (int j = 0; j < ng; j++)
+                gone[j] = chain[group[j]]->in[0];
+            graph_set_operand(last, 0, prod, 1);
+            for (int j = 0; j < ng - 1; j++) /* the others' versions are their previous ones */
+                graph_replace_uses(g, chain[group[j]], chain[group[j]]->in[1]);
+            for (int j = 0; j < ng; j++)
+                graph_kill(g, gone[j]);
+            return 1;
+        }
+    }
+    return 0;
+}
+
 void pass_factor(graph *g)
 {
     int changed = 0;
@@ -138,6 +239,23 @@ void pass_factor(graph *g)
         while (factor_once(g, s)) {
             graph_renumber(g);
             changed = 1;
+        }
+    }
+    /* chains of accumulating stores, from their first store */
+    for (int again = 1; again;) {
+        again = 0;
+        g_value **user = arena_alloc(g->arena, sizeof(g_value *) * (size_t)(g->n + 1));
+        for (int k = 0; k < g->n; k++)
+            for (int i = 0; i < g->v[k]->nin; i++)
+                user[g->v[k]->in[i]->id] = g->v[k];
+        for (int k = 0; k < g->n && !again; k++) {
+            g_value *s = g->v[k];
+            int first = s->op == OP_STORE && !s->dead && !(s->nin == 2 && s->in[1]->op == OP_STORE &&
+                                                           next_store(s->in[1], user) == s);
+            if (first && factor_chain_once(g, s, user)) {
+                graph_renumber(g);
+                again = changed = 1;
+            }
         }
     }
     if (!changed)

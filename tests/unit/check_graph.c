@@ -351,6 +351,15 @@ START_TEST(graph_factor_sum)
     ck_assert_int_eq(sums, 1);
     pipeline_result_free(&r);
     pipe_free(&p);
+    /* across statements: X += 2·W1·t; X -= W2·t; X += 3·W3·t: one product,
+       the others' stores gone (X = ..., then one +=) */
+    planned(&p, &r, "in W1[v,v], W2[v,v], W3[v,v], t[o,v], u[o,v];\nout X[v,o];\n"
+                    "X(\"a,i\") = u(\"i,a\");\nX(\"a,i\") += 2 * W1(\"a,c\") * t(\"i,c\");\n"
+                    "X(\"a,i\") -= W2(\"a,c\") * t(\"i,c\");\nX(\"a,i\") += 3 * W3(\"c,a\") * t(\"i,c\");\n", 24);
+    ck_assert_int_eq(pairwise(r.g), 1);
+    ck_assert_int_eq(count_ops(r.g, OP_STORE), 2);
+    pipeline_result_free(&r);
+    pipe_free(&p);
     /* a product with nothing summed: factoring would not save FLOPs */
     planned(&p, &r, "in W1[v,o], W2[v,o], t[o];\nout C[v,o];\n"
                     "C(\"a,i\") = W1(\"a,i\") * t(\"i\") + W2(\"a,i\") * t(\"i\");\n", 24);
