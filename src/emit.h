@@ -13,10 +13,12 @@
  *                   `static int tx_kN(const tx_kN_args *, int64_t lo, int64_t hi)`
  *                   over a record of exactly what it references
  *   emit_memory.c   buffers: sizes, liveness, the JIT's workspace plan
- *   emit_dense.c    dense loop nests: computed values, stores, slices, scans
+ *   emit_dense.c    dense loop nests: computed values, stores, slices, scans;
+ *                   transposing copies and stores in cache tiles
  *   emit_blocks.c   inner loops run block by block through runtime/prims.inc
  *   emit_sparse.c   loop nests that follow sparse maps
- *   emit_blas.c     contractions as CBLAS calls (plans from pass_blas.c)
+ *   emit_blas.c     contractions as CBLAS calls (plans from pass_blas.c), in
+ *                   loops over batch and looped labels
  *   emit_linalg.c   the LAPACK-backed calls
  *   emit_expr.c     expressions: extents, element addresses, elementwise
  *                   values, loop heads
