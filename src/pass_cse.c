@@ -14,7 +14,9 @@
  * pairs (pairwise products of different statements and terms meet only
  * then), with contractions equal up to their scale taken as one: the
  * later becomes the earlier times the ratio, and such a factor on an
- * operand of a contraction or a sum moves into that user's scale.
+ * operand of a contraction or a sum moves into that user's scale. A let
+ * or tmp tensor that one statement writes whole and others read only as
+ * written is the value itself: no store, no pass over memory.
  *
  * fold: a constant operand of a contraction becomes part of its scale.
  *
@@ -181,8 +183,78 @@ void pass_cse(graph *g)
     cse_run(g, 0);
 }
 
+/* Every use of a value: a list per value through NEXT (by use number). */
+typedef struct {
+    int *first, *next;
+    g_value **user;
+} use_lists;
+
+static void use_lists_make(graph *g, use_lists *L)
+{
+    size_t nuse = 0;
+    for (int k = 0; k < g->n; k++)
+        nuse += (size_t)g->v[k]->nin;
+    L->first = arena_alloc(g->arena, sizeof(int) * (size_t)(g->n + 1));
+    L->next = arena_alloc(g->arena, sizeof(int) * (nuse + 1));
+    L->user = arena_alloc(g->arena, sizeof(g_value *) * (nuse + 1));
+    for (int k = 0; k < g->n; k++)
+        L->first[k] = -1;
+    int e = 0;
+    for (int k = 0; k < g->n; k++)
+        for (int i = 0; i < g->v[k]->nin; i++, e++) {
+            int w = g->v[k]->in[i]->id;
+            L->user[e] = g->v[k];
+            L->next[e] = L->first[w];
+            L->first[w] = e;
+        }
+}
+
+/* Does every user of store S read S's tensor as it is, through the labels
+   the store wrote (views of the same labels in the same modes)? */
+static int read_as_written(const g_value *s, const use_lists *L)
+{
+    int n = 0;
+    for (int e = L->first[s->id]; e >= 0; e = L->next[e]) {
+        const g_value *w = L->user[e];
+        if (w->op != OP_INDEX || w->nmaps || w->rank != s->in[0]->rank)
+            return 0;
+        for (int m = 0; m < s->rank; m++)
+            if (w->idx_label[m] != s->store_label[m])
+                return 0;
+        for (int f = L->first[w->id]; f >= 0; f = L->next[f])
+            if (L->user[f]->op == OP_LINALG)
+                return 0; /* LAPACK reads memory in the view's order, which the value need not have */
+        n++;
+    }
+    return n > 0;
+}
+
+/* A let or tmp tensor written whole by one store and read only as
+   written, before anything else writes it, is its value: the readers read
+   the value, and the store, which nothing reads then, goes (dce). */
+static void forward_scratch(graph *g)
+{
+    use_lists L;
+    use_lists_make(g, &L);
+    for (int k = 0; k < g->n; k++) {
+        g_value *s = g->v[k];
+        if (s->op != OP_STORE || s->store_op != '=' || s->nmaps || s->nin != 1 || s->rank == 0)
+            continue;
+        sym *var = g->S->vars[s->var];
+        g_value *v = s->in[0];
+        if ((var->io != IO_LET && var->io != IO_TMP) || v->dt != var->dt || v->op == OP_PART ||
+            !read_as_written(s, &L))
+            continue;
+        for (int e = L.first[k]; e >= 0; e = L.next[e])
+            if (!L.user[e]->dead)
+                graph_replace_uses(g, L.user[e], v);
+    }
+    graph_renumber(g);
+}
+
 void pass_share(graph *g)
 {
+    forward_scratch(g);
     cse_run(g, 1);
     /* a scale on an operand of a contraction or a sum moves into its user */
     for (int k = 0; k < g->n; k++) {
