@@ -229,6 +229,27 @@ static int read_as_written(const g_value *s, const use_lists *L)
     return n > 0;
 }
 
+/* Marks in READ the variables whose views V reads where it is computed,
+   which may be where its users are if it is elementwise (fused later):
+   views reached through elementwise values. 0 if that is too deep to
+   tell. */
+static int views_read(const g_value *v, unsigned char *read, int depth)
+{
+    if (depth > 64)
+        return 0;
+    if (v->op == OP_INDEX) {
+        read[v->in[0]->var] = 1;
+        return 1;
+    }
+    int elementwise = v->op == OP_MAP || v->op == OP_ADD || (v->op == OP_CONTRACT && ls_empty(v->summed));
+    if (!elementwise && depth > 0)
+        return 1; /* computed in memory where it stands */
+    for (int i = 0; i < v->nin; i++)
+        if (!views_read(v->in[i], read, depth + 1))
+            return 0;
+    return 1;
+}
+
 /* A let or tmp tensor written whole by one store and read only as
    written, before anything else writes it, is its value: the readers read
    the value, and the store, which nothing reads then, goes (dce). */
@@ -236,6 +257,7 @@ static void forward_scratch(graph *g)
 {
     use_lists L;
     use_lists_make(g, &L);
+    unsigned char *read = arena_alloc(g->arena, (size_t)g->S->nvars + 1);
     for (int k = 0; k < g->n; k++) {
         g_value *s = g->v[k];
         if (s->op != OP_STORE || s->store_op != '=' || s->nmaps || s->nin != 1 || s->rank == 0)
@@ -244,6 +266,18 @@ static void forward_scratch(graph *g)
         g_value *v = s->in[0];
         if ((var->io != IO_LET && var->io != IO_TMP) || v->dt != var->dt || v->op == OP_PART ||
             !read_as_written(s, &L))
+            continue;
+        /* the value must still be what the store wrote where it is read: no
+           tensor it reads is written in between */
+        int last = k;
+        for (int e = L.first[k]; e >= 0; e = L.next[e])
+            for (int f = L.first[L.user[e]->id]; f >= 0; f = L.next[f])
+                last = L.user[f]->id > last ? L.user[f]->id : last;
+        memset(read, 0, (size_t)g->S->nvars);
+        int ok = views_read(v, read, 0);
+        for (int j = k + 1; ok && j <= last; j++)
+            ok = !(g->v[j]->op == OP_STORE && read[g->v[j]->var]);
+        if (!ok)
             continue;
         for (int e = L.first[k]; e >= 0; e = L.next[e])
             if (!L.user[e]->dead)
