@@ -865,6 +865,28 @@ int graph_copies(const graph *g, double *bytes)
     return n;
 }
 
+static int views_read(const g_value *v, unsigned char *read, int depth)
+{
+    if (depth > 64)
+        return 0;
+    if (v->op == OP_INDEX) {
+        read[v->in[0]->var] = 1;
+        return 1;
+    }
+    int elementwise = v->op == OP_MAP || v->op == OP_ADD || (v->op == OP_CONTRACT && ls_empty(v->summed));
+    if (!elementwise && depth > 0)
+        return 1; /* computed in memory where it stands */
+    for (int i = 0; i < v->nin; i++)
+        if (!views_read(v->in[i], read, depth + 1))
+            return 0;
+    return 1;
+}
+
+int graph_views_read(const g_value *v, unsigned char *read)
+{
+    return views_read(v, read, 0);
+}
+
 double graph_value_elements(const graph *g, const g_value *v)
 {
     return elements(g, v);

@@ -229,27 +229,6 @@ static int read_as_written(const g_value *s, const use_lists *L)
     return n > 0;
 }
 
-/* Marks in READ the variables whose views V reads where it is computed,
-   which may be where its users are if it is elementwise (fused later):
-   views reached through elementwise values. 0 if that is too deep to
-   tell. */
-static int views_read(const g_value *v, unsigned char *read, int depth)
-{
-    if (depth > 64)
-        return 0;
-    if (v->op == OP_INDEX) {
-        read[v->in[0]->var] = 1;
-        return 1;
-    }
-    int elementwise = v->op == OP_MAP || v->op == OP_ADD || (v->op == OP_CONTRACT && ls_empty(v->summed));
-    if (!elementwise && depth > 0)
-        return 1; /* computed in memory where it stands */
-    for (int i = 0; i < v->nin; i++)
-        if (!views_read(v->in[i], read, depth + 1))
-            return 0;
-    return 1;
-}
-
 /* A let or tmp tensor written whole by one store and read only as
    written, before anything else writes it, is its value: the readers read
    the value, and the store, which nothing reads then, goes (dce). */
@@ -274,7 +253,7 @@ static void forward_scratch(graph *g)
             for (int f = L.first[L.user[e]->id]; f >= 0; f = L.next[f])
                 last = L.user[f]->id > last ? L.user[f]->id : last;
         memset(read, 0, (size_t)g->S->nvars);
-        int ok = views_read(v, read, 0);
+        int ok = graph_views_read(v, read);
         for (int j = k + 1; ok && j <= last; j++)
             ok = !(g->v[j]->op == OP_STORE && read[g->v[j]->var]);
         if (!ok)

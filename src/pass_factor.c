@@ -161,6 +161,27 @@ static int store_term(const g_value *s, const g_value *t)
            !reads_var(c->in[0], s->var) && !reads_var(c->in[1], s->var);
 }
 
+/* Are the tensors the products of the stores CHAIN[GROUP[0..N)] read
+   (through views of T and of their other operands) unwritten from the
+   first of those products to the last store, where they will be read? */
+static int unwritten(graph *g, g_value *const *chain, const int *group, int n, const g_value *t)
+{
+    unsigned char *read = arena_alloc(g->arena, (size_t)g->S->nvars + 1);
+    if (!graph_views_read(t, read))
+        return 0;
+    int from = chain[group[n - 1]]->id;
+    for (int j = 0; j < n; j++) {
+        const g_value *c = chain[group[j]]->in[0];
+        if (!graph_views_read(other(c, t), read))
+            return 0;
+        from = c->id < from ? c->id : from;
+    }
+    for (int k = from; k < chain[group[n - 1]]->id; k++)
+        if (g->v[k]->op == OP_STORE && read[g->v[k]->var])
+            return 0;
+    return 1;
+}
+
 /* Factors one group along the chain of stores that starts at S; 1 if it
    did. */
 static int factor_chain_once(graph *g, g_value *s, g_value *const *user)
@@ -183,7 +204,7 @@ static int factor_chain_once(graph *g, g_value *s, g_value *const *user)
                 if (store_term(chain[j], t) && alike(a, chain[j]->in[0], t) &&
                     !memcmp(chain[j]->store_label, chain[i]->store_label, sizeof chain[i]->store_label))
                     group[ng++] = j;
-            if (ng < 2)
+            if (ng < 2 || !unwritten(g, chain, group, ng, t))
                 continue;
             double before = 0;
             for (int j = 0; j < ng; j++)

@@ -685,6 +685,11 @@ const char *graph_label_name(const graph *g, int label);
 /* The layout of V if it lives in memory (a view of a tensor variable, or
    a computed, non-fused value): 0 and *S filled, else -1. */
 int graph_modes(const g_value *v, mode_seq *s);
+/* Marks READ[var] for every tensor variable V reads through a view where
+   V is computed, which for an elementwise value may be where its users
+   are (fused): the views among V's operands and, through elementwise
+   operands, theirs. 0 (READ incomplete) if the expression is too deep. */
+int graph_views_read(const g_value *v, unsigned char *read);
 /* The set of V's labels (none for a variable's positional modes). */
 labelset graph_value_labels(const g_value *v);
 /* The labels V's loops run over (its labels, summed ones, a store's). */
