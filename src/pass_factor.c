@@ -51,6 +51,26 @@ static int alike(const g_value *a, const g_value *b, const g_value *t)
     return 1;
 }
 
+/* Are the tensors that the products C[0..N) read through views (of T
+   and of their other operands) unwritten from the first product up to
+   position END, where the factored product will read them? */
+static int unwritten(graph *g, g_value *const *c, int n, const g_value *t, int end)
+{
+    unsigned char *read = arena_alloc(g->arena, (size_t)g->S->nvars + 1);
+    if (!graph_views_read(t, read))
+        return 0;
+    int from = end;
+    for (int j = 0; j < n; j++) {
+        if (!graph_views_read(other(c[j], t), read))
+            return 0;
+        from = c[j]->id < from ? c[j]->id : from;
+    }
+    for (int k = from; k < end; k++)
+        if (g->v[k]->op == OP_STORE && read[g->v[k]->var])
+            return 0;
+    return 1;
+}
+
 /* Factors the terms of sum S in GROUP[0..N) (operand indices), which
    share T. */
 static void factor_group(graph *g, g_value *s, const int *group, int n, g_value *t)
@@ -113,7 +133,10 @@ static int factor_once(graph *g, g_value *s)
                 if (candidate(b) && ls_eq(graph_value_labels(b), graph_value_labels(s)) && alike(a, b, t))
                     group[n++] = j;
             }
-            if (n < 2)
+            g_value *terms[64];
+            for (int j = 0; j < n; j++)
+                terms[j] = s->in[group[j]];
+            if (n < 2 || !unwritten(g, terms, n, t, s->id))
                 continue;
             double before = 0;
             for (int j = 0; j < n; j++)
@@ -161,27 +184,6 @@ static int store_term(const g_value *s, const g_value *t)
            !reads_var(c->in[0], s->var) && !reads_var(c->in[1], s->var);
 }
 
-/* Are the tensors the products of the stores CHAIN[GROUP[0..N)] read
-   (through views of T and of their other operands) unwritten from the
-   first of those products to the last store, where they will be read? */
-static int unwritten(graph *g, g_value *const *chain, const int *group, int n, const g_value *t)
-{
-    unsigned char *read = arena_alloc(g->arena, (size_t)g->S->nvars + 1);
-    if (!graph_views_read(t, read))
-        return 0;
-    int from = chain[group[n - 1]]->id;
-    for (int j = 0; j < n; j++) {
-        const g_value *c = chain[group[j]]->in[0];
-        if (!graph_views_read(other(c, t), read))
-            return 0;
-        from = c->id < from ? c->id : from;
-    }
-    for (int k = from; k < chain[group[n - 1]]->id; k++)
-        if (g->v[k]->op == OP_STORE && read[g->v[k]->var])
-            return 0;
-    return 1;
-}
-
 /* Factors one group along the chain of stores that starts at S; 1 if it
    did. */
 static int factor_chain_once(graph *g, g_value *s, g_value *const *user)
@@ -204,7 +206,10 @@ static int factor_chain_once(graph *g, g_value *s, g_value *const *user)
                 if (store_term(chain[j], t) && alike(a, chain[j]->in[0], t) &&
                     !memcmp(chain[j]->store_label, chain[i]->store_label, sizeof chain[i]->store_label))
                     group[ng++] = j;
-            if (ng < 2 || !unwritten(g, chain, group, ng, t))
+            g_value *terms[64];
+            for (int j = 0; j < ng; j++)
+                terms[j] = chain[group[j]]->in[0];
+            if (ng < 2 || !unwritten(g, terms, ng, t, chain[group[ng - 1]]->id))
                 continue;
             double before = 0;
             for (int j = 0; j < ng; j++)
