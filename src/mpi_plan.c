@@ -74,6 +74,10 @@ void mpi_plan_print(const graph *g, int p, tx_buf *out)
             const g_value *c = b->store ? b->store : v;
             double m = group_size(g, v, b->m, b->nm), n = group_size(g, v, b->n, b->nn);
             double kk = group_size(g, b->a, b->k, b->nk), nb = group_size(g, v, b->batch, b->nb);
+            for (int i = 0; i < b->nl; i++) { /* the plan's loops: one call each, like batches */
+                double in_a = group_size(g, b->a, &b->loop[i], 1);
+                nb *= in_a > 1 ? in_a : group_size(g, b->b, &b->loop[i], 1);
+            }
             (void)c;
             if (p > 1 && m * n * kk >= GEMM_MIN) {
                 double summa = m * kk / pr + kk * n / pc, coll = allreduce_words(m * n, p);
