@@ -847,8 +847,8 @@ void graph_print(const graph *g, tx_buf *out, int dot)
 
 int graph_is_copy(const g_value *v)
 {
-    return v->op == OP_CONTRACT && v->nin == 1 && v->coef_in[0] == 1 && ls_empty(v->summed) && !v->inlined &&
-           !v->dead;
+    return v->op == OP_CONTRACT && v->nin == 1 && v->coef_in[0] == 1 && v->coef == 1 && ls_empty(v->summed) &&
+           !v->inlined && !v->dead;
 }
 
 int graph_copies(const graph *g, double *bytes)

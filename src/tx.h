@@ -672,8 +672,8 @@ double graph_map_density(const graph *g, int map);
 double graph_value_flops(const graph *g, const g_value *v);
 double graph_value_bytes(const graph *g, const g_value *v);
 double graph_flops(const graph *g);
-/* Is V a copy: a one-operand product with nothing summed and no scale on
-   its operand, given a buffer of its own (a layout change, a TTGT copy)? */
+/* Is V a copy: a one-operand product with nothing summed, scale 1 and
+   exponent 1, given a buffer of its own (a layout change, a TTGT copy)? */
 int graph_is_copy(const g_value *v);
 /* The number of copies in G; *BYTES (if not NULL) gets the bytes they
    move, read and write (extents estimated as for costs). */
