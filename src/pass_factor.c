@@ -21,11 +21,14 @@
 #include "tx.h"
 
 /* Can term W of a sum take part: a pairwise product, neither operand
-   inverted, used only by the sum, with no sparse map? */
+   inverted, used only by the sum, with no sparse map, real (a complex
+   product may mix in real operands, which a sum of them would have to
+   promote)? */
 static int candidate(const g_value *w)
 {
     return w->op == OP_CONTRACT && w->nin == 2 && w->nuses == 1 && !w->nmaps && w->coef_in[0] == 1 &&
-           w->coef_in[1] == 1 && w->in[0] != w->in[1] && !w->dead && w->id >= 0;
+           w->coef_in[1] == 1 && w->in[0] != w->in[1] && !w->dead && w->id >= 0 && !dt_complex(w->dt) &&
+           !dt_complex(w->in[0]->dt) && !dt_complex(w->in[1]->dt);
 }
 
 /* The operand of product W other than T, or NULL if T is not one. */
