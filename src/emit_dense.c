@@ -65,7 +65,7 @@ static void put_result_store(emitter *E, const g_value *v, int depth, const char
    (16 KB) fit in L1 with room to spare. */
 #define COPY_TILE 32
 
-/* A permuting copy of W (in memory, layout SW) into a destination with
+/* A permuting copy of W (in memory, layout SW, strides included) into a destination with
    labels DST[0..N) and extents EXT (the copy's buffer, or tensor VAR when
    VAR >= 0, written with OP '=', '+' or '-'), as tiles over the two
    fastest modes: the inner loop writes along the destination's last mode
@@ -110,7 +110,12 @@ static int copy_tiled(emitter *E, int id, const int *dst, const tx_extent *ext, 
     put_extent(E, ea);
     put(E, " - tx_t0 < %d ? ", COPY_TILE);
     put_extent(E, ea);
-    put(E, " - tx_t0 : %d;\n%*sconst int64_t tx_st = ", COPY_TILE, 4 * depth, "");
+    /* the strides along the rows: the source's from its layout (a bound
+       tensor's own strides where the code is specialised for them), the
+       destination's 1 unless it is a tensor bound with other strides */
+    const int64_t *dstride = var >= 0 ? emit_var_strides(E, var) : NULL;
+    put(E, " - tx_t0 : %d;\n%*sconst int64_t tx_sd = %lld, tx_st = ", COPY_TILE, 4 * depth, "",
+        (long long)(dstride ? dstride[n - 1] : 1));
     put_stride(E, sw, pa);
     put(E, ";\n%*sfor (int64_t ", 4 * depth, "");
     put_label(E, b);
@@ -131,7 +136,7 @@ static int copy_tiled(emitter *E, int id, const int *dst, const tx_extent *ext, 
         put_value_at(E, v);
     put(E, ";\n%*sconst %s *tx_s = &", 4 * depth + 4, "", ctype(w->dt));
     put_access(E, w);
-    put(E, ";\n%*sfor (int64_t tx_i = 0; tx_i < tx_nr; tx_i++)\n%*stx_d[tx_i] %s (%s)tx_s[tx_i * tx_st];\n",
+    put(E, ";\n%*sfor (int64_t tx_i = 0; tx_i < tx_nr; tx_i++)\n%*stx_d[tx_i * tx_sd] %s (%s)tx_s[tx_i * tx_st];\n",
         4 * depth + 4, "", 4 * depth + 8, "", op == '=' ? "=" : op == '+' ? "+=" : "-=", ctype(dt));
     put(E, "%*s}\n", 4 * depth, "");
     depth -= 2;
@@ -143,7 +148,7 @@ static int copy_tiled(emitter *E, int id, const int *dst, const tx_extent *ext, 
 static int emit_copy_tiled(emitter *E, const g_value *v)
 {
     mode_seq sw;
-    if (!graph_is_copy(v) || v->in[0]->inlined || graph_modes(v->in[0], &sw) < 0)
+    if (!graph_is_copy(v) || v->in[0]->inlined || emit_modes(E, v->in[0], &sw) < 0)
         return 0;
     const g_value *w = v->in[0];
     return copy_tiled(E, v->id, v->label, v->ext, v->rank, v, -1, v->dt, '=', w, &sw);
@@ -376,7 +381,7 @@ void emit_store(emitter *E, const g_value *s)
     const g_value *w = s->in[0];
     /* a transposing store of a value in memory (a view of another tensor
        than the one it writes, or a computed value) */
-    int same = w->rank == s->rank && !w->nmaps && graph_modes(w, &sw) == 0 &&
+    int same = w->rank == s->rank && !w->nmaps && emit_modes(E, w, &sw) == 0 &&
                (w->op != OP_INDEX || w->in[0]->var != s->var);
     for (int m = 0; same && m < s->rank; m++) { /* a permutation of its labels (no diagonal) */
         int found = 0;
