@@ -42,7 +42,7 @@ LIB_SRC  := src/arena.c src/recover.c src/buf.c src/diag.c src/cst.c src/sema.c 
             src/graph.c src/lower.c src/grad.c src/pass_cse.c src/pass_order.c src/pass_factor.c src/pass_blas.c src/pass_fuse.c src/pipeline.c \
             src/target.c src/emit_program.c src/emit_kernel.c src/emit_memory.c src/emit_dense.c src/emit_blocks.c \
             src/emit_sparse.c src/emit_blas.c src/emit_linalg.c src/emit_expr.c src/emit_names.c \
-            src/mpi_plan.c src/jit.c src/api.c
+            src/mpi_plan.c src/jit.c src/jit_cc.c src/api.c
 LIB_OBJ  := $(B)/lexer.o $(B)/parser.o $(patsubst src/%.c,$(B)/%.o,$(LIB_SRC)) $(B)/runtime.o $(B)/pool.o \
             $(B)/prims_text.o $(B)/linalg_text.o $(B)/mpi_text.o $(B)/complex_text.o
 RT_OBJ   := $(B)/npy.o

@@ -172,30 +172,30 @@ double tx_rt_now(void)
 #undef TX_SYMBOL
 
 const tx_runtime_symbol tx_runtime_symbols[] = {
-#define TX_SYMBOL(g, r, n, p) {#n, (const void *)n, TXS_##g, #r " " #n #p ";\n"},
+#define TX_SYMBOL(g, r, n, p) {#n, (const void *)n, TXS_##g, #r " " #n #p ";\n", "static " #r " (*" #n ")" #p ";\n"},
 #include "symbols.def"
 #undef TX_SYMBOL
-    {0, 0, 0, 0},
+    {0, 0, 0, 0, 0},
 };
 
 const tx_symbol_group tx_symbol_groups[TXS_NGROUPS] = {
-    [TXS_BASE] = {"#include <stdint.h>\n", "typedef long int64_t;\ntypedef unsigned long uintptr_t;\n", NULL, 0},
-    [TXS_LIBC] = {"#include <stdlib.h>\n", NULL, NULL, 0},
-    [TXS_LIBM] = {"#include <math.h>\n", NULL, NULL, 0},
-    [TXS_CPLX] = {NULL, tx_complex_source, tx_complex_source, 0},
-    [TXS_RT] = {NULL, NULL, NULL, 1},
+    [TXS_BASE] = {"#include <stdint.h>\n", "typedef long int64_t;\ntypedef unsigned long uintptr_t;\n", NULL, 0, 0},
+    [TXS_LIBC] = {"#include <stdlib.h>\n", NULL, NULL, 0, 0},
+    [TXS_LIBM] = {"#include <math.h>\n", NULL, NULL, 0, 0},
+    [TXS_CPLX] = {NULL, tx_complex_source, tx_complex_source, 0, 0},
+    [TXS_RT] = {NULL, NULL, NULL, 1, 1},
     [TXS_BLAS] = {"#include <cblas.h>\n", "enum { CblasRowMajor = 101, CblasNoTrans = 111, CblasTrans = 112 };\n",
-                  NULL, 0},
+                  NULL, 0, 1},
     [TXS_PRIM] = {NULL,
                   "typedef struct { int64_t nsrc; const int64_t *offsets; const int64_t *targets; } tx_sparse_map;\n"
                   "#define TX_SPARSE_MAP_DEFINED\n#define TX_BLOCK 256\n"
                   "#ifndef TX_COMPLEX_DEFINED\n#define TX_COMPLEX_DEFINED\n"
                   "typedef struct { float re, im; } tx_c64;\ntypedef struct { double re, im; } tx_c128;\n#endif\n",
-                  tx_prims_source, 0},
+                  tx_prims_source, 0, 0},
     [TXS_LINALG] = {"#include <lapacke.h>\n",
                     "#ifndef TX_COMPLEX_DEFINED\n#define TX_COMPLEX_DEFINED\n"
                     "typedef struct { float re, im; } tx_c64;\ntypedef struct { double re, im; } tx_c128;\n#endif\n",
-                    tx_linalg_source, 0},
+                    tx_linalg_source, 0, 1},
     /* standalone C for the MPI target only: the JIT never declares it */
-    [TXS_MPI] = {"#include <mpi.h>\n#include <stdio.h>\n", NULL, tx_mpi_source, 0},
+    [TXS_MPI] = {"#include <mpi.h>\n#include <stdio.h>\n", NULL, tx_mpi_source, 0, 0},
 };

@@ -27,6 +27,8 @@ typedef struct {
     const void *addr;      /* its address in this process */
     int group;             /* tx_symbol_group_id */
     const char *prototype; /* "RET NAME(PARAMS);\n" */
+    const char *pointer;   /* "static RET (*NAME)(PARAMS);\n": the loader fills it in
+                              (TX_SYMBOLS_TABLE) */
 } tx_runtime_symbol;
 
 typedef struct {
@@ -34,6 +36,9 @@ typedef struct {
     const char *declarations; /* what a file that sees no headers declares before the prototypes */
     const char *source;       /* what a file that sees headers pastes in as static functions (NULL: none) */
     int registered_only;      /* only a loader that registers symbols can reach it */
+    int loaded;               /* it lives in libtensorexpr or its libraries (not libc, libm
+                                 or a pasted source): a loaded object that links against
+                                 nothing of ours reaches it through the loader's table */
 } tx_symbol_group;
 
 /* Every symbol of symbols.def, ended by a NULL name. */

@@ -32,6 +32,7 @@ struct tx_ctx {
     int threads;      /* TX_OPTION_THREADS */
     int mpi_ranks;    /* TX_OPTION_MPI_RANKS */
     int huge_pages;   /* TX_OPTION_HUGE_PAGES */
+    int backend;      /* TX_OPTION_BACKEND */
 };
 
 /* One parameter tensor's binding: the caller's array, its layout, and
@@ -96,6 +97,7 @@ struct tx_program {
     int opt_level;
     int threads;          /* TX_OPTION_THREADS when compiled (0: the default) */
     int huge_pages;       /* TX_OPTION_HUGE_PAGES when compiled */
+    int backend;          /* TX_OPTION_BACKEND when compiled */
     emit_error *errs;
     int nerrs;
     int timing;
@@ -192,6 +194,11 @@ int tx_set_option(tx_ctx *ctx, tx_option option, int value)
         if (value != 0 && value != 1)
             return fail(ctx, TX_ERR_ARG, "tx_set_option: huge pages are 1 (the default) or 0, not %d", value);
         ctx->huge_pages = value;
+    case TX_OPTION_BACKEND:
+        if (value != TX_BACKEND_TCC && value != TX_BACKEND_CC)
+            return fail(ctx, TX_ERR_ARG, "tx_set_option: backend %d: use TX_BACKEND_TCC (0) or TX_BACKEND_CC (1)",
+                        value);
+        ctx->backend = value;
         return TX_OK;
     }
     return fail(ctx, TX_ERR_ARG, "unknown option %d", (int)option);
@@ -341,6 +348,7 @@ static int compile_work(void *arg)
     p->opt_level = p->ctx->opt_level;
     p->threads = p->ctx->threads;
     p->huge_pages = p->ctx->huge_pages;
+    p->backend = p->ctx->backend;
     p->times = calloc((size_t)S->nassign + 1, sizeof(double));
     if (!p->times)
         recover_oom();
@@ -914,9 +922,9 @@ static int run_compile_work(void *arg)
 {
     run_job *j = arg;
     tx_program *p = j->p;
-    pipeline_options o = {.output = PIPE_JIT, .target = &target_jit_tcc, .opt_level = p->opt_level,
-                          .dim_values = j->dims, .fn_name = p->fn_name, .timing = p->timing,
-                          .var_strides = j->strides, .var_contiguous = j->contiguous};
+    pipeline_options o = {.output = PIPE_JIT, .target = p->backend == TX_BACKEND_CC ? &target_jit_cc : &target_jit_tcc,
+                          .opt_level = p->opt_level, .dim_values = j->dims, .fn_name = p->fn_name,
+                          .timing = p->timing, .var_strides = j->strides, .var_contiguous = j->contiguous};
     o.map_density = map_densities(p, j->dims, j->arena);
     return pipeline_run(p->S, j->arena, &o, &j->r);
 }
@@ -1344,6 +1352,13 @@ static int emit_work(void *arg)
 {
     emit_job *j = arg;
     return pipeline_run(j->p->S, j->arena, &j->o, &j->r);
+}
+
+const char *tx_backend(const tx_program *p, const char **detail)
+{
+    if (detail)
+        *detail = p && p->jit ? p->jit->detail : NULL;
+    return p && p->jit ? p->jit->backend : NULL;
 }
 
 char *tx_emit(tx_program *p, const tx_emit_options *opts, size_t *len)

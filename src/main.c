@@ -36,7 +36,7 @@ enum { EXIT_PROGRAM = 1, EXIT_USAGE = 2, EXIT_RUNTIME = 3 };
                       "           [--target c|mpi]\n"
 #define RUN_SYNOPSIS                                                                                 \
     "txc run FILE.tx [NAME=FILE.npy ...] [MAP=MASK.npy ...] [-D dim=N ...] [--random] [--time]\n"  \
-    "               [--profile] [-q] [-O0|-O1|-O2] [--backend tcc] [--threads N] [--mpi]\n" \
+    "               [--profile] [-q] [-O0|-O1|-O2] [--backend tcc|cc] [--threads N] [--mpi]\n" \
     "               [--no-huge-pages]\n"
 #define GRAPH_SYNOPSIS "txc graph FILE.tx [--dot] [--after PASS|all] [-D dim=N ...] [-O0|-O1|-O2]\n" \
                        "          [--target mpi [--ranks P]]\n"
@@ -93,7 +93,9 @@ static const char run_help[] =
     "                  its loop nests and BLAS/LAPACK calls, with GFLOP/s or GB/s\n"
     "  -q, --quiet     print no output values (outputs without a file are dropped)\n"
     "  -O0|-O1|-O2     the optimisation level (default -O2)\n"
-    "  --backend tcc   compile with libtcc, the default (also --backend=tcc)\n"
+    "  --backend tcc   compile with libtcc in memory, the default (also --backend=tcc)\n"
+    "  --backend cc    compile with the system compiler at -O3 ($TX_CC, else $CC, else cc),\n"
+    "                  cached in $XDG_CACHE_HOME/tensorexpr; libtcc if that fails\n"
     "  --threads N     threads of the program's loops and of BLAS/LAPACK together\n"
     "                  (default: TX_NUM_THREADS, else every core)\n"
     "  --mpi           under mpirun: every rank runs the program (built with mpicc,\n"
@@ -898,7 +900,8 @@ static int mpi_run(cli_mpi *m, tx_program *p, tx_ctx *ctx, const char *file, run
 static int cmd_run(int argc, char **argv)
 {
     common_opts c = {0};
-    int random_inputs = 0, timing = 0, quiet = 0, threads = 0, profile = 0, use_mpi = 0, huge_pages = 1;
+    int random_inputs = 0, timing = 0, quiet = 0, threads = 0, profile = 0, use_mpi = 0, huge_pages = 1,
+        backend = TX_BACKEND_TCC;
     cli_mpi *mpi = NULL;
     int rank = 0; /* under --mpi, this process's rank: only rank 0 touches files */
     int nb = 0;
@@ -933,8 +936,10 @@ static int cmd_run(int argc, char **argv)
             if (!val)
                 status = usage("--backend needs 'tcc' or 'cc'");
             else if (strcmp(val, "cc") == 0)
-                status = usage("--backend cc is not available in this version; use tcc");
-            else if (strcmp(val, "tcc") != 0)
+                backend = TX_BACKEND_CC;
+            else if (strcmp(val, "tcc") == 0)
+                backend = TX_BACKEND_TCC;
+            else
                 status = usage("unknown backend '%s'; use tcc or cc", val);
         } else if (opt_value(argc, argv, &i, "--threads", &val)) {
             char *end = NULL;
@@ -983,6 +988,7 @@ static int cmd_run(int argc, char **argv)
         tx_set_option(ctx, TX_OPTION_TIMING, timing || profile);
         tx_set_option(ctx, TX_OPTION_THREADS, threads);
         tx_set_option(ctx, TX_OPTION_HUGE_PAGES, huge_pages);
+        tx_set_option(ctx, TX_OPTION_BACKEND, backend);
         p = compile_file(ctx, c.file, &status);
         t_compiled = now();
     }
@@ -1154,7 +1160,11 @@ static int cmd_run(int argc, char **argv)
         fprintf(stderr, "txc: read and bind inputs      %10.3f ms\n", 1e3 * (t_read - t_compiled));
         double jit = 0;
         tx_timing(p, -1, &jit, NULL);
-        fprintf(stderr, "txc: jit (emit + libtcc)       %10.3f ms\n", 1e3 * jit);
+        const char *how = NULL, *be = tx_backend(p, &how);
+        char what[40];
+        snprintf(what, sizeof what, "jit (emit + %s)", be && strcmp(be, "cc") == 0 ? "cc" : "libtcc");
+        fprintf(stderr, "txc: %-26s%10.3f ms\n", what, 1e3 * jit);
+        fprintf(stderr, "txc:   backend %s: %s\n", be ? be : "?", how ? how : "");
         fprintf(stderr, "txc: run                       %10.3f ms\n", 1e3 * (t_ran - t_read - jit));
         for (int s = 0; s < tx_stmt_count(p); s++) {
             double sec;

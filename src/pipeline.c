@@ -1,7 +1,8 @@
 /*
  * pipeline.c — everything after sema, driven from one function (QBE's
  * main.c): lower, run the passes of the level in order with graph_check
- * after lowering and after each pass, emit C, compile it with libtcc.
+ * after lowering and after each pass, emit C, compile and load it with
+ * the target's loader (libtcc, or the cc tier with libtcc as fallback).
  * tx_compile, tx_run, tx_emit and tx_graph all come through pipeline_run
  * with one pipeline_options; nothing reaches a pass or the code generator
  * another way. The target (target.c) is chosen once, in the options; the
@@ -17,11 +18,9 @@
  *        of the pairwise products, and BLAS, which are chosen for the
  *        extents (known at JIT time, estimated otherwise).
  */
-#define _DEFAULT_SOURCE 1 /* MAP_ANONYMOUS, for the memory check before libtcc */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "tx.h"
 
@@ -151,84 +150,63 @@ static int check_dtypes(const graph *g, const pipeline_options *o, pipeline_resu
     return TX_OK;
 }
 
-/* ---- Memory for libtcc ----
-
-   libtcc 0.9.27 does not recover from its own allocation failures: within
-   a compilation it reports the first ("memory full"), but its global state
-   is left behind, and a later compilation in the same process can crash
-   inside it (tccpp_delete, from tcc_compile); outside one (in
-   tcc_set_output_type) it calls exit(1). So before libtcc is called, the
-   memory it will need is mapped and released again, and if it is not
-   there, the compilation is TX_ERR_NOMEM and libtcc is not called at all.
-
-   What libtcc needs was measured by counting malloc's bytes in use during
-   jit_compile (the examples, tests/num and generated programs of up to
-   1.1 MB of C): its peak is 1.63 MB plus about 4.4 bytes per byte of
-   source (1.70 MB for 20 KB of C, 6.6 MB for 1.1 MB). The check asks for
-   twice that and more: 4 MB plus 8 bytes per byte of source. A mapping
-   that is never touched costs no memory, only address space (and commit
-   charge, under strict overcommit), which is what runs out first under a
-   limit such as ulimit -v. Another thread may still take the memory
-   between the check and the compilation: the check makes libtcc's failure
-   unlikely, not impossible. */
-#define LIBTCC_RESERVE(srclen) (((size_t)4 << 20) + 8 * (size_t)(srclen))
-
-/* TX_OK if LIBTCC_RESERVE(SRCLEN) bytes can be had now; else a message in
-   OUT and TX_ERR_NOMEM. */
-static int reserve_for_libtcc(size_t srclen, tx_buf *out)
-{
-    size_t need = srclen < (SIZE_MAX >> 4) ? LIBTCC_RESERVE(srclen) : SIZE_MAX;
-#ifdef MAP_ANONYMOUS
-    /* mmap, not malloc: a large malloc that is freed would raise malloc's
-       mmap threshold and change how the host's heap behaves */
-    void *blk = need == SIZE_MAX ? MAP_FAILED
-                                 : mmap(NULL, need, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    int ok = blk != MAP_FAILED;
-    if (ok)
-        munmap(blk, need);
-#else
-    void *blk = need == SIZE_MAX ? NULL : malloc(need);
-    int ok = blk != NULL;
-    free(blk);
-#endif
-    if (ok)
-        return TX_OK;
-    buf_printf(out, "out of memory: compiling the generated code (%zu bytes of C) needs about %zu MB, which "
-               "is not available", srclen, (need + (1 << 20) - 1) >> 20);
-    return TX_ERR_NOMEM;
-}
-
-/* Code generation: the one place that calls the emitter and libtcc. The
-   workspace is planned only for code that is run here (tx_run allocates it). */
+/* Code generation: the one place that calls the emitter and the loaders.
+   The workspace is planned only for code that is run here (tx_run
+   allocates it). For PIPE_JIT, the target's loader compiles and loads
+   the code; if it fails and the target names a fallback (the cc tier:
+   libtcc), the code is emitted again for that target and loaded by its
+   loader, and the module's detail says why (tx_backend(3)). */
 static int generate(graph *g, const pipeline_options *o, pipeline_result *r, const char *fail_after)
 {
-    emit_options eo = {.fn_name = o->fn_name, .dim_values = o->dim_values, .timing = o->timing,
-                       .var_strides = o->output == PIPE_JIT ? o->var_strides : NULL,
-                       .var_contiguous = o->var_contiguous,
-                       .workspace = o->output == PIPE_JIT ? &r->workspace : NULL,
-                       .debug_fail = fail_after && strcmp(fail_after, "emit") == 0,
-                       .calls = &r->calls, .ncalls = &r->ncalls};
-    int failed = o->output == PIPE_HEADER ? emit_header(g, o->target, &eo, &r->c)
-                                          : emit_c(g, o->target, &eo, &r->c, &r->errs, &r->nerrs);
-    if (failed < 0 || r->c.oom || !r->c.p) {
-        buf_puts(&r->diag.out, "out of memory");
-        return TX_ERR_NOMEM;
+    const tx_target *T = o->target;
+    tx_buf why = {0};
+    int st;
+    for (;;) {
+        emit_options eo = {.fn_name = o->fn_name, .dim_values = o->dim_values, .timing = o->timing,
+                           .var_strides = o->output == PIPE_JIT ? o->var_strides : NULL,
+                           .var_contiguous = o->var_contiguous,
+                           .workspace = o->output == PIPE_JIT ? &r->workspace : NULL,
+                           .debug_fail = fail_after && strcmp(fail_after, "emit") == 0,
+                           .calls = &r->calls, .ncalls = &r->ncalls};
+        r->c.len = 0;
+        int failed = o->output == PIPE_HEADER ? emit_header(g, T, &eo, &r->c)
+                                              : emit_c(g, T, &eo, &r->c, &r->errs, &r->nerrs);
+        if (failed < 0 || r->c.oom || !r->c.p) {
+            buf_puts(&r->diag.out, "out of memory");
+            st = TX_ERR_NOMEM;
+            break;
+        }
+        if (o->output != PIPE_JIT) {
+            st = TX_OK;
+            break;
+        }
+        for (int i = 0; eo.var_strides && o->var_contiguous && i < g->S->nvars; i++)
+            r->restage |= o->var_contiguous[i];
+        if (r->restage) { /* strides some call cannot read: the caller stages them and asks again */
+            st = TX_OK;
+            break;
+        }
+        TX_ASSERT(T->load);
+        tx_buf err = {0};
+        st = T->load(r->c.p, r->c.len, &r->jit, &err);
+        if (st != TX_OK && T->fallback) { /* the reason goes with the fallback's module */
+            why.len = 0;
+            buf_printf(&why, "%s", err.p ? err.p : "failed");
+            buf_free(&err);
+            T = T->fallback;
+            continue;
+        }
+        if (st == TX_OK && why.len)
+            snprintf(r->jit->detail, sizeof r->jit->detail, "fallback to %s: %.480s", r->jit->backend, why.p);
+        if (st == TX_ERR_NOMEM)
+            buf_printf(&r->diag.out, "%s", err.p ? err.p : "out of memory");
+        else if (st != TX_OK)
+            buf_printf(&r->diag.out, "internal error: the generated code did not compile:\n%s", err.p ? err.p : "");
+        buf_free(&err);
+        break;
     }
-    if (o->output != PIPE_JIT)
-        return TX_OK;
-    for (int i = 0; eo.var_strides && o->var_contiguous && i < g->S->nvars; i++)
-        r->restage |= o->var_contiguous[i];
-    if (r->restage) /* strides some call cannot read: the caller stages them and asks again */
-        return TX_OK;
-    int st = reserve_for_libtcc(r->c.len, &r->diag.out);
-    if (st != TX_OK)
-        return st;
-    tx_buf err = {0};
-    r->jit = jit_compile(r->c.p, &err);
-    if (!r->jit)
-        buf_printf(&r->diag.out, "internal error: the generated code did not compile:\n%s", err.p ? err.p : "");
-    buf_free(&err);
-    return r->jit ? TX_OK : TX_ERR_JIT;
+    buf_free(&why);
+    return st;
 }
 
 int pipeline_run(sema_program *S, tx_arena *a, const pipeline_options *o, pipeline_result *r)

@@ -23,6 +23,22 @@ const tx_target target_jit_tcc = {
     .workspace = 1,
     .threads = TX_THREADS_POOL,
     .distributed = 0,
+    .load = jit_tcc_load,
+    .fallback = NULL,
+};
+
+const tx_target target_jit_cc = {
+    .name = "jit-cc",
+    .entry = TX_ENTRY_ARGV,
+    .symbols = TX_SYMBOLS_TABLE,
+    .specialised = 1,
+    .blas = 1,
+    .dtypes = F32_F64 | COMPLEX,
+    .workspace = 1,
+    .threads = TX_THREADS_POOL,
+    .load = jit_cc_load,
+    .fallback = &target_jit_tcc,
+    .distributed = 0,
 };
 
 const tx_target target_c99_blas = {
@@ -35,6 +51,8 @@ const tx_target target_c99_blas = {
     .workspace = 0,
     .threads = TX_THREADS_OPENMP,
     .distributed = 0,
+    .load = NULL,
+    .fallback = NULL,
 };
 
 const tx_target target_c99 = {
@@ -47,6 +65,8 @@ const tx_target target_c99 = {
     .workspace = 0,
     .threads = TX_THREADS_OPENMP,
     .distributed = 0,
+    .load = NULL,
+    .fallback = NULL,
 };
 
 const tx_target target_mpi = {
@@ -59,4 +79,6 @@ const tx_target target_mpi = {
     .workspace = 0,
     .threads = TX_THREADS_OPENMP,
     .distributed = 1,
+    .load = NULL,
+    .fallback = NULL,
 };

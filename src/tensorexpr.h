@@ -92,9 +92,19 @@ typedef enum {
     TX_OPTION_MPI_RANKS = 4, /* P > 0: tx_graph also says what the MPI target does with each
                                 call on P ranks and its communication volume (tx_mpi(7));
                                 0 (default): nothing. Read when tx_graph runs */
-    TX_OPTION_HUGE_PAGES = 5 /* 1 (default): tx_run's workspace and staged arrays of
+    TX_OPTION_HUGE_PAGES = 5, /* 1 (default): tx_run's workspace and staged arrays of
                                 2 MiB or more are advised MADV_HUGEPAGE; 0: not */
+    TX_OPTION_BACKEND = 6    /* what tx_run compiles the code with (tx_backend):
+                                TX_BACKEND_TCC (default) or TX_BACKEND_CC */
 } tx_option;
+
+/* Values of TX_OPTION_BACKEND: fixed, never renumbered. */
+typedef enum {
+    TX_BACKEND_TCC = 0, /* libtcc in memory: compiles in milliseconds */
+    TX_BACKEND_CC = 1   /* the system compiler at -O3 for this CPU ($TX_CC, else $CC,
+                           else cc), the object cached on disk; libtcc when there is
+                           no compiler or it fails (tx_backend says which ran) */
+} tx_backend_kind;
 
 /* Options of tx_emit(). A zeroed struct gives the defaults. */
 typedef struct {
@@ -276,6 +286,13 @@ TX_API int tx_call_count(const tx_program *p);
    TX_ERR_ARG if I is out of range. */
 TX_API int tx_call_get(const tx_program *p, int i, tx_call_info *info);
 
+/* The backend that compiled the code of P's last tx_run: "tcc" or "cc"
+   (NULL before the first run). If DETAIL is not NULL, *DETAIL gets how:
+   "libtcc in memory", "cached PATH" (the cc tier found the object in its
+   cache and did not compile), "compiled by COMPILER in N ms into PATH",
+   or "fallback to tcc: REASON" when the cc tier was asked for and could
+   not be used. The strings live as long as the compiled code. */
+TX_API const char *tx_backend(const tx_program *p, const char **detail);
 /* Frees a program. NULL is a no-op. */
 TX_API void tx_program_free(tx_program *p);
 

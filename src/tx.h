@@ -774,6 +774,7 @@ void pass_blas(graph *g);
 void pass_fuse(graph *g);
 
 /* ---- target.c: what the generated code is for (DESIGN.md section 6) ---- */
+struct jit_module;
 /* How the generated file starts. */
 typedef enum {
     TX_ENTRY_ARGV = 1, /* int tx_entry(void *const *args): the library's loader passes
@@ -786,9 +787,18 @@ typedef enum {
 typedef enum {
     TX_SYMBOLS_REGISTERED = 1, /* no headers: prototypes from the table; the loader
                                   registers every address (libtcc) */
-    TX_SYMBOLS_INLINE          /* standard headers for libc, libm, CBLAS and LAPACKE;
+    TX_SYMBOLS_INLINE,         /* standard headers for libc, libm, CBLAS and LAPACKE;
                                   the runtime's own primitives pasted in as static
                                   functions, so the user's compiler builds them */
+    TX_SYMBOLS_TABLE           /* standard headers for libc and libm, the primitives
+                                  pasted in (as INLINE); the groups that live in
+                                  libtensorexpr or its libraries (tx_symbol_group
+                                  .loaded: RT, BLAS, LINALG) are static function
+                                  pointers that the loader fills in from the
+                                  runtime table by calling the generated
+                                  int tx_bind_runtime(const void *(*find)(const char *))
+                                  before the first call (the cc tier: the object
+                                  links against nothing of ours) */
 } tx_symbol_access;
 
 /* How kernels are run (a kernel's range splits over threads when its work
@@ -815,10 +825,18 @@ typedef struct tx_target {
                             every rank of it; every tensor is replicated; GEMM and the
                             matrix functions go to runtime/mpi.inc (PBLAS, ScaLAPACK);
                             the status is agreed on by every rank; FN_argv is emitted */
+    /* PIPE_JIT: the loader that compiles the C and loads it (jit.c, jit_cc.c;
+       NULL: the target's C is only text) */
+    int (*load)(const char *src, size_t len, struct jit_module **out, tx_buf *err);
+    const struct tx_target *fallback; /* when the loader fails, the code is emitted and
+                                         loaded for this target instead (NULL: none) */
 } tx_target;
 
 /* libtcc in memory, specialised on the bound extents (the library's tx_run). */
 extern const tx_target target_jit_tcc;
+/* The same, compiled by the system compiler into a cached shared object
+   (jit_cc.c, the cc tier): runtime symbols through a table (TX_SYMBOLS_TABLE). */
+extern const tx_target target_jit_cc;
 /* Standalone C99 with CBLAS and LAPACKE (txc FILE.tx). */
 extern const tx_target target_c99_blas;
 /* Standalone C99 needing nothing but libm (txc --no-blas). */
@@ -890,13 +908,33 @@ void mangle_name(tx_buf *out, const char *prefix, const char *name);
    words each rank receives for it (a model; txc graph --target mpi). */
 void mpi_plan_print(const graph *g, int p, tx_buf *out);
 
-/* ---- jit.c ---- */
-typedef struct jit_module jit_module;
+/* ---- jit.c, jit_cc.c: loaders, which compile generated C and load it here ---- */
 typedef int (*jit_entry)(void *const *args);
-/* Compiles C source SRC in memory with libtcc, registering the runtime
-   symbols generated code uses. Returns NULL with a message in ERR on
-   failure. */
-jit_module *jit_compile(const char *src, tx_buf *err);
+/* Code compiled and loaded in this process, whichever loader made it. */
+typedef struct jit_module {
+    jit_entry entry;                        /* the generated tx_entry */
+    void (*release)(struct jit_module *);   /* frees the code and the module */
+    void *handle;                           /* the loader's: a TCCState, a dlopen handle */
+    const char *backend;                    /* "tcc" or "cc" */
+    char detail[512];                       /* how it was made (tx_backend(3)) */
+} jit_module;
+/* Compiles C source SRC (LEN bytes) in memory with libtcc, registering
+   the runtime symbols generated code uses (TX_SYMBOLS_REGISTERED).
+   Returns TX_OK with the module in *OUT; TX_ERR_NOMEM when the memory
+   libtcc needs is not there (libtcc is then not called), TX_ERR_JIT when
+   libtcc refuses the code; a message in ERR. */
+int jit_tcc_load(const char *src, size_t len, jit_module **out, tx_buf *err);
+/* Compiles C source SRC (LEN bytes, TX_SYMBOLS_TABLE) with the system
+   compiler ($TX_CC, else $CC, else cc; -O3 -march=native) into a shared
+   object cached on disk ($XDG_CACHE_HOME/tensorexpr, else
+   ~/.cache/tensorexpr; named by a hash of the source, the compiler and
+   the flags), loads it and fills in its runtime table. A cached object
+   is used without compiling; one that does not load or is not the one
+   its name promises is rebuilt. Returns TX_OK with the module in *OUT,
+   or TX_ERR_JIT (no compiler, the compilation failed, the object did not
+   load) or TX_ERR_NOMEM with a message in ERR. Safe for several threads
+   and processes at once. */
+int jit_cc_load(const char *src, size_t len, jit_module **out, tx_buf *err);
 /* The module's entry point tx_entry. */
 jit_entry jit_entry_point(jit_module *m);
 /* Frees the module and its code. NULL is a no-op. */
@@ -908,7 +946,9 @@ typedef enum {
     PIPE_GRAPH = 1, /* the optimised graph */
     PIPE_HEADER,    /* ... and the header of the target's C (TX_ENTRY_NAMED) */
     PIPE_C,         /* ... and the target's C source */
-    PIPE_JIT        /* ... and that source compiled by libtcc (target_jit_tcc) */
+    PIPE_JIT        /* ... and that source compiled and loaded by the target's loader
+                       (target_jit_tcc: libtcc; target_jit_cc: the system compiler,
+                       else libtcc) */
 } pipe_output;
 
 /* Every option of a compilation. */
@@ -959,8 +999,8 @@ typedef struct {
    emits and JIT-compiles as far as O->output. Returns TX_OK; or, with a
    message in R->diag.out: TX_ERR_COMPILE (a limit of lowering; LAPACK
    calls for a target without BLAS), TX_ERR_ARG (O->dump_after names no
-   stage, or one that does not run at this level), TX_ERR_JIT (libtcc
-   refused the code), TX_ERR_NOMEM. A graph that fails its check is an
+   stage, or one that does not run at this level), TX_ERR_JIT (the
+   loader refused the code, and so did its fallback's), TX_ERR_NOMEM. A graph that fails its check is an
    internal error (tx_assert_fail), and so is the testing hook: the
    environment variable TX_DEBUG_FAIL_AFTER_PASS naming a stage that runs. */
 int pipeline_run(sema_program *S, tx_arena *a, const pipeline_options *o, pipeline_result *r);

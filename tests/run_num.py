@@ -3,7 +3,7 @@
 compares its outputs with numpy.
 
     /usr/bin/python3 tests/run_num.py [--txc build/txc] [-O0 -O1 -O2 ...]
-                                      [-j N] [--selfcheck] [FILES...]
+                                      [--backend tcc|cc] [-j N] [--selfcheck] [FILES...]
 
 Each test file is a .tx program with directive comments:
 
@@ -16,6 +16,11 @@ Each test file is a .tx program with directive comments:
 A run passes when, for every out/inout tensor, the shape matches exactly, the
 dtype is float32 (f32), float64 (f64), complex64 (c64) or complex128 (c128), and
 max|got - expected| <= tol * max(1, max|expected|).
+
+--backend cc runs each case twice, with the default backend (libtcc) and
+with `--backend cc` (the system compiler, cached): both must pass, the cc
+run must report that cc compiled or found its object (not a fallback to
+libtcc), and its outputs must equal libtcc's bit for bit.
 
 --selfcheck runs only the Python side (setup, expect, shapes and dtypes of
 inputs and expectations against the declarations), without txc.
@@ -41,6 +46,7 @@ NUMDIR = os.path.join(HERE, 'num')
 DEFAULT_TXC = os.path.join(ROOT, 'build', 'txc')
 DEFAULT_TOL = 1e-12
 TIMEOUT = 30
+CC_TIMEOUT = 180   # the cc tier's first compilation of a large program at -O3
 
 IDENT = r'[^\W\d]\w*'                # a letter (any script) or _, then \w*
 TENSOR_KINDS = ('in', 'out', 'inout', 'tmp')
@@ -406,9 +412,10 @@ def one_line(s, limit=600):
 
 # ---------------------------------------------------------------- running --
 
-def txc_run(txc, case, prep, tmpdir, extra=()):
+def txc_run(txc, case, prep, tmpdir, extra=(), stderr=None):
     """Run `txc run` on the case's inputs in tmpdir. Returns (cmd, outputs
-    dict or None, failure reason or None)."""
+    dict or None, failure reason or None). If STDERR is a list, txc's
+    standard error is appended to it."""
     cmd = [txc, 'run', case.path]
     files = {}
     for i, d in enumerate(case.io):
@@ -425,12 +432,15 @@ def txc_run(txc, case, prep, tmpdir, extra=()):
         cmd += ['-D', '%s=%d' % (name, v)]
     cmd += list(extra)
     try:
+        limit = CC_TIMEOUT if 'cc' in extra else TIMEOUT
         r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                           timeout=TIMEOUT)
+                           timeout=limit)
     except subprocess.TimeoutExpired:
-        return cmd, None, 'timeout after %d s' % TIMEOUT
+        return cmd, None, 'timeout after %d s' % limit
     except OSError as e:
         return cmd, None, 'cannot run txc: %s' % e
+    if stderr is not None:
+        stderr.append(r.stderr.decode('utf-8', 'replace'))
     if r.returncode != 0:
         return cmd, None, 'exit %d: %s' % (r.returncode,
                                           one_line(r.stderr.decode('utf-8', 'replace')))
@@ -455,7 +465,13 @@ def check_outputs(case, prep, outs, tol=None, label=''):
     return '; '.join(reasons) or None
 
 
-def run_one(txc, path, level):
+def same_bits(a, b):
+    """Equal arrays, NaN where NaN, bit for bit otherwise (-0.0 is not 0.0)."""
+    a, b = np.asarray(a), np.asarray(b)
+    return a.shape == b.shape and a.dtype == b.dtype and a.tobytes() == b.tobytes()
+
+
+def run_one(txc, path, level, backend='tcc'):
     """Returns None on pass, else a failure line."""
     try:
         case = Case(path)
@@ -466,9 +482,23 @@ def run_one(txc, path, level):
         cmd, outs, why = txc_run(txc, case, prep, td, [level])
         if why is None:
             why = check_outputs(case, prep, outs)
+        if why is None and backend == 'cc':
+            errs = []
+            cmd, cc_outs, why = txc_run(txc, case, prep, td, [level, '--backend', 'cc', '--time'], errs)
+            if why is None and 'backend cc:' not in errs[0]:
+                why = 'the cc tier was not used: %s' % one_line(
+                    ''.join(l for l in errs[0].splitlines(True) if 'backend' in l))
+            if why is None:
+                why = check_outputs(case, prep, cc_outs, label='cc ')
+            if why is None:
+                differ = [n for n in outs if not same_bits(outs[n], cc_outs[n])]
+                if differ:
+                    why = 'cc and tcc differ in the bits of %s (max |diff| %s)' % (', '.join(differ), ', '.join(
+                        '%.3g' % float(np.max(np.abs(outs[n].astype(np.float64) - cc_outs[n])))
+                        if outs[n].size else '0' for n in differ))
     if why is None:
         return None
-    return '%s %s: %s: %s' % (case.name, level, shlex.join(cmd), why)
+    return '%s %s%s: %s: %s' % (case.name, level, ' cc' if backend == 'cc' else '', shlex.join(cmd), why)
 
 
 def selfcheck_one(path):
@@ -493,6 +523,7 @@ def default_files():
 
 def main(argv):
     txc, levels, files, jobs, selfcheck = DEFAULT_TXC, [], [], os.cpu_count() or 2, False
+    backend = 'tcc'
     it = iter(argv)
     for a in it:
         if a == '--txc':
@@ -508,6 +539,11 @@ def main(argv):
             jobs = int(next(it, '1'))
         elif re.fullmatch(r'-j\d+', a):
             jobs = int(a[2:])
+        elif a in ('--backend', '--backend=cc', '--backend=tcc'):
+            backend = a.split('=', 1)[1] if '=' in a else next(it, None)
+            if backend not in ('tcc', 'cc'):
+                print('--backend needs tcc or cc', file=sys.stderr)
+                return 2
         elif a == '--selfcheck':
             selfcheck = True
         elif a in ('-h', '--help'):
@@ -530,7 +566,7 @@ def main(argv):
         txc = os.path.abspath(txc)
         work = [(f, lv) for f in files for lv in levels]
         with ThreadPoolExecutor(max_workers=max(1, jobs)) as ex:
-            results = list(ex.map(lambda w: run_one(txc, *w), work))
+            results = list(ex.map(lambda w: run_one(txc, *w, backend=backend), work))
     failed = [r for r in results if r]
     for r in failed:
         print('FAIL ' + r)
