@@ -55,6 +55,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <link.h> /* ElfW: the ELF types of this platform */
 #include <spawn.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -369,10 +370,40 @@ static void release_cc(jit_module *m)
     free(m);
 }
 
+/* Is the file at PATH a whole shared object of this platform's ELF class:
+   its header, and every segment and section header table it names, inside
+   the file? dlopen maps segments past the end of a truncated file and the
+   process dies of SIGBUS when it touches them, so a cached file is checked
+   before it is loaded. 0, or -1 with the reason in WHY. */
+static int whole_object(const char *path, tx_buf *why)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    ElfW(Ehdr) eh;
+    int ok = fd >= 0 && fstat(fd, &st) == 0 && pread(fd, &eh, sizeof eh, 0) == (ssize_t)sizeof eh &&
+             memcmp(eh.e_ident, ELFMAG, SELFMAG) == 0 && eh.e_ident[EI_CLASS] == (sizeof(void *) == 8 ? ELFCLASS64 : ELFCLASS32) &&
+             eh.e_type == ET_DYN && eh.e_phentsize == sizeof(ElfW(Phdr));
+    uint64_t size = ok ? (uint64_t)st.st_size : 0;
+    ok = ok && (uint64_t)eh.e_phoff + (uint64_t)eh.e_phnum * eh.e_phentsize <= size &&
+         (uint64_t)eh.e_shoff + (uint64_t)eh.e_shnum * eh.e_shentsize <= size;
+    for (int i = 0; ok && i < eh.e_phnum; i++) {
+        ElfW(Phdr) ph;
+        ok = pread(fd, &ph, sizeof ph, (off_t)(eh.e_phoff + (uint64_t)i * sizeof ph)) == (ssize_t)sizeof ph &&
+             (ph.p_type != PT_LOAD || (uint64_t)ph.p_offset + ph.p_filesz <= size);
+    }
+    if (fd >= 0)
+        close(fd);
+    if (!ok)
+        buf_printf(why, "%s is not a whole shared object", path);
+    return ok ? 0 : -1;
+}
+
 /* Loads the object at PATH into M if it is the one named KEY and its
    runtime table can be filled in. 0, or -1 with the reason in WHY. */
 static int load_object(const char *path, const char *key, jit_module *m, tx_buf *why)
 {
+    if (whole_object(path, why) != 0)
+        return -1;
     void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!h) {
         const char *e = dlerror();

@@ -45,6 +45,16 @@ run "golden diagnostics and listings" sh tests/run_golden.sh
 run "numerical vs numpy, -O0, -O1 and -O2" "$PYTHON" tests/run_num.py --txc "$TXC" -j 2 -O0 -O1 -O2
 run "grad vs central finite differences, -O0, -O1 and -O2" env TENSOREXPR_LIB="$(pwd)/$B/libtensorexpr.so" \
     "$PYTHON" tests/run_grad.py
+# the cc tier on a representative subset (BLAS, LAPACK, the pool, SLEEF's
+# functions, scans, sparse maps, f32, where()): the first make check
+# compiles them (cached in $XDG_CACHE_HOME/tensorexpr), later ones load them
+run "cc tier (--backend cc) vs numpy and bit for bit vs libtcc, -O0 and -O2" "$PYTHON" tests/run_num.py \
+    --txc "$TXC" -j 2 -O0 -O2 --backend cc tests/num/matmul.tx tests/num/batched_matmul.tx \
+    tests/num/four_index.tx tests/num/par_kernels.tx tests/num/fn_softmax.tx tests/num/fn_f32_softmax.tx \
+    tests/num/fn_tanh.tx tests/num/fn_cumsum.tx tests/num/fn_reduce_normalise.tx tests/num/la_cholesky.tx \
+    tests/num/la_svd_tall.tx tests/num/la_solve_f32.tx tests/num/ccsd_denominators.tx \
+    tests/num/sp_pair_energy.tx tests/num/sp_masked_softmax.tx tests/num/comparisons_where.tx
+run "cc tier: cache hits, racing processes, broken cache files, fallback to libtcc" sh tests/run_backend_cc.sh
 run "standalone C vs numpy and txc run" "$PYTHON" tests/run_cc.py --txc "$TXC"
 run "standalone C under OpenMP, 1 and 2 threads" "$PYTHON" tests/run_cc.py --txc "$TXC" --openmp \
     tests/num/par_kernels.tx tests/num/fn_cumsum.tx tests/num/matmul.tx

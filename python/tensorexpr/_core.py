@@ -189,6 +189,9 @@ class Tensor:
         return "<%s %s %s[%s]>" % (self.io, self.dtype, self.name, ", ".join(map(str, self.dims)))
 
 
+_BACKENDS = {"tcc": 0, "cc": 1}  # TX_OPTION_BACKEND (4): TX_BACKEND_TCC, TX_BACKEND_CC
+
+
 class Program:
     """A compiled .tx program (tensorexpr.compile, tensorexpr.load).
 
@@ -206,7 +209,7 @@ class Program:
     different Programs run in parallel, and the GIL is released while a
     program runs."""
 
-    def __init__(self, source, name=None, opt_level=None, threads=None, huge_pages=None):
+    def __init__(self, source, name=None, opt_level=None, threads=None, huge_pages=None, backend=None):
         if isinstance(source, str):
             source = source.encode("utf-8")
         self._ctx = self._p = None
@@ -221,6 +224,10 @@ class Program:
             lib.tx_set_option(ctx, 3, int(threads))
         if huge_pages is not None:  # TX_OPTION_HUGE_PAGES: large buffers advised MADV_HUGEPAGE
             lib.tx_set_option(ctx, 5, 1 if huge_pages else 0)
+        if backend is not None:
+            if backend not in _BACKENDS:
+                raise ValueError("backend %r: use 'tcc' or 'cc'" % (backend,))
+            lib.tx_set_option(ctx, 6, _BACKENDS[backend])
         self.name = name or "program"
         fname = self.name.encode("utf-8")
         p = lib.tx_compile(ctx, source, len(source), fname)
@@ -262,6 +269,17 @@ class Program:
 
     def _fail(self, st, what=None):
         _raise_for(st, self._ctx, self.tensors, what)
+
+    @property
+    def backend(self):
+        """(backend, detail) of the code the last call ran: backend is "tcc"
+        or "cc", detail says how it was made ("cached PATH", "compiled by
+        ...", "fallback to tcc: REASON"); (None, None) before the first call
+        (tx_backend(3))."""
+        detail = ctypes.c_char_p()
+        with self._lock:
+            b = lib.tx_backend(self._p, byref(detail))
+        return (b.decode() if b else None, detail.value.decode("utf-8", "replace") if detail.value else None)
 
     def c_source(self, name=None, no_blas=False, header=False):
         """The standalone C99 source (tx(5) §8), as tx_emit_c gives it."""
@@ -451,7 +469,9 @@ class Program:
 def compile(source, name=None, **options):
     """Compiles .tx SOURCE (str or bytes) into a Program. NAME is the file
     name used in diagnostics and for the C function (default "program").
-    Options: opt_level (0, 1, 2), threads, huge_pages (bool). Raises CompileError."""
+    Options: opt_level (0, 1, 2), threads, huge_pages (bool), backend ("tcc",
+    the default: libtcc in memory; "cc": the system compiler at -O3, cached
+    on disk, libtcc if it fails). Raises CompileError."""
     return Program(source, name=name, **options)
 
 

@@ -72,6 +72,7 @@ _SIGNATURES = {
     "tx_tensor_get": (c_int, [c_void_p, c_int, POINTER(TensorInfo)]),
     "tx_tensor_shape": (c_int, [c_void_p, c_char_p, POINTER(c_int64)]),
     "tx_program_free": (None, [c_void_p]),
+    "tx_backend": (c_char_p, [c_void_p, POINTER(c_char_p)]),
     # h-api: typed, strided binding (optional; see HAVE_BIND_ARRAY)
     "tx_bind_array": (c_int, [c_void_p, c_char_p, c_void_p, c_int, c_int, c_void_p, c_void_p]),
     "tx_run_arrays": (c_int, [c_void_p, c_void_p, c_void_p, c_void_p]),

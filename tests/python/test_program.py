@@ -276,3 +276,49 @@ def test_examples_with_strided_bindings(name):
             np.testing.assert_allclose(got[n], v, rtol=1e-9, atol=1e-9 * (1 + np.abs(v).max()), err_msg=n)
             if n in outs:
                 assert got[n] is outs[n]
+
+
+# the cc tier through ctypes, which loads libtensorexpr RTLD_LOCAL: the
+# compiled object reaches the pool, BLAS and LAPACK through the table the
+# library hands it, not through the global scope
+CC_PROGRAM = '''
+dim n;
+in  A[n,n], x[n], S[n,n];
+out C[n,n], y[n], L[n,n], E[n], Z[n,n];
+C("i,j") = A("i,k") * A("j,k");
+y("i") = exp(A("i,j") * x("j"));
+L("i,j") = cholesky(S("i,j"));
+E("i") = tanh(x("i")) * 2 + x("i");
+Z("i,j") = tanh(A("i,j")) * x("j");
+'''
+
+
+def test_backend_cc_matches_tcc(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    n = 300  # Z's loop nest runs on the pool's threads, E's is too small for them
+    A = rng.standard_normal((n, n)) / n
+    x = rng.standard_normal(n)
+    S = A @ A.T + np.eye(n)
+    cc = tx.compile(CC_PROGRAM, backend="cc")
+    tcc = tx.compile(CC_PROGRAM, backend="tcc")
+    assert cc.backend == (None, None)
+    r, r0 = cc(A=A, x=x, S=S), tcc(A=A, x=x, S=S)
+    assert cc.backend[0] == "cc" and cc.backend[1].startswith("compiled by "), cc.backend
+    assert tcc.backend == ("tcc", "libtcc in memory")
+    for k in r0:
+        assert r[k].tobytes() == r0[k].tobytes(), k
+    np.testing.assert_allclose(r["L"], np.linalg.cholesky(S), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(r["y"], np.exp(A @ x), rtol=1e-12)
+    np.testing.assert_allclose(r["Z"], np.tanh(A) * x, rtol=1e-14)
+    # a second program with the same code finds the object in the cache
+    again = tx.compile(CC_PROGRAM, backend="cc")
+    again(A=A, x=x, S=S)
+    assert again.backend[1].startswith("cached "), again.backend
+    # no compiler: libtcc, the same values, and the reason
+    monkeypatch.setenv("TX_CC", "/nonexistent/cc")
+    fb = tx.compile(CC_PROGRAM, backend="cc")
+    r2 = fb(A=A, x=x, S=S)
+    assert fb.backend[0] == "tcc" and "no compiler '/nonexistent/cc'" in fb.backend[1], fb.backend
+    assert all(r2[k].tobytes() == r0[k].tobytes() for k in r0)
+    with pytest.raises(ValueError):
+        tx.compile(CC_PROGRAM, backend="gcc")
