@@ -19,3 +19,5 @@ for t in 1 2; do
     OPENBLAS_NUM_THREADS=$t $PY bench/bench.py --threads $t "$@"
 done
 BENCH_COMMAND="sh bench/run.sh${*:+ $*}" $PY bench/bench.py --report
+# the two compiled tiers side by side (bench/backends.md)
+$PY bench/backends.py
