@@ -257,7 +257,7 @@ static int count_of(const char *s, const char *w)
 
 START_TEST(emit_loop_nests_are_kernels)
 {
-    const tx_target *targets[] = {&target_jit_tcc, &target_c99_blas, &target_c99};
+    const tx_target *targets[] = {&target_jit_tcc, &target_jit_cc, &target_c99_blas, &target_c99};
     for (size_t t = 0; t < sizeof targets / sizeof *targets; t++)
         for (size_t i = 0; i < sizeof kernel_programs / sizeof *kernel_programs; i++) {
             char *c = emit_for(kernel_programs[i], targets[t], 2);
@@ -371,28 +371,51 @@ static int called(const char *c, const char *w)
 START_TEST(emit_runtime_symbols_from_one_table)
 {
     /* every function the JIT code calls is defined in it or registered
-       from runtime/symbols.def, and declared from the same table */
+       from runtime/symbols.def, and declared from the same table; for the
+       cc tier (TX_SYMBOLS_TABLE), a symbol of a group the loader supplies
+       is a static pointer that tx_bind_runtime sets by name, and any
+       other is defined in the file (pasted) or comes from a header */
     const char *progs[] = {kernel_programs[0], kernel_programs[1], kernel_programs[3],
                            "in A[n,n];\nout L[n,n];\nL(\"i,j\") = cholesky(A(\"i,j\"));\n",
-                           "in A[n,k], B[k,m];\nout C[n,m];\nC(\"i,j\") = A(\"i,k\") * B(\"k,j\");\n"};
+                           "in A[n,k], B[k,m];\nout C[n,m];\nC(\"i,j\") = A(\"i,k\") * B(\"k,j\");\n",
+                           "in A[n,m];\nout B[n,m];\nB(\"i,j\") = exp(A(\"i,j\")) * 2 + sqrt(abs(A(\"i,j\")));\n"};
+    const tx_target *targets[] = {&target_jit_tcc, &target_jit_cc};
+    for (size_t t = 0; t < 2; t++)
     for (size_t i = 0; i < sizeof progs / sizeof *progs; i++) {
-        char *c = emit_for(progs[i], &target_jit_tcc, 2);
+        int table = targets[t]->symbols == TX_SYMBOLS_TABLE;
+        char *c = emit_for(progs[i], targets[t], 2);
         idlist ids = {0};
-        c_identifiers(c, &ids);
+        /* cc: what the generated code calls, after the pasted sources */
+        const char *gen = table ? strstr(c, "\nint tx_bind_runtime(const void *(*tx_find)(const char *))\n{") : c;
+        ck_assert_msg(gen != NULL, "no tx_bind_runtime in:\n%.3000s", c);
+        c_identifiers(gen, &ids);
         for (int k = 0; k < ids.n; k++) {
             const char *w = ids.ids[k];
-            if (!called(c, w) || strcmp(w, "sizeof") == 0 || strcmp(w, "if") == 0 || strcmp(w, "for") == 0 ||
+            if (!called(gen, w) || strcmp(w, "sizeof") == 0 || strcmp(w, "if") == 0 || strcmp(w, "for") == 0 ||
                 strcmp(w, "while") == 0 || strcmp(w, "return") == 0 || strcmp(w, "TX_LD") == 0 ||
-                strcmp(w, "void") == 0 || strcmp(w, "double") == 0 || strcmp(w, "float") == 0)
+                strcmp(w, "void") == 0 || strcmp(w, "double") == 0 || strcmp(w, "float") == 0 ||
+                strcmp(w, "tx_find") == 0)
                 continue;
             int registered = 0;
-            for (const tx_runtime_symbol *r = tx_runtime_symbols; r->name; r++)
-                if (strcmp(r->name, w) == 0) {
-                    registered = 1;
+            for (const tx_runtime_symbol *r = tx_runtime_symbols; r->name; r++) {
+                if (strcmp(r->name, w) != 0)
+                    continue;
+                registered = 1;
+                if (!table)
                     ck_assert_msg(strstr(c, r->prototype) != NULL, "%s is called but not declared", w);
+                else if (tx_symbol_groups[r->group].loaded) {
+                    char set[128];
+                    snprintf(set, sizeof set, "*(const void **)&%s = tx_find(\"%s\")", w, w);
+                    ck_assert_msg(strstr(c, r->pointer) && strstr(c, set), "cc: %s is not a pointer the loader "
+                                  "sets:\n%.3000s", w, c);
+                } else {
+                    const tx_symbol_group *g = &tx_symbol_groups[r->group];
+                    ck_assert_msg(g->source ? strstr(c, g->source) != NULL : g->headers && strstr(c, g->headers),
+                                  "cc: %s is neither pasted in nor from an included header", w);
                 }
-            ck_assert_msg(registered || defined_in(c, w), "program %zu calls %s, which is neither defined "
-                          "in the file nor in runtime/symbols.def", i, w);
+            }
+            ck_assert_msg(registered || defined_in(c, w), "%s: program %zu calls %s, which is neither defined "
+                          "in the file nor in runtime/symbols.def", targets[t]->name, i, w);
         }
         id_free(&ids);
         free(c);
