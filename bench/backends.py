@@ -163,7 +163,7 @@ def main(argv):
                 'tensorexpr ' + tx.__version__, cc_version),
              'Compile = first call of a new Program minus one steady call (emission, compilation, loading); '
              'cold = empty cache, warm = a second Program (cc: the object from the cache; libtcc compiles '
-             'again). Run = fastest of %d steady calls, the two tiers\' calls taken in turn. Results of both tiers equal bit for bit. Timed on a '
+             'again). Run = fastest of %d steady calls, the two tiers\' calls taken in turn. Results of both tiers equal bit for bit. The first call also allocates and first touches the outputs (80 MB for E = A*B + D: most of its compile figures). Timed on a '
              'shared machine: compare the columns of one row (same run), not runs.' % rounds, '',
              '| program | tcc compile (ms) | cc compile cold (ms) | cc compile warm (ms) | tcc run (ms) | '
              'cc run (ms) | run tcc/cc | calls before cc (cold) pays off |',
