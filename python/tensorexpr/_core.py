@@ -189,7 +189,7 @@ class Tensor:
         return "<%s %s %s[%s]>" % (self.io, self.dtype, self.name, ", ".join(map(str, self.dims)))
 
 
-_BACKENDS = {"tcc": 0, "cc": 1}  # TX_OPTION_BACKEND (4): TX_BACKEND_TCC, TX_BACKEND_CC
+_BACKENDS = {"tcc": 0, "cc": 1}  # TX_OPTION_BACKEND (5): TX_BACKEND_TCC, TX_BACKEND_CC
 
 
 class Program:
