@@ -36,8 +36,9 @@
  * LAPACK are exactly the ones the libtcc tier calls (one pool, one
  * OpenBLAS with its thread count set by tx_run).
  *
- * The cache: $XDG_CACHE_HOME/tensorexpr (an absolute path), else
- * $HOME/.cache/tensorexpr, created 0700. The object's name is the SHA-256
+ * The cache: $TX_CACHE_DIR, else $XDG_CACHE_HOME/tensorexpr, else
+ * $HOME/.cache/tensorexpr (absolute paths; created 0700), the directory
+ * txc run --mpi also uses (its objects are named mpi-*). The object's name is the SHA-256
  * of the source, the compiler's identity (its resolved path, size and
  * modification time, and the other words of the command) and the flags;
  * the object carries that name as the string tx_cc_key, checked after
@@ -334,14 +335,16 @@ static int make_dirs(char *dir)
    usable one. */
 static int cache_dir(char *dir, size_t n, tx_buf *why)
 {
-    const char *x = getenv("XDG_CACHE_HOME"), *h = getenv("HOME");
+    const char *t = getenv("TX_CACHE_DIR"), *x = getenv("XDG_CACHE_HOME"), *h = getenv("HOME");
     int len;
-    if (x && x[0] == '/')
+    if (t && t[0] == '/') /* as txc run --mpi's cache (cli_mpi.c) */
+        len = snprintf(dir, n, "%s", t);
+    else if (x && x[0] == '/')
         len = snprintf(dir, n, "%s/tensorexpr", x);
     else if (h && h[0] == '/')
         len = snprintf(dir, n, "%s/.cache/tensorexpr", h);
     else {
-        buf_printf(why, "neither XDG_CACHE_HOME nor HOME is an absolute path");
+        buf_printf(why, "none of TX_CACHE_DIR, XDG_CACHE_HOME and HOME is an absolute path");
         return -1;
     }
     if (len < 0 || (size_t)len >= n) {

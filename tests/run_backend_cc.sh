@@ -8,7 +8,8 @@
 #    directory that cannot be made: libtcc or an uncached object, the same
 #    results, and --time says which;
 #  - a broken cached file, or another program's object under its name, is
-#    rebuilt, not trusted.
+#    rebuilt, not trusted;
+#  - TX_CACHE_DIR names the cache before XDG_CACHE_HOME.
 # Every result is compared with the libtcc tier's, byte for byte.
 # Prints "N passed, N failed".
 TXC=${TXC:-build/txc}
@@ -71,6 +72,11 @@ then ok; else bad "cache contents: $(ls -a "$C1/tensorexpr")"; fi
 if run other XDG_CACHE_HOME="$C1" TX_CC="cc -g0" && same other && backend other | grep -q '^cc: compiled by' &&
    [ "$(ls "$C1/tensorexpr" | wc -l)" = 2 ]
 then ok; else bad "other compiler: $(cat other.err)"; fi
+
+# TX_CACHE_DIR (shared with txc run --mpi) comes before XDG_CACHE_HOME
+if run txcache XDG_CACHE_HOME="$T/cache-unused" TX_CACHE_DIR="$T/cache-tx" && same txcache &&
+   backend txcache | grep -q "^cc: compiled by .* into $T/cache-tx/" && [ ! -e "$T/cache-unused" ]
+then ok; else bad "TX_CACHE_DIR: $(cat txcache.err)"; fi
 
 # two processes racing on an empty cache
 C2="$T/cache2"
