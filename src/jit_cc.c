@@ -14,7 +14,11 @@
  * contraction, no reassociation), and SLEEF's 1-ULP functions evaluate the
  * elementwise functions as the library's primitives do, so the object
  * computes what the libtcc tier computes, bit for bit (tests/run_num.py
- * --backend cc checks it). -fno-tree-loop-if-convert works around a
+ * --backend cc checks it) -- except complex products: GCC 12's vectoriser
+ * turns a.re*b.re - a.im*b.im (complex.inc) into vfmaddsub even under
+ * -ffp-contract=off, so complex results may differ in the last bits
+ * (-fno-tree-vectorize or -march=x86-64-v2 would avoid it, at the cost
+ * of all vectorisation or of AVX). -fno-tree-loop-if-convert works around a
  * miscompilation of GCC 12.2 (Debian 12.2.0-14) at -O3 with AVX-512: a
  * loop nest whose innermost loop has a constant trip count of 4 and a
  * body `d[x] = c[x] > 1e-10 ? g[x] / e[x] : 0.0` (a where() guarding a
