@@ -44,7 +44,8 @@
  * $HOME/.cache/tensorexpr (absolute paths; created 0700), the directory
  * txc run --mpi also uses (its objects are named mpi-*). The object's name is the SHA-256
  * of the source, the compiler's identity (its resolved path, size and
- * modification time, and the other words of the command) and the flags;
+ * modification time, and the other words of the command), the CPU (for
+ * -march=native: /proc/cpuinfo's vendor, model and flags) and the flags;
  * the object carries that name as the string tx_cc_key, checked after
  * loading. Built under a temporary name in the same directory and renamed
  * into place, so processes racing on one program each compile and the
@@ -312,6 +313,26 @@ static int run_compiler(const compiler *c, const char *src, const char *out, tx_
     return ok ? 0 : -1;
 }
 
+/* What -march=native means here: the CPU's vendor, model and feature
+   flags (the first processor of /proc/cpuinfo), hashed into the key so
+   that a cache shared by machines with different CPUs (a home directory
+   on NFS) never hands one an object built for another's instructions.
+   Where /proc/cpuinfo cannot be read, nothing is added: the compiler's
+   identity still keys the object. */
+static void sha_add_cpu(sha256 *h)
+{
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (!f)
+        return;
+    char line[8192];
+    while (fgets(line, sizeof line, f) && line[0] != '\n')
+        if (strncmp(line, "vendor_id", 9) == 0 || strncmp(line, "model name", 10) == 0 ||
+            strncmp(line, "flags", 5) == 0 || strncmp(line, "Features", 8) == 0 ||
+            strncmp(line, "CPU part", 8) == 0)
+            sha_add_str(h, line);
+    fclose(f);
+}
+
 /* ---- the cache ---- */
 
 /* mkdir -p DIR, mode 0700 for what it creates; 0 if DIR is a writable
@@ -513,6 +534,7 @@ int jit_cc_load(const char *src, size_t len, jit_module **out, tx_buf *err)
     sha_init(&h);
     sha_add_str(&h, "tensorexpr cc tier " TX_VERSION_STRING);
     sha_add_str(&h, c->identity);
+    sha_add_cpu(&h);
     for (int i = 1; i < c->n; i++)
         sha_add_str(&h, c->argv[i]);
     for (int i = 0; cc_flags[i]; i++)
