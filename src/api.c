@@ -194,6 +194,7 @@ int tx_set_option(tx_ctx *ctx, tx_option option, int value)
         if (value != 0 && value != 1)
             return fail(ctx, TX_ERR_ARG, "tx_set_option: huge pages are 1 (the default) or 0, not %d", value);
         ctx->huge_pages = value;
+        return TX_OK;
     case TX_OPTION_BACKEND:
         if (value != TX_BACKEND_TCC && value != TX_BACKEND_CC)
             return fail(ctx, TX_ERR_ARG, "tx_set_option: backend %d: use TX_BACKEND_TCC (0) or TX_BACKEND_CC (1)",

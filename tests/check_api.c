@@ -1509,6 +1509,9 @@ START_TEST(api_huge_pages)
         ck_assert_int_eq(tx_bind(p, "C", C[huge], 2, shape), TX_OK);
         for (int run = 0; run < 2; run++)
             ck_assert_msg(tx_run(p) == TX_OK, "%s", tx_errmsg(c));
+        /* the huge-pages option is that option only: it once fell through
+           into TX_OPTION_BACKEND, and 1 asked for the cc tier */
+        ck_assert_str_eq(tx_backend(p, NULL), "tcc");
         tx_program_free(p);
         tx_free(c);
     }
