@@ -86,32 +86,72 @@ static void put_label_stride(emitter *E, const g_value *w, int L, int64_t *known
         put(E, "0");
 }
 
-/* Emits code leaving the block of V's values in a scratch buffer (or a
-   direct pointer for a unit-stride f64 leaf) and returns which. Buffers
-   are a stack: those above the result are free again afterwards. */
-blk_op blk_eval(emitter *E, blk_state *B, const g_value *v)
+/* An operand inside blk_eval: a block (O) or, when S >= 0, one number
+   for the whole block, the local tx_sS (a literal or an operand that does
+   not vary along the blocked label). A primitive takes the number as it
+   is (tx_p_scale_add, tx_p_muls, tx_p_divs, tx_p_recip): a broadcast
+   operand is never spread over a block only to be read back. */
+typedef struct {
+    blk_op o;
+    int s;
+} blk_val;
+
+static blk_val blk_val_of(blk_op o)
+{
+    blk_val r = {o, -1};
+    return r;
+}
+
+/* The number tx_sS as a block: filled into a fresh scratch buffer. */
+static blk_op blk_spread(emitter *E, blk_state *B, blk_val v)
+{
+    if (v.s < 0)
+        return v.o;
+    blk_op r = {B->nbuf++, -1};
+    put(E, "%*stx_p_fill(tx_bn, tx_s%d, ", 4 * B->depth, "", v.s);
+    put_scratch(E, r.buf);
+    put(E, ");\n");
+    return r;
+}
+
+/* The destination of an operation whose first operand is A: A's buffer
+   (the primitives work in place), else a fresh one, above every operand's
+   buffer so that no operand is overwritten before it is read. */
+static blk_op blk_dest(blk_state *B, blk_val a)
+{
+    blk_op d = {a.s < 0 && a.o.buf >= 0 ? a.o.buf : B->nbuf++, -1};
+    return d;
+}
+
+static blk_val blk_eval_(emitter *E, blk_state *B, const g_value *v)
 {
     int ind = 4 * B->depth, base = B->nbuf;
     blk_op r = {base, -1};
     if (!v->inlined) {
         if (v->op == OP_CONST) {
-            put(E, "%*stx_p_fill(tx_bn, ", ind, "");
+            blk_val c = {r, B->nptr++};
+            put(E, "%*sconst double tx_s%d = ", ind, "", c.s);
             num_literal(E->out, v->coef);
-            put(E, ", ");
-            put_scratch(E, base);
-            put(E, ");\n");
-            B->nbuf = base + 1;
-            return r;
+            put(E, ";\n");
+            return c;
         }
-        /* a stride of exactly 1 (known in the JIT) reads the tensor in place */
-        tx_buf save = *E->out;
+        /* a stride of exactly 1 (known in the JIT) reads the tensor in
+           place; a stride of 0 (the label is not among its modes) is one
+           number */
         int64_t known;
         tx_buf stride = {0};
         tx_buf *out = E->out;
         E->out = &stride;
         put_label_stride(E, v, B->label, &known);
         E->out = out;
-        (void)save;
+        if (known == 0) {
+            blk_val c = {r, B->nptr++};
+            put(E, "%*sconst double tx_s%d = (double)", ind, "", c.s);
+            put_access(E, v);
+            put(E, ";\n");
+            buf_free(&stride);
+            return c;
+        }
         if (known == 1 && v->dt == DT_F64) {
             r.buf = -1;
             r.ptr = B->nptr++;
@@ -127,77 +167,125 @@ blk_op blk_eval(emitter *E, blk_state *B, const g_value *v)
             B->nbuf = base + 1;
         }
         buf_free(&stride);
-        return r;
+        return blk_val_of(r);
     }
-    blk_op in[64];
+    blk_val in[64];
     for (int i = 0; i < v->nin && i < 64; i++)
-        in[i] = blk_eval(E, B, v->in[i]);
-    /* the result goes where the first operand is, if that is a buffer
-       (the primitives work in place); else to a fresh one, so that no
-       operand is overwritten before it is read */
-    blk_op d = {in[0].buf >= 0 ? in[0].buf : B->nbuf++, -1};
+        in[i] = blk_eval_(E, B, v->in[i]);
+    blk_op d;
     switch (v->op) {
-    case OP_ADD:
-        put(E, "%*s", ind, "");
-        if (v->nin == 1) {
-            put(E, "tx_p_scale_add(tx_bn, ");
-            num_literal(E->out, v->coef_in[0]);
-            put(E, ", ");
-            put_op(E, in[0]);
-            put(E, ", 0.0, ");
-            put_op(E, d);
-            put(E, ");\n");
-            break;
+    case OP_ADD: {
+        /* the first two terms: a*x + b*y, a number taking tx_p_scale_add's
+           constant (x + c and c + x are the same bits) */
+        blk_val a = in[0], b = v->nin > 1 ? in[1] : in[0];
+        double ca = v->coef_in[0], cb = v->nin > 1 ? v->coef_in[1] : 0;
+        if (v->nin == 1 || (a.s >= 0 && b.s >= 0))
+            a = blk_val_of(blk_spread(E, B, a));
+        if (a.s >= 0) { /* swap: the block first */
+            blk_val t = a;
+            double tc = ca;
+            a = b, ca = cb, b = t, cb = tc;
         }
-        put(E, "tx_p_axpby(tx_bn, ");
-        num_literal(E->out, v->coef_in[0]);
-        put(E, ", ");
-        put_op(E, in[0]);
-        put(E, ", ");
-        num_literal(E->out, v->coef_in[1]);
-        put(E, ", ");
-        put_op(E, in[1]);
+        d = blk_dest(B, a);
+        put(E, "%*s", ind, "");
+        if (v->nin == 1 || b.s >= 0) {
+            put(E, "tx_p_scale_add(tx_bn, ");
+            num_literal(E->out, ca);
+            put(E, ", ");
+            put_op(E, a.o);
+            put(E, ", ");
+            if (v->nin == 1)
+                put(E, "0.0");
+            else {
+                num_literal(E->out, cb);
+                put(E, " * tx_s%d", b.s);
+            }
+        } else {
+            put(E, "tx_p_axpby(tx_bn, ");
+            num_literal(E->out, ca);
+            put(E, ", ");
+            put_op(E, a.o);
+            put(E, ", ");
+            num_literal(E->out, cb);
+            put(E, ", ");
+            put_op(E, b.o);
+        }
         put(E, ", ");
         put_op(E, d);
         put(E, ");\n");
         for (int i = 2; i < v->nin; i++) {
-            put(E, "%*stx_p_axpby(tx_bn, 1.0, ", ind, "");
-            put_op(E, d);
-            put(E, ", ");
-            num_literal(E->out, v->coef_in[i]);
-            put(E, ", ");
-            put_op(E, in[i]);
-            put(E, ", ");
+            if (in[i].s >= 0) {
+                put(E, "%*stx_p_scale_add(tx_bn, 1.0, ", ind, "");
+                put_op(E, d);
+                put(E, ", ");
+                num_literal(E->out, v->coef_in[i]);
+                put(E, " * tx_s%d, ", in[i].s);
+            } else {
+                put(E, "%*stx_p_axpby(tx_bn, 1.0, ", ind, "");
+                put_op(E, d);
+                put(E, ", ");
+                num_literal(E->out, v->coef_in[i]);
+                put(E, ", ");
+                put_op(E, in[i].o);
+                put(E, ", ");
+            }
             put_op(E, d);
             put(E, ");\n");
         }
         break;
+    }
     case OP_CONTRACT: { /* an elementwise product */
         int first = 1;
-        put(E, "%*s", ind, "");
-        if (v->coef_in[0] < 0) {
-            put(E, "tx_p_recip(tx_bn, 1.0, ");
-            put_op(E, in[0]);
-        } else if (v->nin >= 2) {
-            put(E, "tx_p_%s(tx_bn, ", v->coef_in[1] < 0 ? "div" : "mul");
-            put_op(E, in[0]);
-            put(E, ", ");
-            put_op(E, in[1]);
+        if (v->coef_in[0] < 0 || v->nin < 2 || (in[0].s >= 0 && in[1].s >= 0))
+            in[0] = blk_val_of(blk_spread(E, B, in[0]));
+        if (in[0].s >= 0) { /* c * y, c / y */
+            d = blk_dest(B, in[1]);
+            put(E, "%*s", ind, "");
+            if (v->coef_in[1] < 0)
+                put(E, "tx_p_recip(tx_bn, tx_s%d, ", in[0].s);
+            else
+                put(E, "tx_p_muls(tx_bn, ");
+            put_op(E, in[1].o);
+            if (v->coef_in[1] >= 0)
+                put(E, ", tx_s%d", in[0].s);
             first = 2;
         } else {
-            put(E, "tx_p_scale_add(tx_bn, 1.0, ");
-            put_op(E, in[0]);
-            put(E, ", 0.0");
+            d = blk_dest(B, in[0]);
+            put(E, "%*s", ind, "");
+            if (v->coef_in[0] < 0) {
+                put(E, "tx_p_recip(tx_bn, 1.0, ");
+                put_op(E, in[0].o);
+            } else if (v->nin >= 2) {
+                int sc = in[1].s >= 0;
+                put(E, "tx_p_%s%s(tx_bn, ", v->coef_in[1] < 0 ? "div" : "mul", sc ? "s" : "");
+                put_op(E, in[0].o);
+                if (sc)
+                    put(E, ", tx_s%d", in[1].s);
+                else {
+                    put(E, ", ");
+                    put_op(E, in[1].o);
+                }
+                first = 2;
+            } else {
+                put(E, "tx_p_scale_add(tx_bn, 1.0, ");
+                put_op(E, in[0].o);
+                put(E, ", 0.0");
+            }
         }
         put(E, ", ");
         put_op(E, d);
         put(E, ");\n");
         for (int i = first; i < v->nin; i++) {
-            put(E, "%*stx_p_%s(tx_bn, ", ind, "", v->coef_in[i] < 0 ? "div" : "mul");
+            int sc = in[i].s >= 0;
+            put(E, "%*stx_p_%s%s(tx_bn, ", ind, "", v->coef_in[i] < 0 ? "div" : "mul", sc ? "s" : "");
             put_op(E, d);
-            put(E, ", ");
-            put_op(E, in[i]);
-            put(E, ", ");
+            if (sc)
+                put(E, ", tx_s%d, ", in[i].s);
+            else {
+                put(E, ", ");
+                put_op(E, in[i].o);
+                put(E, ", ");
+            }
             put_op(E, d);
             put(E, ");\n");
         }
@@ -212,31 +300,46 @@ blk_op blk_eval(emitter *E, blk_state *B, const g_value *v)
         }
         break;
     }
-    case OP_MAP:
+    case OP_MAP: {
+        blk_op x = blk_spread(E, B, in[0]), y = {-1, -1};
+        if (v->nin == 2)
+            y = blk_spread(E, B, in[1]);
+        blk_val xv = blk_val_of(x);
+        d = blk_dest(B, xv);
         put(E, "%*s", ind, "");
         if (v->fn == MAP_POW) {
             put(E, "tx_p_pow(tx_bn, ");
-            put_op(E, in[0]);
+            put_op(E, x);
             put(E, ", ");
             num_literal(E->out, v->fn_arg);
         } else if (v->nin == 2) {
             put(E, "tx_p_%s(tx_bn, ", v->fn == MAP_MAX ? "max" : "min");
-            put_op(E, in[0]);
+            put_op(E, x);
             put(E, ", ");
-            put_op(E, in[1]);
+            put_op(E, y);
         } else {
             put(E, "tx_p_map(tx_bn, %d, ", (int)v->fn);
-            put_op(E, in[0]);
+            put_op(E, x);
         }
         put(E, ", ");
         put_op(E, d);
         put(E, ");\n");
         break;
+    }
     default:
         TX_ASSERT(!"not an elementwise value");
+        d = r;
     }
     B->nbuf = d.buf + 1;
-    return d;
+    return blk_val_of(d);
+}
+
+/* Emits code leaving the block of V's values in a scratch buffer (or a
+   direct pointer for a unit-stride f64 leaf) and returns which. Buffers
+   are a stack: those above the result are free again afterwards. */
+blk_op blk_eval(emitter *E, blk_state *B, const g_value *v)
+{
+    return blk_spread(E, B, blk_eval_(E, B, v));
 }
 
 /* "for (tx_i = 0; tx_i < EXT; tx_i += TX_BLOCK) {" and the block's

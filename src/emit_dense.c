@@ -27,7 +27,9 @@ static int emit_reduce_blocked(emitter *E, const g_value *v, int *summed, tx_ext
         return 0; /* a few elements: the scalar loop is cheaper than calls */
     g_value root = *v;
     const g_value *x = v->in[0];
-    if (v->op == OP_CONTRACT) { /* the summand: the product, scaled after the sum */
+    if (v->op == OP_CONTRACT && v->nin == 1 && v->coef_in[0] >= 0) {
+        /* a plain sum: its operand itself (scaled after the sum) */
+    } else if (v->op == OP_CONTRACT) { /* the summand: the product, scaled after the sum */
         root.inlined = 1;
         root.coef = 1;
         memset(&root.summed, 0, sizeof root.summed);

@@ -50,6 +50,7 @@ typedef void axpby_fn(int64_t, double, const double *, double, const double *, d
 typedef void scale_add_fn(int64_t, double, const double *, double, double *);
 typedef void binary_fn(int64_t, const double *, const double *, double *);
 typedef void recip_fn(int64_t, double, const double *, double *);
+typedef void scalar_fn(int64_t, const double *, double, double *);
 typedef void pow_fn(int64_t, const double *, double, double *);
 typedef void map_fn(int64_t, int, const double *, double *);
 typedef double sum_fn(int64_t, const double *);
@@ -201,6 +202,7 @@ static const char *const tested[] = {
     "tx_p_map", "tx_p_max", "tx_p_min", "tx_p_sum", "tx_p_red_sum", "tx_p_red_prod",
     "tx_p_red_max", "tx_p_red_min", "tx_rt_map_check", "tx_rt_map_has", "tx_rt_zero",
     "tx_p_cexp", "tx_p_clog", "tx_p_csqrt", "tx_p_csin", "tx_p_ccos", "tx_p_ctanh", "tx_p_cpow", "tx_p_cabs",
+    "tx_p_muls", "tx_p_divs",
 };
 
 START_TEST(every_prim_is_tested)
@@ -319,6 +321,8 @@ START_TEST(arithmetic)
     binary_fn *mx = (binary_fn *)prim(s, "tx_p_max");
     binary_fn *mn = (binary_fn *)prim(s, "tx_p_min");
     recip_fn *recip = (recip_fn *)prim(s, "tx_p_recip");
+    scalar_fn *muls = (scalar_fn *)prim(s, "tx_p_muls");
+    scalar_fn *divs = (scalar_fn *)prim(s, "tx_p_divs");
     guarded gx = guard_new(), gy = guard_new(), gd = guard_new();
     static const double ab[][2] = {{1, 1}, {1, -1}, {2.5, -0.75}, {0, 1}, {-3, 0.1}};
     for (int l = 0; l < NLEN; l++) {
@@ -341,6 +345,12 @@ START_TEST(arithmetic)
             recip(n, a, x, d);
             for (int64_t i = 0; i < n; i++)
                 CHECK_SAME(d[i], a / x[i], "%s recip n=%ld [%ld]", set_names[s], (long)n, (long)i);
+            muls(n, x, b, d);
+            for (int64_t i = 0; i < n; i++)
+                CHECK_SAME(d[i], x[i] * b, "%s muls n=%ld [%ld]", set_names[s], (long)n, (long)i);
+            divs(n, x, b, d);
+            for (int64_t i = 0; i < n; i++)
+                CHECK_SAME(d[i], x[i] / b, "%s divs n=%ld [%ld]", set_names[s], (long)n, (long)i);
         }
         mul(n, x, y, d);
         for (int64_t i = 0; i < n; i++)

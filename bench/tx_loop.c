@@ -1,0 +1,110 @@
+/* tx_loop.c - the cost of one call through the library, measured in C (no
+   Python between the calls): a program compiled once, its tensors bound,
+   then tx_run (and tx_bind of every tensor + tx_run) in a loop.
+
+   usage: tx_loop FILE.tx REPS NAME=D0xD1x... ...
+   Every named tensor gets a buffer of that shape (f64, filled with
+   0.5 + i mod 7 / 10); prints the median over 9 rounds of REPS calls, in µs:
+   "run µs  bind+run µs". Built by bench/run.sh, linked with the library. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "tensorexpr.h"
+
+#define MAXT 16
+
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec + t.tv_nsec * 1e-9;
+}
+
+static int cmp(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static char *slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    char *s = malloc(1 << 20);
+    *len = s ? fread(s, 1, (1 << 20) - 1, f) : 0;
+    fclose(f);
+    return s;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 3) {
+        fprintf(stderr, "usage: tx_loop FILE.tx REPS NAME=D0xD1 ...\n");
+        return 2;
+    }
+    size_t len;
+    char *src = slurp(argv[1], &len);
+    long reps = atol(argv[2]);
+    char *name[MAXT];
+    int ndim[MAXT], nt = 0;
+    int64_t shape[MAXT][8];
+    double *data[MAXT];
+    for (int a = 3; a < argc && nt < MAXT; a++, nt++) {
+        char *eq = strchr(argv[a], '=');
+        if (!eq)
+            return 2;
+        *eq = 0;
+        name[nt] = argv[a];
+        ndim[nt] = 0;
+        int64_t size = 1;
+        for (char *p = eq + 1; *p && ndim[nt] < 8;) {
+            shape[nt][ndim[nt]] = strtoll(p, &p, 10);
+            size *= shape[nt][ndim[nt]++];
+            if (*p == 'x')
+                p++;
+        }
+        data[nt] = malloc(sizeof(double) * (size_t)(size ? size : 1));
+        for (int64_t i = 0; i < size; i++)
+            data[nt][i] = 0.5 + (double)(i % 7) / 10;
+    }
+    tx_ctx *c = tx_new();
+    tx_program *p = src && c ? tx_compile(c, src, len, argv[1]) : NULL;
+    if (!p) {
+        fprintf(stderr, "tx_loop: %s\n", c ? tx_errmsg(c) : "no context");
+        return 1;
+    }
+    for (int t = 0; t < nt; t++)
+        if (tx_bind(p, name[t], data[t], ndim[t], shape[t]) != 0) {
+            fprintf(stderr, "tx_loop: bind %s: %s\n", name[t], tx_errmsg(c));
+            return 1;
+        }
+    if (tx_run(p) != 0) {
+        fprintf(stderr, "tx_loop: run: %s\n", tx_errmsg(c));
+        return 1;
+    }
+    double run[9], bindrun[9];
+    for (int r = 0; r < 9; r++) {
+        double t0 = now();
+        for (long i = 0; i < reps; i++)
+            tx_run(p);
+        double t1 = now();
+        for (long i = 0; i < reps; i++) {
+            for (int t = 0; t < nt; t++)
+                tx_bind(p, name[t], data[t], ndim[t], shape[t]);
+            tx_run(p);
+        }
+        double t2 = now();
+        run[r] = (t1 - t0) / reps * 1e6;
+        bindrun[r] = (t2 - t1) / reps * 1e6;
+    }
+    qsort(run, 9, sizeof *run, cmp);
+    qsort(bindrun, 9, sizeof *bindrun, cmp);
+    printf("%.3f %.3f\n", run[4], bindrun[4]);
+    tx_program_free(p);
+    tx_free(c);
+    return 0;
+}
