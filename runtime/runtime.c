@@ -140,6 +140,59 @@ __attribute__((no_sanitize_address, no_sanitize_undefined)) static tx_vm2_fn *tx
 }
 static void tx_vm_pow(int64_t, const double *, double, double *) __attribute__((ifunc("tx_vm_pow_pick")));
 #define TX_VM_DEFINED
+
+/* The same in f32 (tx_vmf_F of prims.inc): SLEEF's 1-ULP f32 functions at
+   16, 8 and 4 floats */
+#define TX_SLEEF_DECLF(f)                                                                         \
+    TX_V4 __m512 tx_sleef16f_##f(__m512) __asm__("Sleef_" #f "f16_u10avx512f");                    \
+    TX_V3 __m256 tx_sleef8f_##f(__m256) __asm__("Sleef_" #f "f8_u10avx2");                         \
+    __m128 tx_sleef4f_##f(__m128) __asm__("Sleef_" #f "f4_u10sse2");
+TX_SLEEF_DECLF(exp)
+TX_SLEEF_DECLF(log)
+TX_SLEEF_DECLF(sin)
+TX_SLEEF_DECLF(cos)
+TX_SLEEF_DECLF(tanh)
+
+#define TX_VMF_BLOCK(W, LD, ST, CALL)                                                             \
+    int64_t i = 0;                                                                                \
+    for (; i + W <= n; i += W)                                                                    \
+        ST(d + i, CALL(LD(x + i)));                                                               \
+    if (i < n) {                                                                                  \
+        float t[W];                                                                               \
+        for (int k = 0; k < W; k++)                                                               \
+            t[k] = i + k < n ? x[i + k] : 1.0f;                                                   \
+        ST(t, CALL(LD(t)));                                                                       \
+        for (int k = 0; i + k < n; k++)                                                           \
+            d[i + k] = t[k];                                                                      \
+    }
+
+typedef void tx_vmf1_fn(int64_t, const float *, float *);
+
+#define TX_VMF_DEF1(f)                                                                            \
+    TX_V4 static void tx_vmf_##f##_v4(int64_t n, const float *x, float *d)                        \
+    {                                                                                             \
+        TX_VMF_BLOCK(16, _mm512_loadu_ps, _mm512_storeu_ps, tx_sleef16f_##f)                      \
+    }                                                                                             \
+    TX_V3 static void tx_vmf_##f##_v3(int64_t n, const float *x, float *d)                        \
+    {                                                                                             \
+        TX_VMF_BLOCK(8, _mm256_loadu_ps, _mm256_storeu_ps, tx_sleef8f_##f)                        \
+    }                                                                                             \
+    static void tx_vmf_##f##_v1(int64_t n, const float *x, float *d)                              \
+    {                                                                                             \
+        TX_VMF_BLOCK(4, _mm_loadu_ps, _mm_storeu_ps, tx_sleef4f_##f)                              \
+    }                                                                                             \
+    __attribute__((no_sanitize_address, no_sanitize_undefined)) static tx_vmf1_fn *tx_vmf_##f##_pick(void) \
+    {                                                                                             \
+        int l = tx_rt_level();                                                                    \
+        return l == 4 ? tx_vmf_##f##_v4 : l == 3 ? tx_vmf_##f##_v3 : tx_vmf_##f##_v1;              \
+    }                                                                                             \
+    static void tx_vmf_##f(int64_t, const float *, float *) __attribute__((ifunc("tx_vmf_" #f "_pick")));
+TX_VMF_DEF1(exp)
+TX_VMF_DEF1(log)
+TX_VMF_DEF1(sin)
+TX_VMF_DEF1(cos)
+TX_VMF_DEF1(tanh)
+#define TX_VMF_DEFINED
 #else
 const char *tx_rt_isa(void)
 {

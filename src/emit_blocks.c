@@ -318,7 +318,11 @@ static blk_val blk_eval_(emitter *E, blk_state *B, const g_value *v)
             put(E, ", ");
             put_op(E, y);
         } else {
-            put(E, "tx_p_map(tx_bn, %d, ", (int)v->fn);
+            /* a function of an f32 value, in f32 (as numpy and torch) */
+            int f32 = v->dt == DT_F32 && v->in[0]->dt == DT_F32 &&
+                      (v->fn == MAP_EXP || v->fn == MAP_LOG || v->fn == MAP_SIN || v->fn == MAP_COS ||
+                       v->fn == MAP_TANH);
+            put(E, "tx_p_map%s(tx_bn, %d, ", f32 ? "_f32" : "", (int)v->fn);
             put_op(E, x);
         }
         put(E, ", ");

@@ -203,6 +203,7 @@ static const char *const tested[] = {
     "tx_p_red_max", "tx_p_red_min", "tx_rt_map_check", "tx_rt_map_has", "tx_rt_zero",
     "tx_p_cexp", "tx_p_clog", "tx_p_csqrt", "tx_p_csin", "tx_p_ccos", "tx_p_ctanh", "tx_p_cpow", "tx_p_cabs",
     "tx_p_muls", "tx_p_divs",
+    "tx_p_muls", "tx_p_divs", "tx_p_map_f32",
 };
 
 START_TEST(every_prim_is_tested)
@@ -622,6 +623,56 @@ START_TEST(vector_math_accuracy)
 }
 END_TEST
 
+/* tx_p_map_f32, on every set: exp, log, sin, cos and tanh of (float)x in
+   f32, each result a float within 1 ULP of the true value (the reference
+   is the double function of the same float, rounded: within 1.5 f32 ULP
+   of SLEEF's, whose own bound is 1), NaN and infinities where the double
+   function has them; the other functions as tx_p_map, rounded to f32. */
+START_TEST(vector_math_f32)
+{
+    int s = _i;
+    SKIP_UNLESS_RUNS(s);
+    map_fn *mapf = (map_fn *)prim(s, "tx_p_map_f32");
+    guarded gx = guard_new(), gd = guard_new();
+    for (int l = 0; l < NLEN; l++) {
+        int64_t n = lengths[l];
+        double *x = guard_end(gx, n, sizeof(double)), *d = guard_end(gd, n, sizeof(double));
+        for (int k = 0; k < NMATH; k++) {
+            for (int64_t i = 0; i < n; i++) {
+                double a = argument(mathfns[k].fn, l % 2);
+                x[i] = mathfns[k].fn == 2 ? fmod(a, 100) : mathfns[k].fn == 3 ? fmin(a, 1e30) : a;
+            }
+            mapf(n, mathfns[k].fn, x, d);
+            for (int64_t i = 0; i < n; i++) {
+                float xf = (float)x[i], want = (float)mathfns[k].f((double)xf);
+                ck_assert_msg((double)(float)d[i] == d[i], "%s %s_f32: %a is not a float", set_names[s],
+                              mathfns[k].name, d[i]);
+                if (isinf(want) || want == 0 || isnan(want)) {
+                    ck_assert_msg(isinf(want) ? d[i] == want : fabs(d[i]) <= 0x1p-126,
+                                  "%s %s_f32(%a) = %a, want %a", set_names[s], mathfns[k].name, xf, d[i], want);
+                    continue;
+                }
+                float ulp = nextafterf(fabsf(want), INFINITY) - fabsf(want);
+                ck_assert_msg(fabs(d[i] - want) <= 1.5 * ulp, "%s %s_f32(%a) = %a, want %a", set_names[s],
+                              mathfns[k].name, xf, d[i], want);
+            }
+        }
+        fill_random(x, n, 1);
+        static const int fns[] = {4, 5, 0};
+        for (int k = 0; k < 3; k++) {
+            mapf(n, fns[k], x, d);
+            for (int64_t i = 0; i < n; i++) {
+                double want = (float)(fns[k] == 4 ? sqrt(x[i]) : fns[k] == 5 ? fabs(x[i]) : x[i]);
+                CHECK_SAME(d[i], want, "%s map_f32 %d n=%ld [%ld]: %a, want %a", set_names[s], fns[k], (long)n,
+                           (long)i, d[i], want);
+            }
+        }
+    }
+    guard_free(gx);
+    guard_free(gd);
+}
+END_TEST
+
 /* NaN, +-inf, +-0 and the sign of a finite result, as glibc has them */
 static int kind(double v)
 {
@@ -834,6 +885,7 @@ int main(void)
     tcase_add_test(tc, vector_math_accuracy);
     tcase_add_loop_test(tc, vector_math_special_values, 0, NSETS);
     tcase_add_loop_test(tc, vector_math_any_position, 0, NSETS);
+    tcase_add_loop_test(tc, vector_math_f32, 0, NSETS);
     tcase_add_loop_test(tc, sparse_map_helpers, 0, NSETS);
     tcase_add_loop_test(tc, complex_functions, 0, NSETS);
     suite_add_tcase(su, tc);
