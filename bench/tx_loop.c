@@ -2,7 +2,7 @@
    Python between the calls): a program compiled once, its tensors bound,
    then tx_run (and tx_bind of every tensor + tx_run) in a loop.
 
-   usage: tx_loop FILE.tx REPS NAME=D0xD1x... ...
+   usage: tx_loop FILE.tx REPS NAME=D0xD1x... ...   (NAME= alone: a scalar)
    Every named tensor gets a buffer of that shape (f64, filled with
    0.5 + i mod 7 / 10); prints the median over 9 rounds of REPS calls, in µs:
    "run µs  bind+run µs". Built by bench/run.sh, linked with the library. */

@@ -16,6 +16,10 @@
  * between kernels, never during one, and get the same thread count
  * (api.c sets OpenBLAS's), so the two never run at once either.
  *
+ * tx_rt_reduce shares a long contiguous reduction (a full sum) the same
+ * way: the chunks of tx_p_red_chunked (prims.inc), fixed by the length
+ * alone, one partial result each, folded in order on the calling thread.
+ *
  * How many threads: tx_rt_set_threads (the library's per-run setting,
  * thread-local), else the TX_NUM_THREADS environment variable, else every
  * online core.
@@ -152,4 +156,49 @@ int tx_rt_parallel(tx_kernel_fn k, const void *args, int64_t n)
     pthread_mutex_unlock(&lock);
     pthread_mutex_unlock(&region);
     return st;
+}
+
+/* The chunks of a reduction: the rule of tx_p_red_nchunks and
+   tx_p_red_chunk in prims.inc (tests/check_threads.c compares the two). */
+#define RED_CHUNK 16384
+#define RED_MAXCHUNKS 64
+
+typedef double red_fn(int64_t, const double *, double);
+
+typedef struct {
+    red_fn *red;
+    int64_t n, nc;
+    const double *x;
+    double acc;
+    double part[RED_MAXCHUNKS];
+} red_job;
+
+static int red_chunks(const void *args, int64_t lo, int64_t hi)
+{
+    red_job *j = (red_job *)(uintptr_t)args; /* the job is ours, not const */
+    int64_t per = (j->n / j->nc) & ~(int64_t)15;
+    for (int64_t c = lo; c < hi; c++) {
+        int64_t a = per * c, b = c + 1 == j->nc ? j->n : per * (c + 1);
+        j->part[c] = c == 0 ? j->red(b, j->x, j->acc) : j->red(b - a - 1, j->x + a + 1, j->x[a]);
+    }
+    return 0;
+}
+
+double tx_rt_reduce(double (*red)(int64_t, const double *, double), int64_t n, const double *x, double acc)
+{
+    int64_t nc = n / RED_CHUNK;
+    nc = nc < 1 ? 1 : nc > RED_MAXCHUNKS ? RED_MAXCHUNKS : nc;
+    if (nc == 1)
+        return red(n, x, acc);
+    red_job j;
+    j.red = red;
+    j.n = n;
+    j.nc = nc;
+    j.x = x;
+    j.acc = acc;
+    tx_rt_parallel(red_chunks, &j, nc);
+    acc = j.part[0];
+    for (int64_t c = 1; c < nc; c++)
+        acc = red(1, &j.part[c], acc);
+    return acc;
 }

@@ -419,9 +419,15 @@ void emit_block_reduce(emitter *E, const g_value *x, int label, tx_extent ext, r
         E->out = out;
         buf_free(&stride);
         if (known == 1) {
+            /* in chunks that threads of the pool share (same bits on one
+               thread, and in standalone C) */
+            int pool = E->T->threads == TX_THREADS_POOL;
+            if (pool)
+                emit_use(E, TXS_RT);
             put(E, "%*s{\n%*sconst int64_t ", 4 * depth, "", 4 * depth + 4, "");
             put_label(E, label);
-            put(E, " = 0;\n%*stx_acc = tx_p_red_%s(", 4 * depth + 4, "", name[red]);
+            put(E, " = 0;\n%*stx_acc = %s(tx_p_red_%s, ", 4 * depth + 4, "", pool ? "tx_rt_reduce" : "tx_p_red_chunked",
+                name[red]);
             put_extent(E, ext);
             put(E, ", &");
             put_access(E, x);

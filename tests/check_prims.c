@@ -55,6 +55,7 @@ typedef void pow_fn(int64_t, const double *, double, double *);
 typedef void map_fn(int64_t, int, const double *, double *);
 typedef double sum_fn(int64_t, const double *);
 typedef double red_fn(int64_t, const double *, double);
+typedef double chunked_fn(red_fn *, int64_t, const double *, double);
 typedef int map_check_fn(const tx_sparse_map *, int64_t, int64_t);
 typedef int map_has_fn(const tx_sparse_map *, int64_t, int64_t);
 typedef void zero_fn(void *, int64_t);
@@ -202,8 +203,7 @@ static const char *const tested[] = {
     "tx_p_map", "tx_p_max", "tx_p_min", "tx_p_sum", "tx_p_red_sum", "tx_p_red_prod",
     "tx_p_red_max", "tx_p_red_min", "tx_rt_map_check", "tx_rt_map_has", "tx_rt_zero",
     "tx_p_cexp", "tx_p_clog", "tx_p_csqrt", "tx_p_csin", "tx_p_ccos", "tx_p_ctanh", "tx_p_cpow", "tx_p_cabs",
-    "tx_p_muls", "tx_p_divs",
-    "tx_p_muls", "tx_p_divs", "tx_p_map_f32",
+    "tx_p_muls", "tx_p_divs", "tx_p_map_f32", "tx_p_red_chunked",
 };
 
 START_TEST(every_prim_is_tested)
@@ -525,6 +525,74 @@ START_TEST(reductions)
     ck_assert(same_bits(rsum(0, x, -0.0), 0.0)); /* -0 + the empty sum, +0 */
     ck_assert(same_bits(rmax(0, x, -0.0), -0.0));
     guard_free(gx);
+}
+END_TEST
+
+/* Long reductions in chunks (tx_p_red_chunked): n / 16384 chunks (1 to
+   64), each a multiple of 16 long but the last; chunk 0 folds acc, the
+   others start from their first element; the results folded in order.
+   The same bits as that rule written out here, for the four reductions;
+   one chunk is one call of the reduction. The library's tx_rt_reduce
+   (the same chunks on the pool's threads) gives the same bits on 1, 2
+   and 3 threads. */
+static double ref_chunked(red_fn *red, int64_t n, const double *x, double acc)
+{
+    int64_t nc = n / 16384;
+    nc = nc < 1 ? 1 : nc > 64 ? 64 : nc;
+    if (nc == 1)
+        return red(n, x, acc);
+    int64_t per = n / nc / 16 * 16;
+    double r = red(per, x, acc);
+    for (int64_t c = 1; c < nc; c++) {
+        int64_t lo = c * per, hi = c == nc - 1 ? n : lo + per;
+        double part = red(hi - lo - 1, x + lo + 1, x[lo]);
+        r = red(1, &part, r);
+    }
+    return r;
+}
+
+START_TEST(chunked_reductions)
+{
+    int s = _i;
+    SKIP_UNLESS_RUNS(s);
+    chunked_fn *chunked = (chunked_fn *)prim(s, "tx_p_red_chunked");
+    static const char *const names[] = {"tx_p_red_sum", "tx_p_red_prod", "tx_p_red_max", "tx_p_red_min"};
+    static const int64_t ns[] = {0, 1, 100, 32767, 32768, 50001, 16384 * 64 + 17, 16384 * 70 + 5};
+    int64_t nmax = 16384 * 70 + 5;
+    double *x = malloc(sizeof(double) * (size_t)nmax);
+    ck_assert_ptr_nonnull(x);
+    for (int64_t i = 0; i < nmax; i++)
+        x[i] = 1 + (u01() - 0.5) * 1e-4;
+    x[40000] = NAN; /* seen only by the lengths past it */
+    for (int k = 0; k < 4; k++) {
+        red_fn *red = (red_fn *)prim(s, names[k]);
+        for (size_t l = 0; l < sizeof ns / sizeof ns[0]; l++) {
+            int64_t n = ns[l];
+            double acc = k == 2 ? -INFINITY : k == 3 ? INFINITY : k == 1 ? 1.0 : 0.5;
+            double got = chunked(red, n, x, acc), want = ref_chunked(red, n, x, acc);
+            ck_assert_msg(same_bits(got, want), "%s chunked %s n=%ld: %a, want %a", set_names[s], names[k], (long)n,
+                          got, want);
+            if (n <= 40000 && k == 0) { /* and it is the sum */
+                long double t = acc;
+                for (int64_t i = 0; i < n; i++)
+                    t += x[i];
+                ck_assert_msg(fabsl(got - t) <= 1e-12 * (fabsl(t) + 1), "%s chunked sum n=%ld: %a vs %La",
+                              set_names[s], (long)n, got, t);
+            }
+            if (n > 40000)
+                ck_assert_msg(isnan(got), "%s chunked %s n=%ld: the NaN is lost", set_names[s], names[k], (long)n);
+            if (s != SET_LIBRARY)
+                continue;
+            for (int t = 1; t <= 3; t++) {
+                tx_rt_set_threads(t);
+                double on = tx_rt_reduce(red, n, x, acc);
+                ck_assert_msg(same_bits(on, want), "tx_rt_reduce %s n=%ld on %d threads: %a, want %a", names[k],
+                              (long)n, t, on, want);
+            }
+            tx_rt_set_threads(0);
+        }
+    }
+    free(x);
 }
 END_TEST
 
@@ -886,6 +954,7 @@ int main(void)
     tcase_add_loop_test(tc, vector_math_special_values, 0, NSETS);
     tcase_add_loop_test(tc, vector_math_any_position, 0, NSETS);
     tcase_add_loop_test(tc, vector_math_f32, 0, NSETS);
+    tcase_add_loop_test(tc, chunked_reductions, 0, NSETS);
     tcase_add_loop_test(tc, sparse_map_helpers, 0, NSETS);
     tcase_add_loop_test(tc, complex_functions, 0, NSETS);
     suite_add_tcase(su, tc);

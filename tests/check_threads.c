@@ -17,12 +17,12 @@
 
 #include "tensorexpr.h"
 
-enum { N = 301, M = 257 };
+enum { N = 301, M = 257, L = 100003 };
 
 /* Work large enough for every kernel to be split (N*M > 32768). */
 static const char *program =
-    "in  X[n,m], v[m];\n"
-    "out P[n,m], C[n,m], T[m,n], s[n], cm[m], e[n,m];\n"
+    "in  X[n,m], v[m], w[l];\n"
+    "out P[n,m], C[n,m], T[m,n], s[n], cm[m], e[n,m], tot, wmax;\n"
     "let mx(\"i\") = reduce(max, X(\"i,j\"));\n"
     "let E(\"i,j\") = exp(X(\"i,j\") - mx(\"i\"));\n"
     "let S(\"i\") = E(\"i,k\");\n"
@@ -31,11 +31,13 @@ static const char *program =
     "T(\"j,i\") = X(\"i,j\") * v(\"j\");\n"
     "s(\"i\") = tanh(X(\"i,j\"));\n"
     "cm(\"j\") = reduce(max, X(\"i,j\"));\n"
-    "e(\"i,j\") = X(\"i,j\") * X(\"i,j\") + sqrt(abs(X(\"i,j\")));\n";
+    "e(\"i,j\") = X(\"i,j\") * X(\"i,j\") + sqrt(abs(X(\"i,j\")));\n"
+    "tot = w(\"i\");\n"                       /* long reductions: shared by threads in chunks */
+    "wmax = reduce(max, w(\"i\"));\n";
 
 typedef struct {
-    double X[N * M], v[M];
-    double P[N * M], C[N * M], T[M * N], s[N], cm[M], e[N * M];
+    double X[N * M], v[M], w[L];
+    double P[N * M], C[N * M], T[M * N], s[N], cm[M], e[N * M], tot, wmax;
 } data;
 
 static void fill(data *d)
@@ -47,6 +49,10 @@ static void fill(data *d)
     }
     for (int j = 0; j < M; j++)
         d->v[j] = 0.5 + j * 0.01;
+    for (int i = 0; i < L; i++) {
+        x = x * 1103515245u + 12345u;
+        d->w[i] = (double)(x >> 8) / (double)(1u << 24) - 0.5 + 1e-9 * i;
+    }
 }
 
 /* Runs the program with THREADS threads into D (its own context). */
@@ -57,7 +63,7 @@ static void run_with(data *d, int threads)
     ck_assert_int_eq(tx_set_option(c, TX_OPTION_THREADS, threads), TX_OK);
     tx_program *p = tx_compile(c, program, strlen(program), "threads.tx");
     ck_assert_msg(p != NULL, "%s", tx_errmsg(c));
-    const int64_t nm[2] = {N, M}, mn[2] = {M, N}, n1[1] = {N}, m1[1] = {M};
+    const int64_t nm[2] = {N, M}, mn[2] = {M, N}, n1[1] = {N}, m1[1] = {M}, l1[1] = {L};
     ck_assert_int_eq(tx_bind(p, "X", d->X, 2, nm), TX_OK);
     ck_assert_int_eq(tx_bind(p, "v", d->v, 1, m1), TX_OK);
     ck_assert_int_eq(tx_bind(p, "P", d->P, 2, nm), TX_OK);
@@ -66,6 +72,9 @@ static void run_with(data *d, int threads)
     ck_assert_int_eq(tx_bind(p, "s", d->s, 1, n1), TX_OK);
     ck_assert_int_eq(tx_bind(p, "cm", d->cm, 1, m1), TX_OK);
     ck_assert_int_eq(tx_bind(p, "e", d->e, 2, nm), TX_OK);
+    ck_assert_int_eq(tx_bind(p, "w", d->w, 1, l1), TX_OK);
+    ck_assert_int_eq(tx_bind(p, "tot", &d->tot, 0, NULL), TX_OK);
+    ck_assert_int_eq(tx_bind(p, "wmax", &d->wmax, 0, NULL), TX_OK);
     for (int r = 0; r < 3; r++) /* again and again: the pool is reused */
         ck_assert_msg(tx_run(p) == TX_OK, "%s", tx_errmsg(c));
     tx_program_free(p);
@@ -77,7 +86,8 @@ static int same_outputs(const data *d, const data *w)
 {
     return memcmp(d->P, w->P, sizeof d->P) == 0 && memcmp(d->C, w->C, sizeof d->C) == 0 &&
            memcmp(d->T, w->T, sizeof d->T) == 0 && memcmp(d->s, w->s, sizeof d->s) == 0 &&
-           memcmp(d->cm, w->cm, sizeof d->cm) == 0 && memcmp(d->e, w->e, sizeof d->e) == 0;
+           memcmp(d->cm, w->cm, sizeof d->cm) == 0 && memcmp(d->e, w->e, sizeof d->e) == 0 &&
+           memcmp(&d->tot, &w->tot, sizeof d->tot) == 0 && memcmp(&d->wmax, &w->wmax, sizeof d->wmax) == 0;
 }
 
 /* Threads of this process now. */
@@ -119,6 +129,14 @@ START_TEST(same_bytes_for_any_thread_count)
         ck_assert_double_eq_tol(one->s[i], th, 1e-9);
         ck_assert_double_eq_tol(one->T[7 * N + i], one->X[i * M + 7] * one->v[7], 1e-15);
     }
+    long double tot = 0;
+    double wmax = -INFINITY;
+    for (int i = 0; i < L; i++) {
+        tot += one->w[i];
+        wmax = fmax(wmax, one->w[i]);
+    }
+    ck_assert_double_eq_tol(one->tot, (double)tot, 1e-10);
+    ck_assert(one->wmax == wmax);
     free(one);
     free(two);
     free(three);
