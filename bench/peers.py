@@ -257,6 +257,18 @@ def compile_latency(lib, nstmt):
     return {'statements': nstmt, 'txc_s': t_txc, 'compile_run_s': t_jit}
 
 
+def call_overhead():
+    """tx_run and tx_bind + tx_run of a 16-element program, timed in C
+    (bench/tx_loop.c): the library's own cost per call, no Python."""
+    exe = os.path.join(B.OUTDIR, 'tx_loop')
+    path = os.path.join(B.OUTDIR, 'small.tx')
+    with open(path, 'w') as f:
+        f.write('in x[n];\nout y[n];\ny("i") = x("i") * 2 + 1;\n')
+    r = subprocess.run([exe, path, '20000', 'x=16', 'y=16'], capture_output=True, text=True, check=True)
+    run_us, bind_us = (float(v) for v in r.stdout.split())
+    return {'run_us': run_us, 'bind_run_us': bind_us}
+
+
 def run(threads):
     if QUICK:
         B.ROUNDS, B.MIN_MEASURE = 3, 0.005
@@ -291,6 +303,7 @@ def run(threads):
             name, size, B.fmt_time(r['tx']), B.fmt_time(r['numpy']),
             B.fmt_time(r['torch']) if 'torch' in r else '-'), flush=True)
     comp = compile_latency(lib, 400 if QUICK else 4000)
+    comp.update(call_overhead())
     txl.close()
     data = {'threads': threads, 'quick': QUICK, 'stream': st, 'rows': rows, 'compile': comp,
             'torch': torch.__version__ if torch is not None else None}
@@ -331,7 +344,9 @@ def table(d):
     L += ['', 'Geometric mean: numpy/tx %.2f, best/tx %.2f (best = the faster of numpy and torch; '
           '**bold**: below 1).' % (geomean(ratios_np), geomean(ratios_best)), '',
           'Compile latency, %d statements `t("i") = exp(-t("i")) * 0.5;`: txc to C %.2f s; '
-          'tx_compile + first tx_run %.2f s.' % (c['statements'], c['txc_s'], c['compile_run_s'])]
+          'tx_compile + first tx_run %.2f s.' % (c['statements'], c['txc_s'], c['compile_run_s']), '',
+          'Per-call cost of a compiled 16-element program, timed in C (bench/tx_loop.c): tx_run %.2f µs, '
+          'tx_bind of both tensors + tx_run %.2f µs.' % (c['run_us'], c['bind_run_us'])]
     return '\n'.join(L)
 
 

@@ -15,6 +15,7 @@ mkdir -p build/bench
 rm -f build/bench/results-t*.json build/bench/peers-t*.json
 gcc -O2 -shared -fPIC -o build/bench/libelem.so bench/elementwise.c
 gcc -O2 -fopenmp -o build/bench/stream bench/stream.c
+gcc -O2 -Isrc -o build/bench/tx_loop bench/tx_loop.c -Lbuild -ltensorexpr -Wl,-rpath,"$(pwd)/build"
 
 for t in 1 2; do
     echo "== OPENBLAS_NUM_THREADS=$t"
