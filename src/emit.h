@@ -267,6 +267,7 @@ int labels_in(const g_value *v, labelset set, int *labels, tx_extent *ext);
 #define BLK_MAX_BUFFERS 32
 typedef struct {
     int nbuf, nptr, depth, label;
+    int f32; /* the result is stored as f32: functions of f32 values may run in f32 */
 } blk_state;
 /* An operand of a primitive: a scratch buffer or a direct pointer. */
 typedef struct {

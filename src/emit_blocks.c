@@ -318,8 +318,9 @@ static blk_val blk_eval_(emitter *E, blk_state *B, const g_value *v)
             put(E, ", ");
             put_op(E, y);
         } else {
-            /* a function of an f32 value, in f32 (as numpy and torch) */
-            int f32 = v->dt == DT_F32 && v->in[0]->dt == DT_F32 &&
+            /* a function of an f32 value stored as f32, in f32 (as numpy
+               and torch compute it) */
+            int f32 = B->f32 && v->dt == DT_F32 && v->in[0]->dt == DT_F32 &&
                       (v->fn == MAP_EXP || v->fn == MAP_LOG || v->fn == MAP_SIN || v->fn == MAP_COS ||
                        v->fn == MAP_TANH);
             put(E, "tx_p_map%s(tx_bn, %d, ", f32 ? "_f32" : "", (int)v->fn);
@@ -390,7 +391,7 @@ void emit_block_loop(emitter *E, const g_value *x, const int *labels, const tx_e
         put_block_loop_head(E, L, ext[rank - 1], depth);
         depth++;
     }
-    blk_state B = {0, 0, depth, L};
+    blk_state B = {0, 0, depth, L, tdt == DT_F32};
     blk_op r = blk_eval(E, &B, x);
     put(E, "%*stx_p_store_%s(tx_bn, ", 4 * depth, "", tdt == DT_F32 ? "f32" : "f64");
     put_op(E, r);
@@ -437,7 +438,7 @@ void emit_block_reduce(emitter *E, const g_value *x, int label, tx_extent ext, r
     }
     put_block_loop_head(E, label, ext, depth);
     depth++;
-    blk_state B = {0, 0, depth, label};
+    blk_state B = {0, 0, depth, label, 0};
     blk_op r = blk_eval(E, &B, x);
     put(E, "%*stx_acc = tx_p_red_%s(tx_bn, ", 4 * depth, "", name[red]);
     put_op(E, r);
