@@ -2,10 +2,12 @@
    Python between the calls): a program compiled once, its tensors bound,
    then tx_run (and tx_bind of every tensor + tx_run) in a loop.
 
-   usage: tx_loop FILE.tx REPS NAME=D0xD1x... ...   (NAME= alone: a scalar)
-   Every named tensor gets a buffer of that shape (f64, filled with
-   0.5 + i mod 7 / 10); prints the median over 9 rounds of REPS calls, in µs:
-   "run µs  bind+run µs". Built by bench/run.sh, linked with the library. */
+   usage: tx_loop FILE.tx REPS NAME=D0xD1x... ...   (NAME= alone: a scalar,
+   NAME=f32:D0x... an f32 tensor)
+   Every named tensor gets a buffer of that shape (f64 unless f32:, filled
+   with 0.5 + i mod 7 / 10); prints the median over 9 rounds of REPS calls, in µs:
+   "run µs  bind+run µs" (with TX_LOOP_CPU=1: CPU time, steadier on a
+   busy machine for one thread). Built by bench/run.sh, linked with the library. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,10 +18,17 @@
 
 #define MAXT 16
 
+static int bind(tx_program *p, const char *name, void *data, int f32, int ndim, const int64_t *shape)
+{
+    return f32 ? tx_bind_array(p, name, data, TX_F32, ndim, shape, NULL) : tx_bind(p, name, data, ndim, shape);
+}
+
+static int cpu_clock; /* TX_LOOP_CPU=1: the process's CPU time (one thread, a busy machine) */
+
 static double now(void)
 {
     struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
+    clock_gettime(cpu_clock ? CLOCK_PROCESS_CPUTIME_ID : CLOCK_MONOTONIC, &t);
     return t.tv_sec + t.tv_nsec * 1e-9;
 }
 
@@ -46,11 +55,12 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: tx_loop FILE.tx REPS NAME=D0xD1 ...\n");
         return 2;
     }
-    size_t len;
+    size_t len = 0;
+    cpu_clock = getenv("TX_LOOP_CPU") && atoi(getenv("TX_LOOP_CPU")) == 1;
     char *src = slurp(argv[1], &len);
     long reps = atol(argv[2]);
     char *name[MAXT];
-    int ndim[MAXT], nt = 0;
+    int ndim[MAXT], f32[MAXT], nt = 0;
     int64_t shape[MAXT][8];
     double *data[MAXT];
     for (int a = 3; a < argc && nt < MAXT; a++, nt++) {
@@ -60,16 +70,21 @@ int main(int argc, char **argv)
         *eq = 0;
         name[nt] = argv[a];
         ndim[nt] = 0;
+        f32[nt] = strncmp(eq + 1, "f32:", 4) == 0;
         int64_t size = 1;
-        for (char *p = eq + 1; *p && ndim[nt] < 8;) {
+        for (char *p = eq + 1 + 4 * f32[nt]; *p && ndim[nt] < 8;) {
             shape[nt][ndim[nt]] = strtoll(p, &p, 10);
             size *= shape[nt][ndim[nt]++];
             if (*p == 'x')
                 p++;
         }
         data[nt] = malloc(sizeof(double) * (size_t)(size ? size : 1));
-        for (int64_t i = 0; i < size; i++)
-            data[nt][i] = 0.5 + (double)(i % 7) / 10;
+        for (int64_t i = 0; i < size; i++) {
+            if (f32[nt])
+                ((float *)data[nt])[i] = 0.5f + (float)(i % 7) / 10;
+            else
+                data[nt][i] = 0.5 + (double)(i % 7) / 10;
+        }
     }
     tx_ctx *c = tx_new();
     tx_program *p = src && c ? tx_compile(c, src, len, argv[1]) : NULL;
@@ -78,7 +93,7 @@ int main(int argc, char **argv)
         return 1;
     }
     for (int t = 0; t < nt; t++)
-        if (tx_bind(p, name[t], data[t], ndim[t], shape[t]) != 0) {
+        if (bind(p, name[t], data[t], f32[t], ndim[t], shape[t]) != 0) {
             fprintf(stderr, "tx_loop: bind %s: %s\n", name[t], tx_errmsg(c));
             return 1;
         }
@@ -94,7 +109,7 @@ int main(int argc, char **argv)
         double t1 = now();
         for (long i = 0; i < reps; i++) {
             for (int t = 0; t < nt; t++)
-                tx_bind(p, name[t], data[t], ndim[t], shape[t]);
+                bind(p, name[t], data[t], f32[t], ndim[t], shape[t]);
             tx_run(p);
         }
         double t2 = now();
