@@ -278,6 +278,7 @@ def run(threads):
     txl = B.TxLib(lib)
     if lib.tx_set_option(txl.ctx, TX_OPTION_THREADS, threads) != 0:
         B.die('tx_set_option(THREADS): %s' % txl.errmsg())
+    snap0 = B.cpu_snapshot()
     st = stream(threads)
     rng = np.random.default_rng(13)
     rows = []
@@ -306,6 +307,7 @@ def run(threads):
     comp.update(call_overhead())
     txl.close()
     data = {'threads': threads, 'quick': QUICK, 'stream': st, 'rows': rows, 'compile': comp,
+            'other_load': B.other_load(snap0, B.cpu_snapshot()),
             'torch': torch.__version__ if torch is not None else None}
     import json
     with open(JSON % threads, 'w') as f:
@@ -323,7 +325,10 @@ def table(d):
     L = ['### tensorexpr vs numpy vs torch, %d thread%s%s' % (t, '' if t == 1 else 's',
                                                               ' (QUICK)' if d['quick'] else ''), '',
          'Stream bandwidth (bench/stream.c, gcc -O2 -fopenmp, %d thread%s): copy %.1f GB/s, '
-         'triad %.1f GB/s.' % (t, '' if t == 1 else 's', d['stream']['copy'], d['stream']['triad']), '',
+         'triad %.1f GB/s. Other processes used %.0f %% of the CPUs during this run%s.' % (
+             t, '' if t == 1 else 's', d['stream']['copy'], d['stream']['triad'], 100 * d['other_load'],
+             ' — NOT quiet: every figure, the stream bandwidth included, is noisy' if d['other_load'] > 0.1 else ''),
+         '',
          '| kernel | size | tx | numpy | torch | numpy/tx | torch/tx | best/tx | tx GB/s (% triad) |',
          '|---|---|---|---|---|---|---|---|---|']
     ratios_np, ratios_best = [], []
