@@ -4,18 +4,24 @@
  * communicates: the section `txc graph --target mpi` prints after the
  * listing. Pure arithmetic on the graph; no MPI here.
  *
- * The rules mirror runtime/mpi.inc: every tensor is replicated; a GEMM
- * of m*n*k >= TX_MPI_GEMM_MIN (default 2^21) runs as pdgemm on a 2-D
- * block-cyclic grid, others locally on every rank; a matrix function of
- * order >= TX_MPI_LA_MIN (default 256) runs in ScaLAPACK; everything
+ * The rules mirror runtime/mpi.inc: every tensor is replicated; an f64
+ * (c128) GEMM of m*n*k >= TX_MPI_GEMM_MIN (default 2^21) runs as pdgemm
+ * (pzgemm) on a 2-D block-cyclic grid, others locally on every rank; an
+ * f64 matrix function of order >= TX_MPI_LA_MIN (default 256) runs in
+ * ScaLAPACK; everything
  * else runs locally on every rank with no message.
  *
- * Volumes are words (elements) received per rank, a model:
+ * Volumes are words (elements; a c128 element is two 8-byte words)
+ * received per rank, a model:
  *   pdgemm (SUMMA on pr x pc): m*k/pr + k*n/pc for the panels, plus
- *   2*(P-1)/P * m*n for the MPI_Allreduce that replicates C;
+ *   (P-1)/P * m*n for the MPI_Allgatherv of the pieces that replicates C;
  *   ScaLAPACK factorisations: about n^2/sqrt(P) * log2(P) for the panel
  *   broadcasts (an estimate of the order, not a count), plus the
- *   Allreduce of each result.
+ *   Allgatherv of each result.
+ *
+ * After the calls it lists each tensor's distribution: replicated (its
+ * words on every rank), and, for the operands and results of the
+ * distributed calls, the block-cyclic pieces each rank holds during them.
  */
 #include <math.h>
 #include <stdio.h>
@@ -48,9 +54,80 @@ static void grid(int p, int *pr, int *pc)
     *pc = p / *pr;
 }
 
-static double allreduce_words(double n, int p)
+/* Words each rank receives replicating N words of pieces (Allgatherv). */
+static double gather_words(double n, int p)
 {
-    return p > 1 ? 2.0 * (p - 1) / p * n : 0;
+    return p > 1 ? (double)(p - 1) / p * n : 0;
+}
+
+/* Whether V is a BLAS call the runtime runs as pdgemm (f64) or pzgemm
+   (c128) on P ranks. */
+static int is_pdgemm(const graph *g, const g_value *v, int p)
+{
+    const blas_plan *b = v->blas;
+    if (!b || b->nm <= 0 || b->nn <= 0 || p <= 1 || (v->dt != DT_F64 && v->dt != DT_C128))
+        return 0;
+    double m = group_size(g, v, b->m, b->nm), n = group_size(g, v, b->n, b->nn);
+    return m * n * group_size(g, b->a, b->k, b->nk) >= GEMM_MIN;
+}
+
+/* Whether V is a matrix function the runtime runs in ScaLAPACK on P ranks. */
+static int is_scalapack(const graph *g, const g_value *v, int p)
+{
+    if (v->op != OP_LINALG || p <= 1)
+        return 0;
+    const g_value *a = v->in[0];
+    double n = graph_extent_estimate(g, a->ext[0]), n2 = a->rank > 1 ? graph_extent_estimate(g, a->ext[1]) : 1;
+    return (n < n2 ? n : n2) >= LA_MIN && v->la != LA_POW && v->la != LA_GAPS &&
+           !(v->la == LA_EIGH && v->nin == 2) && v->dt == DT_F64;
+}
+
+/* The tensor a call's operand X reads: X, or the value X views. */
+static const g_value *base_of(const g_value *x)
+{
+    while (x && x->op == OP_INDEX && x->nin > 0)
+        x = x->in[0];
+    return x;
+}
+
+/* The distribution section: every materialised tensor, its words on each
+   rank, and the distributed calls it is a piece of. */
+static void print_tensors(const graph *g, int p, int pr, int pc, tx_buf *out)
+{
+    buf_printf(out, "# MPI tensors (words per rank):\n");
+    for (int k = 0; k < g->n; k++) {
+        const g_value *v = g->v[k];
+        if (v->dead || v->inlined || v->op == OP_CONST || v->op == OP_INDEX || (v->blas && v->blas->store))
+            continue;
+        if (v->op == OP_LINALG && v->nout > 1)
+            continue; /* its parts are listed */
+        double w = graph_value_elements(g, v);
+        if (v->op == OP_INPUT || v->op == OP_STORE)
+            buf_printf(out, "#   %s (%%%d, %s)", g->S->vars[v->var]->name, v->id,
+                       v->op == OP_INPUT ? "input" : "stored");
+        else
+            buf_printf(out, "#   %%%d (intermediate)", v->id);
+        buf_printf(out, ": %.4g words, replicated (%.4g on every rank)", w, w);
+        int first = 1;
+        for (int j = 0; j < g->n; j++) {
+            const g_value *u = g->v[j];
+            if (u->dead)
+                continue;
+            int used = 0;
+            if (is_pdgemm(g, u, p))
+                used = u == v || (u->blas->store && u->blas->store == v) || base_of(u->blas->a) == v || base_of(u->blas->b) == v;
+            else if (is_scalapack(g, u, p))
+                used = base_of(u->in[0]) == v || (u->nin > 1 && base_of(u->in[1]) == v) || u == v ||
+                       (v->op == OP_PART && v->in[0] == u);
+            if (used) {
+                buf_printf(out, "%s%%%d", first ? "; block-cyclic on the grid inside " : ", ", u->id);
+                first = 0;
+            }
+        }
+        if (!first)
+            buf_printf(out, " (~%.4g words per rank there)", w / (pr * pc));
+        buf_printf(out, "\n");
+    }
 }
 
 void mpi_plan_print(const graph *g, int p, tx_buf *out)
@@ -79,17 +156,19 @@ void mpi_plan_print(const graph *g, int p, tx_buf *out)
                 nb *= in_a > 1 ? in_a : group_size(g, b->b, &b->loop[i], 1);
             }
             (void)c;
-            if (p > 1 && m * n * kk >= GEMM_MIN) {
-                double summa = m * kk / pr + kk * n / pc, coll = allreduce_words(m * n, p);
+            if (is_pdgemm(g, v, p)) {
+                double summa = m * kk / pr + kk * n / pc, coll = gather_words(m * n, p);
                 words = nb * (summa + coll);
-                buf_printf(out, "pdgemm %.0fx%.0fx%.0f%s, A, B, C block-cyclic on %dx%d: %.4g words "
-                           "(panels %.4g, replicating C %.4g)\n", m, n, kk, nb > 1 ? " per batch" : "", pr, pc,
+                buf_printf(out, "%s %.0fx%.0fx%.0f%s, A, B, C block-cyclic on %dx%d: %.4g words "
+                           "(panels %.4g, replicating C %.4g)\n", v->dt == DT_C128 ? "pzgemm" : "pdgemm", m, n, kk, nb > 1 ? " per batch" : "", pr, pc,
                            words, nb * summa, nb * coll);
                 if (nb > 1)
                     buf_printf(out, "#       %.0f batches, one pdgemm each\n", nb);
             } else
-                buf_printf(out, "dgemm %.0fx%.0fx%.0f local on every rank (operands replicated%s): 0 words\n",
-                           m, n, kk, p > 1 ? ", below TX_MPI_GEMM_MIN" : "");
+                buf_printf(out, "%cgemm %.0fx%.0fx%.0f local on every rank (operands replicated%s): 0 words\n",
+                           "sdcz"[v->dt == DT_F32 ? 0 : v->dt == DT_F64 ? 1 : v->dt == DT_C64 ? 2 : 3], m, n, kk,
+                           p == 1 ? "" : v->dt == DT_F64 || v->dt == DT_C128 ? ", below TX_MPI_GEMM_MIN"
+                                                                              : ", no single-precision PBLAS path");
         } else if (b) {
             buf_printf(out, "%s local on every rank (operands replicated): 0 words\n",
                        b->nm == 0 && b->nn == 0 ? "dot" : "gemv");
@@ -98,18 +177,17 @@ void mpi_plan_print(const graph *g, int p, tx_buf *out)
             double n = graph_extent_estimate(g, a->ext[0]), n2 = a->rank > 1 ? graph_extent_estimate(g, a->ext[1])
                                                                            : 1;
             double order = n < n2 ? n : n2;
-            int dist = p > 1 && order >= LA_MIN && v->la != LA_POW && v->la != LA_GAPS &&
-                       !(v->la == LA_EIGH && v->nin == 2) && v->dt == DT_F64;
+            int dist = is_scalapack(g, v, p);
             if (dist) {
                 double panels = n * n2 / sqrt((double)p) * log2((double)p);
                 double result = 0;
                 for (int j = k; j < g->n; j++) /* the results: the node, or its parts */
                     if (g->v[j] == v ? v->nout == 1 : (g->v[j]->op == OP_PART && g->v[j]->in[0] == v))
                         result += graph_value_elements(g, g->v[j]);
-                words = panels + allreduce_words(result, p);
+                words = panels + gather_words(result, p);
                 buf_printf(out, "%s order %.0f, block-cyclic on %dx%d: %.4g words (panels ~%.4g, replicating "
                            "the result %.4g)\n", la_name[v->la], order, pr, pc, words, panels,
-                           allreduce_words(result, p));
+                           gather_words(result, p));
             } else
                 buf_printf(out, "%s local on every rank (replicated%s): 0 words\n",
                            v->la == LA_POW || v->la == LA_GAPS ? graph_la_name(v->la) : la_name[v->la],
@@ -123,4 +201,5 @@ void mpi_plan_print(const graph *g, int p, tx_buf *out)
         total += words;
     }
     buf_printf(out, "# MPI total: %.4g words received per rank (%.4g MB at 8 bytes)\n", total, total * 8 / 1e6);
+    print_tensors(g, p, pr, pc, out);
 }

@@ -4,7 +4,8 @@ against the single-process `txc run` of the same inputs.
 
     /usr/bin/python3 tests/run_mpi.py [--txc build/txc] [--ranks 1,2,4] [FILES...]
 
-FILES: names of tests/num files, or graph, ccd, failures, embed (default: all).
+FILES: names of tests/num files, or graph, ccd, pieces, failures, embed
+(default: all).
 `txc graph --target mpi` is checked against hand-derived volumes first, with
 or without MPI.
 
@@ -13,7 +14,10 @@ run_num.py): contractions, a CCSD-like program, elementwise work,
 reductions, scans and every matrix function. The distributed paths are
 forced at these small sizes (TX_MPI_GEMM_MIN=0, TX_MPI_LA_MIN=0) and
 traced (TX_MPI_TRACE): with more than one rank, a program with a GEMM or a
-matrix function must show the PBLAS/ScaLAPACK call it made. Also: the
+matrix function must show the PBLAS/ScaLAPACK call it made, and the
+block-cyclic pieces the ranks trace must add up to the whole matrices
+(each entry on one rank); a 512^3 GEMM shows each rank holding 1/P of
+pdgemm's operands and result. Also: the
 example examples/ccd.tx with seeded random inputs, equal to the single
 process; a failure on the ranks (a matrix that is not positive definite)
 reported by every rank, exit status 3, no output file; a program with a
@@ -24,6 +28,7 @@ Without mpirun/mpicc it prints why and counts nothing (skipped).
 """
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -46,6 +51,7 @@ CASES = [
     ('la_cholesky.tx', True), ('la_inv.tx', True), ('la_solve_mat.tx', True), ('la_solve_vec.tx', True),
     ('la_eigh.tx', True), ('la_eigh_gen.tx', False), ('la_qr_tall.tx', True), ('la_qr_wide.tx', True),
     ('la_svd_tall.tx', True), ('la_svd_wide.tx', True), ('la_pow.tx', False), ('la_lstsq.tx', True),
+    ('complex_contract.tx', True), ('complex_elementwise.tx', False), ('complex_linalg.tx', False),
 ]
 
 
@@ -89,12 +95,33 @@ def load(outs):
 
 
 def same(a, b, tol):
-    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    t = np.complex128 if np.iscomplexobj(a) or np.iscomplexobj(b) else np.float64
+    if np.iscomplexobj(a) != np.iscomplexobj(b):
+        return 'complex %s, single process complex %s' % (np.iscomplexobj(a), np.iscomplexobj(b))
+    a, b = np.asarray(a, dtype=t), np.asarray(b, dtype=t)
     if a.shape != b.shape:
         return 'shape %s, single process %s' % (a.shape, b.shape)
     scale = max(1.0, float(np.max(np.abs(b))) if b.size else 1.0)
     err = float(np.max(np.abs(a - b))) if a.size else 0.0
     return None if err <= tol * scale else 'max difference %.3g from the single process (tol %.3g)' % (err, tol)
+
+
+PIECES = re.compile(r'^tx_mpi: rank (\d+) of (\d+) holds (\d+) of (\d+) bytes of (\w+)\'s matrices$', re.M)
+
+
+def pieces_wrong(err, p):
+    """What is wrong with the traced pieces of a run on P ranks (None if
+    nothing): every distributed call is traced by all P ranks, and their
+    pieces add up to the whole (each entry has exactly one owner)."""
+    found = [tuple(int(x) for x in m.groups()[:4]) for m in PIECES.finditer(err)]
+    if not found:
+        return None
+    if len(found) % p or any(q != p for _, q, _, _ in found):
+        return 'pieces traced by %d lines, not a multiple of %d ranks' % (len(found), p)
+    mine, whole = sum(f[2] for f in found), sum(f[3] for f in found)
+    if mine * p != whole:
+        return 'the ranks hold %d bytes of pieces, want %d (each entry once)' % (mine, whole // p)
+    return None
 
 
 def check_case(txc, fname, must_trace, ranks, env, td):
@@ -117,6 +144,9 @@ def check_case(txc, fname, must_trace, ranks, env, td):
             continue
         if must_trace and p > 1 and 'tx_mpi: p' not in err:
             fails.append('%s: no PBLAS/ScaLAPACK call was traced: %s' % (where, run_num.one_line(err)))
+        w = pieces_wrong(err, p)
+        if w:
+            fails.append('%s: %s' % (where, w))
         got = load(outs)
         why = run_num.check_outputs(case, prep, got)
         if why:
@@ -153,6 +183,26 @@ def check_ccd(txc, ranks, env, td):
             w = same(got[n], single[n], 1e-11)
             if w:
                 fails.append('ccd.tx -np %d: %s: %s' % (p, n, w))
+    return fails
+
+
+def check_pieces(txc, ranks, env):
+    """A 512^3 GEMM (blocks of 64 divide it evenly): on P > 1 ranks every
+    rank traces its pieces of pdgemm's A, B and C, and each holds 1/P of
+    them (within 5 %)."""
+    fails = []
+    mm = os.path.join(ROOT, 'examples', 'matmul.tx')
+    for p in [q for q in ranks if q > 1]:
+        rc, _, err = run(mpirun(p, [txc, 'run', '--mpi', '--random', '-q', mm, '-D', 'n=512', '-D', 'k=512',
+                                    '-D', 'm=512']), env)
+        found = [tuple(int(x) for x in m.groups()[:4]) for m in PIECES.finditer(err)]
+        if rc != 0 or sorted(f[0] for f in found) != list(range(p)):
+            fails.append('pieces -np %d: exit %d, traced by ranks %s: %s'
+                         % (p, rc, sorted(f[0] for f in found), run_num.one_line(err)))
+            continue
+        for r, _, mine, whole in found:
+            if whole != 3 * 512 * 512 * 8 or abs(mine - whole / p) > 0.05 * whole / p:
+                fails.append('pieces -np %d: rank %d holds %d of %d bytes, want about 1/%d' % (p, r, mine, whole, p))
     return fails
 
 
@@ -214,11 +264,16 @@ def check_graph(txc):
     fails = []
     mm = os.path.join(ROOT, 'examples', 'matmul.tx')
     dims = ['-D', 'n=200', '-D', 'k=200', '-D', 'm=200']
-    # 4 ranks: a 2x2 grid; SUMMA panels 200*200/2 + 200*200/2 = 4e4, replicating C 2*(3/4)*4e4 = 6e4
+    # 4 ranks: a 2x2 grid; SUMMA panels 200*200/2 + 200*200/2 = 4e4, replicating C by Allgatherv (3/4)*4e4 = 3e4
     rc, out, err = run([txc, 'graph', mm, '--target', 'mpi', '--ranks', '4'] + dims, None)
-    want = 'pdgemm 200x200x200, A, B, C block-cyclic on 2x2: 1e+05 words (panels 4e+04, replicating C 6e+04)'
-    if rc != 0 or want not in out or 'MPI total: 1e+05 words' not in out:
+    want = 'pdgemm 200x200x200, A, B, C block-cyclic on 2x2: 7e+04 words (panels 4e+04, replicating C 3e+04)'
+    if rc != 0 or want not in out or 'MPI total: 7e+04 words' not in out:
         fails.append('graph --ranks 4: exit %d: %s' % (rc, run_num.one_line(out + err)))
+    # each tensor's distribution: 4e4 words replicated, a quarter of it per rank inside the pdgemm
+    for t in ('A', 'B', 'C'):
+        if not re.search(r'^#   %s \(%%\d+, (input|stored)\): 4e\+04 words, replicated \(4e\+04 on every rank\); '
+                         r'block-cyclic on the grid inside %%\d+ \(~1e\+04 words per rank there\)$' % t, out, re.M):
+            fails.append('graph --ranks 4: no distribution line for %s: %s' % (t, run_num.one_line(out)))
     # 1 rank: local, nothing moves
     rc, out, err = run([txc, 'graph', mm, '--target', 'mpi', '--ranks', '1'] + dims, None)
     if rc != 0 or 'dgemm 200x200x200 local on every rank' not in out or 'MPI total: 0 words' not in out:
@@ -274,6 +329,7 @@ def main(argv):
         env = mpi_env(os.path.join(td, 'cache'))
         groups = [('%s' % f, lambda f=f, t=t: check_case(txc, f, t, ranks, env, td)) for f, t in cases]
         extra = [('ccd', lambda: check_ccd(txc, ranks, env, td)),
+                 ('pieces', lambda: check_pieces(txc, ranks, env)),
                  ('failures', lambda: check_failure(txc, env, td)),
                  ('embed', lambda: check_embed(txc, ranks, env, td))]
         groups += [g for g in extra if not files or g[0] in files]
