@@ -812,11 +812,13 @@ class Program:
         k = e[0]
         if k == 'imag':
             return True
-        if k == 'idx' or (k == 'name' and e[1] in self.tensors):
-            return e[1] in self.tensors and self.tensors[e[1]].dtype in COMPLEX or \
-                (e[1] in self.lets and self.raw_cx(self.lets[e[1]]))
-        if k == 'name':
-            return e[1] in self.lets and self.raw_cx(self.lets[e[1]])
+        if k in ('idx', 'name'):
+            n = e[1]
+            if n in self.lettypes:                     # a let tensor written earlier
+                return self.lettypes[n] in COMPLEX
+            if n in self.tensors:
+                return self.tensors[n].dtype in COMPLEX
+            return n in self.lets and self.raw_cx(self.lets[n])
         if k == 'cmp':
             return False
         if k == 'call':
