@@ -29,7 +29,8 @@
  *   max, min   the branch taken, ties to the first argument; where(c, a, b):
  *              dv where c, 0 elsewhere (and the converse for b);
  *              comparisons, delta, dims: constant
- *   reduce     +: broadcast; *: dv · v / x; max, min: dv · [x == v] / #ties
+ *   reduce     +: broadcast; *: dv · (product of the others), by a count of
+ *              zeros (no division by x); max, min: dv · [x == v] / #ties
  *              (PyTorch's amax/amin rule)
  *   scan       +: the scan of dv the other way; *: that of dv · v, over x;
  *              max, min: each dv(k) to the position that set v(k)
@@ -907,6 +908,48 @@ static int scan_extremum(grad_sweep *sw, g_value *v, g_value *dv)
     return 0;
 }
 
+/* The adjoint of v = reduce(*, x) without dividing by x, so zeros in x
+   are no trouble: with z = [x == 0], p = the product of x with its zeros
+   taken as 1 and nz = the number of zeros reduced into each v,
+   dx = dv · p · ([nz == 0] / x' + [nz == 1] · z), x' = x with zeros as 1:
+   p / x without zeros, the product of the others at a lone zero, and 0
+   where two or more zeros meet. */
+static int reduce_product(grad_sweep *sw, g_value *v, g_value *dv)
+{
+    g_value *x = v->in[0];
+    g_value *zero = const_val(sw, 0);
+    g_value *z = map2(sw, MAP_EQ, x, zero);
+    g_value *in[3] = {z, const_val(sw, 1), x};
+    g_value *xs = map_val(sw, MAP_WHERE, 3, in, 0);
+    g_value *p = new_val(sw, OP_REDUCE, 1);
+    graph_set_operand(p, 0, xs, 1);
+    p->red = RED_MUL;
+    p->dt = xs->dt;
+    p->summed = v->summed;
+    graph_set_modes(p, v->rank, v->label, v->ext);
+    graph_restrict(sw->g, p, v->maps, v->nmaps);
+    graph_add(sw->g, p);
+    double one[3] = {1, 1, 1}, inv[2] = {-1, 1};
+    g_value *zs[1] = {z};
+    g_value *nz = product_like(sw, 1, zs, one, 1, v, v);
+    g_value *f[3] = {xs, map2(sw, MAP_EQ, nz, zero), NULL};
+    g_value *a = product_like(sw, 2, f, inv, 1, x, v);
+    f[0] = z;
+    f[1] = map2(sw, MAP_EQ, nz, const_val(sw, 1));
+    g_value *b = product_like(sw, 2, f, one, 1, x, v);
+    g_value *t = new_val(sw, OP_ADD, 2);
+    graph_set_operand(t, 0, a, 1);
+    graph_set_operand(t, 1, b, 1);
+    t->dt = join(a->dt, b->dt);
+    graph_set_modes(t, x->rank, x->label, x->ext);
+    graph_add(sw->g, t);
+    f[0] = dv;
+    f[1] = p;
+    f[2] = t;
+    contribute(sw, x, product_like(sw, 3, f, one, 1, x, v), NULL);
+    return 0;
+}
+
 /* Passes adjoint DV of V (MAP: its labels per mode, for positional V) on
    to V's operands. Returns -1 if V's operation has no rule yet. */
 static int propagate(grad_sweep *sw, g_value *v, g_value *dv, const int *map)
@@ -1130,13 +1173,8 @@ static int propagate(grad_sweep *sw, g_value *v, g_value *dv, const int *map)
         g_value *x = v->in[0];
         f[0] = dv;
         e[0] = e[1] = 1;
-        if (v->red == RED_MUL) { /* dv · v / x */
-            f[1] = v;
-            f[2] = x;
-            e[2] = -1;
-            contribute(sw, x, product_like(sw, 3, f, e, 1, x, v), NULL);
-            return 0;
-        }
+        if (v->red == RED_MUL)
+            return reduce_product(sw, v, dv);
         if (v->red != RED_MAX && v->red != RED_MIN)
             return -1;
         g_value *mask = map2(sw, MAP_EQ, x, v); /* dv · [x == v] / #ties */

@@ -24,6 +24,17 @@ def rnd(*shape, lo=-1.0, hi=1.0):
     return lambda r: r.uniform(lo, hi, size=shape)
 
 
+def zeros_at(gen, where):
+    """GEN's values with exact zeros at the positions WHERE: a row with
+    none, one, two and all of its entries zero."""
+    def make(r):
+        a = gen(r)
+        for ix in where:
+            a[ix] = 0.0
+        return a
+    return make
+
+
 def spd(n):
     def make(r):
         a = r.normal(size=(n, n))
@@ -82,6 +93,15 @@ out s, g_A[n,m];
 s = reduce(max, A("i,j"))^2 + reduce(min, A("i,j")) * 3 + reduce(*, A("i,j") + 2) + exp(reduce(+, A("i,j")));
 g_A("i,j") = grad(s, A("i,j"));
 """, {"A": rnd(4, 3)}),
+    "reduce_product_zeros": ("""
+in A[n,m], B[n,m,k], w[n];
+out s, g_A[n,m], g_B[n,m,k];
+s = reduce(*, A("i,j")) * w("i") + reduce(*, B("i,j,k")) * w("i") + reduce(*, A("i,j") * A("i,j"));
+g_A("i,j") = grad(s, A("i,j"));
+g_B("i,j,k") = grad(s, B("i,j,k"));
+""", {"A": zeros_at(rnd(4, 3, lo=0.5, hi=1.5), [(1, 0), (2, 1), (2, 2), (3, 0), (3, 1), (3, 2)]),
+      "B": zeros_at(rnd(4, 3, 2, lo=0.5, hi=1.5), [(1, 0, 1), (2, 1, 0), (2, 2, 1)]),
+      "w": rnd(4)}),
     "scans": ("""
 in x[n], w[n];
 out s, g_x[n];
