@@ -13,11 +13,13 @@
  * Adjoints of labelled values carry the value's labels. A variable's
  * value (an input, a store) has positional modes: its adjoint carries, per
  * mode, the label of the view that read it. Views through different labels
- * are brought to one labelling by storing the adjoint into a hidden tmp
- * tensor (sema_grad_tmp) and reading it back through the other labels:
- * the language's own way of renaming labels, so the rules only ever build
- * contractions, sums, elementwise maps, reduces, scans, stores and views,
- * and a grad can be differentiated again.
+ * are brought to one labelling by building the adjoint again under the
+ * other labels where that costs no more than a copy (views, broadcasts,
+ * elementwise products and maps: relabel/renamed), else by storing it
+ * into a hidden tmp tensor (sema_grad_tmp) and reading it back through
+ * the other labels: the language's own way of renaming labels, so the
+ * rules only ever build contractions, sums, elementwise maps, reduces,
+ * scans, stores and views, and a grad can be differentiated again.
  *
  * The rules (v = op(x, ...), dv its adjoint, every dx summed over the
  * labels x lacks and broadcast over those only x has):
@@ -218,10 +220,100 @@ static g_value *view(grad_sweep *sw, g_value *s, const int *to)
     return graph_add(sw->g, ix);
 }
 
+static int has_label(const g_value *v, int l)
+{
+    for (int i = 0; i < v->rank; i++)
+        if (v->label[i] == l)
+            return 1;
+    return 0;
+}
+
+/* V built again with its labels FROM[i] named TO[i] (N pairs), or NULL
+   where that would cost more than a copy; with BUILD 0 only the answer
+   (V for yes). A view is viewed through the new labels, elementwise
+   operations (broadcasts, products that sum nothing, maps) are rebuilt
+   over their operands renamed, to DEPTH 3 and BUDGET values; a
+   contraction that sums is rebuilt only as V itself (DEPTH 0) and only if
+   nothing uses it yet, so no product is computed twice. A label of V's
+   (or its operands') that is not renamed but is a new name would be
+   captured: NULL. */
+static g_value *renamed(grad_sweep *sw, g_value *v, int n, const int *from, const int *to, int depth, int *budget,
+                        int build)
+{
+    int f[TX_MAX_MODES], t[TX_MAX_MODES], k = 0;
+    for (int i = 0; i < n; i++)
+        if (from[i] != to[i] && has_label(v, from[i])) {
+            f[k] = from[i];
+            t[k++] = to[i];
+        }
+    if (k == 0)
+        return v;
+    if (depth > 3 || --*budget < 0 || v->nmaps)
+        return NULL;
+    int ok = v->op == OP_INDEX || v->op == OP_ADD || (v->op == OP_MAP && v->fn != MAP_WHERE) ||
+             (v->op == OP_CONTRACT && (ls_empty(v->summed) || (depth == 0 && v->nuses == 0)));
+    if (!ok || dt_complex(v->dt))
+        return NULL;
+    labelset seen = v->op == OP_CONTRACT ? v->summed : (labelset){{0}}, fs = {{0}};
+    for (int i = 0; i < v->nin; i++)
+        seen = ls_union(seen, graph_value_labels(v->in[i]));
+    seen = ls_union(seen, graph_value_labels(v));
+    for (int i = 0; i < k; i++)
+        ls_add(&fs, f[i]);
+    for (int i = 0; i < k; i++)
+        if (ls_has(&seen, t[i]) && !ls_has(&fs, t[i]))
+            return NULL; /* t[i] already means something here */
+    int lab[TX_MAX_MODES];
+    for (int m = 0; m < v->rank; m++) {
+        lab[m] = v->label[m];
+        for (int i = 0; i < k; i++)
+            if (v->label[m] == f[i])
+                lab[m] = t[i];
+    }
+    g_value *w = build ? new_val(sw, v->op, v->op == OP_INDEX ? 1 : v->nin) : NULL;
+    if (v->op == OP_INDEX) {
+        if (build) {
+            graph_set_operand(w, 0, v->in[0], 1);
+            for (int m = 0; m < v->in[0]->rank; m++) {
+                w->idx_label[m] = v->idx_label[m];
+                for (int i = 0; i < k; i++)
+                    if (v->idx_label[m] == f[i])
+                        w->idx_label[m] = t[i];
+                w->idx_chip[m] = v->idx_chip[m];
+                w->chip_span[m] = v->chip_span[m];
+            }
+        }
+    } else
+        for (int i = 0; i < v->nin; i++) {
+            g_value *x = renamed(sw, v->in[i], k, f, t, depth + 1, budget, build);
+            if (!x)
+                return NULL;
+            if (build)
+                graph_set_operand(w, i, x, v->coef_in[i]);
+        }
+    if (!build)
+        return v;
+    w->dt = v->dt;
+    w->coef = v->coef;
+    w->coef_im = v->coef_im;
+    w->summed = v->summed;
+    w->fn = v->fn;
+    w->fn_arg = v->fn_arg;
+    graph_set_modes(w, v->rank, lab, v->ext);
+    return graph_add(sw->g, w);
+}
+
 /* V (labels FROM[m] for mode m of a RANK-mode tensor of extents EXT) read
-   back through labels TO[m]: stored into a hidden tmp tensor, then viewed. */
+   back through labels TO[m]: V built again under the new labels where
+   that is no dearer (renamed), else stored into a hidden tmp tensor and
+   viewed. */
 static g_value *relabel(grad_sweep *sw, g_value *v, const int *from, const int *to, int rank, const tx_extent *ext)
 {
+    int budget = 12;
+    if (renamed(sw, v, rank, from, to, 0, &budget, 0)) {
+        budget = 12;
+        return renamed(sw, v, rank, from, to, 0, &budget, 1);
+    }
     return view(sw, store_tmp(sw, v, from, rank, ext), to);
 }
 

@@ -102,6 +102,15 @@ g_B("i,j,k") = grad(s, B("i,j,k"));
 """, {"A": zeros_at(rnd(4, 3, lo=0.5, hi=1.5), [(1, 0), (2, 1), (2, 2), (3, 0), (3, 1), (3, 2)]),
       "B": zeros_at(rnd(4, 3, 2, lo=0.5, hi=1.5), [(1, 0, 1), (2, 1, 0), (2, 2, 1)]),
       "w": rnd(4)}),
+    "views_relabelled": ("""
+in A[n,n], W[n,n];
+out s, g_A[n,n], g_W[n,n];
+let E("i,t") = exp(A("i,t"));
+s = E("i,t") / reduce(+, E("i,u")) * W("i,t") + A("i,j") * A("j,i") * W("i,j")
+  + reduce(max, A("i,u")) * W("i,i") + W("j,i") * tanh(A("i,j")) * W("i,j");
+g_A("i,j") = grad(s, A("i,j"));
+g_W("a,b") = grad(s, W("a,b"));
+""", {"A": rnd(5, 5), "W": rnd(5, 5)}),
     "scans": ("""
 in x[n], w[n];
 out s, g_x[n];
