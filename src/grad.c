@@ -141,6 +141,22 @@ static g_value *map2(grad_sweep *sw, map_fn fn, g_value *a, g_value *b)
 static g_value *product_to(grad_sweep *sw, int n, g_value *const *vals, const double *exps, double coef, int rank,
                            const int *lab, const tx_extent *ext, const int *maps, int nmaps)
 {
+    g_value *kept[TX_MAX_MODES + 8];
+    double kexp[TX_MAX_MODES + 8];
+    int nk = 0;
+    for (int i = 0; i < n; i++) /* a number factor goes into coef (the seed 1 among them) */
+        if (vals[i]->op == OP_CONST && !dt_complex(vals[i]->dt) && (exps[i] == 1 || (exps[i] == -1 && vals[i]->coef != 0)) &&
+            nk + (n - i) > 1 && n <= TX_MAX_MODES + 8)
+            coef *= exps[i] == 1 ? vals[i]->coef : 1 / vals[i]->coef;
+        else if (n <= TX_MAX_MODES + 8) {
+            kept[nk] = vals[i];
+            kexp[nk++] = exps[i];
+        }
+    if (n <= TX_MAX_MODES + 8 && nk < n) {
+        n = nk;
+        vals = kept;
+        exps = kexp;
+    }
     labelset all = {{0}}, want = {{0}};
     dtype dt = DT_F32;
     for (int i = 0; i < n; i++) {
