@@ -249,12 +249,13 @@ static int has_label(const g_value *v, int l)
    (V for yes). A view is viewed through the new labels, elementwise
    operations (broadcasts, products that sum nothing, maps) are rebuilt
    over their operands renamed, to DEPTH 3 and BUDGET values; a
-   contraction that sums is rebuilt only as V itself (DEPTH 0) and only if
-   nothing uses it yet, so no product is computed twice. A label of V's
+   contraction that sums is rebuilt only as V itself (DEPTH 0), and only
+   with SUMS (V has no other user now or later), so no product is computed
+   twice. A label of V's
    (or its operands') that is not renamed but is a new name would be
    captured: NULL. */
 static g_value *renamed(grad_sweep *sw, g_value *v, int n, const int *from, const int *to, int depth, int *budget,
-                        int build)
+                        int sums, int build)
 {
     int f[TX_MAX_MODES], t[TX_MAX_MODES], k = 0;
     for (int i = 0; i < n; i++)
@@ -267,7 +268,7 @@ static g_value *renamed(grad_sweep *sw, g_value *v, int n, const int *from, cons
     if (depth > 3 || --*budget < 0 || v->nmaps)
         return NULL;
     int ok = v->op == OP_INDEX || v->op == OP_ADD || (v->op == OP_MAP && v->fn != MAP_WHERE) ||
-             (v->op == OP_CONTRACT && (ls_empty(v->summed) || (depth == 0 && v->nuses == 0)));
+             (v->op == OP_CONTRACT && (ls_empty(v->summed) || (depth == 0 && sums && v->nuses == 0)));
     if (!ok || dt_complex(v->dt))
         return NULL;
     labelset seen = v->op == OP_CONTRACT ? v->summed : (labelset){{0}}, fs = {{0}};
@@ -301,7 +302,7 @@ static g_value *renamed(grad_sweep *sw, g_value *v, int n, const int *from, cons
         }
     } else
         for (int i = 0; i < v->nin; i++) {
-            g_value *x = renamed(sw, v->in[i], k, f, t, depth + 1, budget, build);
+            g_value *x = renamed(sw, v->in[i], k, f, t, depth + 1, budget, 0, build);
             if (!x)
                 return NULL;
             if (build)
@@ -321,16 +322,24 @@ static g_value *renamed(grad_sweep *sw, g_value *v, int n, const int *from, cons
 
 /* V (labels FROM[m] for mode m of a RANK-mode tensor of extents EXT) read
    back through labels TO[m]: V built again under the new labels where
-   that is no dearer (renamed), else stored into a hidden tmp tensor and
+   that is no dearer (renamed; with SUMS, V is used nowhere else, so even
+   a contraction that sums is), else stored into a hidden tmp tensor and
    viewed. */
-static g_value *relabel(grad_sweep *sw, g_value *v, const int *from, const int *to, int rank, const tx_extent *ext)
+static g_value *relabel_as(grad_sweep *sw, g_value *v, const int *from, const int *to, int rank,
+                           const tx_extent *ext, int sums)
 {
     int budget = 12;
-    if (renamed(sw, v, rank, from, to, 0, &budget, 0)) {
+    if (renamed(sw, v, rank, from, to, 0, &budget, sums, 0)) {
         budget = 12;
-        return renamed(sw, v, rank, from, to, 0, &budget, 1);
+        return renamed(sw, v, rank, from, to, 0, &budget, sums, 1);
     }
     return view(sw, store_tmp(sw, v, from, rank, ext), to);
+}
+
+/* relabel_as for a V that may have other users. */
+static g_value *relabel(grad_sweep *sw, g_value *v, const int *from, const int *to, int rank, const tx_extent *ext)
+{
+    return relabel_as(sw, v, from, to, rank, ext, 0);
 }
 
 /* The extent of label L in V. */
@@ -509,6 +518,17 @@ static g_value *part_total(grad_sweep *sw, g_value *v, int part, const g_value *
     return a;
 }
 
+/* Is contribution C also a contribution elsewhere (one
+   value passed on to several operands)? */
+static int shared(const grad_sweep *sw, const contrib *c)
+{
+    for (int k = 0; k < sw->n; k++)
+        for (const contrib *o = sw->adj[k]; o; o = o->next)
+            if (o != c && o->v == c->v)
+                return 1;
+    return 0;
+}
+
 /* The adjoint of V from its contributions (NULL: none, it is zero). */
 static g_value *combine(grad_sweep *sw, g_value *v)
 {
@@ -528,7 +548,7 @@ static g_value *combine(grad_sweep *sw, g_value *v)
     for (contrib *c = first; c; c = c->next, i++) {
         g_value *x = c->v;
         if (positional(v) && memcmp(c->map, first->map, sizeof(int) * (size_t)v->rank) != 0)
-            x = relabel(sw, x, c->map, first->map, v->rank, v->ext);
+            x = relabel_as(sw, x, c->map, first->map, v->rank, v->ext, c->v->nuses == 0 && !shared(sw, c));
         graph_set_operand(a, i, x, 1);
         a->dt = join(a->dt, x->dt);
     }
