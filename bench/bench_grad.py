@@ -16,9 +16,10 @@ Gaussian log-likelihood):
     backward, n = 2000 (1000 with --quick).
 
 Every gradient is first checked against torch.autograd (exit status 1 on a
-mismatch). Times are medians of --repeat runs after a warm-up; the
-contenders of one row run alternately in one process, so a loaded machine
-slows them alike, but figures still move from run to run: compare ratios.
+mismatch). Times are medians of --repeat rounds after a warm-up; in each
+round the contenders of one row (forward, gradient program, torch) run
+once each, in turn, in one process, so a loaded machine slows them alike,
+but figures still move from run to run: compare ratios.
 """
 import argparse
 import os
@@ -182,13 +183,22 @@ def graph_flops(prog):
 
 
 def median_time(fn, repeat):
-    fn()
-    ts = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
+    return median_times([fn], repeat)[0]
+
+
+def median_times(fns, repeat):
+    """The median time of each of FNS over REPEAT rounds after a warm-up;
+    each round runs every one of them once, in turn, so that a machine
+    loaded for a while slows them alike."""
+    for fn in fns:
         fn()
-        ts.append(time.perf_counter() - t0)
-    return statistics.median(ts)
+    ts = [[] for _ in fns]
+    for _ in range(repeat):
+        for fn, t in zip(fns, ts):
+            t0 = time.perf_counter()
+            fn()
+            t.append(time.perf_counter() - t0)
+    return [statistics.median(t) for t in ts]
 
 
 def main():
@@ -219,10 +229,7 @@ def main():
         for threads in (1, 2):
             fwd = tx.compile(fwd_src, threads=threads)
             grd = tx.compile(fwd_src + grad_src, threads=threads)
-            tf = median_time(lambda: fwd(**D), args.repeat)
-            tg = median_time(lambda: grd(**D), args.repeat)
-            fl = graph_flops(grd) / graph_flops(fwd)  # after the runs: extents known
-            tt = None
+            fns = [lambda: fwd(**D), lambda: grd(**D)]
             if torch is not None and name in ("MLP", "attention"):
                 torch.set_num_threads(threads)
 
@@ -230,7 +237,10 @@ def main():
                     T = {k: torch.tensor(v, requires_grad=True) for k, v in D.items()}
                     loss, wrt = torch_loss(name, T)
                     torch.autograd.grad(loss, [T[w] for w in wrt])
-                tt = median_time(step, args.repeat)
+                fns.append(step)
+            ts = median_times(fns, args.repeat)
+            tf, tg, tt = ts[0], ts[1], ts[2] if len(ts) > 2 else None
+            fl = graph_flops(grd) / graph_flops(fwd)  # after the runs: extents known
             rows.append((name, threads, tf, tg, fl, tt))
     print("%-26s %3s %11s %11s %7s %7s %13s %9s" % ("program", "thr", "forward ms", "+grad ms", "ratio",
                                                     "flops", "torch f+b ms", "torch/tx"))
