@@ -141,22 +141,23 @@ static g_value *map2(grad_sweep *sw, map_fn fn, g_value *a, g_value *b)
 static g_value *product_to(grad_sweep *sw, int n, g_value *const *vals, const double *exps, double coef, int rank,
                            const int *lab, const tx_extent *ext, const int *maps, int nmaps)
 {
-    g_value *kept[TX_MAX_MODES + 8];
-    double kexp[TX_MAX_MODES + 8];
+    /* a number factor (the seed 1 among them) goes into coef; one factor stays */
+    g_value **kept = arena_alloc(sw->g->arena, sizeof(g_value *) * (size_t)n);
+    double *kexp = arena_alloc(sw->g->arena, sizeof(double) * (size_t)n);
     int nk = 0;
-    for (int i = 0; i < n; i++) /* a number factor goes into coef (the seed 1 among them) */
-        if (vals[i]->op == OP_CONST && !dt_complex(vals[i]->dt) && (exps[i] == 1 || (exps[i] == -1 && vals[i]->coef != 0)) &&
-            nk + (n - i) > 1 && n <= TX_MAX_MODES + 8)
-            coef *= exps[i] == 1 ? vals[i]->coef : 1 / vals[i]->coef;
-        else if (n <= TX_MAX_MODES + 8) {
+    for (int i = 0; i < n; i++) {
+        const g_value *x = vals[i];
+        if (x->op == OP_CONST && !dt_complex(x->dt) && (exps[i] == 1 || (exps[i] == -1 && x->coef != 0)) &&
+            nk + (n - i) > 1)
+            coef *= exps[i] == 1 ? x->coef : 1 / x->coef;
+        else {
             kept[nk] = vals[i];
             kexp[nk++] = exps[i];
         }
-    if (n <= TX_MAX_MODES + 8 && nk < n) {
-        n = nk;
-        vals = kept;
-        exps = kexp;
     }
+    n = nk;
+    vals = kept;
+    exps = kexp;
     labelset all = {{0}}, want = {{0}};
     dtype dt = DT_F32;
     for (int i = 0; i < n; i++) {
@@ -251,9 +252,8 @@ static int has_label(const g_value *v, int l)
    over their operands renamed, to DEPTH 3 and BUDGET values; a
    contraction that sums is rebuilt only as V itself (DEPTH 0), and only
    with SUMS (V has no other user now or later), so no product is computed
-   twice. A label of V's
-   (or its operands') that is not renamed but is a new name would be
-   captured: NULL. */
+   twice. A label of V's (or its operands') that is not renamed but is a
+   new name would be captured: NULL. */
 static g_value *renamed(grad_sweep *sw, g_value *v, int n, const int *from, const int *to, int depth, int *budget,
                         int sums, int build)
 {
