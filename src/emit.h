@@ -292,6 +292,16 @@ void put_block_loop_head(emitter *E, int label, tx_extent ext, int depth);
 /* The loop over LABEL (extent EXT) that folds elementwise X into tx_acc
    with RED, block by block (the other labels' loops are open). */
 void emit_block_reduce(emitter *E, const g_value *x, int label, tx_extent ext, reduce_op red, int depth);
+/* The stride of mode P of S as a number: its bound stride, or the product
+   of the extents after it when every one is known; -1 if unknown (or a
+   negative bound stride). */
+int64_t mode_stride_value(emitter *E, const mode_seq *s, int p);
+/* Opens "{" a loop over LABEL (extent EXT) at DEPTH, scalar or (BLOCKED)
+   in blocks of TX_BLOCK with tx_i, tx_bn and LABEL's variable set inside;
+   returns the depth inside. *RANGE -1: it may take the kernel's range
+   (then *RANGE becomes 1, else 0); 1: it runs over the range a loop over
+   the same LABEL took before; 0: over the whole extent. Close with "}". */
+int open_row_loop(emitter *E, int label, tx_extent ext, int depth, int blocked, int *range);
 
 /* ---- emit_dense.c ---- */
 /* The loop nest computing V into its buffer. */

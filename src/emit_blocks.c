@@ -9,9 +9,7 @@
 #include "emit.h"
 
 
-/* The stride of extent product after mode P of S, as a number when every
-   extent is known (JIT), else -1. */
-static int64_t stride_value(emitter *E, const mode_seq *s, int p)
+int64_t mode_stride_value(emitter *E, const mode_seq *s, int p)
 {
     if (s->stride) /* bound strides: known, but a negative one counts as unknown here */
         return s->stride[p] >= 0 ? s->stride[p] : -1;
@@ -76,7 +74,7 @@ static void put_label_stride(emitter *E, const g_value *w, int L, int64_t *known
     int any = 0;
     for (int p = 0; p < s.n; p++)
         if (s.label[p] == L) {
-            int64_t v = stride_value(E, &s, p);
+            int64_t v = mode_stride_value(E, &s, p);
             *known = any || v < 0 ? -1 : v;
             put(E, any ? " + " : "");
             put_stride(E, &s, p);
@@ -405,6 +403,39 @@ void emit_block_loop(emitter *E, const g_value *x, const int *labels, const tx_e
     put(E, ", %lld, %d);\n", stride ? (long long)stride[rank - 1] : 1LL, op);
     depth--;
     put(E, "%*s}\n", 4 * depth, "");
+}
+
+int open_row_loop(emitter *E, int label, tx_extent ext, int depth, int blocked, int *range)
+{
+    if (*range < 0) { /* the first row loop: it may take the kernel's range */
+        *range = blocked ? kernel_range_blocks(E, ext, depth) : kernel_range_loop(E, label, ext, depth, 1);
+        if (*range && blocked) {
+            put(E, "%*sconst int64_t tx_i = tx_ib * TX_BLOCK;\n", 4 * depth + 4, "");
+            put_block_bounds(E, label, ext, depth + 1);
+        }
+        if (*range)
+            return depth + 1;
+    } else if (*range) { /* a later one: over the range the first took */
+        if (blocked) {
+            put(E, "%*sfor (int64_t tx_ib = tx_lo; tx_ib < tx_hi; tx_ib++) {\n", 4 * depth, "");
+            put(E, "%*sconst int64_t tx_i = tx_ib * TX_BLOCK;\n", 4 * depth + 4, "");
+            put_block_bounds(E, label, ext, depth + 1);
+        } else {
+            put(E, "%*sfor (int64_t ", 4 * depth, "");
+            put_label(E, label);
+            put(E, " = tx_lo; ");
+            put_label(E, label);
+            put(E, " < tx_hi; ");
+            put_label(E, label);
+            put(E, "++) {\n");
+        }
+        return depth + 1;
+    }
+    if (blocked)
+        put_block_loop_head(E, label, ext, depth);
+    else
+        put_loop_head(E, label, ext, depth, 1);
+    return depth + 1;
 }
 
 void emit_block_reduce(emitter *E, const g_value *x, int label, tx_extent ext, reduce_op red, int depth)

@@ -33,7 +33,7 @@ static int emit_reduce_blocked(emitter *E, const g_value *v, int *summed, tx_ext
         root.inlined = 1;
         root.coef = 1;
         memset(&root.summed, 0, sizeof root.summed);
-        x = &root;
+        x = v->nin == 1 && v->coef_in[0] > 0 ? v->in[0] : &root; /* one operand: read as it is */
     }
     int need = 0;
     if (!blk_supported(x, &need))
@@ -45,6 +45,148 @@ static int emit_reduce_blocked(emitter *E, const g_value *v, int *summed, tx_ext
     open_loops(E, summed, sext, nsum - 1, &depth, 0);
     emit_block_reduce(E, x, L, LE, v->op == OP_REDUCE ? v->red : RED_ADD, depth);
     return 1;
+}
+
+/* The memory-resident operand with the most elements under V (through
+   the values fused into it): the one whose layout orders the loops. */
+static const g_value *largest_leaf(emitter *E, const g_value *v, const g_value *best, double *bestn)
+{
+    for (int i = 0; i < v->nin; i++) {
+        const g_value *w = v->in[i];
+        if (w->inlined) {
+            best = largest_leaf(E, w, best, bestn);
+            continue;
+        }
+        if (w->rank == 0 || w->op == OP_CONST)
+            continue;
+        double n = 1;
+        for (int k = 0; k < w->rank; k++) {
+            int64_t x = emit_extent_value(E, w->ext[k]);
+            n *= x >= 0 ? (double)x : 1024.0; /* unknown: counted as a long mode */
+        }
+        if (!best || n > *bestn) {
+            best = w;
+            *bestn = n;
+        }
+    }
+    return best;
+}
+
+/* Does reducing V run faster with its summed labels outside its last
+   label L? Yes when the largest operand's smallest stride is L's: the
+   inner loop then walks memory contiguously (a column sum, a sum over a
+   middle mode, a Fortran-order input), while the summed label innermost
+   would stride across it. Only real f64 values (the buffer is the
+   accumulator, in double like tx_acc). */
+static int reduce_outer_wanted(emitter *E, const g_value *v, int nsum)
+{
+    if (v->rank == 0 || nsum == 0 || v->dt != DT_F64 || v->nmaps)
+        return 0;
+    if (v->op != OP_CONTRACT && v->op != OP_REDUCE)
+        return 0;
+    double n = 0;
+    const g_value *w = largest_leaf(E, v, NULL, &n);
+    mode_seq s;
+    if (!w || dt_complex(w->dt) || emit_modes(E, w, &s) < 0)
+        return 0;
+    int best = -1;
+    int64_t bst = -1;
+    for (int p = 0; p < s.n; p++) {
+        int64_t z = mode_stride_value(E, &s, p);
+        if (z > 0 && (bst < 0 || z < bst)) {
+            bst = z;
+            best = s.label[p];
+        }
+    }
+    return best >= 0 && best == v->label[v->rank - 1];
+}
+
+/* The reduction V with its summed labels SUMMED/SEXT outside its last
+   label L: for the other labels { buffer row = identity; for the summed
+   labels { for L { row[L] op= summand } }; row *= coef }. The row is V's
+   buffer (contiguous in L, and in L1 while the operands stream through);
+   L runs in blocks through the primitives where the summand allows.
+   The kernel's range is over V's first label (or L's blocks): a thread
+   owns whole output elements and each element is folded in the summed
+   labels' order, so the bits do not depend on the thread count. */
+static void emit_reduce_outer(emitter *E, const g_value *v, const int *summed, const tx_extent *sext, int nsum,
+                              int depth)
+{
+    int L = v->label[v->rank - 1];
+    tx_extent LE = v->ext[v->rank - 1];
+    reduce_op red = v->op == OP_REDUCE ? v->red : RED_ADD;
+    g_value root = *v;
+    const g_value *x = v->in[0];
+    if (v->op == OP_CONTRACT) { /* the summand: the product, scaled after the sum */
+        root.inlined = 1;
+        root.coef = 1;
+        memset(&root.summed, 0, sizeof root.summed);
+        x = v->nin == 1 && v->coef_in[0] > 0 ? v->in[0] : &root; /* one operand: read as it is */
+    }
+    int need = 0;
+    int64_t len = emit_extent_value(E, LE);
+    int blocked = red == RED_ADD && !(len >= 0 && len < 16) && blk_supported(x, &need);
+    if (blocked)
+        emit_use(E, TXS_PRIM);
+    open_loops(E, v->label, v->ext, v->rank - 1, &depth, 1);
+    put(E, "%*s{\n", 4 * depth, "");
+    depth++;
+    int range = v->rank == 1 ? -1 : 0;
+    /* the row starts at the identity */
+    int d = open_row_loop(E, L, LE, depth, blocked, &range);
+    put(E, "%*s", 4 * d, "");
+    if (blocked) {
+        put(E, "tx_p_fill(tx_bn, 0.0, &");
+        put_value_at(E, v);
+        put(E, ");\n");
+    } else {
+        put_value_at(E, v);
+        put(E, " = %s;\n", red == RED_ADD ? "0.0" : reduce_init(red));
+    }
+    put(E, "%*s}\n", 4 * depth, "");
+    /* the summed labels, then the row */
+    int ds = depth;
+    open_loops(E, summed, sext, nsum, &ds, 0);
+    d = open_row_loop(E, L, LE, ds, blocked, &range);
+    if (blocked) {
+        blk_state B = {0, 0, d, L};
+        blk_op r = blk_eval(E, &B, x);
+        put(E, "%*stx_p_store_f64(tx_bn, ", 4 * d, "");
+        put_op(E, r);
+        put(E, ", &");
+        put_value_at(E, v);
+        put(E, ", 1, 1);\n");
+    } else {
+        tx_buf scratch, *saved = emit_capture_begin(E, &scratch);
+        if (v->op == OP_CONTRACT)
+            put_product(E, v);
+        else {
+            put(E, "(double)");
+            put_access(E, x);
+        }
+        const char *val = emit_capture_end(E, saved);
+        saved = emit_capture_begin(E, &scratch);
+        put_value_at(E, v);
+        const char *at = emit_capture_end(E, saved);
+        put(E, "%*s", 4 * d, "");
+        switch (red) {
+        case RED_ADD: put(E, "%s += %s;\n", at, val); break;
+        case RED_MUL: put(E, "%s *= %s;\n", at, val); break;
+        case RED_MAX: E->uses_fmax = 1; put(E, "%s = tx_fmax(%s, %s);\n", at, val, at); break;
+        default: E->uses_fmin = 1; put(E, "%s = tx_fmin(%s, %s);\n", at, val, at); break;
+        }
+    }
+    put(E, "%*s}\n", 4 * ds, "");
+    if (v->op == OP_CONTRACT && v->coef != 1) { /* the scale, after the sum as in the scalar nest */
+        d = open_row_loop(E, L, LE, depth, 0, &range);
+        put(E, "%*s", 4 * d, "");
+        put_value_at(E, v);
+        put(E, " *= ");
+        num_literal(E->out, v->coef);
+        put(E, ";\n%*s}\n", 4 * depth, "");
+    }
+    depth--;
+    put(E, "%*s}\n", 4 * depth, "");
 }
 
 /* VALUE[at its indices] = the result text VAL (a double expression, or a
@@ -250,6 +392,11 @@ void emit_compute(emitter *E, const g_value *v)
         }
         depth--;
         put(E, "%*s}\n    }\n", 4 * depth, "");
+        return;
+    }
+    if (reduce_outer_wanted(E, v, nsum)) {
+        emit_reduce_outer(E, v, summed, sext, nsum, depth);
+        put(E, "    }\n");
         return;
     }
     open_loops(E, v->label, v->ext, v->rank, &depth, 1);

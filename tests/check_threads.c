@@ -22,7 +22,7 @@ enum { N = 301, M = 257, L = 100003 };
 /* Work large enough for every kernel to be split (N*M > 32768). */
 static const char *program =
     "in  X[n,m], v[m], w[l];\n"
-    "out P[n,m], C[n,m], T[m,n], s[n], cm[m], e[n,m], tot, wmax;\n"
+    "out P[n,m], C[n,m], T[m,n], s[n], cm[m], e[n,m], tot, wmax, cs[m];\n"
     "let mx(\"i\") = reduce(max, X(\"i,j\"));\n"
     "let E(\"i,j\") = exp(X(\"i,j\") - mx(\"i\"));\n"
     "let S(\"i\") = E(\"i,k\");\n"
@@ -33,11 +33,12 @@ static const char *program =
     "cm(\"j\") = reduce(max, X(\"i,j\"));\n"
     "e(\"i,j\") = X(\"i,j\") * X(\"i,j\") + sqrt(abs(X(\"i,j\")));\n"
     "tot = w(\"i\");\n"                       /* long reductions: shared by threads in chunks */
-    "wmax = reduce(max, w(\"i\"));\n";
+    "wmax = reduce(max, w(\"i\"));\n"
+    "cs(\"j\") = 2 * X(\"i,j\");\n"; /* summed outside j: threads own blocks of j */
 
 typedef struct {
     double X[N * M], v[M], w[L];
-    double P[N * M], C[N * M], T[M * N], s[N], cm[M], e[N * M], tot, wmax;
+    double P[N * M], C[N * M], T[M * N], s[N], cm[M], e[N * M], tot, wmax, cs[M];
 } data;
 
 static void fill(data *d)
@@ -75,6 +76,7 @@ static void run_with(data *d, int threads)
     ck_assert_int_eq(tx_bind(p, "w", d->w, 1, l1), TX_OK);
     ck_assert_int_eq(tx_bind(p, "tot", &d->tot, 0, NULL), TX_OK);
     ck_assert_int_eq(tx_bind(p, "wmax", &d->wmax, 0, NULL), TX_OK);
+    ck_assert_int_eq(tx_bind(p, "cs", d->cs, 1, m1), TX_OK);
     for (int r = 0; r < 3; r++) /* again and again: the pool is reused */
         ck_assert_msg(tx_run(p) == TX_OK, "%s", tx_errmsg(c));
     tx_program_free(p);
@@ -87,7 +89,8 @@ static int same_outputs(const data *d, const data *w)
     return memcmp(d->P, w->P, sizeof d->P) == 0 && memcmp(d->C, w->C, sizeof d->C) == 0 &&
            memcmp(d->T, w->T, sizeof d->T) == 0 && memcmp(d->s, w->s, sizeof d->s) == 0 &&
            memcmp(d->cm, w->cm, sizeof d->cm) == 0 && memcmp(d->e, w->e, sizeof d->e) == 0 &&
-           memcmp(&d->tot, &w->tot, sizeof d->tot) == 0 && memcmp(&d->wmax, &w->wmax, sizeof d->wmax) == 0;
+           memcmp(&d->tot, &w->tot, sizeof d->tot) == 0 && memcmp(&d->wmax, &w->wmax, sizeof d->wmax) == 0 &&
+           memcmp(d->cs, w->cs, sizeof d->cs) == 0;
 }
 
 /* Threads of this process now. */
@@ -137,6 +140,12 @@ START_TEST(same_bytes_for_any_thread_count)
     }
     ck_assert_double_eq_tol(one->tot, (double)tot, 1e-10);
     ck_assert(one->wmax == wmax);
+    for (int j = 0; j < M; j += 31) {
+        double cs = 0;
+        for (int i = 0; i < N; i++)
+            cs += one->X[i * M + j];
+        ck_assert_double_eq_tol(one->cs[j], 2 * cs, 1e-9);
+    }
     free(one);
     free(two);
     free(three);

@@ -243,7 +243,11 @@ def _layouts(a):
 STRIDED = [("ij,jk->ik", [(6, 5), (5, 7)]), ("ij,j->i", [(6, 5), (5,)]), ("i,i->", [(9,), (9,)]),
            ("bij,bjk->bik", [(3, 4, 5), (3, 5, 2)]), ("ii->i", [(5, 5)]), ("ii->", [(5, 5)]),
            ("ijk->kij", [(3, 4, 5)]), ("ij,ij->ij", [(4, 6), (4, 6)]), ("abc,cd->abd", [(3, 4, 5), (5, 2)]),
-           ("ij,jk,kl->il", [(4, 5), (5, 6), (6, 3)]), ("i,j->ij", [(4,), (5,)])]
+           ("ij,jk,kl->il", [(4, 5), (5, 6), (6, 3)]), ("i,j->ij", [(4,), (5,)]),
+           # reductions whose loop order follows the layout (the summed label outside
+           # when the output's label has the smallest stride), rows longer than a block
+           ("ij->j", [(37, 300)]), ("ij->i", [(300, 37)]), ("ijk->ik", [(5, 6, 300)]),
+           ("ijk,jk->ik", [(5, 6, 300), (6, 300)]), ("ijk->j", [(7, 5, 40)])]
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])

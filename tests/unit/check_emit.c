@@ -234,6 +234,8 @@ static const char *kernel_programs[] = {
     "in A[n,m];\nout B[m,n], c[n,m];\nB(\"j,i\") = A(\"i,j\") * 2;\nc(\"i,j\") = scan(+, A(\"i,j\"), \"j\");\n",
     "in A[n,n];\nout B[2,2];\nB(\"i,j\") = slice(A(\"i,j\"), [1, 1], [3, 3]);\n",
     "in A[n,m], x[m];\nsparse L : \"i\" -> \"j\";\nout y[n];\ny(\"i\") = A(\"i,j\") * x(\"j\");\n",
+    "in A[n,m], X[a,b,d];\nout c[m], M[a,d], p[m];\nc(\"j\") = A(\"i,j\");\nM(\"i,k\") = X(\"i,j,k\");\n"
+    "p(\"j\") = reduce(*, A(\"i,j\"));\n",
 };
 
 /* The text of the function starting at SIG in C (up to its closing
@@ -311,6 +313,47 @@ START_TEST(emit_kernel_ranges)
     c = emit_for("in x[n];\nout y[n];\ny(\"i\") = exp(x(\"i\")) + 1;\n", &target_jit_tcc, 2);
     ck_assert_ptr_nonnull(strstr(c, "tx_ib = tx_lo; tx_ib < tx_hi"));
     ck_assert_ptr_nonnull(strstr(c, "(&tx_k, 0, (5 + TX_BLOCK - 1) / TX_BLOCK)"));
+    free(c);
+}
+END_TEST
+
+START_TEST(emit_reduce_loop_order)
+{
+    /* ij->j: the summed i outside, the row of j innermost (in blocks,
+       each added to the accumulator row), the kernel's range over j's
+       blocks; ij->i keeps j (unit stride) innermost into tx_acc */
+    char *c = emit_for("in A[n,m];\nout c[m], r[n];\nc(\"j\") = A(\"i,j\");\nr(\"i\") = A(\"i,j\");\n",
+                       &target_c99, 2);
+    char *k0 = function_text(c, "static int tx_k0(");
+    const char *fill = strstr(k0, "tx_p_fill(tx_bn, 0.0, &tx_v");
+    const char *outer = strstr(k0, "for (int64_t l_i = 0; l_i < d_n; l_i++)\n");
+    const char *row = outer ? strstr(outer, "for (int64_t tx_ib = tx_lo; tx_ib < tx_hi; tx_ib++)") : NULL;
+    const char *add = row ? strstr(row, "tx_p_store_f64(tx_bn, tx_p0, &tx_v") : NULL;
+    ck_assert_msg(fill && outer && fill < outer && row && add && strstr(add, ", 1, 1);"),
+                  "ij->j not as 'zero the row; for i { for blocks of j { row += A[i, j..] } }':\n%s", k0);
+    ck_assert_ptr_null(strstr(k0, "tx_acc"));
+    char *r = NULL;
+    for (int k = 1; k < 6 && !r; k++) {
+        char sig[32];
+        snprintf(sig, sizeof sig, "static int tx_k%d(", k);
+        char *f = function_text(c, sig);
+        if (strstr(f, "l_i = tx_lo; l_i < tx_hi"))
+            r = f;
+        else
+            free(f);
+    }
+    ck_assert_msg(r && strstr(r, "double tx_acc = 0.0;") && strstr(r, "tx_acc = tx_p_red_sum(d_m, &t_A[(l_i)*d_m + l_j]"),
+                  "ij->i not as 'for i { acc = sum of the row }':\n%.3000s", c);
+    free(r);
+    free(k0);
+    free(c);
+    /* a short row (known extent below a block's worth): scalar, same order */
+    c = emit_for("in A[n,m];\nout c[m];\nc(\"j\") = 3 * A(\"i,j\");\n", &target_jit_tcc, 2);
+    k0 = function_text(c, "static int tx_k0(");
+    outer = strstr(k0, "for (int64_t l_i = 0; l_i < 5; l_i++)");
+    ck_assert_msg(outer && strstr(outer, "l_j = tx_lo; l_j < tx_hi; l_j++) {") && strstr(outer, "] += (double)t_A["),
+                  "%s", k0);
+    free(k0);
     free(c);
 }
 END_TEST
@@ -506,6 +549,7 @@ Suite *suite_emit(void)
     tcase_add_test(tc, emit_loop_nests_are_kernels);
     tcase_add_test(tc, emit_kernel_ranges);
     tcase_add_test(tc, emit_targets_declare_what_they_use);
+    tcase_add_test(tc, emit_reduce_loop_order);
     tcase_add_test(tc, emit_runtime_symbols_from_one_table);
     tcase_add_test(tc, emit_sparse_decodes_only_what_is_read);
     tcase_add_test(tc, emit_workspace_by_liveness);
