@@ -143,7 +143,7 @@ int emit_add_error(emitter *E, const char *msg, int nomem);
    program function. A nest that follows sparse maps is emitted twice
    (the first time learns which decoded labels are read). */
 void emit_kernel(emitter *E, const g_value *v, void (*body)(emitter *, const g_value *));
-/* The head of the kernel's outermost loop over LABEL if it takes the
+/* The head of the kernel's (first) loop over output label LABEL if it takes the
    kernel's range: returns 1 after writing "for (L = tx_lo; L < tx_hi; L++)",
    0 if the loop is an ordinary one. */
 int kernel_range_loop(emitter *E, int label, tx_extent ext, int depth, int brace);

@@ -8,7 +8,8 @@
  * unit a thread pool, a profiler or a second compiler tier takes (Halide's
  * closures over a struct, TACO's and XLA's one function per kernel): the
  * range [tx_lo, tx_hi) is the outermost loop over an output label (whose
- * iterations write disjoint elements), or [0, 1) when the nest has none
+ * iterations write disjoint elements; a reduction with its summed labels
+ * outside takes it on the output row's loop, inside them), or [0, 1) when the nest has none
  * that may be split (scalar results, loops that follow sparse maps).
  *
  * The body is emitted by the same code as before outlining, into a buffer

@@ -2,7 +2,8 @@
  * check_threads.c — kernels on threads through the public library
  * (tensorexpr.h TX_OPTION_THREADS, tx(5) THREADS): the same program run
  * with 1, 2 and 3 threads writes the same bytes (every kernel splits only
- * its outermost loop over an output label, so each element is computed by
+ * a loop over an output label (the outermost, or a column sum's row inside
+ * its summed loop), so each element is computed by
  * one thread in one order), from one context and from several threads at
  * once (the pool is busy for all but one: the others run alone), and a
  * bad thread count is refused.
