@@ -178,12 +178,23 @@ static void emit_reduce_outer(emitter *E, const g_value *v, const int *summed, c
     }
     put(E, "%*s}\n", 4 * ds, "");
     if (v->op == OP_CONTRACT && v->coef != 1) { /* the scale, after the sum as in the scalar nest */
-        d = open_row_loop(E, L, LE, depth, 0, &range);
+        d = open_row_loop(E, L, LE, depth, blocked, &range); /* the range's unit: as the loops above */
         put(E, "%*s", 4 * d, "");
-        put_value_at(E, v);
-        put(E, " *= ");
-        num_literal(E->out, v->coef);
-        put(E, ";\n%*s}\n", 4 * depth, "");
+        if (blocked) {
+            put(E, "tx_p_scale_add(tx_bn, ");
+            num_literal(E->out, v->coef);
+            put(E, ", &");
+            put_value_at(E, v);
+            put(E, ", 0.0, &");
+            put_value_at(E, v);
+            put(E, ");\n");
+        } else {
+            put_value_at(E, v);
+            put(E, " *= ");
+            num_literal(E->out, v->coef);
+            put(E, ";\n");
+        }
+        put(E, "%*s}\n", 4 * depth, "");
     }
     depth--;
     put(E, "%*s}\n", 4 * depth, "");
