@@ -93,7 +93,7 @@ static int reduce_outer_wanted(emitter *E, const g_value *v, int nsum)
     int64_t bst = -1;
     for (int p = 0; p < s.n; p++) {
         int64_t z = mode_stride_value(E, &s, p);
-        if (z > 0 && (bst < 0 || z < bst)) {
+        if (s.label[p] >= 0 && z > 0 && (bst < 0 || z < bst)) {
             bst = z;
             best = s.label[p];
         }
