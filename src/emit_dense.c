@@ -149,7 +149,7 @@ static void emit_reduce_outer(emitter *E, const g_value *v, const int *summed, c
     open_loops(E, summed, sext, nsum, &ds, 0);
     d = open_row_loop(E, L, LE, ds, blocked, &range);
     if (blocked) {
-        blk_state B = {0, 0, d, L};
+        blk_state B = {0, 0, d, L, 0}; /* the row is f64 */
         blk_op r = blk_eval(E, &B, x);
         put(E, "%*stx_p_store_f64(tx_bn, ", 4 * d, "");
         put_op(E, r);
