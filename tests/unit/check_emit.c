@@ -342,7 +342,7 @@ START_TEST(emit_reduce_loop_order)
         else
             free(f);
     }
-    ck_assert_msg(r && strstr(r, "double tx_acc = 0.0;") && strstr(r, "tx_acc = tx_p_red_sum(d_m, &t_A[(l_i)*d_m + l_j]"),
+    ck_assert_msg(r && strstr(r, "double tx_acc = 0.0;") && strstr(r, "d_m, &t_A[(l_i)*d_m + l_j], tx_acc)"),
                   "ij->i not as 'for i { acc = sum of the row }':\n%.3000s", c);
     free(r);
     free(k0);
