@@ -906,6 +906,17 @@ START_TEST(complex_functions)
                               set_names[s], names[f], z.re, z.im, got.re, got.im, creal(want), cimag(want));
             }
     }
+    /* tanh of an infinite real part is +-1 whatever the imaginary part (numpy;
+       C99 Annex G): it was NaN for exp(cos(t)) of a large complex t */
+    cfun_fn *th = (cfun_fn *)prim(s, "tx_p_ctanh");
+    cpair t1 = th((cpair){INFINITY, NAN}), t2 = th((cpair){-INFINITY, 3.0}), t3 = th((cpair){800, INFINITY});
+    ck_assert(t1.re == 1 && t1.im == 0 && t2.re == -1 && t2.im == 0 && t3.re == 1 && t3.im == 0);
+    /* near a pole of tan y: tanh(iy) = i tan(y) to a few ulps (1 + cos 2y cancelled) */
+    for (double y = 1.5707963; y < 1.5707965; y += 2.5e-8) {
+        cpair tp = th((cpair){0, y});
+        ck_assert_msg(fabs(tp.im - tan(y)) <= 1e-14 * fabs(tan(y)) && tp.re == 0,
+                      "%s: tx_p_ctanh(%.17gi) = %.17g%+.17gi, want %.17gi", set_names[s], y, tp.re, tp.im, tan(y));
+    }
     cpair l0 = ((cfun_fn *)prim(s, "tx_p_clog"))((cpair){0, 0});
     ck_assert(isinf(l0.re) && l0.re < 0 && l0.im == 0);
     cpair e = ((cfun_fn *)prim(s, "tx_p_cexp"))((cpair){800, 0}); /* a real argument stays real */
