@@ -917,6 +917,12 @@ START_TEST(complex_functions)
         ck_assert_msg(fabs(tp.im - tan(y)) <= 1e-14 * fabs(tan(y)) && tp.re == 0,
                       "%s: tx_p_ctanh(%.17gi) = %.17g%+.17gi, want %.17gi", set_names[s], y, tp.re, tp.im, tan(y));
     }
+    /* exp of a real part of -inf (or one that underflows) is 0 whatever the
+       imaginary part: it was NaN for exp(cos(z)) of a huge z (run_diff seed 10000) */
+    cfun_fn *ex = (cfun_fn *)prim(s, "tx_p_cexp");
+    cpair e1 = ex((cpair){-INFINITY, INFINITY}), e2 = ex((cpair){-INFINITY, NAN}), e3 = ex((cpair){-800, 2.0});
+    ck_assert(e1.re == 0 && e1.im == 0 && e2.re == 0 && e2.im == 0 && e3.re == 0 && e3.im == 0);
+    ck_assert(signbit(e3.re) && !signbit(e3.im)); /* the signs of cos 2, sin 2 */
     cpair l0 = ((cfun_fn *)prim(s, "tx_p_clog"))((cpair){0, 0});
     ck_assert(isinf(l0.re) && l0.re < 0 && l0.im == 0);
     cpair e = ((cfun_fn *)prim(s, "tx_p_cexp"))((cpair){800, 0}); /* a real argument stays real */
