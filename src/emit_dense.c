@@ -234,6 +234,10 @@ static int copy_tiled(emitter *E, int id, const int *dst, const tx_extent *ext, 
     int a = dst[n - 1], b = sw->label[sw->n - 1];
     if (b < 0 || a == b)
         return 0;
+    for (int m = 0; m < sw->n; m++) /* a diagonal of W (A("a,a,i")): a label's stride */
+        for (int k = m + 1; k < sw->n; k++) /* is the sum of its modes': no tiles */
+            if (sw->label[m] == sw->label[k])
+                return 0;
     tx_extent ea = ext[n - 1], eb = sw->ext[sw->n - 1];
     int64_t na = emit_extent_value(E, ea), nb = emit_extent_value(E, eb);
     if ((na >= 0 && na < 8) || (nb >= 0 && nb < 8))
