@@ -84,6 +84,18 @@ static g_value *new_val(grad_sweep *sw, op_kind op, int nin)
     return graph_value_new(sw->g, op, nin, sw->stmt, sw->span);
 }
 
+/* The two-term sum CA*A + CB*B, of type DT and modes (LABEL, EXT)[0..RANK). */
+static g_value *sum2(grad_sweep *sw, g_value *a, double ca, g_value *b, double cb, dtype dt, int rank,
+                     const int *label, const tx_extent *ext)
+{
+    g_value *s = new_val(sw, OP_ADD, 2);
+    graph_set_operand(s, 0, a, ca);
+    graph_set_operand(s, 1, b, cb);
+    s->dt = dt;
+    graph_set_modes(s, rank, label, ext);
+    return graph_add(sw->g, s);
+}
+
 /* V's modes: the union of its operands' labels, in order of appearance. */
 static void union_modes(g_value *v)
 {
@@ -508,12 +520,7 @@ static g_value *part_total(grad_sweep *sw, g_value *v, int part, const g_value *
                 a = c->v;
                 continue;
             }
-            g_value *s = new_val(sw, OP_ADD, 2);
-            graph_set_operand(s, 0, a, 1);
-            graph_set_operand(s, 1, c->v, 1);
-            s->dt = join(a->dt, c->v->dt);
-            graph_set_modes(s, like->rank, like->label, like->ext);
-            a = graph_add(sw->g, s);
+            a = sum2(sw, a, 1, c->v, 1, join(a->dt, c->v->dt), like->rank, like->label, like->ext);
         }
     return a;
 }
@@ -614,12 +621,7 @@ static int propagate_eigh(grad_sweep *sw, g_value *v)
     if (dV) {
         g_value *f[3] = {pv, relabel(sw, dV, ie, ifl, 2, pv->ext)};
         g_value *k = product_to(sw, 2, f, one, 1, 2, ef, ee, NULL, 0); /* V^T dV */
-        g_value *sk = new_val(sw, OP_ADD, 2); /* its skew part */
-        graph_set_operand(sk, 0, k, 0.5);
-        graph_set_operand(sk, 1, relabel(sw, k, ef, fe, 2, ee), -0.5);
-        sk->dt = k->dt;
-        graph_set_modes(sk, 2, ef, ee);
-        graph_add(sw->g, sk);
+        g_value *sk = sum2(sw, k, 0.5, relabel(sw, k, ef, fe, 2, ee), -0.5, k->dt, 2, ef, ee); /* its skew part */
         g_value *ed = gaps_val(sw, pw, el, fl, 0); /* w(f) - w(e), 1 on the diagonal */
         f[0] = sk;
         f[1] = ed;
@@ -774,12 +776,7 @@ static int propagate_svd(grad_sweep *sw, g_value *v)
         f[0] = pu;
         f[1] = dut;
         g_value *utdu = product_to(sw, 2, f, one, 1, 2, rt, kk, NULL, 0); /* U^T dU */
-        g_value *sk = new_val(sw, OP_ADD, 2);
-        graph_set_operand(sk, 0, utdu, 1);
-        graph_set_operand(sk, 1, relabel(sw, utdu, rt, tr, 2, kk), -1);
-        sk->dt = utdu->dt;
-        graph_set_modes(sk, 2, rt, kk);
-        graph_add(sw->g, sk);
+        g_value *sk = sum2(sw, utdu, 1, relabel(sw, utdu, rt, tr, 2, kk), -1, utdu->dt, 2, rt, kk);
         f[0] = sk;
         f[1] = st;
         f[2] = e;
@@ -788,14 +785,10 @@ static int propagate_svd(grad_sweep *sw, g_value *v)
         graph_add_operand(sw->g, mid, q, 1);
         mid->dt = join(mid->dt, q->dt);
         /* (dU - U U^T dU) / s(t) Vt(t, j) */
-        g_value *x = new_val(sw, OP_ADD, 2);
-        graph_set_operand(x, 0, dut, 1);
         f[0] = pu;
         f[1] = utdu;
-        graph_set_operand(x, 1, product_to(sw, 2, f, one, 1, 2, it, pu->ext, NULL, 0), -1);
-        x->dt = utdu->dt;
-        graph_set_modes(x, 2, it, pu->ext);
-        graph_add(sw->g, x);
+        g_value *x = sum2(sw, dut, 1, product_to(sw, 2, f, one, 1, 2, it, pu->ext, NULL, 0), -1, utdu->dt, 2, it,
+                          pu->ext);
         f[0] = x;
         f[1] = st;
         f[2] = vtt;
@@ -809,12 +802,7 @@ static int propagate_svd(grad_sweep *sw, g_value *v)
         f[0] = pvt;
         f[1] = dvtt;
         g_value *vtdv = product_to(sw, 2, f, one, 1, 2, rt, kk, NULL, 0); /* V^T dV */
-        g_value *sk = new_val(sw, OP_ADD, 2);
-        graph_set_operand(sk, 0, vtdv, 1);
-        graph_set_operand(sk, 1, relabel(sw, vtdv, rt, tr, 2, kk), -1);
-        sk->dt = vtdv->dt;
-        graph_set_modes(sk, 2, rt, kk);
-        graph_add(sw->g, sk);
+        g_value *sk = sum2(sw, vtdv, 1, relabel(sw, vtdv, rt, tr, 2, kk), -1, vtdv->dt, 2, rt, kk);
         f[0] = ps;
         f[1] = sk;
         f[2] = e;
@@ -823,14 +811,10 @@ static int propagate_svd(grad_sweep *sw, g_value *v)
         graph_add_operand(sw->g, mid, q, 1);
         mid->dt = join(mid->dt, q->dt);
         /* U(i,t) / s(t) (dVt(t,j) - sum_r (V^T dV)(r,t) Vt(r,j)) */
-        g_value *y = new_val(sw, OP_ADD, 2);
-        graph_set_operand(y, 0, dvtt, 1);
         f[0] = vtdv;
         f[1] = pvt;
-        graph_set_operand(y, 1, product_to(sw, 2, f, one, 1, 2, tj, pvt->ext, NULL, 0), -1);
-        y->dt = vtdv->dt;
-        graph_set_modes(y, 2, tj, pvt->ext);
-        graph_add(sw->g, y);
+        g_value *y = sum2(sw, dvtt, 1, product_to(sw, 2, f, one, 1, 2, tj, pvt->ext, NULL, 0), -1, vtdv->dt, 2, tj,
+                          pvt->ext);
         f[0] = relabel(sw, pu, ir, it, 2, pu->ext);
         f[1] = st;
         f[2] = y;
@@ -993,12 +977,8 @@ static int propagate_linalg(grad_sweep *sw, g_value *v, g_value *dv)
         f[1] = relabel(sw, phi, rc, pq, 2, n2);
         f[2] = view(sw, sli, qc);
         g_value *sz = store_tmp(sw, product_to(sw, 3, f, e, 1, 2, rc, n2, NULL, 0), rc, 2, n2);
-        g_value *sum = new_val(sw, OP_ADD, 2);
-        graph_set_operand(sum, 0, view(sw, sz, cr), 0.5);
-        graph_set_operand(sum, 1, view(sw, sz, rc), 0.5);
-        sum->dt = sz->dt;
-        graph_set_modes(sum, 2, rc, n2);
-        contribute(sw, a, graph_add(sw->g, sum), NULL);
+        g_value *zt = view(sw, sz, cr), *z = view(sw, sz, rc); /* built in this order */
+        contribute(sw, a, sum2(sw, zt, 0.5, z, 0.5, sz->dt, 2, rc, n2), NULL);
         return 0;
     }
     default: /* pow, and the multi-result calls */
@@ -1065,12 +1045,7 @@ static int reduce_product(grad_sweep *sw, g_value *v, g_value *dv)
     f[0] = z;
     f[1] = map2(sw, MAP_EQ, nz, const_val(sw, 1));
     g_value *b = product_like(sw, 2, f, one, 1, x, v);
-    g_value *t = new_val(sw, OP_ADD, 2);
-    graph_set_operand(t, 0, a, 1);
-    graph_set_operand(t, 1, b, 1);
-    t->dt = join(a->dt, b->dt);
-    graph_set_modes(t, x->rank, x->label, x->ext);
-    graph_add(sw->g, t);
+    g_value *t = sum2(sw, a, 1, b, 1, join(a->dt, b->dt), x->rank, x->label, x->ext);
     f[0] = dv;
     f[1] = p;
     f[2] = t;
@@ -1153,12 +1128,7 @@ static int propagate(grad_sweep *sw, g_value *v, g_value *dv, const int *map)
             if (k < 0 || !lo)
                 return -1;
             to[m] = k;
-            g_value *shift = new_val(sw, OP_ADD, 2);
-            graph_set_operand(shift, 0, iota1(sw, k, v->ext[m]), 1);
-            graph_set_operand(shift, 1, lo, 1);
-            shift->dt = DT_F64;
-            graph_set_modes(shift, 1, &k, &v->ext[m]);
-            graph_add(sw->g, shift);
+            g_value *shift = sum2(sw, iota1(sw, k, v->ext[m]), 1, lo, 1, DT_F64, 1, &k, &v->ext[m]);
             fs[nf++] = map2(sw, MAP_EQ, iota1(sw, l, xe), shift);
         }
         fs[0] = relabel(sw, dv, v->label, to, v->rank, v->ext);
@@ -1252,22 +1222,14 @@ static int propagate(grad_sweep *sw, g_value *v, g_value *dv, const int *map)
         case MAP_COS: f[1] = map1(sw, MAP_SIN, x); coef = -1; break;
         case MAP_TANH: {
             g_value *sq[1] = {v};
-            g_value *t = new_val(sw, OP_ADD, 2);
-            graph_set_operand(t, 0, const_val(sw, 1), 1);
-            graph_set_operand(t, 1, map_val(sw, MAP_POW, 1, sq, 2), -1);
-            t->dt = v->dt;
-            graph_set_modes(t, v->rank, v->label, v->ext);
-            f[1] = graph_add(sw->g, t);
+            g_value *one_v = const_val(sw, 1), *sq2 = map_val(sw, MAP_POW, 1, sq, 2);
+            f[1] = sum2(sw, one_v, 1, sq2, -1, v->dt, v->rank, v->label, v->ext);
             break;
         }
         case MAP_ABS: {
             g_value *zero = const_val(sw, 0);
-            g_value *t = new_val(sw, OP_ADD, 2);
-            graph_set_operand(t, 0, map2(sw, MAP_GT, x, zero), 1);
-            graph_set_operand(t, 1, map2(sw, MAP_LT, x, zero), -1);
-            t->dt = v->dt;
-            graph_set_modes(t, x->rank, x->label, x->ext);
-            f[1] = graph_add(sw->g, t);
+            g_value *pos = map2(sw, MAP_GT, x, zero), *neg = map2(sw, MAP_LT, x, zero);
+            f[1] = sum2(sw, pos, 1, neg, -1, v->dt, x->rank, x->label, x->ext);
             break;
         }
         case MAP_MAX:
