@@ -74,6 +74,22 @@ static int unwritten(graph *g, g_value *const *c, int n, const g_value *t, int e
     return 1;
 }
 
+/* The product SUM * T, with the type, summed labels and modes of LIKE (the
+   first product it replaces); SUM (modes set) and the product go into G's
+   list before AT. */
+static g_value *factored(graph *g, g_value *sum, g_value *t, const g_value *like, g_value *at)
+{
+    g_value *prod = graph_value_new(g, OP_CONTRACT, 2, at->stmt, at->span);
+    graph_set_operand(prod, 0, sum, 1);
+    graph_set_operand(prod, 1, t, 1);
+    prod->dt = like->dt;
+    prod->summed = like->summed;
+    graph_set_modes_like(prod, like->rank, like->label, like);
+    graph_insert_before(g, at, sum);
+    graph_insert_before(g, at, prod);
+    return prod;
+}
+
 /* Factors the terms of sum S in GROUP[0..N) (operand indices), which
    share T. */
 static void factor_group(graph *g, g_value *s, const int *group, int n, g_value *t)
@@ -87,14 +103,7 @@ static void factor_group(graph *g, g_value *s, const int *group, int n, g_value 
         graph_set_operand(sum, i, other(c, t), s->coef_in[group[i]] * c->coef);
     }
     graph_set_modes_like(sum, w0->rank, w0->label, w0);
-    g_value *prod = graph_value_new(g, OP_CONTRACT, 2, s->stmt, s->span);
-    graph_set_operand(prod, 0, sum, 1);
-    graph_set_operand(prod, 1, t, 1);
-    prod->dt = first->dt;
-    prod->summed = first->summed;
-    graph_set_modes_like(prod, first->rank, first->label, first);
-    graph_insert_before(g, s, sum);
-    graph_insert_before(g, s, prod);
+    g_value *prod = factored(g, sum, t, first, s);
     /* the sum keeps its other terms and the new product in the place of the first */
     g_value **in = arena_alloc(g->arena, sizeof(g_value *) * (size_t)s->nin);
     double *c = arena_alloc(g->arena, sizeof(double) * (size_t)s->nin);
@@ -233,14 +242,7 @@ static int factor_chain_once(graph *g, g_value *s, g_value *const *user)
                 graph_set_operand(sum, j, other(c, t), sign * sign_last * c->coef);
             }
             graph_set_modes_like(sum, w0->rank, w0->label, w0);
-            g_value *prod = graph_value_new(g, OP_CONTRACT, 2, last->stmt, last->span);
-            graph_set_operand(prod, 0, sum, 1);
-            graph_set_operand(prod, 1, t, 1);
-            prod->dt = a->dt;
-            prod->summed = a->summed;
-            graph_set_modes_like(prod, a->rank, a->label, a);
-            graph_insert_before(g, last, sum);
-            graph_insert_before(g, last, prod);
+            g_value *prod = factored(g, sum, t, a, last);
             g_value *gone[64];
             for (int j = 0; j < ng; j++)
                 gone[j] = chain[group[j]]->in[0];
