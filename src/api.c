@@ -58,14 +58,21 @@ typedef struct {
    turn compiles each once). Its workspace is not kept: it is allocated
    again when the code is taken back. */
 #define JIT_PARKED 4
+
+/* Compiled code and what a run needs of it: the current code of a
+   program, or code parked for later. */
 typedef struct {
-    jit_module *jit;      /* NULL: an empty slot */
+    jit_module *jit;      /* NULL: none */
     tx_arena *arena;      /* the graph its error table and calls are in */
     emit_error *errs;
     int nerrs;
     emit_call *calls;
     int ncalls;
     size_t workspace;     /* bytes of its workspace */
+} jit_code;
+
+typedef struct {
+    jit_code code;        /* code.jit NULL: an empty slot */
     int64_t *dims, *layout;
     char *inplace;        /* as the program's jit_dims, jit_layout, jit_inplace */
     unsigned long used;   /* when it was parked: the oldest goes first */
@@ -82,10 +89,8 @@ struct tx_program {
     binding *bind;        /* per parameter tensor */
     const tx_sparse_map **maps; /* per sparse map */
     int64_t *dim_set;     /* per symbolic dim: value given by tx_set_dim, or -1 */
-    jit_module *jit;
-    tx_arena *jit_arena;  /* the graph the JIT code was generated from */
-    void *workspace;      /* the JIT code's intermediates */
-    size_t workspace_size;
+    jit_code code;        /* the current code (code.jit NULL: none yet) */
+    void *workspace;      /* its intermediates, code.workspace bytes */
     jit_parked parked[JIT_PARKED];
     unsigned long clock;  /* counts parkings */
     int64_t *jit_dims;    /* extents the JIT code is specialised on */
@@ -98,13 +103,9 @@ struct tx_program {
     int threads;          /* TX_OPTION_THREADS when compiled (0: the default) */
     int huge_pages;       /* TX_OPTION_HUGE_PAGES when compiled */
     int backend;          /* TX_OPTION_BACKEND when compiled */
-    emit_error *errs;
-    int nerrs;
     int timing;
     double *times;        /* per statement, then per call (malloc'd) */
-    emit_call *calls;     /* the compiled code's calls (in jit_arena) */
     volatile int running; /* the statement the compiled code runs now (from 1), 0 outside tx_run */
-    int ncalls;
     double jit_seconds;   /* emit + libtcc time of the last run (0 if none) */
     int *stmt_lines;
     /* for tx_tensor_get */
@@ -264,16 +265,16 @@ void tx_program_free(tx_program *p)
 {
     if (!p)
         return;
-    jit_free(p->jit);
+    jit_free(p->code.jit);
     for (int i = 0; i < JIT_PARKED; i++) {
-        jit_free(p->parked[i].jit);
-        arena_free(p->parked[i].arena);
+        jit_free(p->parked[i].code.jit);
+        arena_free(p->parked[i].code.arena);
     }
     for (int k = 0; p->S && p->bind && k < p->S->ntensors; k++)
         free(p->bind[k].stage);
     free(p->workspace);
     free(p->times);
-    arena_free(p->jit_arena);
+    arena_free(p->code.arena);
     arena_free(p->arena);
     free(p->text);
     free(p);
@@ -866,14 +867,14 @@ int tx_progress(const tx_program *p)
 
 int tx_call_count(const tx_program *p)
 {
-    return p && p->jit ? p->ncalls : 0;
+    return p && p->code.jit ? p->code.ncalls : 0;
 }
 
 int tx_call_get(const tx_program *p, int i, tx_call_info *info)
 {
-    if (!p || !info || !p->jit || i < 0 || i >= p->ncalls)
+    if (!p || !info || !p->code.jit || i < 0 || i >= p->code.ncalls)
         return TX_ERR_ARG;
-    const emit_call *c = &p->calls[i];
+    const emit_call *c = &p->code.calls[i];
     info->stmt = c->stmt;
     info->line = (int)c->line;
     info->kind = c->kind;
@@ -1108,7 +1109,7 @@ static void park_current(tx_program *p, size_t layout_bytes)
 {
     int victim = 0;
     for (int i = 0; i < JIT_PARKED; i++) {
-        if (!p->parked[i].jit) {
+        if (!p->parked[i].code.jit) {
             victim = i;
             break;
         }
@@ -1116,24 +1117,18 @@ static void park_current(tx_program *p, size_t layout_bytes)
             victim = i;
     }
     jit_parked *v = &p->parked[victim];
-    jit_free(v->jit);
-    arena_free(v->arena);
-    v->jit = p->jit;
-    v->arena = p->jit_arena;
-    v->errs = p->errs;
-    v->nerrs = p->nerrs;
-    v->calls = p->calls;
-    v->ncalls = p->ncalls;
-    v->workspace = p->workspace_size;
+    jit_free(v->code.jit);
+    arena_free(v->code.arena);
+    v->code = p->code;
     memcpy(v->dims, p->jit_dims, sizeof(int64_t) * (size_t)p->S->nsym_dims);
     memcpy(v->layout, p->jit_layout, layout_bytes);
     memcpy(v->inplace, p->jit_inplace, (size_t)p->S->ntensors);
     v->used = ++p->clock;
-    p->jit = NULL;
-    p->jit_arena = NULL;
+    p->code.jit = NULL; /* its error table and calls stay readable until new code comes */
+    p->code.arena = NULL;
+    p->code.workspace = 0;
     free(p->workspace);
     p->workspace = NULL;
-    p->workspace_size = 0;
 }
 
 /* Takes back parked code made for DIMS and the current layout, if there
@@ -1143,30 +1138,24 @@ static int unpark(tx_program *p, const int64_t *dims, size_t layout_bytes)
     sema_program *S = p->S;
     for (int i = 0; i < JIT_PARKED; i++) {
         jit_parked *v = &p->parked[i];
-        if (!v->jit || memcmp(v->dims, dims, sizeof(int64_t) * (size_t)S->nsym_dims) != 0 ||
+        if (!v->code.jit || memcmp(v->dims, dims, sizeof(int64_t) * (size_t)S->nsym_dims) != 0 ||
             memcmp(v->layout, p->layout, layout_bytes) != 0)
             continue;
-        void *ws = v->workspace ? tx_huge_alloc(v->workspace, p->huge_pages) : NULL;
-        double *times = realloc(p->times, sizeof(double) * (size_t)(S->nassign + v->ncalls + 1));
+        void *ws = v->code.workspace ? tx_huge_alloc(v->code.workspace, p->huge_pages) : NULL;
+        double *times = realloc(p->times, sizeof(double) * (size_t)(S->nassign + v->code.ncalls + 1));
         if (times)
             p->times = times;
-        if ((v->workspace && !ws) || !times) {
+        if ((v->code.workspace && !ws) || !times) {
             free(ws);
-            return fail(p->ctx, TX_ERR_NOMEM, "out of memory (a workspace of %zu bytes)", v->workspace);
+            return fail(p->ctx, TX_ERR_NOMEM, "out of memory (a workspace of %zu bytes)", v->code.workspace);
         }
-        p->jit = v->jit;
-        p->jit_arena = v->arena;
-        p->errs = v->errs;
-        p->nerrs = v->nerrs;
-        p->calls = v->calls;
-        p->ncalls = v->ncalls;
+        p->code = v->code;
         p->workspace = ws;
-        p->workspace_size = v->workspace;
         memcpy(p->jit_dims, v->dims, sizeof(int64_t) * (size_t)S->nsym_dims);
         memcpy(p->jit_layout, v->layout, layout_bytes);
         memcpy(p->jit_inplace, v->inplace, (size_t)S->ntensors);
-        v->jit = NULL;
-        v->arena = NULL;
+        v->code.jit = NULL;
+        v->code.arena = NULL;
         return TX_OK;
     }
     return TX_OK;
@@ -1222,15 +1211,15 @@ int tx_run(tx_program *p)
         goto out;
     layout_key(p);
     size_t layout_bytes = sizeof(int64_t) * (size_t)S->ntensors * (1 + TX_MAX_MODES);
-    if (p->jit && (memcmp(dims, p->jit_dims, sizeof(int64_t) * (size_t)n) != 0 ||
+    if (p->code.jit && (memcmp(dims, p->jit_dims, sizeof(int64_t) * (size_t)n) != 0 ||
                    memcmp(p->layout, p->jit_layout, layout_bytes) != 0))
         park_current(p, layout_bytes);
     p->jit_seconds = 0;
-    if (!p->jit && (st = unpark(p, dims, layout_bytes)) != TX_OK)
+    if (!p->code.jit && (st = unpark(p, dims, layout_bytes)) != TX_OK)
         goto out;
-    if (!p->jit) {
-        arena_free(p->jit_arena); /* left by a compilation whose workspace could not be had */
-        p->jit_arena = NULL;
+    if (!p->code.jit) {
+        arena_free(p->code.arena); /* left by a compilation whose workspace could not be had */
+        p->code.arena = NULL;
         double t0 = tx_rt_now();
         /* per variable, the strides its tensor's code reads in place */
         const int64_t **strides = calloc((size_t)S->nvars + 1, sizeof *strides);
@@ -1263,13 +1252,13 @@ int tx_run(tx_program *p)
         free(contiguous);
         size_t ws = job.r.workspace;
         if (st == TX_OK) { /* the program keeps the code and the arena its error table is in */
-            p->jit = job.r.jit;
+            p->code.jit = job.r.jit;
             job.r.jit = NULL;
-            p->jit_arena = job.arena;
-            p->errs = job.r.errs;
-            p->nerrs = job.r.nerrs;
-            p->calls = job.r.calls;
-            p->ncalls = job.r.ncalls;
+            p->code.arena = job.arena;
+            p->code.errs = job.r.errs;
+            p->code.nerrs = job.r.nerrs;
+            p->code.calls = job.r.calls;
+            p->code.ncalls = job.r.ncalls;
         } else
             arena_free(job.arena);
         pipeline_result_free(&job.r);
@@ -1282,13 +1271,13 @@ int tx_run(tx_program *p)
            huge pages, so its first run does not fault on every 4 KiB */
         free(p->workspace);
         p->workspace = ws ? tx_huge_alloc(ws, p->huge_pages) : NULL;
-        p->workspace_size = ws;
-        double *times = realloc(p->times, sizeof(double) * (size_t)(S->nassign + p->ncalls + 1));
+        p->code.workspace = ws;
+        double *times = realloc(p->times, sizeof(double) * (size_t)(S->nassign + p->code.ncalls + 1));
         if (times)
             p->times = times;
         if ((ws && !p->workspace) || !times) {
-            jit_free(p->jit);
-            p->jit = NULL;
+            jit_free(p->code.jit);
+            p->code.jit = NULL;
             st = fail(p->ctx, TX_ERR_NOMEM, "out of memory (a workspace of %zu bytes)", ws);
             goto out;
         }
@@ -1305,7 +1294,7 @@ int tx_run(tx_program *p)
     args[base + 1] = p->workspace;
     args[base + 2] = &detail;
     args[base + 3] = (void *)&p->running;
-    memset(p->times, 0, sizeof(double) * (size_t)(S->nassign + p->ncalls));
+    memset(p->times, 0, sizeof(double) * (size_t)(S->nassign + p->code.ncalls));
     /* the program's kernels and BLAS/LAPACK share one thread count: they
        run one after the other, never at once */
     tx_rt_set_threads(p->threads);
@@ -1313,15 +1302,15 @@ int tx_run(tx_program *p)
     if (openblas_get_num_threads() != nthreads)
         openblas_set_num_threads(nthreads);
     p->running = 0;
-    int code = jit_entry_point(p->jit)(args);
+    int code = jit_entry_point(p->code.jit)(args);
     p->running = 0;
     if (code != 0) {
         const char *msg = "unknown error";
         int nomem = 0;
-        for (int i = 0; i < p->nerrs; i++)
-            if (p->errs[i].code == code) {
-                msg = p->errs[i].msg;
-                nomem = p->errs[i].nomem;
+        for (int i = 0; i < p->code.nerrs; i++)
+            if (p->code.errs[i].code == code) {
+                msg = p->code.errs[i].msg;
+                nomem = p->code.errs[i].nomem;
             }
         if (strstr(msg, "%lld"))
             st = fail(p->ctx, nomem ? TX_ERR_NOMEM : TX_ERR_RUN, msg, (long long)detail);
@@ -1358,8 +1347,8 @@ static int emit_work(void *arg)
 const char *tx_backend(const tx_program *p, const char **detail)
 {
     if (detail)
-        *detail = p && p->jit ? p->jit->detail : NULL;
-    return p && p->jit ? p->jit->backend : NULL;
+        *detail = p && p->code.jit ? p->code.jit->detail : NULL;
+    return p && p->code.jit ? p->code.jit->backend : NULL;
 }
 
 char *tx_emit(tx_program *p, const tx_emit_options *opts, size_t *len)
