@@ -237,6 +237,10 @@ void put_part(emitter *E, const g_value *v, int part);
 /* The statement "LHS OP= VAL;" for an element LHS of complex type TDT
    and VAL a tx_c128 expression (OP '=', '+' or '-'), at indent DEPTH. */
 void put_assign_c(emitter *E, int depth, const char *lhs, dtype tdt, int op, const char *val);
+/* The element statement of complex store S into its tensor (of type TDT):
+   the target at S's labels OP= S's operand, at indent DEPTH, in the loops
+   the caller opened. */
+void put_store_c(emitter *E, const g_value *s, dtype tdt, int depth);
 /* Starts capturing what the emitter writes into SCRATCH; emit_capture_end
    returns it as a string in the graph's arena and restores the output. */
 tx_buf *emit_capture_begin(emitter *E, tx_buf *scratch);

@@ -558,12 +558,7 @@ void emit_store(emitter *E, const g_value *s)
     put(E, "    { /* %%%d */\n", s->id);
     if (dt_complex(var->dt)) {
         open_loops(E, s->store_label, s->ext, s->rank, &depth, 1);
-        tx_buf scratch, *saved = emit_capture_begin(E, &scratch);
-        put_var_at(E, s->var, s->store_label, s->ext, s->rank);
-        const char *lhs = emit_capture_end(E, saved);
-        saved = emit_capture_begin(E, &scratch);
-        put_access_c(E, s->in[0]);
-        put_assign_c(E, depth, lhs, var->dt, s->store_op, emit_capture_end(E, saved));
+        put_store_c(E, s, var->dt, depth);
         put(E, "    }\n");
         return;
     }

@@ -310,6 +310,16 @@ void put_assign_c(emitter *E, int depth, const char *lhs, dtype tdt, int op, con
 }
 
 
+void put_store_c(emitter *E, const g_value *s, dtype tdt, int depth)
+{
+    tx_buf scratch, *saved = emit_capture_begin(E, &scratch);
+    put_var_at(E, s->var, s->store_label, s->ext, s->rank);
+    const char *lhs = emit_capture_end(E, saved);
+    saved = emit_capture_begin(E, &scratch);
+    put_access_c(E, s->in[0]);
+    put_assign_c(E, depth, lhs, tdt, s->store_op, emit_capture_end(E, saved));
+}
+
 void put_loop_head(emitter *E, int label, tx_extent ext, int depth, int brace)
 {
     put(E, "%*sfor (int64_t ", 4 * depth, "");

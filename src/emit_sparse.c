@@ -354,12 +354,7 @@ void emit_store_sparse(emitter *E, const g_value *s)
     memset(&st, 0, sizeof st);
     int b = open_loops_sparse(E, s, s->store_label, s->ext, s->rank, &depth, &st);
     if (dt_complex(var->dt)) {
-        tx_buf scratch, *saved = emit_capture_begin(E, &scratch);
-        put_var_at(E, s->var, s->store_label, s->ext, s->rank);
-        const char *lhs = emit_capture_end(E, saved);
-        saved = emit_capture_begin(E, &scratch);
-        put_access_c(E, s->in[0]);
-        put_assign_c(E, depth, lhs, var->dt, s->store_op, emit_capture_end(E, saved));
+        put_store_c(E, s, var->dt, depth);
         close_braces(E, b, &depth);
         put(E, "    }\n");
         return;
