@@ -1021,32 +1021,60 @@ int sema_check_expr(checker *C, cst_node *n)
     }
 }
 
-/* The element type an expression computes in: f32 only if every tensor it
-   reads is f32; complex if a tensor it reads is, unless real, imag or abs
-   takes it back to the reals (numpy's promotion, tx(5) §4.2). */
-dtype sema_expr_dtype(cst_node *n)
+/* An imaginary literal's type while an expression's type is worked out:
+   complex of no precision of its own (numpy's weak Python complex), c64
+   beside f32 or c64 values, c128 beside f64 or c128 ones or alone. */
+#define DT_WEAK_COMPLEX ((dtype)(DT_C128 + 1))
+
+static dtype join_weak(dtype a, dtype b)
+{
+    if (b == DT_WEAK_COMPLEX) {
+        dtype t = a;
+        a = b;
+        b = t;
+    }
+    if (a != DT_WEAK_COMPLEX)
+        return dt_join(a, b);
+    if (!b || b == DT_WEAK_COMPLEX)
+        return DT_WEAK_COMPLEX;
+    return dt_wide(b) ? DT_C128 : DT_C64;
+}
+
+static dtype expr_dtype(cst_node *n)
 {
     switch (n->kind) {
     case CST_NUM: /* a number takes the type of what it meets; 2i makes it complex */
-        return n->imag ? DT_C64 : 0;
+        return n->imag ? DT_WEAK_COMPLEX : 0;
     case CST_REF: case CST_NAME: /* a dim or a delta is a number: no type of its own */
         return n->sym ? (n->sym->kind == SYM_DIM ? 0 : n->sym->dt) : n->fn == MAP_DELTA ? 0 : DT_F64;
-    case CST_LET: case CST_LETUSE: case CST_NEG: return sema_expr_dtype(n->a);
-    case CST_POW: return sema_expr_dtype(n->a);
+    case CST_LET: case CST_LETUSE: case CST_NEG: return expr_dtype(n->a);
+    case CST_POW: return expr_dtype(n->a);
     case CST_ADD: case CST_SUB: case CST_MUL: case CST_DIV:
-        return dt_join(sema_expr_dtype(n->a), sema_expr_dtype(n->b));
+        return join_weak(expr_dtype(n->a), expr_dtype(n->b));
     case CST_CALL: {
         dtype t = 0;
         for (int i = 0; i < n->args.n; i++)
             if (n->args.v[i]->kind != CST_ARG_OP && n->args.v[i]->kind != CST_ARG_STR &&
                 n->args.v[i]->kind != CST_ARG_LIST)
-                t = dt_join(t, sema_expr_dtype(n->args.v[i]));
+                t = join_weak(t, expr_dtype(n->args.v[i]));
         if (n->fn == MAP_REAL || n->fn == MAP_IMAG || n->fn == MAP_ABS || (n->fn >= MAP_LT && n->fn <= MAP_NE))
-            return dt_real(t); /* a real part, a modulus, a truth value */
+            return t == DT_WEAK_COMPLEX ? 0 : dt_real(t); /* a real part, a modulus, a truth value */
         return t;
     }
     default: return DT_F64;
     }
+}
+
+/* The element type an expression computes in: f32 only if every tensor it
+   reads is f32; complex if a tensor it reads is or an imaginary literal
+   meets it, unless real, imag or abs takes it back to the reals (numpy's
+   promotion, tx(5) ELEMENT TYPES); 0 if it reads no tensor and is real
+   (a number: the type of what it meets). Complex numbers alone are c128,
+   as real ones alone are f64. */
+dtype sema_expr_dtype(cst_node *n)
+{
+    dtype t = expr_dtype(n);
+    return t == DT_WEAK_COMPLEX ? DT_C128 : t;
 }
 
 static void stmt_begin(checker *C, cst_stmt *st)

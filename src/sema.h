@@ -58,7 +58,9 @@ int sema_expect_expr_arg(checker *C, cst_node *call, int i);
    N->num. Returns 0, or -1 after reporting. */
 int sema_check_expr(checker *C, cst_node *n);
 /* The element type N computes in: f32 only if every tensor it reads is
-   f32; 0 if it reads none (numbers only: the type of what they meet). */
+   f32; complex if a complex tensor or an imaginary literal meets it (c128
+   for numbers alone); 0 if it reads no tensor and is real (numbers only:
+   the type of what they meet). */
 dtype sema_expr_dtype(cst_node *n);
 /* Checks the labels of target T of tensor NAME: no integers, no repeats;
    adds them to the statement's target labels and, given TENSOR, checks
