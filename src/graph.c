@@ -729,20 +729,24 @@ double graph_map_density(const graph *g, int map)
 
 double graph_value_flops(const graph *g, const g_value *v)
 {
+    /* in real operations, as LAPACK counts zgemm's (8mnk against dgemm's
+       2mnk): a complex multiply-add is 4 real flops per real one, a
+       complex add 2 */
+    double cx_mul = dt_complex(v->dt) ? 4 : 1, cx_add = dt_complex(v->dt) ? 2 : 1;
     switch (v->op) {
     case OP_CONTRACT:
-        return graph_contract_flops(g, v);
+        return cx_mul * graph_contract_flops(g, v);
     case OP_ADD:
-        return elements(g, v) * (v->nin > 1 ? v->nin - 1 : 1);
+        return cx_add * elements(g, v) * (v->nin > 1 ? v->nin - 1 : 1);
     case OP_MAP:
     case OP_SCAN:
     case OP_SLICE:
         return elements(g, v);
     case OP_REDUCE:
-        return elements(g, v->in[0]);
+        return cx_mul * elements(g, v->in[0]);
     case OP_LINALG: { /* of the order of n^3 */
         double n = v->in[0]->rank ? graph_extent_estimate(g, v->in[0]->ext[0]) : 1;
-        return n * n * n;
+        return cx_mul * n * n * n;
     }
     default:
         return 0;

@@ -668,7 +668,8 @@ double graph_contract_flops(const graph *g, const g_value *v);
    graph is specialised for bound maps, else taken as 0.1. */
 double graph_map_density(const graph *g, int map);
 /* Cost estimates of value V (opt_einsum's FLOP count for contractions,
-   one per element otherwise) and of its buffer, and the FLOPs of all of G. */
+   one per element otherwise; a complex value's in real flops: 4 per
+   multiply-add, 2 per add) and of its buffer, and the FLOPs of all of G. */
 double graph_value_flops(const graph *g, const g_value *v);
 double graph_value_bytes(const graph *g, const g_value *v);
 double graph_flops(const graph *g);
