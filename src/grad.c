@@ -77,7 +77,7 @@ struct grad_sweep {
 
 /* ---- building values ---- */
 
-static dtype join(dtype a, dtype b) { return a == DT_F64 || b == DT_F64 ? DT_F64 : DT_F32; }
+static dtype join(dtype a, dtype b) { return dt_join(a ? a : DT_F32, b ? b : DT_F32); }
 
 static g_value *new_val(grad_sweep *sw, op_kind op, int nin)
 {
@@ -134,11 +134,39 @@ static g_value *map_val(grad_sweep *sw, map_fn fn, int n, g_value *const *in, do
         graph_set_operand(m, i, in[i], 1);
         m->dt = join(m->dt, in[i]->dt);
     }
+    if (fn == MAP_REAL || fn == MAP_IMAG || fn == MAP_ABS || (fn >= MAP_LT && fn <= MAP_NE))
+        m->dt = dt_real(m->dt); /* a part, a modulus, a truth value */
     union_modes(m);
     return graph_add(sw->g, m);
 }
 
 static g_value *map1(grad_sweep *sw, map_fn fn, g_value *a) { return map_val(sw, fn, 1, &a, 0); }
+
+/* The complex conjugate of X (X itself when it is real; a complex
+   number is conjugated in place). */
+static g_value *cj(grad_sweep *sw, g_value *x)
+{
+    if (!dt_complex(x->dt))
+        return x;
+    if (x->op == OP_CONST) {
+        g_value *c = new_val(sw, OP_CONST, 0);
+        c->coef = x->coef;
+        c->coef_im = -x->coef_im;
+        c->dt = x->dt;
+        return graph_add(sw->g, c);
+    }
+    return map1(sw, MAP_CONJ, x);
+}
+
+/* The complex number RE + IM i (c64: it widens nothing). */
+static g_value *cconst_val(grad_sweep *sw, double re, double im)
+{
+    g_value *c = new_val(sw, OP_CONST, 0);
+    c->coef = re;
+    c->coef_im = im;
+    c->dt = DT_C64;
+    return graph_add(sw->g, c);
+}
 
 static g_value *map2(grad_sweep *sw, map_fn fn, g_value *a, g_value *b)
 {
@@ -490,24 +518,32 @@ static int positional(const g_value *v)
     return (v->op == OP_INPUT || v->op == OP_STORE) && v->rank > 0;
 }
 
-static void contribute(grad_sweep *sw, g_value *w, g_value *dv, const int *map)
+/* Adds DV (MAP: its label per mode, for a positional W) to the adjoint
+   of W. A real W takes the real part of a complex DV: the gradient with
+   respect to a real value is the derivative along the real axis. */
+static contrib *add_contrib(grad_sweep *sw, g_value *w, g_value *dv, const int *map)
 {
     if (!sw->dep[w->id] || sw->bad[w->id])
-        return;
+        return NULL;
+    if (dt_complex(dv->dt) && !dt_complex(w->dt) && !(w->op == OP_LINALG && w->nout > 1))
+        dv = map1(sw, MAP_REAL, dv);
     contrib *c = arena_alloc(sw->g->arena, sizeof *c);
     c->v = dv;
     if (map)
         memcpy(c->map, map, sizeof(int) * (size_t)w->rank);
     c->next = sw->adj[w->id];
     sw->adj[w->id] = c;
+    return c;
 }
+
+static void contribute(grad_sweep *sw, g_value *w, g_value *dv, const int *map) { add_contrib(sw, w, dv, map); }
 
 /* A contribution DV to result PART of the multi-result call W. */
 static void contribute_part(grad_sweep *sw, g_value *w, g_value *dv, int part)
 {
-    contribute(sw, w, dv, NULL);
-    if (sw->adj[w->id] && sw->adj[w->id]->v == dv)
-        sw->adj[w->id]->part = part;
+    contrib *c = add_contrib(sw, w, dv, NULL);
+    if (c)
+        c->part = part;
 }
 
 /* The adjoint of result PART of multi-result call V (NULL: zero). */
@@ -575,7 +611,7 @@ static void poison(grad_sweep *sw, const g_value *v, const g_value *at)
             sw->bad[v->in[i]->id] = at;
 }
 
-/* -B^T dB B^T for B = inv(A) (labels R, C, extents N2) and its adjoint
+/* -B^H dB B^H for B = inv(A) (labels R, C, extents N2) and its adjoint
    DB; NULL if no label is left for the sweep. */
 static g_value *inv_adjoint(grad_sweep *sw, g_value *b, g_value *db, int r, int c, const tx_extent *n2)
 {
@@ -584,12 +620,12 @@ static g_value *inv_adjoint(grad_sweep *sw, g_value *b, g_value *db, int r, int 
         return NULL;
     int rc[2] = {r, c}, pr[2] = {p, r}, pq[2] = {p, q}, cq[2] = {c, q};
     g_value *sb = store_tmp(sw, b, rc, 2, n2);
-    g_value *f[3] = {view(sw, sb, pr), relabel(sw, db, rc, pq, 2, n2), view(sw, sb, cq)};
+    g_value *f[3] = {cj(sw, view(sw, sb, pr)), relabel(sw, db, rc, pq, 2, n2), cj(sw, view(sw, sb, cq))};
     double e[3] = {1, 1, 1};
     return product_to(sw, 3, f, e, -1, 2, rc, n2, NULL, 0);
 }
 
-/* eigh (one matrix): dA = V (diag(dw) + skew(V^T dV) / E) V^T with
+/* eigh (one matrix): dA = V (diag(dw) + skew(V^H dV) / E) V^H with
    E(e,f) = w(f) - w(e) (1 on the diagonal): PyTorch's rule. Returns -1
    for what has no rule. */
 static int propagate_eigh(grad_sweep *sw, g_value *v)
@@ -619,14 +655,17 @@ static int propagate_eigh(grad_sweep *sw, g_value *v)
     g_value *mid = new_val(sw, OP_ADD, 0);
     mid->dt = DT_F32;
     if (dV) {
-        g_value *f[3] = {pv, relabel(sw, dV, ie, ifl, 2, pv->ext)};
-        g_value *k = product_to(sw, 2, f, one, 1, 2, ef, ee, NULL, 0); /* V^T dV */
-        g_value *sk = sum2(sw, k, 0.5, relabel(sw, k, ef, fe, 2, ee), -0.5, k->dt, 2, ef, ee); /* its skew part */
+        g_value *f[3] = {cj(sw, pv), relabel(sw, dV, ie, ifl, 2, pv->ext)};
+        g_value *k = product_to(sw, 2, f, one, 1, 2, ef, ee, NULL, 0); /* V^H dV */
+        g_value *sk = sum2(sw, k, 0.5, cj(sw, relabel(sw, k, ef, fe, 2, ee)), -0.5, k->dt, 2, ef, ee); /* its skew part */
         g_value *ed = gaps_val(sw, pw, el, fl, 0); /* w(f) - w(e), 1 on the diagonal */
         f[0] = sk;
         f[1] = ed;
-        double ex[2] = {1, -1};
-        g_value *q = product_to(sw, 2, f, ex, 1, 2, ef, ee, NULL, 0);
+        double ex[3] = {1, -1, 1};
+        int nf = 2;
+        if (dw && dt_complex(sk->dt)) /* the diagonal (i Im(V^H dV)) gives way to dw, as PyTorch's */
+            f[nf++] = sum2(sw, const_val(sw, 1), 1, delta, -1, DT_F32, 2, ef, ee);
+        g_value *q = product_to(sw, nf, f, ex, 1, 2, ef, ee, NULL, 0);
         graph_add_operand(sw->g, mid, q, 1);
         mid->dt = join(mid->dt, q->dt);
     }
@@ -642,15 +681,95 @@ static int propagate_eigh(grad_sweep *sw, g_value *v)
     graph_add(sw->g, mid);
     int re[2] = {r, el}, cf[2] = {c, fl};
     g_value *sv = store_tmp(sw, pv, ie, 2, pv->ext);
-    g_value *f[3] = {view(sw, sv, re), mid, view(sw, sv, cf)};
+    g_value *f[3] = {view(sw, sv, re), mid, cj(sw, view(sw, sv, cf))};
     contribute(sw, a, product_to(sw, 3, f, one, 1, 2, rc, n2, NULL, 0), NULL);
     return 0;
 }
 
-/* qr (reduced, at least as many rows as columns): with M = R dR^T - dQ^T Q
-   and C its lower triangle mirrored, dA = (dQ + Q C) R^-T. A wide matrix
-   has no rule yet: a compile-time error when the extents say so, else a
-   check at run time. */
+/* The square-R qr rule: for A = Q R with R (labels R, C over K x K) upper
+   triangular, the adjoints DQ (labels I, R; NULL: zero) and DR (labels
+   R, C; NULL: zero) give dA = (dQ + Q copyltu(M)) R^-H, labels (I, C),
+   with M = R dR^H - dQ^H Q and copyltu(M) its lower triangle mirrored
+   (conjugated), the diagonal's real part. NULL if no label is left. */
+static g_value *qr_square(grad_sweep *sw, g_value *q, g_value *rm, g_value *dQ, g_value *dR)
+{
+    int i = q->label[0], r = rm->label[0], j = rm->label[1];
+    int s = fresh_label(sw, r, "s");
+    if (s < 0)
+        return NULL;
+    tx_extent kk[2] = {rm->ext[0], rm->ext[0]}, ia[2] = {q->ext[0], rm->ext[1]};
+    int ir[2] = {i, r}, is[2] = {i, s}, rj[2] = {r, j}, sj[2] = {s, j}, rs[2] = {r, s}, sr[2] = {s, r};
+    int ij[2] = {i, j}, js[2] = {j, s};
+    double one[3] = {1, 1, 1};
+    g_value *m = new_val(sw, OP_ADD, 0); /* M = R dR^H - dQ^H Q */
+    m->dt = DT_F32;
+    if (dR) {
+        g_value *f[2] = {rm, cj(sw, relabel(sw, dR, rj, sj, 2, rm->ext))};
+        g_value *t = product_to(sw, 2, f, one, 1, 2, rs, kk, NULL, 0);
+        graph_add_operand(sw->g, m, t, 1);
+        m->dt = join(m->dt, t->dt);
+    }
+    g_value *qs = relabel(sw, q, ir, is, 2, q->ext), *dqs = NULL;
+    if (dQ) {
+        g_value *f[2] = {cj(sw, dQ), qs};
+        g_value *t = product_to(sw, 2, f, one, 1, 2, rs, kk, NULL, 0);
+        graph_add_operand(sw->g, m, t, -1);
+        m->dt = join(m->dt, t->dt);
+        dqs = relabel(sw, dQ, ir, is, 2, q->ext);
+    }
+    if (!m->nin)
+        return NULL;
+    graph_set_modes(m, 2, rs, kk);
+    graph_add(sw->g, m);
+    int cx = dt_complex(m->dt);
+    g_value *c = new_val(sw, OP_ADD, 0); /* M's lower triangle, mirrored */
+    g_value *f[3] = {m, map2(sw, cx ? MAP_GT : MAP_GE, iota1(sw, r, kk[0]), iota1(sw, s, kk[1]))};
+    graph_add_operand(sw->g, c, product_to(sw, 2, f, one, 1, 2, rs, kk, NULL, 0), 1);
+    f[0] = cj(sw, relabel(sw, m, rs, sr, 2, kk));
+    f[1] = map2(sw, MAP_LT, iota1(sw, r, kk[0]), iota1(sw, s, kk[1]));
+    graph_add_operand(sw->g, c, product_to(sw, 2, f, one, 1, 2, rs, kk, NULL, 0), 1);
+    if (cx) { /* the diagonal's real part */
+        g_value *d = new_val(sw, OP_MAP, 0);
+        d->fn = MAP_DELTA;
+        d->dt = DT_F32;
+        graph_set_modes(d, 2, rs, kk);
+        f[0] = map1(sw, MAP_REAL, m);
+        f[1] = graph_add(sw->g, d);
+        graph_add_operand(sw->g, c, product_to(sw, 2, f, one, 1, 2, rs, kk, NULL, 0), 1);
+    }
+    c->dt = m->dt;
+    graph_set_modes(c, 2, rs, kk);
+    graph_add(sw->g, c);
+    g_value *b = new_val(sw, OP_ADD, 0); /* dQ + Q C, labels (i, s) */
+    f[0] = q;
+    f[1] = c;
+    g_value *qc = product_to(sw, 2, f, one, 1, 2, is, q->ext, NULL, 0);
+    graph_add_operand(sw->g, b, qc, 1);
+    b->dt = qc->dt;
+    if (dqs) {
+        graph_add_operand(sw->g, b, dqs, 1);
+        b->dt = join(b->dt, dqs->dt);
+    }
+    graph_set_modes(b, 2, is, q->ext);
+    graph_add(sw->g, b);
+    g_value *ri = new_val(sw, OP_LINALG, 1); /* R^-1, then dA(i,j) = sum_s B(i,s) conj(R^-1(j,s)) */
+    ri->la = LA_INV;
+    ri->nout = 1;
+    graph_set_operand(ri, 0, contiguous(sw, rm, rj, 2), 1);
+    ri->dt = rm->dt;
+    graph_set_modes(ri, 2, rj, rm->ext);
+    graph_add(sw->g, ri);
+    f[0] = b;
+    f[1] = cj(sw, relabel(sw, ri, rj, js, 2, rm->ext));
+    return product_to(sw, 2, f, one, 1, 2, ij, ia, NULL, 0);
+}
+
+/* qr (reduced), PyTorch's rule. With as many rows as columns or more
+   (known at compile time), qr_square with R itself. Otherwise A = [X | Y]
+   with X its first k = min(m, n) columns, R = [U | V], X = Q U and
+   V = Q^H Y: qr_square with U, dU and dQ + Y dV^H gives dX, and
+   dY = Q dV. The split is by masks ([j == t] for j < k), so one graph
+   serves every shape when the extents are symbolic. */
 static int propagate_qr(grad_sweep *sw, g_value *v)
 {
     g_value *a = v->in[0], *pq = NULL, *pr = NULL;
@@ -662,74 +781,61 @@ static int propagate_qr(grad_sweep *sw, g_value *v)
     TX_ASSERT(pq && pr);
     sema_program *S = sw->g->S;
     int64_t rows = sema_extent_eval(S, a->ext[0], NULL), cols = sema_extent_eval(S, a->ext[1], NULL);
-    tx_extent k = pq->ext[1], n = a->ext[1];
-    if ((rows >= 0 && cols >= 0 && rows < cols) ||
-        (!ext_eq(k, n) && k.dim != EXT_DERIVED && n.dim != EXT_DERIVED))
-        return -1; /* wide, or R's rows not known to be as many as A's columns */
-    if (!(rows >= 0 && cols >= 0))
-        sema_grad_check(S, a->ext[1], a->ext[0],
-                        arena_printf(sw->g->arena, "%s:%u:%u: the gradient through qr needs a matrix with at "
-                                     "least as many rows as columns", S->cst->src->name, v->span.line,
-                                     v->span.col));
     g_value *dQ = part_total(sw, v, 0, pq), *dR = part_total(sw, v, 1, pr);
     int i = pq->label[0], r = pq->label[1], j = pr->label[1];
-    int s = fresh_label(sw, r, "s");
-    if (s < 0)
+    tx_extent k = pq->ext[1], n = a->ext[1];
+    g_value *da;
+    if (ext_eq(k, n) || (rows >= 0 && cols >= 0 && rows >= cols)) {
+        if (!(da = qr_square(sw, pq, pr, dQ, dR)))
+            return dQ || dR ? -1 : 0;
+        contribute(sw, a, da, NULL);
+        return 0;
+    }
+    int t = fresh_label(sw, j, "t");
+    if (t < 0)
         return -1;
-    tx_extent kk[2] = {pq->ext[1], pq->ext[1]}, ia[2] = {a->ext[0], a->ext[1]};
-    int ir[2] = {i, r}, is[2] = {i, s}, rj[2] = {r, j}, sj[2] = {s, j}, rs[2] = {r, s}, sr[2] = {s, r};
-    int ij[2] = {i, j}, js[2] = {j, s};
     double one[3] = {1, 1, 1};
-    g_value *m = new_val(sw, OP_ADD, 0); /* M = R dR^T - dQ^T Q */
-    m->dt = DT_F32;
+    tx_extent kk[2] = {k, k}, ia[2] = {a->ext[0], a->ext[1]};
+    int rt[2] = {r, t}, ir[2] = {i, r}, ij[2] = {i, j};
+    g_value *sel = map2(sw, MAP_EQ, iota1(sw, t, k), iota1(sw, j, n)); /* [j == t]: column j of X */
+    g_value *f[3] = {sel};
+    g_value *in_x = product_to(sw, 1, f, one, 1, 1, &j, &n, NULL, 0);
+    g_value *in_y = sum2(sw, const_val(sw, 1), 1, in_x, -1, DT_F32, 1, &j, &n); /* [j >= k] */
+    f[0] = pr;
+    f[1] = sel;
+    g_value *u = product_to(sw, 2, f, one, 1, 2, rt, kk, NULL, 0); /* U(r,t) */
+    g_value *du = NULL, *dqe = dQ;
     if (dR) {
-        g_value *f[2] = {pr, relabel(sw, dR, rj, sj, 2, pr->ext)};
-        g_value *t = product_to(sw, 2, f, one, 1, 2, rs, kk, NULL, 0);
-        graph_add_operand(sw->g, m, t, 1);
-        m->dt = join(m->dt, t->dt);
+        f[0] = dR;
+        f[1] = sel;
+        du = product_to(sw, 2, f, one, 1, 2, rt, kk, NULL, 0);
+        f[0] = a; /* dQ + Y dV^H */
+        f[1] = in_y;
+        f[2] = cj(sw, dR);
+        g_value *ydv = product_to(sw, 3, f, one, 1, 2, ir, pq->ext, NULL, 0);
+        dqe = dQ ? sum2(sw, dQ, 1, ydv, 1, join(dQ->dt, ydv->dt), 2, ir, pq->ext) : ydv;
     }
-    g_value *qs = relabel(sw, pq, ir, is, 2, pq->ext), *dqs = NULL;
-    if (dQ) {
-        g_value *f[2] = {dQ, qs};
-        g_value *t = product_to(sw, 2, f, one, 1, 2, rs, kk, NULL, 0);
-        graph_add_operand(sw->g, m, t, -1);
-        m->dt = join(m->dt, t->dt);
-        dqs = relabel(sw, dQ, ir, is, 2, pq->ext);
+    g_value *dx = qr_square(sw, pq, u, dqe, du), *sum = new_val(sw, OP_ADD, 0);
+    sum->dt = DT_F32;
+    if (dx) { /* dX(i,t) into the columns j < k */
+        f[0] = dx;
+        f[1] = sel;
+        g_value *x = product_to(sw, 2, f, one, 1, 2, ij, ia, NULL, 0);
+        graph_add_operand(sw->g, sum, x, 1);
+        sum->dt = join(sum->dt, x->dt);
     }
-    graph_set_modes(m, 2, rs, kk);
-    graph_add(sw->g, m);
-    g_value *lower = map2(sw, MAP_GE, iota1(sw, r, kk[0]), iota1(sw, s, kk[1]));
-    g_value *c = new_val(sw, OP_ADD, 0); /* M's lower triangle, mirrored */
-    g_value *f[3] = {m, lower};
-    graph_add_operand(sw->g, c, product_to(sw, 2, f, one, 1, 2, rs, kk, NULL, 0), 1);
-    f[0] = relabel(sw, m, rs, sr, 2, kk);
-    f[1] = map2(sw, MAP_LT, iota1(sw, r, kk[0]), iota1(sw, s, kk[1]));
-    graph_add_operand(sw->g, c, product_to(sw, 2, f, one, 1, 2, rs, kk, NULL, 0), 1);
-    c->dt = m->dt;
-    graph_set_modes(c, 2, rs, kk);
-    graph_add(sw->g, c);
-    g_value *b = new_val(sw, OP_ADD, 0); /* dQ + Q C, labels (i, s) */
-    f[0] = pq;
-    f[1] = c;
-    g_value *qc = product_to(sw, 2, f, one, 1, 2, is, pq->ext, NULL, 0);
-    graph_add_operand(sw->g, b, qc, 1);
-    b->dt = qc->dt;
-    if (dqs) {
-        graph_add_operand(sw->g, b, dqs, 1);
-        b->dt = join(b->dt, dqs->dt);
+    if (dR) { /* dY = Q dV */
+        f[0] = pq;
+        f[1] = dR;
+        f[2] = in_y;
+        g_value *y = product_to(sw, 3, f, one, 1, 2, ij, ia, NULL, 0);
+        graph_add_operand(sw->g, sum, y, 1);
+        sum->dt = join(sum->dt, y->dt);
     }
-    graph_set_modes(b, 2, is, pq->ext);
-    graph_add(sw->g, b);
-    g_value *ri = new_val(sw, OP_LINALG, 1); /* R^-1, then dA(i,j) = sum_s B(i,s) R^-1(j,s) */
-    ri->la = LA_INV;
-    ri->nout = 1;
-    graph_set_operand(ri, 0, contiguous(sw, pr, rj, 2), 1);
-    ri->dt = pr->dt;
-    graph_set_modes(ri, 2, rj, pr->ext);
-    graph_add(sw->g, ri);
-    f[0] = b;
-    f[1] = relabel(sw, ri, rj, js, 2, pr->ext);
-    contribute(sw, a, product_to(sw, 2, f, one, 1, 2, ij, ia, NULL, 0), NULL);
+    if (!sum->nin)
+        return 0;
+    graph_set_modes(sum, 2, ij, ia);
+    contribute(sw, a, graph_add(sw->g, sum), NULL);
     return 0;
 }
 
@@ -773,10 +879,19 @@ static int propagate_svd(grad_sweep *sw, g_value *v)
     g_value *f[4];
     if (dU) {
         g_value *dut = relabel(sw, dU, ir, it, 2, pu->ext);
-        f[0] = pu;
+        f[0] = cj(sw, pu);
         f[1] = dut;
-        g_value *utdu = product_to(sw, 2, f, one, 1, 2, rt, kk, NULL, 0); /* U^T dU */
-        g_value *sk = sum2(sw, utdu, 1, relabel(sw, utdu, rt, tr, 2, kk), -1, utdu->dt, 2, rt, kk);
+        g_value *utdu = product_to(sw, 2, f, one, 1, 2, rt, kk, NULL, 0); /* U^H dU */
+        g_value *sk = sum2(sw, utdu, 1, cj(sw, relabel(sw, utdu, rt, tr, 2, kk)), -1, utdu->dt, 2, rt, kk);
+        if (dVt && dt_complex(sk->dt)) { /* complex: + diag(skew(U^H dU)) / 2s, PyTorch's */
+            f[0] = sk;
+            f[1] = delta;
+            f[2] = ps;
+            double ex[3] = {1, 1, -1};
+            g_value *d = product_to(sw, 3, f, ex, 0.5, 2, rt, kk, NULL, 0);
+            graph_add_operand(sw->g, mid, d, 1);
+            mid->dt = join(mid->dt, d->dt);
+        }
         f[0] = sk;
         f[1] = st;
         f[2] = e;
@@ -800,9 +915,9 @@ static int propagate_svd(grad_sweep *sw, g_value *v)
     if (dVt) {
         g_value *dvtt = relabel(sw, dVt, rj, tj, 2, pvt->ext);
         f[0] = pvt;
-        f[1] = dvtt;
-        g_value *vtdv = product_to(sw, 2, f, one, 1, 2, rt, kk, NULL, 0); /* V^T dV */
-        g_value *sk = sum2(sw, vtdv, 1, relabel(sw, vtdv, rt, tr, 2, kk), -1, vtdv->dt, 2, rt, kk);
+        f[1] = cj(sw, dvtt);
+        g_value *vtdv = product_to(sw, 2, f, one, 1, 2, rt, kk, NULL, 0); /* V^H dV */
+        g_value *sk = sum2(sw, vtdv, 1, cj(sw, relabel(sw, vtdv, rt, tr, 2, kk)), -1, vtdv->dt, 2, rt, kk);
         f[0] = ps;
         f[1] = sk;
         f[2] = e;
@@ -811,7 +926,7 @@ static int propagate_svd(grad_sweep *sw, g_value *v)
         graph_add_operand(sw->g, mid, q, 1);
         mid->dt = join(mid->dt, q->dt);
         /* U(i,t) / s(t) (dVt(t,j) - sum_r (V^T dV)(r,t) Vt(r,j)) */
-        f[0] = vtdv;
+        f[0] = cj(sw, vtdv);
         f[1] = pvt;
         g_value *y = sum2(sw, dvtt, 1, product_to(sw, 2, f, one, 1, 2, tj, pvt->ext, NULL, 0), -1, vtdv->dt, 2, tj,
                           pvt->ext);
@@ -847,6 +962,16 @@ static int propagate_svd(grad_sweep *sw, g_value *v)
     return 0;
 }
 
+/* The product of the matrices stored by SA and SB (labels R, C, extents
+   N2), summed over label P. */
+static g_value *matmul(grad_sweep *sw, g_value *sa, g_value *sb, int r, int c, int p, const tx_extent *n2)
+{
+    int rp[2] = {r, p}, pc[2] = {p, c}, rc[2] = {r, c};
+    g_value *f[2] = {view(sw, sa, rp), view(sw, sb, pc)};
+    double one[2] = {1, 1};
+    return product_to(sw, 2, f, one, 1, 2, rc, n2, NULL, 0);
+}
+
 /* The adjoint of the argument(s) of the one-result linear-algebra call V
    (cholesky, inv, solve) from DV. Returns -1 for the others. */
 static int propagate_linalg(grad_sweep *sw, g_value *v, g_value *dv)
@@ -865,14 +990,12 @@ static int propagate_linalg(grad_sweep *sw, g_value *v, g_value *dv)
         contribute(sw, a, da, NULL);
         return 0;
     }
-    case LA_POW: { /* B = M^m: dM = sum_k (M^k)^T dB (M^(m-1-k))^T; M = A, or inv(A) when p < 0 */
+    case LA_POW: { /* B = M^m: dM = F(m) = sum_k X^k dB X^(m-1-k), X = M^H; M = A, or inv(A) when p < 0 */
         int64_t pw = v->la_pow, m = pw < 0 ? -pw : pw;
         if (m == 0)
             return 0;
-        if (m > 64)
-            return -1;
-        int p = fresh_label(sw, r, "p"), q = fresh_label(sw, c, "q");
-        if (p < 0 || q < 0)
+        int p = fresh_label(sw, r, "p");
+        if (p < 0)
             return -1;
         g_value *mat = a;
         if (pw < 0) {
@@ -884,62 +1007,53 @@ static int propagate_linalg(grad_sweep *sw, g_value *v, g_value *dv)
             graph_set_modes(mat, 2, rc, n2);
             graph_add(sw->g, mat);
         }
-        g_value **pk = arena_alloc(sw->g->arena, sizeof(g_value *) * (size_t)m);
-        for (int64_t k = 0; k < m; k++) { /* M^k, stored */
-            g_value *x;
-            if (k == 0) {
-                x = new_val(sw, OP_MAP, 0);
-                x->fn = MAP_DELTA;
-                x->dt = DT_F32;
-                graph_set_modes(x, 2, rc, n2);
-                graph_add(sw->g, x);
-            } else if (k == 1)
-                x = mat;
-            else {
-                x = new_val(sw, OP_LINALG, 1);
-                x->la = LA_POW;
-                x->la_pow = k;
-                x->nout = 1;
-                graph_set_operand(x, 0, contiguous(sw, mat, rc, 2), 1);
-                x->dt = mat->dt;
-                graph_set_modes(x, 2, rc, n2);
-                graph_add(sw->g, x);
+        /* F by the bits of m from the top, as repeated squaring computes
+           M^m: from (P, F) = (X^j, F(j)), doubling gives (P P, F P + P F)
+           and a set bit then (P X, F X + P dB): O(log m) products */
+        g_value *dm = dv;
+        if (m > 1) {
+            g_value *sx = store_tmp(sw, cj(sw, view(sw, store_tmp(sw, mat, rc, 2, n2), cr)), rc, 2, n2);
+            g_value *sg = store_tmp(sw, dv, rc, 2, n2), *sp = sx, *sf = sg;
+            int top = 62;
+            while (!((m >> top) & 1))
+                top--;
+            for (int bit = top - 1; bit >= 0; bit--) {
+                int set = (int)((m >> bit) & 1);
+                g_value *nf = sum2(sw, matmul(sw, sf, sp, r, c, p, n2), 1, matmul(sw, sp, sf, r, c, p, n2), 1,
+                                   join(sf->dt, sp->dt), 2, rc, n2);
+                g_value *np = bit > 0 || set ? matmul(sw, sp, sp, r, c, p, n2) : NULL;
+                sf = store_tmp(sw, nf, rc, 2, n2);
+                if (np)
+                    sp = store_tmp(sw, np, rc, 2, n2);
+                if (set) {
+                    nf = sum2(sw, matmul(sw, sf, sx, r, c, p, n2), 1, matmul(sw, sp, sg, r, c, p, n2), 1,
+                              join(sf->dt, sp->dt), 2, rc, n2);
+                    if (bit > 0)
+                        sp = store_tmp(sw, matmul(sw, sp, sx, r, c, p, n2), rc, 2, n2);
+                    sf = store_tmp(sw, nf, rc, 2, n2);
+                }
             }
-            pk[k] = store_tmp(sw, x, rc, 2, n2);
+            dm = view(sw, sf, rc);
         }
-        int pr[2] = {p, r}, pq[2] = {p, q}, cq[2] = {c, q};
-        g_value *sdb = store_tmp(sw, dv, rc, 2, n2);
-        g_value *dm = new_val(sw, OP_ADD, 0);
-        dm->dt = DT_F32;
-        for (int64_t k = 0; k < m; k++) {
-            f[0] = view(sw, pk[k], pr);
-            f[1] = view(sw, sdb, pq);
-            f[2] = view(sw, pk[m - 1 - k], cq);
-            g_value *t = product_to(sw, 3, f, e, 1, 2, rc, n2, NULL, 0);
-            graph_add_operand(sw->g, dm, t, 1);
-            dm->dt = join(dm->dt, t->dt);
-        }
-        graph_set_modes(dm, 2, rc, n2);
-        graph_add(sw->g, dm);
         if (pw < 0 && !(dm = inv_adjoint(sw, mat, dm, r, c, n2)))
             return -1;
         contribute(sw, a, dm, NULL);
         return 0;
     }
-    case LA_SOLVE: { /* X = A^-1 B: dB = A^-T dX, dA = -dB X^T */
+    case LA_SOLVE: { /* X = A^-1 B: dB = A^-H dX, dA = -dB X^H */
         g_value *b = v->in[1];
-        g_value *at = contiguous(sw, a, cr, 2);
+        g_value *at = contiguous(sw, cj(sw, a), cr, 2);
         g_value *db = solve_val(sw, at, contiguous(sw, dv, v->label, v->rank));
         if (sw->dep[b->id])
             contribute(sw, b, db, NULL);
         if (sw->dep[a->id]) {
             f[0] = db;
-            f[1] = v;
+            f[1] = cj(sw, v);
             contribute(sw, a, product_like(sw, 2, f, e, -1, a, v), NULL);
         }
         return 0;
     }
-    case LA_CHOL: { /* PyTorch's rule: S = L^-T Phi(L^T tril(dL)) L^-1, dA = (S + S^T) / 2 */
+    case LA_CHOL: { /* PyTorch's rule: S = L^-H Phi(L^H tril(dL)) L^-1, dA = (S + S^H) / 2 */
         int p = fresh_label(sw, r, "p"), q = fresh_label(sw, c, "q");
         if (p < 0 || q < 0)
             return -1;
@@ -949,7 +1063,7 @@ static int propagate_linalg(grad_sweep *sw, g_value *v, g_value *dv)
         g_value *tl = product_to(sw, 2, f, e, 1, 2, rc, n2, NULL, 0);
         g_value *sl = store_tmp(sw, v, rc, 2, n2);
         int pr[2] = {p, r}, pc[2] = {p, c};
-        f[0] = view(sw, sl, pr); /* M = L^T tril(dL) */
+        f[0] = cj(sw, view(sw, sl, pr)); /* M = L^H tril(dL) */
         f[1] = relabel(sw, tl, rc, pc, 2, n2);
         g_value *m = product_to(sw, 2, f, e, 1, 2, rc, n2, NULL, 0);
         g_value *mask = new_val(sw, OP_ADD, 2); /* Phi: the lower triangle, the diagonal halved */
@@ -973,12 +1087,12 @@ static int propagate_linalg(grad_sweep *sw, g_value *v, g_value *dv)
         graph_set_modes(li, 2, rc, n2);
         g_value *sli = store_tmp(sw, graph_add(sw->g, li), rc, 2, n2);
         int pq[2] = {p, q}, qc[2] = {q, c};
-        f[0] = view(sw, sli, pr);
+        f[0] = cj(sw, view(sw, sli, pr));
         f[1] = relabel(sw, phi, rc, pq, 2, n2);
         f[2] = view(sw, sli, qc);
         g_value *sz = store_tmp(sw, product_to(sw, 3, f, e, 1, 2, rc, n2, NULL, 0), rc, 2, n2);
         g_value *zt = view(sw, sz, cr), *z = view(sw, sz, rc); /* built in this order */
-        contribute(sw, a, sum2(sw, zt, 0.5, z, 0.5, sz->dt, 2, rc, n2), NULL);
+        contribute(sw, a, sum2(sw, cj(sw, zt), 0.5, z, 0.5, sz->dt, 2, rc, n2), NULL); /* (S + S^H) / 2 */
         return 0;
     }
     default: /* pow, and the multi-result calls */
@@ -1026,7 +1140,7 @@ static int reduce_product(grad_sweep *sw, g_value *v, g_value *dv)
 {
     g_value *x = v->in[0];
     g_value *zero = const_val(sw, 0);
-    g_value *z = map2(sw, MAP_EQ, x, zero);
+    g_value *z = map2(sw, MAP_EQ, dt_complex(x->dt) ? map1(sw, MAP_ABS, x) : x, zero); /* complex: |x| == 0 */
     g_value *in[3] = {z, const_val(sw, 1), x};
     g_value *xs = map_val(sw, MAP_WHERE, 3, in, 0);
     g_value *p = new_val(sw, OP_REDUCE, 1);
@@ -1047,8 +1161,8 @@ static int reduce_product(grad_sweep *sw, g_value *v, g_value *dv)
     g_value *b = product_like(sw, 2, f, one, 1, x, v);
     g_value *t = sum2(sw, a, 1, b, 1, join(a->dt, b->dt), x->rank, x->label, x->ext);
     f[0] = dv;
-    f[1] = p;
-    f[2] = t;
+    f[1] = cj(sw, p);
+    f[2] = cj(sw, t);
     contribute(sw, x, product_like(sw, 3, f, one, 1, x, v), NULL);
     return 0;
 }
@@ -1059,11 +1173,6 @@ static int propagate(grad_sweep *sw, g_value *v, g_value *dv, const int *map)
 {
     g_value *f[6];
     double e[6];
-    if (dt_complex(v->dt))
-        return -1; /* complex values on the way: no rules yet */
-    for (int i = 0; i < v->nin; i++)
-        if (dt_complex(v->in[i]->dt))
-            return -1;
     switch (v->op) {
     case OP_INPUT:
     case OP_CONST:
@@ -1170,13 +1279,13 @@ static int propagate(grad_sweep *sw, g_value *v, g_value *dv, const int *map)
             es[nf++] = 1;
             for (int i = 0; i < v->nin; i++)
                 if (i != k) {
-                    fs[nf] = v->in[i];
+                    fs[nf] = cj(sw, v->in[i]);
                     es[nf++] = v->coef_in[i];
                 }
             if (v->coef_in[k] < 0) { /* d(1/x) = -1/x² */
-                fs[nf] = x;
+                fs[nf] = cj(sw, x);
                 es[nf++] = -1;
-                fs[nf] = x;
+                fs[nf] = fs[nf - 1];
                 es[nf++] = -1;
                 coef = -coef;
             }
@@ -1213,8 +1322,13 @@ static int propagate(grad_sweep *sw, g_value *v, g_value *dv, const int *map)
             }
             break;
         }
-        case MAP_CONJ: case MAP_REAL: nf = 1; break; /* the identity on reals */
-        case MAP_IMAG: return 0;                      /* 0 on reals */
+        case MAP_CONJ: f[0] = cj(sw, dv); nf = 1; break; /* the identity on reals */
+        case MAP_REAL: nf = 1; break;
+        case MAP_IMAG: /* 0 on reals; i dv for a complex x */
+            if (!dt_complex(x->dt))
+                return 0;
+            f[1] = cconst_val(sw, 0, 1);
+            break;
         case MAP_EXP: f[1] = v; break;
         case MAP_LOG: f[1] = x; e[1] = -1; break;
         case MAP_SQRT: f[1] = v; e[1] = -1; coef = 0.5; break;
@@ -1228,6 +1342,14 @@ static int propagate(grad_sweep *sw, g_value *v, g_value *dv, const int *map)
         }
         case MAP_ABS: {
             g_value *zero = const_val(sw, 0);
+            if (dt_complex(x->dt)) { /* dv x / |x|, 0 at 0 */
+                f[1] = x;
+                f[2] = v;
+                e[2] = -1;
+                g_value *in[3] = {map2(sw, MAP_EQ, v, zero), zero, product_like(sw, 3, f, e, 1, x, v)};
+                contribute(sw, x, map_val(sw, MAP_WHERE, 3, in, 0), NULL);
+                return 0;
+            }
             g_value *pos = map2(sw, MAP_GT, x, zero), *neg = map2(sw, MAP_LT, x, zero);
             f[1] = sum2(sw, pos, 1, neg, -1, v->dt, x->rank, x->label, x->ext);
             break;
@@ -1256,6 +1378,8 @@ static int propagate(grad_sweep *sw, g_value *v, g_value *dv, const int *map)
         default: /* comparisons, delta, dims: constant */
             return 0;
         }
+        if (nf == 2 && v->fn != MAP_IMAG)
+            f[1] = cj(sw, f[1]); /* the derivative of a holomorphic function, conjugated */
         contribute(sw, x, product_like(sw, nf, f, e, coef, x, v), NULL);
         return 0;
     }
@@ -1282,9 +1406,9 @@ static int propagate(grad_sweep *sw, g_value *v, g_value *dv, const int *map)
         if (v->red == RED_MAX || v->red == RED_MIN)
             return scan_extremum(sw, v, dv);
         g_value *t = dv;
-        if (v->red == RED_MUL) { /* the scan of dv · v, over x */
+        if (v->red == RED_MUL) { /* the scan of dv · conj(v), over conj(x) */
             f[0] = dv;
-            f[1] = v;
+            f[1] = cj(sw, v);
             e[0] = e[1] = 1;
             t = product_like(sw, 2, f, e, 1, v, v);
         }
@@ -1301,7 +1425,7 @@ static int propagate(grad_sweep *sw, g_value *v, g_value *dv, const int *map)
         e[0] = e[1] = 1;
         int nf = 1;
         if (v->red == RED_MUL) {
-            f[1] = x;
+            f[1] = cj(sw, x);
             e[1] = -1;
             nf = 2;
         }
@@ -1388,12 +1512,8 @@ static const char *what(const graph *g, const g_value *v, char *buf, size_t n)
         return "slice";
     if (v->op == OP_LINALG || v->op == OP_PART) {
         const g_value *c = v->op == OP_PART ? v->in[0] : v;
-        if (c->la == LA_QR)
-            return "'qr' of a matrix not known to have as many rows as columns or more";
         if (c->la == LA_EIGH && c->nin == 2)
             return "the generalised 'eigh'";
-        if (c->la == LA_POW)
-            return "'pow' with a power beyond 64";
         snprintf(buf, n, "'%s'", graph_la_name(c->la));
         return buf;
     }

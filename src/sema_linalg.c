@@ -423,11 +423,6 @@ int sema_check_grad(checker *C, cst_node *n)
                    "'%s' is %s", name, sema_kind_word(t));
         return -1;
     }
-    if (dt_complex(t->dt)) {
-        diag_error(S->diag, x->name.span, "'grad' differentiates with respect to a real tensor; '%s' is %s "
-                   "(complex gradients are not supported yet)", name, dt_name(t->dt));
-        return -1;
-    }
     int nl = x->kind == CST_REF ? x->nlabels : 0;
     if (nl != t->rank) {
         diag_error(S->diag, x->span, "'%s' has %d mode%s; grad needs one label per mode, as %s(\"%s\")", name,

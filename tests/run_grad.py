@@ -24,6 +24,17 @@ def rnd(*shape, lo=-1.0, hi=1.0):
     return lambda r: r.uniform(lo, hi, size=shape)
 
 
+def crnd(*shape, lo=-1.0, hi=1.0):
+    return lambda r: r.uniform(lo, hi, size=shape) + 1j * r.uniform(lo, hi, size=shape)
+
+
+def hpd(n):
+    def make(r):
+        a = r.normal(size=(n, n)) + 1j * r.normal(size=(n, n))
+        return a @ a.conj().T / n + np.eye(n)
+    return make
+
+
 def zeros_at(gen, where):
     """GEN's values with exact zeros at the positions WHERE: a row with
     none, one, two and all of its entries zero."""
@@ -285,6 +296,154 @@ s = A("i,j") * exp(B("i,j")) + A("i,j")^2;
 g_A("i,j") = grad(s, A("i,j"));
 g_B("i,j") = grad(s, B("i,j"));
 """, {"A": rnd(4, 5), "B": rnd(4, 5)}, set(), {"M": lambda r: r.uniform(size=(4, 5)) < 0.5}),
+    "complex_elementwise": ("""
+in c128 z[n], w[n];
+out s;
+out c128 g_z[n], g_w[n];
+s = abs(z("i"))^2 + real(exp(2i * z("i"))) + imag(z("i") * z("i") * w("i")) + real(conj(z("i")) * w("i"))
+  + abs(sqrt(z("i") + 3)) + real(log(z("i") + 3) * w("i")) + imag(sin(z("i")) + cos(w("i")) * tanh(z("i")))
+  + real(z("i")^3 / (w("i") + 3)) + abs(z("i") * w("i")) + real(z("i")^-0.5 * 2 + (w("i") + 3)^1.5);
+g_z("i") = grad(s, z("i"));
+g_w("i") = grad(s, w("i"));
+""", {"z": crnd(6, lo=0.2, hi=1), "w": crnd(6)}),
+    "complex_least_squares": ("""
+in c128 A[n,k], x[k], b[n];
+out s;
+out c128 g_A[n,k], g_x[k], g_b[n];
+s = abs(A("i,j") * x("j") - b("i"))^2;
+g_A("i,j") = grad(s, A("i,j"));
+g_x("j") = grad(s, x("j"));
+g_b("i") = grad(s, b("i"));
+""", {"A": crnd(5, 3), "x": crnd(3), "b": crnd(5)}),
+    "complex_fidelity_mixed_real": ("""
+in c128 U[n,n], psi[n], phi[n];
+in t[n];
+out s, g_t[n];
+out c128 g_U[n,n], g_psi[n], g_phi[n];
+let v("i") = U("i,j") * exp(1i * t("j")) * phi("j");
+s = real(conj(psi("i")) * v("i"))^2 + imag(psi("i") * t("i")) + abs(v("i") + t("i"))^2;
+g_U("i,j") = grad(s, U("i,j"));
+g_psi("i") = grad(s, psi("i"));
+g_phi("i") = grad(s, phi("i"));
+g_t("i") = grad(s, t("i"));
+""", {"U": crnd(4, 4), "psi": crnd(4), "phi": crnd(4), "t": rnd(4)}),
+    "complex_reduce_scan": ("""
+in c128 z[n,n];
+out s;
+out c128 g_z[n,n];
+s = real(reduce(*, z("i,j"))) + imag(scan(*, z("i,j"), "j") * 2) + abs(scan(+, z("i,j"), "i"))^2
+  + real(z("k,k") * z("1,l"));
+g_z("i,j") = grad(s, z("i,j"));
+""", {"z": crnd(3, 3, lo=0.3, hi=1)}),
+    "pow_large": ("""
+in A[n,n], W[n,n];
+out s, g_A[n,n];
+s = pow(A("i,j"), 100) * W("i,j") + pow(A("i,j"), -70) * W("j,i") + pow(A("i,j"), 65) * W("i,i");
+g_A("i,j") = grad(s, A("i,j"));
+""", {"A": lambda r: 0.99 * np.eye(4) + 0.03 * r.normal(size=(4, 4)), "W": rnd(4, 4)}),
+    "complex_pow_large": ("""
+in c128 A[n,n];
+in W[n,n];
+out s;
+out c128 g_A[n,n];
+s = real(pow(A("i,j"), 100) * W("i,j")) + imag(pow(A("i,j"), -70) * W("j,i")) + abs(pow(A("i,j"), 7))^2;
+g_A("i,j") = grad(s, A("i,j"));
+""", {"A": lambda r: 0.99 * np.eye(4) + 0.03 * (r.normal(size=(4, 4)) + 1j * r.normal(size=(4, 4))),
+      "W": rnd(4, 4)}),
+    "complex_c64": ("""
+in c64 z[n];
+out s;
+out c64 g_z[n];
+s = abs(z("i") * z("i") + 1)^2;
+g_z("i") = grad(s, z("i"));
+""", {"z": crnd(5)}),
+    "complex_inv_solve_pow": ("""
+in c128 A[n,n], b[n], C[n,n];
+out s;
+out c128 g_A[n,n], g_b[n];
+s = abs(inv(A("i,j")))^2 + real(solve(A("i,j"), b("i")) * C("j,1")) + imag(pow(A("i,j"), 3) * C("i,j"))
+  + real(pow(A("i,j"), -2) * C("j,i"));
+g_A("i,j") = grad(s, A("i,j"));
+g_b("i") = grad(s, b("i"));
+""", {"A": lambda r: r.normal(size=(4, 4)) + 1j * r.normal(size=(4, 4)) + 4 * np.eye(4), "b": crnd(4),
+      "C": crnd(4, 4)}),
+    "complex_cholesky": ("""
+in c128 S[n,n], y[n];
+out s;
+out c128 g_S[n,n], g_y[n];
+let L("i,j") = cholesky(S("i,j"));
+let z("j") = solve(L("i,j"), y("i"));
+s = 0.5 * abs(z("i"))^2 + log(abs(L("i,i"))) + real(L("i,j") * y("i") * conj(y("j")));
+g_S("i,j") = grad(s, S("i,j"));
+g_y("i") = grad(s, y("i"));
+""", {"S": hpd(4), "y": crnd(4)}, {"S"}),
+    "complex_eigh": ("""
+in c128 S[n,n];
+in C[n,n], u[n];
+tmp c128 V[n,n];
+tmp w[n];
+out s;
+out c128 g_S[n,n];
+(V("i,e"), w("e")) = eigh(S("i,j"));
+s = abs(V("i,e"))^2 * C("i,e") + w("e")^3 * u("e");
+g_S("i,j") = grad(s, S("i,j"));
+""", {"S": lambda r: (lambda a: a + a.conj().T)(r.normal(size=(5, 5)) + 1j * r.normal(size=(5, 5))),
+      "C": rnd(5, 5), "u": rnd(5)}, {"S"}),
+    "complex_qr_tall": ("""
+in c128 A[m,n], C[m,n], W[n,n];
+tmp c128 Q[m,n], R[n,n];
+out s;
+out c128 g_A[m,n];
+(Q("i,r"), R("r,j")) = qr(A("i,j"));
+s = real(Q("i,r") * C("i,r")) + imag(R("r,j") * W("r,j")) + abs(Q("i,r") * R("r,j"))^2;
+g_A("i,j") = grad(s, A("i,j"));
+""", {"A": crnd(6, 4), "C": crnd(6, 4), "W": crnd(4, 4)}),
+    "complex_qr_wide": ("""
+in c128 A[m,n], C[m,m], W[m,n];
+tmp c128 Q[m,m], R[m,n];
+out s;
+out c128 g_A[m,n];
+(Q("i,r"), R("r,j")) = qr(A("i,j"));
+s = real(Q("i,r") * C("i,r")) + imag(R("r,j") * W("r,j"));
+g_A("i,j") = grad(s, A("i,j"));
+""", {"A": crnd(3, 5), "C": crnd(3, 3), "W": crnd(3, 5)}),
+    "complex_svd": ("""
+in c128 A[m,n];
+in C[m,n], u[n];
+tmp c128 U[m,n], Vt[n,n];
+tmp sv[n];
+out s;
+out c128 g_A[m,n];
+(U("i,r"), sv("r"), Vt("r,j")) = svd(A("i,j"));
+s = sv("r")^2 * u("r") + abs(U("i,r") * Vt("r,j"))^2 * C("i,j") + abs(U("i,r"))^4 * C("i,r");
+g_A("i,j") = grad(s, A("i,j"));
+""", {"A": crnd(6, 4), "C": rnd(6, 4), "u": rnd(4)}),
+    "qr_wide": ("""
+in A[m,n], C[m,m], W[m,n];
+tmp Q[m,m], R[m,n];
+out s, g_A[m,n];
+(Q("i,r"), R("r,j")) = qr(A("i,j"));
+s = Q("i,r") * C("i,r") + R("r,j") * W("r,j") + (Q("i,r") * R("r,j"))^2;
+g_A("i,j") = grad(s, A("i,j"));
+""", {"A": rnd(3, 5), "C": rnd(3, 3), "W": rnd(3, 5)}),
+    "qr_wide_only_q": ("""
+in A[m,n], C[m,m];
+tmp Q[m,m], R[m,n];
+out s, g_A[m,n];
+(Q("i,r"), R("r,j")) = qr(A("i,j"));
+s = Q("i,r") * C("i,r");
+g_A("i,j") = grad(s, A("i,j"));
+""", {"A": rnd(3, 5), "C": rnd(3, 3)}),
+    "qr_tall_fixed_dims": ("""
+dim m = 5;
+dim n = 3;
+in A[m,n], C[m,n], W[n,n];
+tmp Q[m,n], R[n,n];
+out s, g_A[m,n];
+(Q("i,r"), R("r,j")) = qr(A("i,j"));
+s = Q("i,r") * C("i,r") + R("r,j") * W("r,j");
+g_A("i,j") = grad(s, A("i,j"));
+""", {"A": rnd(5, 3), "C": rnd(5, 3), "W": rnd(3, 3)}),
 }
 
 
@@ -295,7 +454,7 @@ def run_case(name, src, gens, level, seed, h=1e-6, sym=(), maps=None):
     prog = tx.compile(src, opt_level=level)
     inputs = {}
     for k, g in gens.items():
-        a = np.asarray(g(r), dtype=np.float64)
+        a = np.asarray(g(r))
         inputs[k] = a.astype(prog.tensors[k].dtype)
     for k, g in (maps or {}).items():
         inputs[k] = g(r)
@@ -309,30 +468,38 @@ def run_case(name, src, gens, level, seed, h=1e-6, sym=(), maps=None):
     errors = []
     for gname in sorted(k for k in res if k.startswith("g_")):
         x = gname[2:]
-        g = np.asarray(res[gname], dtype=np.float64)
         base = inputs[x]
-        f32 = base.dtype == np.float32
+        cx = np.iscomplexobj(base)
+        if cx != np.iscomplexobj(res[gname]):
+            errors.append("%s is %s, and %s is %s" % (gname, res[gname].dtype, x, base.dtype))
+            continue
+        g = np.asarray(res[gname], dtype=np.complex128)
+        f32 = base.dtype in (np.float32, np.complex64)
         step, tol = (2.0 ** -8, 1e-4) if f32 else (h, 1e-5)  # an f32 input moves by a step it can hold
         flat = base.reshape(-1)
-        for idx in range(flat.size):
-            plus, minus = flat.copy(), flat.copy()
-            plus[idx] += step
-            minus[idx] -= step
-            want_g = g.reshape(-1)[idx]
-            if x in sym:
-                i, j = divmod(idx, base.shape[1])
-                if i < j:
-                    continue
-                if i != j:
-                    plus[j * base.shape[1] + i] += step
-                    minus[j * base.shape[1] + i] -= step
-                    want_g = g[i, j] + g[j, i]
-            sp = float(call({**inputs, x: plus.reshape(base.shape)})["s"])
-            sm = float(call({**inputs, x: minus.reshape(base.shape)})["s"])
-            fd = (sp - sm) / (float(plus[idx]) - float(minus[idx]))
-            got = want_g
-            if not abs(fd - got) <= tol * max(1.0, abs(fd)):
-                errors.append("%s[%d]: grad %.10g, finite differences %.10g" % (gname, idx, got, fd))
+        # a complex input moves along its real and its imaginary axis; the
+        # gradient's real and imaginary parts are the two derivatives
+        for part, unit in ((("re", 1), ("im", 1j)) if cx else (("", 1),)):
+            for idx in range(flat.size):
+                plus, minus = flat.copy(), flat.copy()
+                plus[idx] += step * unit
+                minus[idx] -= step * unit
+                gi = g.reshape(-1)[idx]
+                want_g = gi.imag if part == "im" else gi.real
+                if x in sym:  # a Hermitian perturbation: A[j,i] moves as conj of A[i,j]
+                    i, j = divmod(idx, base.shape[1])
+                    if i < j or (i == j and part == "im"):
+                        continue
+                    if i != j:
+                        plus[j * base.shape[1] + i] += step * np.conj(unit)
+                        minus[j * base.shape[1] + i] -= step * np.conj(unit)
+                        want_g = (g[i, j].imag - g[j, i].imag) if part == "im" else (g[i, j] + g[j, i]).real
+                sp = float(call({**inputs, x: plus.reshape(base.shape)})["s"])
+                sm = float(call({**inputs, x: minus.reshape(base.shape)})["s"])
+                fd = (sp - sm) / (2 * step)
+                got = want_g
+                if not abs(fd - got) <= tol * max(1.0, abs(fd)):
+                    errors.append("%s[%d]%s: grad %.10g, finite differences %.10g" % (gname, idx, part, got, fd))
     for gname in res:
         if gname.startswith("g_") and not np.all(np.isfinite(res[gname])):
             errors.append("%s is not finite" % gname)
