@@ -625,13 +625,93 @@ static g_value *inv_adjoint(grad_sweep *sw, g_value *b, g_value *db, int r, int 
     return product_to(sw, 3, f, e, -1, 2, rc, n2, NULL, 0);
 }
 
+/* V (labels I, E, stored in SV) times the K x K matrix MID (labels E, F)
+   made Hermitian, times V^H: ½ V (MID + MID^H) V^H, labels (R, C). */
+static g_value *eigh_sandwich(grad_sweep *sw, g_value *sv, g_value *mid, int r, int c, const tx_extent *n2)
+{
+    int e = mid->label[0], fl = mid->label[1], ef[2] = {e, fl}, fe[2] = {fl, e}, re[2] = {r, e}, cf[2] = {c, fl};
+    int rc[2] = {r, c};
+    g_value *h = sum2(sw, mid, 0.5, cj(sw, relabel(sw, mid, ef, fe, 2, mid->ext)), 0.5, mid->dt, 2, ef, mid->ext);
+    g_value *f[3] = {view(sw, sv, re), h, cj(sw, view(sw, sv, cf))};
+    double one[3] = {1, 1, 1};
+    return product_to(sw, 3, f, one, 1, 2, rc, n2, NULL, 0);
+}
+
+/* The generalised eigh, A V = B V diag(w) with V^H B V = I: by first-order
+   perturbation, dw(e) = v_e^H (dA - w(e) dB) v_e and
+   dv_e = sum_{f != e} v_f v_f^H (dA - w(e) dB) v_e / (w(e) - w(f)) - ½ v_e v_e^H dB v_e,
+   so with K = V^H dV and F = K / E off the diagonal (E(e,f) = w(f) - w(e)),
+     dA = herm(V (diag(dw) + F) V^H),
+     dB = -herm(V (diag(dw w) + F diag(w) + ½ diag(K)) V^H),
+   herm(X) = (X + X^H) / 2 (A and B are Hermitian); B = I gives the
+   one-matrix rule. */
+static int propagate_eigh2(grad_sweep *sw, g_value *v, g_value *pv, g_value *pw, g_value *dV, g_value *dw)
+{
+    g_value *a = v->in[0], *b = v->in[1];
+    int r = a->label[0], c = a->label[1], i = pv->label[0], el = pv->label[1];
+    if (b->rank != 2 || b->label[0] != r || b->label[1] != c)
+        return -1;
+    int fl = fresh_label(sw, el, "f");
+    if (fl < 0)
+        return -1;
+    tx_extent n2[2] = {a->ext[0], a->ext[1]}, ee[2] = {pv->ext[1], pv->ext[1]};
+    int ef[2] = {el, fl}, ie[2] = {i, el}, ifl[2] = {i, fl};
+    double one[3] = {1, 1, 1}, ex[3] = {1, -1, 1};
+    g_value *delta = new_val(sw, OP_MAP, 0);
+    delta->fn = MAP_DELTA;
+    delta->dt = DT_F32;
+    graph_set_modes(delta, 2, ef, ee);
+    graph_add(sw->g, delta);
+    g_value *wf = relabel(sw, pw, &el, &fl, 1, pw->ext);
+    g_value *ma = new_val(sw, OP_ADD, 0), *mb = new_val(sw, OP_ADD, 0);
+    ma->dt = mb->dt = DT_F32;
+    g_value *f[3];
+    if (dV) {
+        f[0] = cj(sw, pv);
+        f[1] = relabel(sw, dV, ie, ifl, 2, pv->ext);
+        g_value *k = product_to(sw, 2, f, one, 1, 2, ef, ee, NULL, 0); /* V^H dV */
+        f[0] = k;
+        f[1] = gaps_val(sw, pw, el, fl, 0);
+        f[2] = sum2(sw, const_val(sw, 1), 1, delta, -1, DT_F32, 2, ef, ee);
+        g_value *fm = product_to(sw, 3, f, ex, 1, 2, ef, ee, NULL, 0); /* K / E off the diagonal */
+        graph_add_operand(sw->g, ma, fm, 1);
+        f[0] = fm;
+        f[1] = wf;
+        graph_add_operand(sw->g, mb, product_to(sw, 2, f, one, 1, 2, ef, ee, NULL, 0), -1);
+        f[0] = k;
+        f[1] = delta;
+        graph_add_operand(sw->g, mb, product_to(sw, 2, f, one, 1, 2, ef, ee, NULL, 0), -0.5);
+    }
+    if (dw) {
+        f[0] = dw;
+        f[1] = delta;
+        graph_add_operand(sw->g, ma, product_to(sw, 2, f, one, 1, 2, ef, ee, NULL, 0), 1);
+        f[2] = pw;
+        graph_add_operand(sw->g, mb, product_to(sw, 3, f, one, 1, 2, ef, ee, NULL, 0), -1);
+    }
+    if (!ma->nin)
+        return 0;
+    for (int k = 0; k < ma->nin; k++)
+        ma->dt = join(ma->dt, ma->in[k]->dt);
+    for (int k = 0; k < mb->nin; k++)
+        mb->dt = join(mb->dt, mb->in[k]->dt);
+    graph_set_modes(ma, 2, ef, ee);
+    graph_set_modes(mb, 2, ef, ee);
+    graph_add(sw->g, ma);
+    graph_add(sw->g, mb);
+    g_value *sv = store_tmp(sw, pv, ie, 2, pv->ext);
+    if (sw->dep[a->id])
+        contribute(sw, a, eigh_sandwich(sw, sv, ma, r, c, n2), NULL);
+    if (sw->dep[b->id])
+        contribute(sw, b, eigh_sandwich(sw, sv, mb, r, c, n2), NULL);
+    return 0;
+}
+
 /* eigh (one matrix): dA = V (diag(dw) + skew(V^H dV) / E) V^H with
    E(e,f) = w(f) - w(e) (1 on the diagonal): PyTorch's rule. Returns -1
    for what has no rule. */
 static int propagate_eigh(grad_sweep *sw, g_value *v)
 {
-    if (v->nin != 1)
-        return -1; /* the generalised problem */
     g_value *a = v->in[0], *pv = NULL, *pw = NULL;
     for (int k = v->id + 1; k < sw->n; k++) {
         g_value *u = sw->g->v[k];
@@ -640,6 +720,8 @@ static int propagate_eigh(grad_sweep *sw, g_value *v)
     }
     TX_ASSERT(pv && pw);
     g_value *dV = part_total(sw, v, 0, pv), *dw = part_total(sw, v, 1, pw);
+    if (v->nin == 2)
+        return propagate_eigh2(sw, v, pv, pw, dV, dw);
     int r = a->label[0], c = a->label[1], i = pv->label[0], el = pv->label[1];
     int fl = fresh_label(sw, el, "f");
     if (fl < 0)
@@ -1512,8 +1594,6 @@ static const char *what(const graph *g, const g_value *v, char *buf, size_t n)
         return "slice";
     if (v->op == OP_LINALG || v->op == OP_PART) {
         const g_value *c = v->op == OP_PART ? v->in[0] : v;
-        if (c->la == LA_EIGH && c->nin == 2)
-            return "the generalised 'eigh'";
         snprintf(buf, n, "'%s'", graph_la_name(c->la));
         return buf;
     }

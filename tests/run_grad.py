@@ -389,6 +389,38 @@ s = abs(V("i,e"))^2 * C("i,e") + w("e")^3 * u("e");
 g_S("i,j") = grad(s, S("i,j"));
 """, {"S": lambda r: (lambda a: a + a.conj().T)(r.normal(size=(5, 5)) + 1j * r.normal(size=(5, 5))),
       "C": rnd(5, 5), "u": rnd(5)}, {"S"}),
+    "eigh_generalised": ("""
+in S[n,n], B[n,n], C[n,n], u[n];
+tmp V[n,n], w[n];
+out s, g_S[n,n], g_B[n,n];
+(V("i,e"), w("e")) = eigh(S("i,j"), B("i,j"));
+s = V("i,e")^2 * C("i,e") + w("e")^3 * u("e") + V("i,e") * V("j,e") * C("i,j");
+g_S("i,j") = grad(s, S("i,j"));
+g_B("i,j") = grad(s, B("i,j"));
+""", {"S": lambda r: (lambda a: a + a.T)(r.normal(size=(5, 5))), "B": spd(5), "C": rnd(5, 5), "u": rnd(5)},
+        {"S", "B"}),
+    "eigh_generalised_values_only": ("""
+in S[n,n], B[n,n], u[n];
+tmp V[n,n], w[n];
+out s, g_S[n,n], g_B[n,n];
+(V("i,e"), w("e")) = eigh(S("i,j"), B("i,j"));
+s = exp(w("e")) * u("e");
+g_S("i,j") = grad(s, S("i,j"));
+g_B("i,j") = grad(s, B("i,j"));
+""", {"S": lambda r: (lambda a: a + a.T)(r.normal(size=(4, 4))), "B": spd(4), "u": rnd(4)}, {"S", "B"}),
+    "complex_eigh_generalised": ("""
+in c128 S[n,n], B[n,n];
+in C[n,n], u[n];
+tmp c128 V[n,n];
+tmp w[n];
+out s;
+out c128 g_S[n,n], g_B[n,n];
+(V("i,e"), w("e")) = eigh(S("i,j"), B("i,j"));
+s = abs(V("i,e"))^2 * C("i,e") + w("e")^3 * u("e");
+g_S("i,j") = grad(s, S("i,j"));
+g_B("i,j") = grad(s, B("i,j"));
+""", {"S": lambda r: (lambda a: a + a.conj().T)(r.normal(size=(4, 4)) + 1j * r.normal(size=(4, 4))),
+      "B": hpd(4), "C": rnd(4, 4), "u": rnd(4)}, {"S", "B"}),
     "complex_qr_tall": ("""
 in c128 A[m,n], C[m,n], W[n,n];
 tmp c128 Q[m,n], R[n,n];
