@@ -66,6 +66,9 @@ static int same_value(const g_value *a, const g_value *b, int scaled)
     for (int i = 0; i < a->nmaps; i++)
         if (a->maps[i] != b->maps[i])
             return 0;
+    for (int i = 0; i < a->rank; i++) /* a label may have another extent in another statement (a broadcast) */
+        if (a->label[i] == b->label[i] && !ext_eq(a->ext[i], b->ext[i]))
+            return 0;
     switch (a->op) {
     case OP_INPUT:
     case OP_STORE:
