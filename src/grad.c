@@ -42,11 +42,19 @@
  *   slice      dx(i) = sum_k dv(k) [i == k + lo] per mode that moves
  *   cholesky, inv, pow, solve, eigh, qr, svd: the matrix-calculus results
  *              (PyTorch's for cholesky, eigh, qr, svd), built from
- *              products, inv and solve
- * The generalised eigh, qr of a matrix not known to be tall and pow beyond
- * 64 make grad a located "not supported yet" error, reported only for a
- * grad that needs them. Positions along a label (for chips, slices,
- * triangles) come from a running sum of ones.
+ *              products, inv and solve; pow by the adjoint of repeated
+ *              squaring (O(log p) products), qr of a wide matrix (or of
+ *              symbolic extents) by splitting A = [X | Y] with masks, the
+ *              generalised eigh by first-order perturbation
+ * Complex values follow PyTorch's convention: the adjoint of z is
+ * ds/dRe z + i ds/dIm z, so every derivative above is conjugated (the
+ * other factors of a product, f'(z), transposes become conjugate
+ * transposes); conj passes conj(dv) on, real dv, imag i·dv, abs
+ * dv·z/|z|; a real value reached from a complex one takes the real part
+ * (add_contrib). An operation without a rule would make grad a located
+ * "not supported yet" error, reported only for a grad that needs it.
+ * Positions along a label (for chips, slices, triangles) come from a
+ * running sum of ones.
  */
 #include <stdio.h>
 #include <string.h>

@@ -185,15 +185,6 @@ sym *sema_grad_tmp(sema_program *S, cst_node *owner, int k, dtype dt, int rank, 
     return t;
 }
 
-void sema_grad_check(sema_program *S, tx_extent a, tx_extent b, const char *msg)
-{
-    for (int i = 0; i < S->nchecks; i++)
-        if (S->checks[i].kind == 1 && ext_eq(S->checks[i].a, a) && ext_eq(S->checks[i].b, b) &&
-            strcmp(S->checks[i].msg, msg) == 0)
-            return;
-    sema_runtime_check(S, 1, a, b, arena_strndup(S->arena, msg, strlen(msg)));
-}
-
 /* ---- declarations ---- */
 
 static int parse_int(const tx_token *t, int64_t *out)

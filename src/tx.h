@@ -466,10 +466,6 @@ sym *sema_lookup(sema_program *S, const char *name);
    other labels. Lowering asks for them in the same order every time, so
    each compilation of the program gets the same tensors. */
 sym *sema_grad_tmp(sema_program *S, cst_node *owner, int k, dtype dt, int rank, const tx_extent *ext);
-/* Records, once however often it is asked for, that A <= B must hold at
-   run time, MSG (arena text) the error if not: a condition a gradient
-   rule relies on, found while lowering. */
-void sema_grad_check(sema_program *S, tx_extent a, tx_extent b, const char *msg);
 /* Appends extent E as text ("n", "16", "n - 1", "min(m, n)"). */
 void sema_extent_print(const sema_program *S, tx_extent e, tx_buf *o);
 /* The value of E given DIM_VALUES (per symbolic dim; NULL: none known);
