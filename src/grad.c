@@ -854,8 +854,24 @@ static g_value *qr_square(grad_sweep *sw, g_value *q, g_value *rm, g_value *dQ, 
     return product_to(sw, 2, f, one, 1, 2, ij, ia, NULL, 0);
 }
 
+/* Is result V stored (before the sweep) into a tensor whose mode for
+   label L has extent E? Binding checks that extent at run time, so L's
+   extent is E. */
+static int stored_as(const grad_sweep *sw, const g_value *v, int l, tx_extent e)
+{
+    for (int k = v->id + 1; k < sw->n; k++) {
+        const g_value *u = sw->g->v[k];
+        if (u->op == OP_STORE && u->in[0] == v)
+            for (int m = 0; m < u->rank; m++)
+                if (u->store_label[m] == l && ext_eq(u->ext[m], e))
+                    return 1;
+    }
+    return 0;
+}
+
 /* qr (reduced), PyTorch's rule. With as many rows as columns or more
-   (known at compile time), qr_square with R itself. Otherwise A = [X | Y]
+   (known at compile time, or from the extents of a tensor Q or R is
+   stored into), qr_square with R itself. Otherwise A = [X | Y]
    with X its first k = min(m, n) columns, R = [U | V], X = Q U and
    V = Q^H Y: qr_square with U, dU and dQ + Y dV^H gives dX, and
    dY = Q dV. The split is by masks ([j == t] for j < k), so one graph
@@ -875,7 +891,7 @@ static int propagate_qr(grad_sweep *sw, g_value *v)
     int i = pq->label[0], r = pq->label[1], j = pr->label[1];
     tx_extent k = pq->ext[1], n = a->ext[1];
     g_value *da;
-    if (ext_eq(k, n) || (rows >= 0 && cols >= 0 && rows >= cols)) {
+    if (ext_eq(k, n) || (rows >= 0 && cols >= 0 && rows >= cols) || stored_as(sw, pq, r, n) || stored_as(sw, pr, r, n)) {
         if (!(da = qr_square(sw, pq, pr, dQ, dR)))
             return dQ || dR ? -1 : 0;
         contribute(sw, a, da, NULL);

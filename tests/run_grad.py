@@ -53,6 +53,16 @@ def spd(n):
     return make
 
 
+# qr with k = min(m, n) bound by C alone: one graph for both shapes
+QR_EITHER = """
+in A[m,n], C[m,k], W[k,n];
+tmp Q[m,k], R[k,n];
+out s, g_A[m,n];
+(Q("i,r"), R("r,j")) = qr(A("i,j"));
+s = Q("i,r") * C("i,r") + R("r,j") * W("r,j") + (Q("i,r") * R("r,j"))^3;
+g_A("i,j") = grad(s, A("i,j"));
+"""
+
 # name: (source, inputs {name: generator}, the inputs differentiated)
 CASES = {
     "matvec_tanh_square": ("""
@@ -466,6 +476,8 @@ out s, g_A[m,n];
 s = Q("i,r") * C("i,r");
 g_A("i,j") = grad(s, A("i,j"));
 """, {"A": rnd(3, 5), "C": rnd(3, 3)}),
+    "qr_shape_known_at_run_time_tall": (QR_EITHER, {"A": rnd(5, 3), "C": rnd(5, 3), "W": rnd(3, 3)}),
+    "qr_shape_known_at_run_time_wide": (QR_EITHER, {"A": rnd(3, 5), "C": rnd(3, 3), "W": rnd(3, 5)}),
     "qr_tall_fixed_dims": ("""
 dim m = 5;
 dim n = 3;
