@@ -1621,11 +1621,6 @@ static const char *what(const graph *g, const g_value *v, char *buf, size_t n)
         snprintf(buf, n, "'%s'", graph_la_name(c->la));
         return buf;
     }
-    if (dt_complex(v->dt))
-        return "a complex value";
-    for (int i = 0; i < v->nin; i++)
-        if (dt_complex(v->in[i]->dt))
-            return "a complex value";
     if (v->op == OP_SCAN) {
         snprintf(buf, n, "scan by %s", graph_reduce_name(v->red));
         return buf;

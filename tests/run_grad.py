@@ -345,6 +345,31 @@ s = real(reduce(*, z("i,j"))) + imag(scan(*, z("i,j"), "j") * 2) + abs(scan(+, z
   + real(z("k,k") * z("1,l"));
 g_z("i,j") = grad(s, z("i,j"));
 """, {"z": crnd(3, 3, lo=0.3, hi=1)}),
+    "complex_stores_slices_sparse": ("""
+sparse M : "i" -> "j";
+dim n = 5;
+in c128 A[n,m], x[n];
+in B[n,m];
+tmp c128 T[n,m];
+out s;
+out c128 g_A[n,m], g_x[n];
+out g_B[n,m];
+T("i,j") = A("i,j") * B("i,j");
+T("i,j") += conj(A("i,j")) * 1i;
+let y("i") = slice(x("i"), [1], [4]);
+s = abs(T("i,j"))^2 + real(y("k") * y("k")) + imag(A("i,j") * exp(B("i,j")) * x("i"));
+g_A("i,j") = grad(s, A("i,j"));
+g_x("i") = grad(s, x("i"));
+g_B("i,j") = grad(s, B("i,j"));
+""", {"A": crnd(5, 4), "x": crnd(5), "B": rnd(5, 4)}, set(), {"M": lambda r: r.uniform(size=(5, 4)) < 0.5}),
+    "complex_hessian_vector": ("""
+in c128 z[n], v[n], A[n,n];
+out s;
+out c128 g_z[n];
+let f = abs(A("i,j") * z("j"))^4 + real(exp(z("i")) * z("i"));
+s = real(grad(f, z("i")) * conj(v("i")));
+g_z("i") = grad(s, z("i"));
+""", {"z": crnd(3), "v": crnd(3), "A": crnd(3, 3)}),
     "pow_large": ("""
 in A[n,n], W[n,n];
 out s, g_A[n,n];
