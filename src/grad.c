@@ -1273,6 +1273,17 @@ static int reduce_product(grad_sweep *sw, g_value *v, g_value *dv)
     return 0;
 }
 
+/* V's number of elements, an unknown extent taken as 64 (an estimate). */
+static double elements(const grad_sweep *sw, const g_value *v)
+{
+    double n = 1;
+    for (int m = 0; m < v->rank; m++) {
+        int64_t e = sema_extent_eval(sw->g->S, v->ext[m], NULL);
+        n *= e >= 0 ? (double)e : 64;
+    }
+    return n;
+}
+
 /* Passes adjoint DV of V (MAP: its labels per mode, for positional V) on
    to V's operands. Returns -1 if V's operation has no rule yet. */
 static int propagate(grad_sweep *sw, g_value *v, g_value *dv, const int *map)
@@ -1379,23 +1390,32 @@ static int propagate(grad_sweep *sw, g_value *v, g_value *dv, const int *map)
             int n = v->nin + 2;
             g_value **fs = arena_alloc(sw->g->arena, sizeof(g_value *) * (size_t)n);
             double *es = arena_alloc(sw->g->arena, sizeof(double) * (size_t)n);
+            /* dv · conj(the others), or conj(conj(dv) · the others) where
+               that conjugates fewer modes (a vector, not the matrix of a
+               matrix-vector product) */
+            double inside = 0, outside = elements(sw, x) + (dt_complex(dv->dt) ? elements(sw, dv) : 0);
+            for (int i = 0; i < v->nin; i++)
+                if ((i != k || v->coef_in[k] < 0) && dt_complex(v->in[i]->dt))
+                    inside += elements(sw, v->in[i]);
+            int out = outside < inside;
             int nf = 0;
             double coef = v->coef;
-            fs[nf] = dv;
+            fs[nf] = out ? cj(sw, dv) : dv;
             es[nf++] = 1;
             for (int i = 0; i < v->nin; i++)
                 if (i != k) {
-                    fs[nf] = cj(sw, v->in[i]);
+                    fs[nf] = out ? v->in[i] : cj(sw, v->in[i]);
                     es[nf++] = v->coef_in[i];
                 }
             if (v->coef_in[k] < 0) { /* d(1/x) = -1/x² */
-                fs[nf] = cj(sw, x);
+                fs[nf] = out ? x : cj(sw, x);
                 es[nf++] = -1;
                 fs[nf] = fs[nf - 1];
                 es[nf++] = -1;
                 coef = -coef;
             }
-            contribute(sw, x, product_like(sw, nf, fs, es, coef, x, v), NULL);
+            g_value *d = product_like(sw, nf, fs, es, coef, x, v);
+            contribute(sw, x, out ? cj(sw, d) : d, NULL);
         }
         return 0;
     case OP_ADD:
