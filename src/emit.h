@@ -65,6 +65,7 @@ typedef struct {
     int gen;
     int want_range;          /* the next loop over an output label runs over [tx_lo, tx_hi) */
     int has_range;           /* one did */
+    int range_label;         /* the label of the loop over the range, -1 if blocks */
     tx_extent range_ext;     /* the call's range is [0, range_ext) ... */
     int range_blocks;        /* ... counted in blocks of TX_BLOCK when set */
     int blk_buffers;         /* scratch blocks the body uses (high-water mark) */
@@ -73,6 +74,19 @@ typedef struct {
     int decode_pass;         /* 0: no sparse maps; 1: learning; 2: emitting */
     unsigned char decode_used[KERNEL_MAX_ENTRY_LOOPS][TX_MAX_MODES];
 } kernel_ctx;
+
+#define ROW_GROUP_MAX 32
+
+/* The kernels of a row group (pass_fuse.c) whose calls wait for the
+   group's one call, tile by tile of rows (emit_kernel.c). */
+typedef struct {
+    int n;                   /* kernels so far; 0: no group open */
+    int group;               /* their values' row_group */
+    int id[ROW_GROUP_MAX];   /* kernel numbers */
+    const char *init[ROW_GROUP_MAX]; /* each record's initialiser */
+    const g_value *value[ROW_GROUP_MAX];
+    tx_extent ext;           /* the rows: [0, ext) */
+} row_pending;
 
 typedef struct emitter {
     graph *g;
@@ -91,6 +105,7 @@ typedef struct emitter {
     emit_call *calls;        /* the program's calls in order (profiles) */
     int ncalls, capcalls;
     kernel_ctx k;
+    row_pending rows;        /* a row group's kernels waiting for their call */
     int label_refs[TX_MAX_LABELS]; /* times each label's loop variable was written */
     /* the entry loops of sparse maps open around the code being emitted:
        a tensor whose last modes are a map's targets, in order, is
@@ -143,6 +158,9 @@ int emit_add_error(emitter *E, const char *msg, int nomem);
    program function. A nest that follows sparse maps is emitted twice
    (the first time learns which decoded labels are read). */
 void emit_kernel(emitter *E, const g_value *v, void (*body)(emitter *, const g_value *));
+/* Writes the call of the row group's kernels that wait for it, if any
+   (the group ends, or a value of another group or none comes). */
+void emit_rows_flush(emitter *E);
 /* The head of the kernel's (first) loop over output label LABEL if it takes the
    kernel's range: returns 1 after writing "for (L = tx_lo; L < tx_hi; L++)",
    0 if the loop is an ordinary one. */
@@ -151,6 +169,12 @@ int kernel_range_loop(emitter *E, int label, tx_extent ext, int depth, int brace
    it takes the kernel's range (counted in blocks): 1 after writing
    "for (tx_ib = tx_lo; tx_ib < tx_hi; tx_ib++) {", else 0. */
 int kernel_range_blocks(emitter *E, tx_extent ext, int depth);
+/* The head of the block loop over [tx_lo, tx_hi) of LABEL (extent EXT),
+   if it takes the kernel's range (counted in elements, as a loop over
+   LABEL would): 1 after writing "for (tx_i = tx_lo; tx_i < tx_hi; tx_i +=
+   TX_BLOCK) {", else 0. A vector of a row group runs so, over the
+   group's rows. */
+int kernel_range_spans(emitter *E, int label, tx_extent ext, int depth);
 /* Records that the body references variable VAR, value ID, dim D, map M. */
 void kernel_ref_var(emitter *E, int var);
 void kernel_ref_value(emitter *E, int id);

@@ -381,7 +381,13 @@ void emit_block_loop(emitter *E, const g_value *x, const int *labels, const tx_e
     emit_use(E, TXS_PRIM);
     open_loops(E, labels, ext, rank - 1, &depth, 1);
     int L = labels[rank - 1];
-    if (rank == 1 && kernel_range_blocks(E, ext[0], depth)) {
+    if (rank == 1 && E->k.value && E->k.value->row_group && kernel_range_spans(E, L, ext[0], depth)) {
+        depth++; /* a vector of a row group: its range is the group's, in elements */
+        put(E, "%*sconst int64_t tx_bn = tx_hi - tx_i < TX_BLOCK ? tx_hi - tx_i : TX_BLOCK;\n%*sconst int64_t ",
+            4 * depth, "", 4 * depth, "");
+        put_label(E, L);
+        put(E, " = tx_i;\n");
+    } else if (rank == 1 && kernel_range_blocks(E, ext[0], depth)) {
         depth++;
         put(E, "%*sconst int64_t tx_i = tx_ib * TX_BLOCK;\n", 4 * depth, "");
         put_block_bounds(E, L, ext[rank - 1], depth);

@@ -99,20 +99,21 @@ void kernel_ref_map(emitter *E, int map) { add_ref(E, REF_MAP, map); }
 
 /* Whether the loop about to open takes the kernel's range (the first one
    that may, of a kernel that may be split): records it if so. */
-static int take_range(emitter *E, tx_extent ext, int blocks)
+static int take_range(emitter *E, int label, tx_extent ext, int blocks)
 {
     kernel_ctx *k = &E->k;
     if (!k->active || !k->want_range || k->has_range)
         return 0;
     k->has_range = 1;
     k->range_blocks = blocks;
+    k->range_label = label;
     k->range_ext = ext;
     return 1;
 }
 
 int kernel_range_loop(emitter *E, int label, tx_extent ext, int depth, int brace)
 {
-    if (!take_range(E, ext, 0))
+    if (!take_range(E, label, ext, 0))
         return 0;
     put(E, "%*sfor (int64_t ", 4 * depth, "");
     put_label(E, label);
@@ -124,9 +125,17 @@ int kernel_range_loop(emitter *E, int label, tx_extent ext, int depth, int brace
     return 1;
 }
 
+int kernel_range_spans(emitter *E, int label, tx_extent ext, int depth)
+{
+    if (!take_range(E, label, ext, 0))
+        return 0;
+    put(E, "%*sfor (int64_t tx_i = tx_lo; tx_i < tx_hi; tx_i += TX_BLOCK) {\n", 4 * depth, "");
+    return 1;
+}
+
 int kernel_range_blocks(emitter *E, tx_extent ext, int depth)
 {
-    if (!take_range(E, ext, 1))
+    if (!take_range(E, -1, ext, 1))
         return 0;
     put(E, "%*sfor (int64_t tx_ib = tx_lo; tx_ib < tx_hi; tx_ib++) {\n", 4 * depth, "");
     return 1;
@@ -188,18 +197,25 @@ static member *members(emitter *E, int *n)
     return m;
 }
 
-/* The kernel's range: [0, N) as a C expression. */
-static void put_range(emitter *E)
+/* A call's range: [0, N) as a C expression, N = 1 without a range, EXT
+   or EXT's blocks of TX_BLOCK. */
+typedef struct {
+    int has_range, blocks;
+    tx_extent ext;
+    const g_value *const *value; /* the values whose nests the call runs */
+    int nvalue;
+} call_range;
+
+static void put_range(emitter *E, const call_range *c)
 {
-    kernel_ctx *k = &E->k;
-    if (!k->has_range)
+    if (!c->has_range)
         put(E, "1");
-    else if (k->range_blocks) {
+    else if (c->blocks) {
         put(E, "(");
-        put_extent(E, k->range_ext);
+        put_extent(E, c->ext);
         put(E, " + TX_BLOCK - 1) / TX_BLOCK");
     } else
-        put_extent(E, k->range_ext);
+        put_extent(E, c->ext);
 }
 
 /* The extents of every loop of value V's nest: its labels (a store's
@@ -214,62 +230,68 @@ static int nest_extents(const g_value *v, tx_extent *ext)
     return n;
 }
 
-/* The kernel's work (iterations of its nest) as a C expression of
+/* The call's work (iterations of its nests) as a C expression of
    doubles, for targets that decide at run time. */
-static void put_work(emitter *E, const g_value *v)
+static void put_work(emitter *E, const call_range *c)
 {
-    tx_extent ext[TX_MAX_LABELS + TX_MAX_MODES];
-    int n = nest_extents(v, ext);
-    put(E, "1.0");
-    for (int i = 0; i < n; i++) {
-        put(E, " * (double)");
-        put_extent(E, ext[i]);
+    put(E, "(0.0");
+    for (int j = 0; j < c->nvalue; j++) {
+        tx_extent ext[TX_MAX_LABELS + TX_MAX_MODES];
+        int n = nest_extents(c->value[j], ext);
+        put(E, " + 1.0");
+        for (int i = 0; i < n; i++) {
+            put(E, " * (double)");
+            put_extent(E, ext[i]);
+        }
     }
+    put(E, ")");
 }
 
-/* The kernel's work if the target knows every extent, else -1. */
-static double known_work(emitter *E, const g_value *v)
+/* The call's work if the target knows every extent, else -1. */
+static double known_work(emitter *E, const call_range *c)
 {
-    tx_extent ext[TX_MAX_LABELS + TX_MAX_MODES];
-    int n = nest_extents(v, ext);
-    double w = 1;
-    for (int i = 0; i < n; i++) {
-        int64_t x = emit_extent_value(E, ext[i]);
-        if (x < 0)
-            return -1;
-        w *= (double)x;
+    double total = 0;
+    for (int j = 0; j < c->nvalue; j++) {
+        tx_extent ext[TX_MAX_LABELS + TX_MAX_MODES];
+        int n = nest_extents(c->value[j], ext);
+        double w = 1;
+        for (int i = 0; i < n; i++) {
+            int64_t x = emit_extent_value(E, ext[i]);
+            if (x < 0)
+                return -1;
+            w *= (double)x;
+        }
+        total += w;
     }
-    return w;
+    return total;
 }
 
-/* The call of kernel ID (its record tx_k in scope) over its range, on
+/* The call of kernel ID (its record tx_k in scope) over C's range, on
    the target's threads when its work is large enough. */
-static void emit_kernel_call(emitter *E, int id)
+static void emit_kernel_call(emitter *E, int id, const call_range *c)
 {
-    kernel_ctx *k = &E->k;
-    const g_value *v = k->value;
-    tx_threading th = k->has_range ? E->T->threads : TX_THREADS_NONE;
+    tx_threading th = c->has_range ? E->T->threads : TX_THREADS_NONE;
     if (th == TX_THREADS_POOL) {
-        double w = known_work(E, v);
-        int64_t r = emit_extent_value(E, k->range_ext);
+        double w = known_work(E, c);
+        int64_t r = emit_extent_value(E, c->ext);
         if (w >= 0 && (w < TX_PARALLEL_WORK || r < 2))
             th = TX_THREADS_NONE; /* too small: threads would cost more than they give */
     }
     if (th == TX_THREADS_POOL) {
         emit_use(E, TXS_RT);
         put(E, "        tx_status = tx_rt_parallel(tx_k%d, &tx_k, ", id);
-        put_range(E);
+        put_range(E, c);
         put(E, ");\n");
     } else if (th == TX_THREADS_OPENMP) {
         E->uses_openmp = 1;
         put(E, "#ifdef _OPENMP\n        if (");
-        put_range(E);
+        put_range(E, c);
         put(E, " >= 2 && ");
-        put_work(E, v);
+        put_work(E, c);
         put(E, " >= %d.0) {\n", TX_PARALLEL_WORK);
         put(E, "            int tx_st = 0;\n"
                "            const int64_t tx_cn = ");
-        put_range(E);
+        put_range(E, c);
         put(E, ";\n#pragma omp parallel reduction(max : tx_st)\n"
                "            {\n"
                "                const int64_t tx_t = omp_get_thread_num(), tx_nt = omp_get_num_threads();\n"
@@ -282,14 +304,68 @@ static void emit_kernel_call(emitter *E, int id)
                "            tx_status = tx_st;\n"
                "        } else\n#endif\n", id);
         put(E, "            tx_status = tx_k%d(&tx_k, 0, ", id);
-        put_range(E);
+        put_range(E, c);
         put(E, ");\n");
     } else {
         put(E, "        tx_status = tx_k%d(&tx_k, 0, ", id);
-        put_range(E);
+        put_range(E, c);
         put(E, ");\n");
     }
     put(E, "        if (tx_status != 0)\n            goto tx_done;\n    }\n");
+}
+
+/* Iterations of a row group's nests per tile of rows: a tile of each
+   operand's rows stays in L2 (64 KiB of doubles per nest) between the
+   nest that reads it first and those after it. */
+#define ROW_TILE_WORK 8192
+
+void emit_rows_flush(emitter *E)
+{
+    row_pending *P = &E->rows;
+    int n = P->n;
+    if (n == 0)
+        return;
+    P->n = 0;
+    call_range c = {1, 0, P->ext, P->value, n};
+    if (n == 1) { /* alone: its own call */
+        put(E, "    {\n        tx_k%d_args tx_k = %s;\n", P->id[0], P->init[0]);
+        emit_kernel_call(E, P->id[0], &c);
+        return;
+    }
+    tx_buf *o = &E->kernels;
+    int id = E->nkernels++;
+    buf_printf(o, "/* kernel %d: kernels", id);
+    for (int j = 0; j < n; j++)
+        buf_printf(o, "%s %d", j ? "," : "", P->id[j]);
+    buf_printf(o, " tile by tile of rows (a row group) */\ntypedef struct {\n");
+    for (int j = 0; j < n; j++)
+        buf_printf(o, "    tx_k%d_args tx_a%d;\n", P->id[j], j);
+    buf_printf(o, "    int64_t tx_tile;\n} tx_k%d_args;\n\n", id);
+    buf_printf(o, "static int tx_k%d(const void *tx_ap, int64_t tx_lo, int64_t tx_hi)\n{\n", id);
+    buf_printf(o, "    const tx_k%d_args *tx_a = (const tx_k%d_args *)tx_ap;\n", id, id);
+    buf_printf(o, "    for (int64_t tx_r = tx_lo; tx_r < tx_hi; tx_r += tx_a->tx_tile) {\n"
+                  "        const int64_t tx_re = tx_hi - tx_r < tx_a->tx_tile ? tx_hi : tx_r + tx_a->tx_tile;\n"
+                  "        int tx_s;\n");
+    for (int j = 0; j < n; j++)
+        buf_printf(o, "        if ((tx_s = tx_k%d(&tx_a->tx_a%d, tx_r, tx_re)) != 0)\n            return tx_s;\n",
+                   P->id[j], j);
+    buf_puts(o, "    }\n    return 0;\n}\n\n");
+
+    /* the call: rows per tile from the largest nest's work per row */
+    put(E, "    {\n        double tx_rw = 1.0, tx_w;\n");
+    for (int j = 0; j < n; j++) {
+        call_range one = {1, 0, P->ext, &P->value[j], 1};
+        put(E, "        tx_w = ");
+        put_work(E, &one);
+        put(E, " / (double)");
+        put_extent(E, P->ext);
+        put(E, ";\n        if (tx_w > tx_rw)\n            tx_rw = tx_w;\n");
+    }
+    put(E, "        tx_k%d_args tx_k = {", id);
+    for (int j = 0; j < n; j++)
+        put(E, "%s, ", P->init[j]);
+    put(E, "tx_rw >= %d.0 ? 1 : (int64_t)(%d.0 / tx_rw)};\n", ROW_TILE_WORK, ROW_TILE_WORK);
+    emit_kernel_call(E, id, &c);
 }
 
 static void kernel_end(emitter *E)
@@ -322,16 +398,43 @@ static void kernel_end(emitter *E)
     if (k->body.oom)
         o->oom = 1;
 
-    /* the call, from the program function, over the whole range */
+    /* the call, from the program function, over the whole range; a
+       kernel of a row group waits for the group's call */
     E->out = k->program;
     k->active = 0;
-    put(E, "    {\n        tx_k%d_args tx_k = {", id);
+    tx_buf init = {0};
+    buf_puts(&init, "{");
     for (int i = 0; i < nm; i++)
-        put(E, "%s%s", i ? ", " : "", m[i].name);
-    if (nm == 0)
-        put(E, "0");
-    put(E, "};\n");
-    emit_kernel_call(E, id);
+        buf_printf(&init, "%s%s", i ? ", " : "", m[i].name);
+    buf_puts(&init, nm ? "}" : "0}");
+    const char *init_s = arena_strndup(E->g->arena, init.p ? init.p : "", init.len);
+    if (init.oom)
+        o->oom = 1;
+    buf_free(&init);
+    const g_value *v = k->value;
+    row_pending *P = &E->rows;
+    int row = v->op == OP_STORE ? v->store_label[0] : v->label[0];
+    int joins = v->row_group && !(E->o->timing && E->T->entry == TX_ENTRY_ARGV) && k->has_range &&
+                 !k->range_blocks && k->range_label == row;
+    if (joins && P->n > 0 &&
+        (P->group != v->row_group || P->n == ROW_GROUP_MAX || P->ext.dim != k->range_ext.dim ||
+         P->ext.value != k->range_ext.value))
+        emit_rows_flush(E);
+    if (joins) {
+        if (P->n == 0) {
+            P->group = v->row_group;
+            P->ext = k->range_ext;
+        }
+        P->id[P->n] = id;
+        P->init[P->n] = init_s;
+        P->value[P->n++] = v;
+        return;
+    }
+    if (!v->row_ahead)
+        emit_rows_flush(E);
+    call_range c = {k->has_range, k->range_blocks, k->range_ext, &k->value, 1};
+    put(E, "    {\n        tx_k%d_args tx_k = %s;\n", id, init_s);
+    emit_kernel_call(E, id, &c);
 }
 
 void emit_kernel(emitter *E, const g_value *v, void (*body)(emitter *, const g_value *))

@@ -161,14 +161,19 @@ void emit_liveness(emitter *E, liveness *L)
     for (int k = 0; k < n; k++)
         for (int i = 0; i < g->v[k]->nin; i++)
             user[g->v[k]->in[i]->id] = g->v[k];
-    for (int k = n - 1; k >= 0; k--)
+    /* where V reads: a nest of a row group (pass_fuse.c) reads tile by
+       tile until the group's last nest is done */
+    int *rd = arena_alloc(g->arena, sizeof(int) * (size_t)(n + 1));
+    for (int k = n - 1; k >= 0; k--) {
         pos[k] = g->v[k]->inlined && user[k] ? pos[user[k]->id] : k;
+        rd[k] = g->v[k]->inlined && user[k] ? rd[user[k]->id] : g->v[k]->row_group ? g->v[k]->row_group - 1 : k;
+    }
     for (int k = 0; k < n; k++) {
         last[k] = -1;
         for (int i = 0; i < g->v[k]->nin; i++) {
             int w = g->v[k]->in[i]->id;
-            if (pos[k] > last[w])
-                last[w] = pos[k];
+            if (rd[k] > last[w])
+                last[w] = rd[k];
         }
     }
     int *free_head = arena_alloc(g->arena, sizeof(int) * (size_t)(n + 1));
@@ -185,10 +190,10 @@ void emit_liveness(emitter *E, liveness *L)
        position reaches what it reads */
     int *reach = arena_alloc(g->arena, sizeof(int) * (size_t)(n + 1));
     for (int k = 0; k < n; k++)
-        reach[k] = pos[k];
+        reach[k] = rd[k];
     for (int k = n - 1; k >= 0; k--) {
         g_value *v = g->v[k];
-        int at = v->op == OP_INDEX ? reach[k] : pos[k];
+        int at = v->op == OP_INDEX ? reach[k] : rd[k];
         for (int i = 0; i < v->nin; i++) {
             g_value *w = v->in[i];
             if ((w->op == OP_INDEX || w->op == OP_STORE) && at > reach[w->id])

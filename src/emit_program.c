@@ -422,6 +422,8 @@ int emit_c(graph *g, const tx_target *T, const emit_options *o, tx_buf *out, emi
         g_value *v = g->v[k];
         if (v->dead || v->inlined || v->op == OP_INPUT || v->op == OP_CONST || v->op == OP_INDEX)
             continue;
+        if (E.rows.n && v->row_group != E.rows.group && !v->row_ahead) /* a row group's kernels run before V */
+            emit_rows_flush(&E);
         if (v->stmt != cur_stmt) {
             if (o->timing && T->entry == TX_ENTRY_ARGV && cur_stmt >= 0)
                 put(&E, "    tx_times[%d] += tx_rt_now() - tx_t0;\n", cur_stmt);
@@ -463,6 +465,8 @@ int emit_c(graph *g, const tx_target *T, const emit_options *o, tx_buf *out, emi
             }
         }
         emit_value(&E, v, parts);
+        if (v->row_group == v->id + 1) /* the last nest of its row group */
+            emit_rows_flush(&E);
         /* buffers read for the last time here, or at a position since the
            one emitted before (a view's) */
         for (int p = prev + 1; !use_ws && p <= k; p++) {
@@ -481,6 +485,7 @@ int emit_c(graph *g, const tx_target *T, const emit_options *o, tx_buf *out, emi
     if (o->timing && T->entry == TX_ENTRY_ARGV && cur_stmt >= 0)
         put(&E, "    tx_times[%d] += tx_rt_now() - tx_t0;\n", cur_stmt);
 
+    emit_rows_flush(&E);
     put(&E, "\ntx_done:\n");
     if (T->distributed) /* one outcome for every rank: the largest code any rank met */
         put(&E, "    MPI_Allreduce(MPI_IN_PLACE, &tx_status, 1, MPI_INT, MPI_MAX, tx_comm);\n");

@@ -808,7 +808,7 @@ void graph_print(const graph *g, tx_buf *out, int dot)
             if (v->nuses > 1)
                 buf_printf(out, "   (%d uses)", v->nuses);
             if (v->inlined)
-                buf_puts(out, "   (fused into its user)");
+                buf_puts(out, v->nuses > 1 ? "   (fused into its users)" : "   (fused into its user)");
             if (v->blas) {
                 buf_printf(out, "   (BLAS %s%s",
                            v->blas->nm == 0 && v->blas->nn == 0 ? "dot" : v->blas->nm == 0 || v->blas->nn == 0 ? "gemv" : "gemm",
@@ -819,6 +819,10 @@ void graph_print(const graph *g, tx_buf *out, int dot)
             }
             if (v->absorbed)
                 buf_puts(out, "   (written by the BLAS call)");
+            if (v->row_group)
+                buf_printf(out, "   (row tiles with %%%d)", v->row_group - 1);
+            if (v->row_ahead)
+                buf_puts(out, "   (ahead of a row group)");
             for (int m = 0; m < v->nmaps; m++)
                 buf_printf(out, "%s%s", m ? ", " : "   (loops follow sparse map ", g->S->maps[v->maps[m]]->name);
             if (v->nmaps)

@@ -5,11 +5,34 @@
  * nothing summed) whose only user loops over exactly its labels is not
  * given a buffer: the emitter computes it inside the user's loop nest.
  * Chains such as exp(A - B) * C + D thus become one pass over memory.
+ * A value with two or three such users is computed in each of them when
+ * it is one addition or product of operands in memory (the centred rows
+ * X - mean of a layer norm): cheaper than a pass writing it and passes
+ * reading it back.
  *
  * Two things stop fusion: a user whose loops are wider than the value
  * (the value would be recomputed for every extra index), and a store
  * whose fused right-hand side reads the stored tensor at another element
  * (C("i,j") = C("j,i") + 1 must finish reading before it writes).
+ *
+ * Row tiles. Consecutive loop nests that each write whole rows of one
+ * label of the same extent (their first output label, the loop a kernel's
+ * range runs over) and read what an earlier one of them wrote only in the
+ * same row are a row group: the emitter runs them tile by tile of rows
+ * (for each tile: the first nest, then the second, ...), so a row a
+ * reduction has just read is still in cache when the elementwise statement
+ * after it reads it again. A row softmax (max, exp and sum, divide) or a
+ * layer norm (mean, variance, normalise) thus reads its matrix from memory
+ * once instead of three or four times. Nothing here knows softmax: any
+ * program of this shape is tiled. A nest stops a group when it reads a
+ * tensor or value written in the group at another row (a sum over the row
+ * label, a transposed read), or writes a tensor an earlier nest of the
+ * group read at another row; BLAS and LAPACK calls, copies, scans, slices,
+ * sparse loops and scalar results are never in a group; a scalar that
+ * reads nothing the group writes (a dim, the norm of an input) is computed
+ * ahead of it instead of ending it. Rows are
+ * independent, so the result is the same bits as nest after nest, on any
+ * number of threads.
  */
 #include "tx.h"
 
@@ -35,20 +58,193 @@ static int store_hazard(const g_value *v, const g_value *s)
     return 0;
 }
 
+static void row_groups(graph *g);
+
+/* May USER compute V inside its loops? */
+static int fusable_into(const g_value *v, const g_value *u)
+{
+    if (u->blas || u->op == OP_LINALG) /* BLAS and LAPACK read their operands from memory */
+        return 0;
+    if (!ls_eq(graph_value_labels(v), graph_iteration_labels(u)))
+        return 0;
+    return !(u->op == OP_STORE && store_hazard(v, u));
+}
+
+/* Is V, read by NU users up to position LAST, cheaper computed again in
+   each of them than written once and read back: one addition or product
+   of operands in memory (X - mean(X), the centred rows of a layer norm),
+   whose tensors no store changes before the last user reads them? */
+static int recompute(const graph *g, const g_value *v, int nu, int last)
+{
+    if (nu < 2 || nu > 3 || dt_complex(v->dt) || v->nmaps || (v->op != OP_ADD && v->op != OP_CONTRACT))
+        return 0;
+    for (int i = 0; i < v->nin; i++) {
+        const g_value *w = v->in[i];
+        if (w->inlined)
+            return 0;
+        if (w->op != OP_INDEX)
+            continue;
+        for (int k = v->id + 1; k <= last; k++)
+            if (g->v[k]->op == OP_STORE && !g->v[k]->dead && g->v[k]->var == w->in[0]->var)
+                return 0;
+    }
+    return 1;
+}
+
 void pass_fuse(graph *g)
 {
-    g_value **user = arena_alloc(g->arena, sizeof(g_value *) * (size_t)(g->n + 1));
+    /* each value's users (a user reading it twice counts twice) */
+    int *nu = arena_alloc(g->arena, sizeof(int) * (size_t)(g->n + 1)), *at, total = 0;
     for (int k = 0; k < g->n; k++)
-        for (int i = 0; i < g->v[k]->nin; i++)
-            user[g->v[k]->in[i]->id] = g->v[k];
+        nu[k] = 0;
+    for (int k = 0; k < g->n; k++)
+        for (int i = 0; !g->v[k]->dead && i < g->v[k]->nin; i++)
+            nu[g->v[k]->in[i]->id]++;
+    at = arena_alloc(g->arena, sizeof(int) * (size_t)(g->n + 1));
     for (int k = 0; k < g->n; k++) {
-        g_value *v = g->v[k], *u = user[k];
-        if (v->dead || !u || v->nuses != 1 || !elementwise(v) || u->blas || u->op == OP_LINALG)
-            continue; /* BLAS and LAPACK read their operands from memory */
-        if (!ls_eq(graph_value_labels(v), graph_iteration_labels(u)))
+        at[k] = total;
+        total += nu[k];
+    }
+    g_value **user = arena_alloc(g->arena, sizeof(g_value *) * (size_t)(total + 1));
+    for (int k = 0; k < g->n; k++)
+        nu[k] = 0;
+    for (int k = 0; k < g->n; k++)
+        for (int i = 0; !g->v[k]->dead && i < g->v[k]->nin; i++) {
+            int w = g->v[k]->in[i]->id;
+            user[at[w] + nu[w]++] = g->v[k];
+        }
+    for (int k = 0; k < g->n; k++) {
+        g_value *v = g->v[k];
+        if (v->dead || nu[k] == 0 || !elementwise(v))
             continue;
-        if (u->op == OP_STORE && store_hazard(v, u))
+        int ok = 1, last = k;
+        for (int j = 0; j < nu[k] && ok; j++) {
+            ok = fusable_into(v, user[at[k] + j]);
+            if (user[at[k] + j]->id > last)
+                last = user[at[k] + j]->id;
+        }
+        if (ok && (nu[k] == 1 || recompute(g, v, nu[k], last)))
+            v->inlined = 1;
+    }
+    row_groups(g);
+}
+
+/* Does V get code of its own where the emitter writes the statements? */
+static int emitted(const g_value *v)
+{
+    return !v->dead && !v->inlined && v->op != OP_INPUT && v->op != OP_CONST && v->op != OP_INDEX &&
+           v->op != OP_PART && !(v->op == OP_STORE && v->absorbed);
+}
+
+/* The label whose rows loop nest V writes (its first output label), or
+   -1 if V may not be in a row group. */
+static int row_label(const g_value *v)
+{
+    if (v->nmaps || v->blas || v->rank < 1)
+        return -1;
+    if (v->op == OP_STORE)
+        return v->store_label[0];
+    if ((v->op == OP_MAP || v->op == OP_ADD || v->op == OP_CONTRACT || v->op == OP_REDUCE) && !graph_is_copy(v))
+        return v->label[0];
+    return -1;
+}
+
+/* The group being built: stamps equal to CUR mark its values, the tensors
+   it wrote and the tensors it read at another row than the reader's. */
+typedef struct {
+    int cur;
+    int *val, *written, *far_read;
+} row_state;
+
+/* May nest U, whose row label is R, join the group (reads of what the
+   group wrote only at the row)? Marks the tensors V reads at another row
+   when MARK. */
+static int reads_at_row(row_state *st, const g_value *v, int r, int mark)
+{
+    for (int i = 0; i < v->nin; i++) {
+        const g_value *w = v->in[i];
+        if (w->inlined) {
+            if (!reads_at_row(st, w, r, mark))
+                return 0;
             continue;
-        v->inlined = 1;
+        }
+        if (w->op == OP_CONST)
+            continue;
+        if (w->op == OP_INDEX) {
+            const g_value *t = w->in[0];
+            if (t->op != OP_INPUT && t->op != OP_STORE) { /* a view of a computed value */
+                if (st->val[t->id] == st->cur)
+                    return 0;
+                continue;
+            }
+            int at_row = t->rank >= 1 && w->idx_label[0] == r;
+            if (!at_row && st->written[t->var] == st->cur)
+                return 0;
+            if (!at_row && mark)
+                st->far_read[t->var] = st->cur;
+            continue;
+        }
+        if (w->op == OP_INPUT || w->op == OP_STORE) { /* a scalar tensor */
+            if (st->written[w->var] == st->cur)
+                return 0;
+            if (mark)
+                st->far_read[w->var] = st->cur;
+            continue;
+        }
+        if (st->val[w->id] == st->cur && !(w->rank >= 1 && w->label[0] == r))
+            return 0;
+    }
+    return 1;
+}
+
+/* Groups consecutive row nests (see the top of the file). */
+static void row_groups(graph *g)
+{
+    int nv = g->S->nvars;
+    row_state st = {0, arena_alloc(g->arena, sizeof(int) * (size_t)(g->n + 1)),
+                    arena_alloc(g->arena, sizeof(int) * (size_t)(nv + 1)),
+                    arena_alloc(g->arena, sizeof(int) * (size_t)(nv + 1))};
+    for (int k = 0; k < g->n; k++)
+        st.val[k] = -1;
+    for (int i = 0; i < nv; i++)
+        st.written[i] = st.far_read[i] = -1;
+    int first = -1, last = -1, nmem = 0;
+    tx_extent ext = {0, 0};
+    for (int k = 0; k <= g->n; k++) {
+        g_value *v = k < g->n ? g->v[k] : NULL;
+        if (v)
+            v->row_group = v->row_ahead = 0;
+        if (v && !emitted(v))
+            continue;
+        int r = v ? row_label(v) : -1;
+        tx_extent e = {0, 0};
+        if (r >= 0)
+            e = v->ext[0];
+        int join = r >= 0 && nmem > 0 && e.dim == ext.dim && e.value == ext.value && reads_at_row(&st, v, r, 0) &&
+                   !(v->op == OP_STORE && st.far_read[v->var] == st.cur);
+        if (v && !join && r < 0 && nmem > 0 && v->rank == 0 && !v->blas &&
+            (v->op == OP_MAP || v->op == OP_ADD || v->op == OP_CONTRACT || v->op == OP_REDUCE) &&
+            reads_at_row(&st, v, -2, 0)) {
+            v->row_ahead = 1; /* a scalar the group does not feed (a dim, a norm of an input) */
+            continue;
+        }
+        if (!join) { /* the group so far ends */
+            if (nmem >= 2)
+                for (int j = first; j <= last; j++)
+                    if (st.val[j] == st.cur)
+                        g->v[j]->row_group = last + 1;
+            st.cur++;
+            nmem = 0;
+            if (r < 0)
+                continue;
+            first = k;
+            ext = e;
+        }
+        reads_at_row(&st, v, r, 1);
+        st.val[k] = st.cur;
+        if (v->op == OP_STORE)
+            st.written[v->var] = st.cur;
+        last = k;
+        nmem++;
     }
 }

@@ -548,6 +548,10 @@ struct g_value {
     reduce_op red;              /* OP_REDUCE, OP_SCAN */
     int scan_label, scan_reverse; /* OP_SCAN */
     int inlined;                /* set by pass_fuse: computed inside its one user's loops */
+    int row_group;              /* set by pass_fuse: 1 + the id of the last value of the row-tiled
+                                   group V belongs to, 0 if none (see pass_fuse.c) */
+    int row_ahead;              /* set by pass_fuse: a scalar inside a row group's run that reads
+                                   nothing the group writes, computed before the group */
     la_fn la;                   /* OP_LINALG */
     int nout;                   /* OP_LINALG: results (1: the node itself; else OP_PARTs) */
     int part;                   /* OP_PART */

@@ -67,6 +67,7 @@ DEFAULT_FILES = [
     'complex_promotion.tx',    # c64 and c128 mixed with f32 and f64
     'grad_lstsq.tx',        # grad: adjoint contractions, hidden tmp tensors relabelling
     'grad_hvp.tx',          # grad of a grad
+    'row_groups.tx',        # row groups: kernels tile by tile of rows (records of records)
 ]
 
 # complex tensors live in C99 complex arrays, passed cast to the header's

@@ -269,7 +269,8 @@ START_TEST(emit_loop_nests_are_kernels)
                           targets[t]->name, i, c);
             int nk = count_of(c, "static int tx_k");
             ck_assert_msg(nk >= 1, "no kernel in:\n%.3000s", c);
-            ck_assert_int_eq(count_of(prog, "(&tx_k, 0, "), nk); /* each called once, from the program */
+            /* each called once, from the program or from its row group's kernel */
+            ck_assert_int_eq(count_of(prog, "(&tx_k, 0, ") + count_of(c, "(&tx_a->tx_a"), nk);
             /* each kernel loads exactly the members of its record */
             for (int k = 0; k < nk; k++) {
                 char sig[64], rec[64];
@@ -284,13 +285,46 @@ START_TEST(emit_loop_nests_are_kernels)
                 int fields = 0;
                 for (const char *p = start; p < end; p++)
                     fields += *p == ';';
-                ck_assert_int_eq(count_of(fn, " = tx_a->"), fields);
+                if (strstr(fn, "tx_a->tx_tile")) /* a row group: a record of its kernels' records, and the tile */
+                    ck_assert_int_eq(count_of(fn, "(&tx_a->tx_a"), fields - 1);
+                else
+                    ck_assert_int_eq(count_of(fn, " = tx_a->"), fields);
                 ck_assert_ptr_nonnull(strstr(fn, "for ("));
                 free(fn);
             }
             free(prog);
             free(c);
         }
+}
+END_TEST
+
+START_TEST(emit_row_groups)
+{
+    /* a row softmax: max, exp, sum and divide are one row group, one
+       kernel calling the four in order over each tile of rows, called
+       once from the program over the rows */
+    const char *src = "in X[n,m];\nout P[n,m];\n"
+                      "let E(\"i,j\") = exp(X(\"i,j\") - reduce(max, X(\"i,k\")));\n"
+                      "P(\"i,j\") = E(\"i,j\") / reduce(+, E(\"i,k\"));\n";
+    const tx_target *targets[] = {&target_jit_tcc, &target_jit_cc, &target_c99_blas, &target_c99};
+    for (size_t t = 0; t < sizeof targets / sizeof *targets; t++) {
+        char *c = emit_for(src, targets[t], 2);
+        ck_assert_int_eq(count_of(c, "static int tx_k"), 5);
+        char *grp = function_text(c, "static int tx_k4(");
+        const char *at = grp;
+        for (int k = 0; k < 4; k++) { /* in statement order, each once */
+            char call[64];
+            snprintf(call, sizeof call, "tx_k%d(&tx_a->tx_a%d, tx_r, tx_re)", k, k);
+            at = strstr(at, call);
+            ck_assert_msg(at != NULL, "target %s: no %s in order in:\n%s", targets[t]->name, call, grp);
+        }
+        char *prog = function_text(c, targets[t]->entry == TX_ENTRY_ARGV ? "int tx_entry(" : "int prog(");
+        ck_assert_int_eq(count_of(prog, "(&tx_k, 0, "), 1);
+        ck_assert_ptr_nonnull(strstr(prog, "tx_k4_args tx_k = {{"));
+        free(prog);
+        free(grp);
+        free(c);
+    }
 }
 END_TEST
 
@@ -548,6 +582,7 @@ Suite *suite_emit(void)
     tcase_add_test(tc, emit_compiles);
     tcase_add_test(tc, emit_loop_nests_are_kernels);
     tcase_add_test(tc, emit_kernel_ranges);
+    tcase_add_test(tc, emit_row_groups);
     tcase_add_test(tc, emit_targets_declare_what_they_use);
     tcase_add_test(tc, emit_reduce_loop_order);
     tcase_add_test(tc, emit_runtime_symbols_from_one_table);
