@@ -345,6 +345,171 @@ blk_op blk_eval(emitter *E, blk_state *B, const g_value *v)
     return blk_spread(E, B, blk_eval_(E, B, v));
 }
 
+/* ---- the f32 path ----
+   An f32 store whose value is one addition, subtraction, product or
+   quotient of f32 values (tensors, f32 intermediates, constants that are
+   floats, exp/log/sin/cos/tanh of f32), or such a function of one, runs
+   in float blocks (tx_pf_*): the same bits as the double blocks, which
+   round that one operation's result to float (prims.inc), at twice the
+   lanes and without the conversions. */
+
+/* An exact float: an f32 value in memory, a float constant, or an f32
+   function of an f32 argument. */
+static int f32_exact(const g_value *v);
+
+/* One operation on exact floats: its operator (0 + 1 - 2 * 3 /), or -1. */
+static int f32_op(const g_value *v)
+{
+    if (!v->inlined || v->nin != 2 || v->dt != DT_F32 || v->coef_in[0] != 1)
+        return -1;
+    if (!f32_exact(v->in[0]) || !f32_exact(v->in[1]))
+        return -1;
+    if (v->op == OP_ADD)
+        return v->coef_in[1] == 1 ? 0 : v->coef_in[1] == -1 ? 1 : -1;
+    if (v->op == OP_CONTRACT && ls_empty(v->summed) && v->coef == 1)
+        return v->coef_in[1] == 1 ? 2 : v->coef_in[1] == -1 ? 3 : -1;
+    return -1;
+}
+
+/* A value rounded to float where it is used: exact, or one operation. */
+static int f32_rounded(const g_value *v)
+{
+    return f32_exact(v) || f32_op(v) >= 0;
+}
+
+static int f32_exact(const g_value *v)
+{
+    if (v->op == OP_CONST)
+        return !dt_complex(v->dt) && (double)(float)v->coef == v->coef;
+    if (!v->inlined)
+        return v->dt == DT_F32 && (v->op != OP_INPUT || v->rank == 0);
+    return v->op == OP_MAP && v->dt == DT_F32 && v->in[0]->dt == DT_F32 &&
+           (v->fn == MAP_EXP || v->fn == MAP_LOG || v->fn == MAP_SIN || v->fn == MAP_COS || v->fn == MAP_TANH) &&
+           f32_rounded(v->in[0]);
+}
+
+/* An operand in the f32 path: one number tx_fN (S), a pointer tx_qN
+   into a tensor (Q), or scratch block BUF as floats. */
+typedef struct {
+    int s, q, buf;
+} f32_val;
+
+static void put_f32_ptr(emitter *E, f32_val o)
+{
+    if (o.s >= 0)
+        put(E, "&tx_f%d", o.s);
+    else if (o.q >= 0)
+        put(E, "tx_q%d", o.q);
+    else {
+        put(E, "(float *)");
+        put_scratch(E, o.buf);
+    }
+}
+
+/* O as a tx_pf_bin operand: its pointer and increment. */
+static void put_f32(emitter *E, f32_val o)
+{
+    put_f32_ptr(E, o);
+    put(E, o.s >= 0 ? ", 0" : ", 1");
+}
+
+/* The destination block of an operation on A (and B): A's or B's scratch
+   block, else a fresh one. */
+static void put_f32_dest(emitter *E, blk_state *B, f32_val a, f32_val b, f32_val *d)
+{
+    d->s = d->q = -1;
+    d->buf = a.buf >= 0 && a.s < 0 && a.q < 0 ? a.buf : b.buf >= 0 && b.s < 0 && b.q < 0 ? b.buf : B->nbuf++;
+    put(E, "(float *)");
+    put_scratch(E, d->buf);
+}
+
+/* Emits V's block in the f32 path into *R; 0 if V has a form it does
+   not take (an operation of two numbers, a function of one number). */
+static int f32_eval(emitter *E, blk_state *B, const g_value *v, f32_val *r)
+{
+    int ind = 4 * B->depth;
+    r->s = r->q = r->buf = -1;
+    if (v->op == OP_CONST) {
+        r->s = B->nptr++;
+        put(E, "%*sconst float tx_f%d = (float)", ind, "", r->s);
+        num_literal(E->out, v->coef);
+        put(E, ";\n");
+        return 1;
+    }
+    if (!v->inlined) {
+        int64_t known;
+        tx_buf stride = {0}, *out = E->out;
+        E->out = &stride;
+        put_label_stride(E, v, B->label, &known);
+        E->out = out;
+        if (known == 0) {
+            r->s = B->nptr++;
+            put(E, "%*sconst float tx_f%d = ", ind, "", r->s);
+            put_access_raw(E, v);
+            put(E, ";\n");
+        } else if (known == 1) {
+            r->q = B->nptr++;
+            put(E, "%*sconst float *tx_q%d = &", ind, "", r->q);
+            put_access_raw(E, v);
+            put(E, ";\n");
+        } else {
+            r->buf = B->nbuf++;
+            put(E, "%*stx_pf_load(tx_bn, &", ind, "");
+            put_access_raw(E, v);
+            put(E, ", %s, (float *)", stride.p ? stride.p : "0");
+            put_scratch(E, r->buf);
+            put(E, ");\n");
+        }
+        buf_free(&stride);
+        return 1;
+    }
+    f32_val a, b;
+    if (v->op == OP_MAP) {
+        if (!f32_eval(E, B, v->in[0], &a) || a.s >= 0)
+            return 0;
+        put(E, "%*stx_pf_map(tx_bn, %d, ", ind, "", (int)v->fn);
+        put_f32_ptr(E, a);
+        put(E, ", ");
+        f32_val none = {-1, -1, -1};
+        put_f32_dest(E, B, a, none, r);
+        put(E, ");\n");
+        return 1;
+    }
+    int op = f32_op(v);
+    if (op < 0 || !f32_eval(E, B, v->in[0], &a) || !f32_eval(E, B, v->in[1], &b) || (a.s >= 0 && b.s >= 0))
+        return 0;
+    put(E, "%*stx_pf_bin(tx_bn, %d, ", ind, "", op);
+    put_f32(E, a);
+    put(E, ", ");
+    put_f32(E, b);
+    put(E, ", ");
+    put_f32_dest(E, B, a, b, r);
+    put(E, ");\n");
+    return 1;
+}
+
+/* The f32 path's block loop body for store X (see above) into the f32
+   element at &TARGET (text) with stride INC: 1 if taken. */
+static int f32_store(emitter *E, blk_state *B, const g_value *x, const char *target, int64_t inc)
+{
+    if (!f32_rounded(x) || (x->op == OP_CONST))
+        return 0;
+    tx_buf scratch, *saved = emit_capture_begin(E, &scratch);
+    blk_state b0 = *B;
+    f32_val r;
+    int ok = f32_eval(E, B, x, &r) && r.s < 0;
+    const char *text = emit_capture_end(E, saved);
+    if (!ok) {
+        *B = b0;
+        return 0;
+    }
+    emit_use(E, TXS_PRIM);
+    put(E, "%s%*stx_pf_store(tx_bn, ", text, 4 * B->depth, "");
+    put_f32_ptr(E, r);
+    put(E, ", &%s, %lld);\n", target, (long long)inc);
+    return 1;
+}
+
 /* "for (tx_i = 0; tx_i < EXT; tx_i += TX_BLOCK) {" and the block's
    bounds: tx_bn elements from tx_i, LABEL's loop variable at tx_i. */
 static void put_block_bounds(emitter *E, int label, tx_extent ext, int depth);
@@ -396,17 +561,20 @@ void emit_block_loop(emitter *E, const g_value *x, const int *labels, const tx_e
         depth++;
     }
     blk_state B = {0, 0, depth, L, tdt == DT_F32};
-    blk_op r = blk_eval(E, &B, x);
-    put(E, "%*stx_p_store_%s(tx_bn, ", 4 * depth, "", tdt == DT_F32 ? "f32" : "f64");
-    put_op(E, r);
-    put(E, ", &");
     const int64_t *stride = emit_var_strides(E, target_var);
-    if (target_var >= 0) {
+    int64_t inc = stride ? stride[rank - 1] : 1;
+    tx_buf scratch, *saved = emit_capture_begin(E, &scratch);
+    if (target_var >= 0)
         put_var_at(E, target_var, labels, ext, rank);
-    } else {
+    else
         put_value_at(E, temp);
+    const char *target = emit_capture_end(E, saved);
+    if (!(tdt == DT_F32 && op == 0 && f32_store(E, &B, x, target, inc))) {
+        blk_op r = blk_eval(E, &B, x);
+        put(E, "%*stx_p_store_%s(tx_bn, ", 4 * depth, "", tdt == DT_F32 ? "f32" : "f64");
+        put_op(E, r);
+        put(E, ", &%s, %lld, %d);\n", target, (long long)inc, op);
     }
-    put(E, ", %lld, %d);\n", stride ? (long long)stride[rank - 1] : 1LL, op);
     depth--;
     put(E, "%*s}\n", 4 * depth, "");
 }

@@ -63,6 +63,10 @@ typedef struct { double re, im; } cpair; /* tx_c128 */
 typedef cpair cfun_fn(cpair);
 typedef cpair cpow_fn(cpair, double);
 typedef double cabs_fn(cpair);
+typedef void pf_load_fn(int64_t, const float *, int64_t, float *);
+typedef void pf_bin_fn(int64_t, int, const float *, int64_t, const float *, int64_t, float *);
+typedef void pf_map_fn(int64_t, int, const float *, float *);
+typedef void pf_store_fn(int64_t, const float *, float *, int64_t);
 
 /* ---- the sets of primitives under test ---- */
 enum { SET_LIBRARY, SET_V4, SET_V3, SET_V1, NSETS };
@@ -204,6 +208,7 @@ static const char *const tested[] = {
     "tx_p_red_max", "tx_p_red_min", "tx_rt_map_check", "tx_rt_map_has", "tx_rt_zero",
     "tx_p_cexp", "tx_p_clog", "tx_p_csqrt", "tx_p_csin", "tx_p_ccos", "tx_p_ctanh", "tx_p_cpow", "tx_p_cabs",
     "tx_p_muls", "tx_p_divs", "tx_p_map_f32", "tx_p_red_chunked",
+    "tx_pf_load", "tx_pf_bin", "tx_pf_map", "tx_pf_store",
 };
 
 START_TEST(every_prim_is_tested)
@@ -741,6 +746,87 @@ START_TEST(vector_math_f32)
 }
 END_TEST
 
+/* The f32 blocks, on every set: tx_pf_bin gives the bits of the double
+   operation rounded to float (what the double blocks store), for blocks
+   and single numbers on either side, special values included; tx_pf_map
+   the bits of tx_p_map_f32 of the same floats; tx_pf_load and
+   tx_pf_store copy with their increment and touch nothing else. */
+START_TEST(f32_blocks)
+{
+    int s = _i;
+    SKIP_UNLESS_RUNS(s);
+    pf_load_fn *ld = (pf_load_fn *)prim(s, "tx_pf_load");
+    pf_bin_fn *bin = (pf_bin_fn *)prim(s, "tx_pf_bin");
+    pf_map_fn *map = (pf_map_fn *)prim(s, "tx_pf_map");
+    pf_store_fn *st = (pf_store_fn *)prim(s, "tx_pf_store");
+    map_fn *mapf = (map_fn *)prim(s, "tx_p_map_f32");
+    guarded ga = guard_new(), gb = guard_new(), gd = guard_new();
+    static double x[MAXN], y[MAXN];
+    static float before[2 * MAXN];
+    for (int l = 0; l < NLEN; l++) {
+        int64_t n = lengths[l];
+        float *a = guard_end(ga, n, sizeof(float)), *b = guard_end(gb, n, sizeof(float));
+        float *d = guard_end(gd, n, sizeof(float));
+        fill_random(x, n, l % 2);
+        fill_random(y, n, l % 3 == 0);
+        for (int64_t i = 0; i < n; i++) {
+            a[i] = (float)(x[i] * 3);
+            b[i] = (float)(y[i] + (i % 5 == 0 ? 0 : 0.25));
+        }
+        for (int op = 0; op < 4; op++)
+            for (int form = 0; form < 3 && n > 0; form++) { /* blocks, a number on the right, on the left */
+                bin(n, op, a, form != 2, b, form != 1, d);
+                for (int64_t i = 0; i < n; i++) {
+                    double p = form == 2 ? a[0] : a[i], q = form == 1 ? b[0] : b[i];
+                    float want = (float)(op == 0 ? p + q : op == 1 ? p - q : op == 2 ? p * q : p / q);
+                    ck_assert_msg(memcmp(&d[i], &want, sizeof want) == 0 || (d[i] != d[i] && want != want),
+                                  "%s pf_bin op %d form %d n=%ld [%ld]: %a, want %a", set_names[s], op, form,
+                                  (long)n, (long)i, d[i], want);
+                }
+            }
+        static const int fns[] = {2, 3, 6, 7, 8};
+        for (int k = 0; k < 5; k++) {
+            for (int64_t i = 0; i < n; i++) {
+                a[i] = fns[k] == 3 ? fabsf(a[i]) : a[i];
+                x[i] = a[i];
+            }
+            map(n, fns[k], a, d);
+            mapf(n, fns[k], x, y);
+            for (int64_t i = 0; i < n; i++) {
+                float want = (float)y[i];
+                ck_assert_msg(memcmp(&d[i], &want, sizeof want) == 0 || (d[i] != d[i] && want != want),
+                              "%s pf_map %d n=%ld [%ld]: %a, want %a", set_names[s], fns[k], (long)n, (long)i, d[i],
+                              want);
+            }
+        }
+        for (int64_t inc = 0; inc <= 2; inc++) {
+            int64_t span = n == 0 ? 0 : (n - 1) * inc + 1;
+            float *src = guard_end(gb, span, sizeof(float));
+            for (int64_t i = 0; i < span; i++)
+                src[i] = (float)i;
+            ld(n, src, inc, d);
+            for (int64_t i = 0; i < n; i++)
+                ck_assert_msg(d[i] == (float)(i * inc), "%s pf_load n=%ld inc=%ld [%ld]", set_names[s], (long)n,
+                              (long)inc, (long)i);
+            if (inc == 0)
+                continue;
+            float *t = guard_end(gd, span, sizeof(float));
+            for (int64_t i = 0; i < span; i++)
+                t[i] = before[i] = (float)-i - 1;
+            st(n, a, t, inc);
+            for (int64_t i = 0; i < span; i++) {
+                float want = i % inc == 0 ? a[i / inc] : before[i];
+                ck_assert_msg(memcmp(&t[i], &want, sizeof want) == 0, "%s pf_store n=%ld inc=%ld [%ld]",
+                              set_names[s], (long)n, (long)inc, (long)i);
+            }
+        }
+    }
+    guard_free(ga);
+    guard_free(gb);
+    guard_free(gd);
+}
+END_TEST
+
 /* NaN, +-inf, +-0 and the sign of a finite result, as glibc has them */
 static int kind(double v)
 {
@@ -975,6 +1061,7 @@ int main(void)
     tcase_add_loop_test(tc, vector_math_special_values, 0, NSETS);
     tcase_add_loop_test(tc, vector_math_any_position, 0, NSETS);
     tcase_add_loop_test(tc, vector_math_f32, 0, NSETS);
+    tcase_add_loop_test(tc, f32_blocks, 0, NSETS);
     tcase_add_loop_test(tc, chunked_reductions, 0, NSETS);
     tcase_add_loop_test(tc, sparse_map_helpers, 0, NSETS);
     tcase_add_loop_test(tc, complex_functions, 0, NSETS);

@@ -328,6 +328,32 @@ START_TEST(emit_row_groups)
 }
 END_TEST
 
+START_TEST(emit_f32_blocks)
+{
+    /* one operation on f32 values stored as f32, or an f32 function of
+       one: float blocks (tx_pf_*); two operations, or an f64 operand: the
+       double blocks (tx_p_*), whose bits the float ones repeat */
+    static const struct {
+        const char *src;
+        int f32;
+    } cases[] = {
+        {"in f32 X[n,m];\nout f32 P[n,m];\nP(\"i,j\") = exp(X(\"i,j\") - reduce(max, X(\"i,k\")));\n", 1},
+        {"in f32 X[n,m], v[m];\nout f32 P[n,m];\nP(\"i,j\") = X(\"i,j\") / v(\"j\");\n", 1},
+        {"in f32 X[n,m], v[m];\nout f32 P[n,m];\nP(\"i,j\") = tanh(X(\"i,j\") + v(\"j\"));\n", 1},
+        {"in f32 X[n,m], v[m];\nout f32 P[n,m];\nP(\"i,j\") = X(\"i,j\") * 0.1 - v(\"j\");\n", 0},
+        {"in f32 X[n,m];\nin v[m];\nout f32 P[n,m];\nP(\"i,j\") = X(\"i,j\") / v(\"j\");\n", 0},
+        {"in f32 X[n,m], v[m];\nout P[n,m];\nP(\"i,j\") = X(\"i,j\") / v(\"j\");\n", 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char *c = emit_for(cases[i].src, &target_jit_tcc, 2);
+        ck_assert_msg((strstr(c, "tx_pf_store(tx_bn") != NULL) == cases[i].f32, "case %zu:\n%s", i, c);
+        ck_assert_msg((strstr(c, "tx_p_store_f32(tx_bn") != NULL || strstr(c, "tx_p_store_f64(tx_bn") != NULL) ==
+                          !cases[i].f32, "case %zu:\n%s", i, c);
+        free(c);
+    }
+}
+END_TEST
+
 START_TEST(emit_kernel_ranges)
 {
     /* a loop over an output label takes the kernel's range; a scalar
@@ -583,6 +609,7 @@ Suite *suite_emit(void)
     tcase_add_test(tc, emit_loop_nests_are_kernels);
     tcase_add_test(tc, emit_kernel_ranges);
     tcase_add_test(tc, emit_row_groups);
+    tcase_add_test(tc, emit_f32_blocks);
     tcase_add_test(tc, emit_targets_declare_what_they_use);
     tcase_add_test(tc, emit_reduce_loop_order);
     tcase_add_test(tc, emit_runtime_symbols_from_one_table);
