@@ -315,9 +315,11 @@ static void emit_kernel_call(emitter *E, int id, const call_range *c)
 }
 
 /* Iterations of a row group's nests per tile of rows: a tile of each
-   operand's rows stays in L2 (64 KiB of doubles per nest) between the
-   nest that reads it first and those after it. */
-#define ROW_TILE_WORK 8192
+   operand's rows stays in L1 or L2 (16 KiB of doubles per nest) between
+   the nest that reads it first and those after it (2048 measured a little
+   faster than 1024, 4096, 8192 and 32768 on bench/peers.py's row softmax
+   and layer norm, within the noise of a shared machine). */
+#define ROW_TILE_WORK 2048
 
 void emit_rows_flush(emitter *E)
 {
