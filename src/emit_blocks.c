@@ -38,8 +38,8 @@ int blk_supported(const g_value *v, int *need)
                ((v->op == OP_INPUT || v->op == OP_STORE) && v->rank == 0);
     if (v->op != OP_MAP && v->op != OP_ADD && v->op != OP_CONTRACT)
         return 0;
-    if (v->op == OP_MAP && (v->fn >= MAP_LT || (v->fn >= MAP_CONJ && v->fn <= MAP_IMAG)))
-        return 0; /* comparisons, where, dims, delta, complex parts: the scalar path */
+    if (v->op == OP_MAP && (v->fn >= MAP_DIM || (v->fn >= MAP_CONJ && v->fn <= MAP_IMAG)))
+        return 0; /* dims, delta, complex parts: the scalar path */
     for (int i = 0; i < v->nin; i++)
         if (!blk_supported(v->in[i], need))
             return 0;
@@ -299,13 +299,27 @@ static blk_val blk_eval_(emitter *E, blk_state *B, const g_value *v)
         break;
     }
     case OP_MAP: {
-        blk_op x = blk_spread(E, B, in[0]), y = {-1, -1};
-        if (v->nin == 2)
+        blk_op x = blk_spread(E, B, in[0]), y = {-1, -1}, z = {-1, -1};
+        if (v->nin >= 2)
             y = blk_spread(E, B, in[1]);
+        if (v->nin == 3)
+            z = blk_spread(E, B, in[2]);
         blk_val xv = blk_val_of(x);
         d = blk_dest(B, xv);
         put(E, "%*s", ind, "");
-        if (v->fn == MAP_POW) {
+        if (v->fn == MAP_WHERE) { /* both branches, for every element: no traps, the same values */
+            put(E, "tx_p_where(tx_bn, ");
+            put_op(E, x);
+            put(E, ", ");
+            put_op(E, y);
+            put(E, ", ");
+            put_op(E, z);
+        } else if (v->fn >= MAP_LT && v->fn <= MAP_NE) {
+            put(E, "tx_p_cmp(tx_bn, %d, ", (int)(v->fn - MAP_LT));
+            put_op(E, x);
+            put(E, ", ");
+            put_op(E, y);
+        } else if (v->fn == MAP_POW) {
             put(E, "tx_p_pow(tx_bn, ");
             put_op(E, x);
             put(E, ", ");

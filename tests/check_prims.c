@@ -67,6 +67,8 @@ typedef void pf_load_fn(int64_t, const float *, int64_t, float *);
 typedef void pf_bin_fn(int64_t, int, const float *, int64_t, const float *, int64_t, float *);
 typedef void pf_map_fn(int64_t, int, const float *, float *);
 typedef void pf_store_fn(int64_t, const float *, float *, int64_t);
+typedef void cmp_fn(int64_t, int, const double *, const double *, double *);
+typedef void where_fn(int64_t, const double *, const double *, const double *, double *);
 
 /* ---- the sets of primitives under test ---- */
 enum { SET_LIBRARY, SET_V4, SET_V3, SET_V1, NSETS };
@@ -208,7 +210,7 @@ static const char *const tested[] = {
     "tx_p_red_max", "tx_p_red_min", "tx_rt_map_check", "tx_rt_map_has", "tx_rt_zero",
     "tx_p_cexp", "tx_p_clog", "tx_p_csqrt", "tx_p_csin", "tx_p_ccos", "tx_p_ctanh", "tx_p_cpow", "tx_p_cabs",
     "tx_p_muls", "tx_p_divs", "tx_p_map_f32", "tx_p_red_chunked",
-    "tx_pf_load", "tx_pf_bin", "tx_pf_map", "tx_pf_store",
+    "tx_pf_load", "tx_pf_bin", "tx_pf_map", "tx_pf_store", "tx_p_cmp", "tx_p_where",
 };
 
 START_TEST(every_prim_is_tested)
@@ -827,6 +829,48 @@ START_TEST(f32_blocks)
 }
 END_TEST
 
+/* tx_p_cmp and tx_p_where, on every set, against C's scalar forms (the
+   scalar path's): 1 or 0, false with a NaN but !=; where picks a where c
+   is not 0 (NaN included), b else, the bits of the one it picks */
+START_TEST(comparisons_and_where)
+{
+    int s = _i;
+    SKIP_UNLESS_RUNS(s);
+    cmp_fn *cmp = (cmp_fn *)prim(s, "tx_p_cmp");
+    where_fn *wh = (where_fn *)prim(s, "tx_p_where");
+    guarded gx = guard_new(), gy = guard_new(), gz = guard_new(), gd = guard_new();
+    for (int l = 0; l < NLEN; l++) {
+        int64_t n = lengths[l];
+        double *x = guard_end(gx, n, sizeof(double)), *y = guard_end(gy, n, sizeof(double));
+        double *z = guard_end(gz, n, sizeof(double)), *d = guard_end(gd, n, sizeof(double));
+        fill_random(x, n, 1);
+        fill_random(y, n, l % 2);
+        for (int64_t i = 0; i < n; i += 3) /* ties */
+            y[i] = x[i];
+        for (int op = 0; op < 6; op++) {
+            cmp(n, op, x, y, d);
+            for (int64_t i = 0; i < n; i++) {
+                double a = x[i], b = y[i];
+                int t = op == 0 ? a < b : op == 1 ? a <= b : op == 2 ? a > b : op == 3 ? a >= b : op == 4 ? a == b : a != b;
+                CHECK_SAME(d[i], t ? 1.0 : 0.0, "%s cmp %d n=%ld [%ld]: %a, %a", set_names[s], op, (long)n, (long)i,
+                           a, b);
+            }
+        }
+        fill_random(z, n, 0);
+        for (int64_t i = 0; i < n; i++)
+            z[i] = i % 4 == 0 ? 0.0 : i % 4 == 1 ? -0.0 : z[i];
+        wh(n, z, x, y, d);
+        for (int64_t i = 0; i < n; i++)
+            ck_assert_msg(same_bits(d[i], z[i] != 0 ? x[i] : y[i]), "%s where n=%ld [%ld]", set_names[s], (long)n,
+                          (long)i);
+    }
+    guard_free(gx);
+    guard_free(gy);
+    guard_free(gz);
+    guard_free(gd);
+}
+END_TEST
+
 /* NaN, +-inf, +-0 and the sign of a finite result, as glibc has them */
 static int kind(double v)
 {
@@ -1062,6 +1106,7 @@ int main(void)
     tcase_add_loop_test(tc, vector_math_any_position, 0, NSETS);
     tcase_add_loop_test(tc, vector_math_f32, 0, NSETS);
     tcase_add_loop_test(tc, f32_blocks, 0, NSETS);
+    tcase_add_loop_test(tc, comparisons_and_where, 0, NSETS);
     tcase_add_loop_test(tc, chunked_reductions, 0, NSETS);
     tcase_add_loop_test(tc, sparse_map_helpers, 0, NSETS);
     tcase_add_loop_test(tc, complex_functions, 0, NSETS);

@@ -354,6 +354,21 @@ START_TEST(emit_f32_blocks)
 }
 END_TEST
 
+START_TEST(emit_blocks_compare)
+{
+    /* comparisons and where() run block by block (tx_p_cmp, tx_p_where),
+       not element by element */
+    const char *src = "in X[n,m], v[m];\nout R[n,m], M[n,m];\n"
+                      "R(\"i,j\") = where(X(\"i,j\") > 0, X(\"i,j\"), 0);\n"
+                      "M(\"i,j\") = (X(\"i,j\") <= v(\"j\")) * 2;\n";
+    char *c = emit_for(src, &target_c99, 2);
+    ck_assert_msg(strstr(c, "tx_p_where(tx_bn") != NULL, "%s", c);
+    ck_assert_msg(strstr(c, "tx_p_cmp(tx_bn, 2,") != NULL, "%s", c); /* > */
+    ck_assert_msg(strstr(c, "tx_p_cmp(tx_bn, 1,") != NULL, "%s", c); /* <= */
+    free(c);
+}
+END_TEST
+
 START_TEST(emit_kernel_ranges)
 {
     /* a loop over an output label takes the kernel's range; a scalar
@@ -610,6 +625,7 @@ Suite *suite_emit(void)
     tcase_add_test(tc, emit_kernel_ranges);
     tcase_add_test(tc, emit_row_groups);
     tcase_add_test(tc, emit_f32_blocks);
+    tcase_add_test(tc, emit_blocks_compare);
     tcase_add_test(tc, emit_targets_declare_what_they_use);
     tcase_add_test(tc, emit_reduce_loop_order);
     tcase_add_test(tc, emit_runtime_symbols_from_one_table);
