@@ -268,7 +268,7 @@ static double known_work(emitter *E, const call_range *c)
 
 /* The call of kernel ID (its record tx_k in scope) over C's range, on
    the target's threads when its work is large enough. */
-static void emit_kernel_call(emitter *E, int id, const call_range *c)
+static void emit_kernel_call(emitter *E, int id, const call_range *c, int close)
 {
     tx_threading th = c->has_range ? E->T->threads : TX_THREADS_NONE;
     if (th == TX_THREADS_POOL) {
@@ -311,7 +311,89 @@ static void emit_kernel_call(emitter *E, int id, const call_range *c)
         put_range(E, c);
         put(E, ");\n");
     }
-    put(E, "        if (tx_status != 0)\n            goto tx_done;\n    }\n");
+    if (close)
+        put(E, "        if (tx_status != 0)\n            goto tx_done;\n    }\n");
+}
+
+/* The MPI target's call of a kernel (members M[0..NM)) when it touches
+   tensors that may be distributed by rows (runtime/mpi.inc): on each
+   rank's rows alone when the loop nest reads and writes them by its
+   range (mpi_plan_rows_kernel), else with those tensors gathered whole
+   around the call. 0 if it touches none (the usual call). */
+static int emit_kernel_call_mpi(emitter *E, const member *m, int nm)
+{
+    kernel_ctx *k = &E->k;
+    sema_program *S = SP(E);
+    const g_value *v = k->value;
+    const char **cand = arena_alloc(E->g->arena, sizeof(char *) * (size_t)(nm + 1));
+    int nc = 0, nv = k->refs[REF_VAR].n, nval = k->refs[REF_VALUE].n;
+    for (int j = 0; j < nv; j++)
+        if (mpi_plan_rows_var(S, k->refs[REF_VAR].list[j]))
+            cand[nc++] = m[j].name;
+    for (int j = 0; j < nval; j++)
+        if (mpi_plan_rows_value(E->g->v[k->refs[REF_VALUE].list[j]]))
+            cand[nc++] = m[nv + j].name;
+    if (nc == 0)
+        return 0;
+    int rows = k->has_range && !k->range_blocks && mpi_plan_rows_kernel(E->g, v, k->range_label);
+    if (!rows) { /* gathered whole around the call */
+        for (int i = 0; i < nc; i++)
+            put(E, "    %s = tx_mpi_whole(tx_comm, %s);\n", cand[i], cand[i]);
+        return 1;
+    }
+    return 2;
+}
+
+/* The rest of emit_kernel_call_mpi's call, after the record: PLAN 1 (the
+   gathered call) or 2 (by rows). */
+static void emit_kernel_call_mpi_end(emitter *E, int id, const member *m, int nm, int plan,
+                                     const call_range *c)
+{
+    kernel_ctx *k = &E->k;
+    sema_program *S = SP(E);
+    const g_value *v = k->value;
+    int nv = k->refs[REF_VAR].n, nval = k->refs[REF_VALUE].n;
+    if (plan == 1) {
+        emit_kernel_call(E, id, c, 0);
+        for (int j = 0; j < nv + nval; j++)
+            if (j < nv ? mpi_plan_rows_var(S, k->refs[REF_VAR].list[j])
+                       : mpi_plan_rows_value(E->g->v[k->refs[REF_VALUE].list[j - nv]]))
+                put(E, "        %s = tx_mpi_unwhole(%s);\n", m[j].name, m[j].name);
+        put(E, "        if (tx_status != 0)\n            goto tx_done;\n    }\n");
+        return;
+    }
+    (void)nm;
+    put(E, "        void *tx_rp[] = {");
+    int first = 1;
+    for (int j = 0; j < nv + nval; j++)
+        if (j < nv ? mpi_plan_rows_var(S, k->refs[REF_VAR].list[j])
+                   : mpi_plan_rows_value(E->g->v[k->refs[REF_VALUE].list[j - nv]])) {
+            put(E, "%s%s", first ? "" : ", ", m[j].name);
+            first = 0;
+        }
+    put(E, "};\n        if (tx_mpi_any_rows((int)(sizeof tx_rp / sizeof tx_rp[0]), tx_rp)) {\n");
+    put(E, "            int64_t tx_rlo, tx_rhi;\n            tx_mpi_rows(tx_comm, ");
+    put_extent(E, k->range_ext);
+    put(E, ", &tx_rlo, &tx_rhi);\n            tx_status = tx_rlo < tx_rhi ? tx_k%d(&tx_k, tx_rlo, tx_rhi) : 0;\n", id);
+    /* the result and its bytes per first-mode index */
+    const sym *t = v->op == OP_STORE ? S->vars[v->var] : NULL;
+    int rank = t ? t->rank : v->rank;
+    const tx_extent *ext = t ? t->ext : v->ext;
+    put(E, "            tx_status = tx_mpi_rows_done(tx_comm, tx_status, ");
+    if (t)
+        put_var(E, v->var);
+    else
+        put(E, "tx_v%d", v->id);
+    put(E, ", ");
+    put_extent(E, k->range_ext);
+    put(E, ", (int64_t)%d", dt_size(t ? t->dt : v->dt));
+    for (int i = 1; i < rank; i++) {
+        put(E, " * ");
+        put_extent(E, ext[i]);
+    }
+    put(E, ");\n        } else {\n");
+    emit_kernel_call(E, id, c, 0);
+    put(E, "        }\n        if (tx_status != 0)\n            goto tx_done;\n    }\n");
 }
 
 /* Iterations of a row group's nests per tile of rows: a tile of each
@@ -331,7 +413,7 @@ void emit_rows_flush(emitter *E)
     call_range c = {1, 0, P->ext, P->value, n};
     if (n == 1) { /* alone: its own call */
         put(E, "    {\n        tx_k%d_args tx_k = %s;\n", P->id[0], P->init[0]);
-        emit_kernel_call(E, P->id[0], &c);
+        emit_kernel_call(E, P->id[0], &c, 1);
         return;
     }
     tx_buf *o = &E->kernels;
@@ -367,7 +449,7 @@ void emit_rows_flush(emitter *E)
     for (int j = 0; j < n; j++)
         put(E, "%s, ", P->init[j]);
     put(E, "tx_rw >= %d.0 ? 1 : (int64_t)(%d.0 / tx_rw)};\n", ROW_TILE_WORK, ROW_TILE_WORK);
-    emit_kernel_call(E, id, &c);
+    emit_kernel_call(E, id, &c, 1);
 }
 
 static void kernel_end(emitter *E)
@@ -416,7 +498,8 @@ static void kernel_end(emitter *E)
     const g_value *v = k->value;
     row_pending *P = &E->rows;
     int row = v->op == OP_STORE ? v->store_label[0] : v->label[0];
-    int joins = v->row_group && !(E->o->timing && E->T->entry == TX_ENTRY_ARGV) && k->has_range &&
+    /* the MPI target calls every nest alone (its rows, its gathers) */
+    int joins = v->row_group && !(E->o->timing && E->T->entry == TX_ENTRY_ARGV) && !E->T->distributed && k->has_range &&
                  !k->range_blocks && k->range_label == row;
     if (joins && P->n > 0 &&
         (P->group != v->row_group || P->n == ROW_GROUP_MAX || P->ext.dim != k->range_ext.dim ||
@@ -435,8 +518,13 @@ static void kernel_end(emitter *E)
     if (!v->row_ahead)
         emit_rows_flush(E);
     call_range c = {k->has_range, k->range_blocks, k->range_ext, &k->value, 1};
-    put(E, "    {\n        tx_k%d_args tx_k = %s;\n", id, init_s);
-    emit_kernel_call(E, id, &c);
+    put(E, "    {\n");
+    int mpi = E->T->distributed ? emit_kernel_call_mpi(E, m, nm) : 0;
+    put(E, "        tx_k%d_args tx_k = %s;\n", id, init_s);
+    if (mpi)
+        emit_kernel_call_mpi_end(E, id, m, nm, mpi, &c);
+    else
+        emit_kernel_call(E, id, &c, 1);
 }
 
 void emit_kernel(emitter *E, const g_value *v, void (*body)(emitter *, const g_value *))

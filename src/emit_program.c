@@ -309,6 +309,62 @@ static void emit_value_code(emitter *E, g_value *v, g_value **parts)
         emit_kernel(E, v, v->nmaps && v->op != OP_SCAN ? emit_compute_sparse : emit_compute);
 }
 
+/* The MPI target: around a BLAS or matrix-function call V that does not
+   take distributed tensors as they are (runtime/mpi.inc; a GEMM of whole
+   tensors does, mpi_plan_gemm_direct), each tensor it reads or writes
+   that may be distributed is gathered whole before (AFTER 0) and given
+   back after (AFTER 1). Returns how many. Loop nests do their own
+   (emit_kernel.c). */
+static int emit_mpi_whole(emitter *E, const g_value *v, int after)
+{
+    const g_value *t[8];
+    int n = 0;
+    if (v->op == OP_LINALG) {
+        for (int i = 0; i < v->nin && n < 6; i++)
+            t[n++] = v->in[i];
+        if (v->nout == 1)
+            t[n++] = v;
+    } else if (v->blas && !v->inlined && !mpi_plan_gemm_direct(E->g, v)) {
+        t[n++] = v->blas->a;
+        t[n++] = v->blas->b;
+        t[n++] = v->blas->store ? v->blas->store : v;
+    }
+    int done = 0;
+    for (int i = 0; i < n; i++) {
+        const g_value *b = t[i];
+        while (b && b->op == OP_INDEX && b->nin > 0)
+            b = b->in[0];
+        if (!b)
+            continue;
+        int dup = 0;
+        for (int j = 0; j < i; j++) {
+            const g_value *c = t[j];
+            while (c && c->op == OP_INDEX && c->nin > 0)
+                c = c->in[0];
+            dup |= c == b;
+        }
+        if (dup)
+            continue;
+        tx_buf name = {0};
+        tx_buf *o = E->out;
+        E->out = &name;
+        if ((b->op == OP_STORE || b->op == OP_INPUT) && mpi_plan_rows_var(SP(E), b->var))
+            put_var(E, b->var);
+        else if (b->op != OP_STORE && b->op != OP_INPUT && emit_is_computed(b) && mpi_plan_rows_value(b))
+            put(E, "tx_v%d", b->id);
+        E->out = o;
+        if (name.len) {
+            if (after)
+                put(E, "    %s = tx_mpi_unwhole(%s);\n", name.p, name.p);
+            else
+                put(E, "    %s = tx_mpi_whole(tx_comm, %s);\n", name.p, name.p);
+            done++;
+        }
+        buf_free(&name);
+    }
+    return done;
+}
+
 /* The emitter's malloc'd buffers, freed on every way out. */
 static void emitter_free(void *arg)
 {
@@ -448,7 +504,12 @@ int emit_c(graph *g, const tx_target *T, const emit_options *o, tx_buf *out, emi
             emit_size(&E, t->ext, t->rank, dt_size(t->dt), size_code[i]);
             put(&E, "    ");
             put_var(&E, i);
-            put(&E, " = (%s *)malloc(tx_n ? (unsigned long)tx_n : 1);\n    if (!", ctype(t->dt));
+            if (T->distributed && mpi_plan_rows_var(S, i)) { /* maybe by rows over the ranks */
+                put(&E, " = (%s *)tx_mpi_alloc(tx_comm, tx_n, ", ctype(t->dt));
+                put_extent(&E, t->ext[0]);
+                put(&E, ");\n    if (!");
+            } else
+                put(&E, " = (%s *)malloc(tx_n ? (unsigned long)tx_n : 1);\n    if (!", ctype(t->dt));
             put_var(&E, i);
             put(&E, ") { tx_status = %d; goto tx_done; }\n", oom);
         }
@@ -460,20 +521,29 @@ int emit_c(graph *g, const tx_target *T, const emit_options *o, tx_buf *out, emi
                 put(&E, "    tx_v%d = (%s *)(tx_ws + %lld);\n", w->id, ctype(w->dt), (long long)ws.off[w->id]);
             } else {
                 emit_size(&E, w->ext, w->rank, dt_size(w->dt), ovf);
-                put(&E, "    tx_v%d = (%s *)malloc(tx_n ? (unsigned long)tx_n : 1);\n", w->id, ctype(w->dt));
+                if (T->distributed && mpi_plan_rows_value(w)) { /* maybe by rows over the ranks */
+                    put(&E, "    tx_v%d = (%s *)tx_mpi_alloc(tx_comm, tx_n, ", w->id, ctype(w->dt));
+                    put_extent(&E, w->ext[0]);
+                    put(&E, ");\n");
+                } else
+                    put(&E, "    tx_v%d = (%s *)malloc(tx_n ? (unsigned long)tx_n : 1);\n", w->id, ctype(w->dt));
                 put(&E, "    if (!tx_v%d) { tx_status = %d; goto tx_done; }\n", w->id, oom);
             }
         }
+        int nwhole = T->distributed ? emit_mpi_whole(&E, v, 0) : 0;
         emit_value(&E, v, parts);
         if (v->row_group == v->id + 1) /* the last nest of its row group */
             emit_rows_flush(&E);
+        if (nwhole)
+            emit_mpi_whole(&E, v, 1);
         /* buffers read for the last time here, or at a position since the
            one emitted before (a view's) */
         for (int p = prev + 1; !use_ws && p <= k; p++) {
             for (int j = L.free_head[p]; j >= 0; j = L.free_next[j])
-                put(&E, "    free(tx_v%d);\n    tx_v%d = 0;\n", j, j);
+                put(&E, "    %s(tx_v%d);\n    tx_v%d = 0;\n",
+                    T->distributed && mpi_plan_rows_value(g->v[j]) ? "tx_mpi_free" : "free", j, j);
             for (int i = L.var_free_head[p]; i >= 0; i = L.var_free_next[i]) {
-                put(&E, "    free(");
+                put(&E, T->distributed && mpi_plan_rows_var(S, i) ? "    tx_mpi_free(" : "    free(");
                 put_var(&E, i);
                 put(&E, ");\n    ");
                 put_var(&E, i);
@@ -495,13 +565,13 @@ int emit_c(graph *g, const tx_target *T, const emit_options *o, tx_buf *out, emi
     }
     for (int i = 0; i < S->nvars; i++)
         if (S->vars[i]->io == IO_TMP || S->vars[i]->io == IO_LET) {
-            put(&E, "    free(");
+            put(&E, T->distributed && mpi_plan_rows_var(S, i) ? "    tx_mpi_free(" : "    free(");
             put_var(&E, i);
             put(&E, ");\n");
         }
     for (int k = 0; k < g->n; k++)
         if (emit_is_computed(g->v[k]))
-            put(&E, "    free(tx_v%d);\n", k);
+            put(&E, "    %s(tx_v%d);\n", T->distributed && mpi_plan_rows_value(g->v[k]) ? "tx_mpi_free" : "free", k);
     put(&E, "    return tx_status;\n}\n");
 body_done:
     E.out = out;

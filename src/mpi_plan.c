@@ -90,6 +90,93 @@ static const g_value *base_of(const g_value *x)
     return x;
 }
 
+/* Distributed storage (runtime/mpi.inc's tx_mpi_alloc): which tensors the
+   emitter may hold by rows of their first mode, and which statements read
+   and write them without gathering. The runtime distributes a candidate
+   only on more than one rank and from TX_MPI_DIST_MIN bytes; a statement
+   these rules do not clear gathers the candidates it touches
+   (tx_mpi_whole), so the rules decide cost, never correctness. */
+
+int mpi_plan_rows_value(const g_value *v)
+{
+    return !v->dead && !v->inlined && v->rank >= 2 && (v->dt == DT_F64 || v->dt == DT_C128) && !v->nmaps &&
+           (v->op == OP_CONTRACT || v->op == OP_ADD || v->op == OP_MAP || v->op == OP_REDUCE) &&
+           !(v->blas && v->blas->store);
+}
+
+int mpi_plan_rows_var(const sema_program *S, int var)
+{
+    const sym *t = S->vars[var];
+    return (t->io == IO_TMP || t->io == IO_LET) && t->rank >= 2 && (t->dt == DT_F64 || t->dt == DT_C128);
+}
+
+/* Whether tensor B (a value read in memory: computed, stored or input)
+   may be distributed. */
+static int rows_tensor(const graph *g, const g_value *b)
+{
+    if (b->op == OP_STORE || b->op == OP_INPUT)
+        return mpi_plan_rows_var(g->S, b->var);
+    return mpi_plan_rows_value(b);
+}
+
+/* Whether every distributable tensor X's loop nest reads is read at row
+   R of its first mode (the others are whole on every rank). */
+static int rows_leaves(const graph *g, const g_value *x, int R)
+{
+    if (x->op == OP_SCAN || x->op == OP_SLICE || x->nmaps)
+        return 0;
+    for (int i = 0; i < x->nin; i++) {
+        const g_value *w = x->in[i];
+        if (w->inlined) {
+            if (!rows_leaves(g, w, R))
+                return 0;
+        } else if (w->op == OP_INDEX) {
+            if (rows_tensor(g, w->in[0]) && (w->in[0]->rank == 0 || w->idx_label[0] != R))
+                return 0;
+        } else if (w->op != OP_CONST && w->rank > 0 && rows_tensor(g, w) &&
+                   (w->op == OP_STORE || w->op == OP_INPUT || w->label[0] != R))
+            return 0;
+    }
+    return 1;
+}
+
+int mpi_plan_rows_kernel(const graph *g, const g_value *v, int R)
+{
+    if (R < 0 || v->rank < 1 || v->nmaps)
+        return 0;
+    if (v->op == OP_STORE) {
+        for (int m = 0; m < v->rank; m++)
+            if (v->store_label[m] < 0)
+                return 0; /* a chip: not the whole tensor */
+        if (v->store_label[0] != R)
+            return 0;
+    } else if (v->label[0] != R || v->op == OP_INDEX || v->op == OP_LINALG || v->op == OP_PART)
+        return 0;
+    return rows_leaves(g, v, R);
+}
+
+/* Whether operand X of a GEMM is a whole tensor (the base itself, or a
+   view of every element with no fixed index). */
+static int whole_operand(const graph *g, const g_value *x)
+{
+    const g_value *b = base_of(x);
+    if (x == b)
+        return 1;
+    if (x->op != OP_INDEX || x->in[0] != b)
+        return 0;
+    for (int m = 0; m < b->rank; m++)
+        if (x->idx_label[m] < 0)
+            return 0;
+    return graph_value_elements(g, x) == graph_value_elements(g, b);
+}
+
+int mpi_plan_gemm_direct(const graph *g, const g_value *v)
+{
+    const blas_plan *b = v->blas;
+    return b && b->nm > 0 && b->nn > 0 && b->nb == 0 && b->nl == 0 && (v->dt == DT_F64 || v->dt == DT_C128) &&
+           whole_operand(g, b->a) && whole_operand(g, b->b);
+}
+
 /* The distribution section: every materialised tensor, its words on each
    rank, and the distributed calls it is a piece of. */
 static void print_tensors(const graph *g, int p, int pr, int pc, tx_buf *out)

@@ -908,6 +908,17 @@ void mangle_name(tx_buf *out, const char *prefix, const char *name);
    call of G on P ranks (pdgemm, ScaLAPACK or local on every rank) and the
    words each rank receives for it (a model; txc graph --target mpi). */
 void mpi_plan_print(const graph *g, int p, tx_buf *out);
+/* Distributed storage on the MPI target (mpi_plan.c): whether computed
+   value V, or tmp/let variable VAR, may be held by rows of its first mode
+   (f64/c128, two modes or more); whether V's loop nest, its first loop
+   over label R, reads every such tensor only at row R and writes its
+   result by row R (then it runs on each rank's rows alone); whether BLAS
+   call V is a GEMM of whole tensors, no batch or loop (the runtime then
+   takes distributed operands as they are). */
+int mpi_plan_rows_value(const g_value *v);
+int mpi_plan_rows_var(const sema_program *S, int var);
+int mpi_plan_rows_kernel(const graph *g, const g_value *v, int R);
+int mpi_plan_gemm_direct(const graph *g, const g_value *v);
 
 /* ---- jit.c, jit_cc.c: loaders, which compile generated C and load it here ---- */
 typedef int (*jit_entry)(void *const *args);
