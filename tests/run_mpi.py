@@ -124,10 +124,35 @@ def pieces_wrong(err, p):
     return None
 
 
-def check_case(txc, fname, must_trace, ranks, env, td):
-    """Failure lines for one test file at every rank count."""
+DIST = re.compile(r'^tx_mpi: rank (\d+) of (\d+) holds (\d+) of (\d+) bytes of a distributed tensor '
+                  r'\(rows (\d+)\.\.(\d+) of (\d+)\)$', re.M)
+
+
+def dist_wrong(err, p):
+    """What is wrong with the distributed tensors traced by a run on P > 1
+    ranks (None if nothing): there are some, every rank traces the same
+    number, and each holds its rows of each, about 1/P of it (within one
+    first-mode row)."""
+    found = [tuple(int(x) for x in m.groups()) for m in DIST.finditer(err)]
+    if not found:
+        return 'no distributed tensor was traced'
+    per = [sum(1 for f in found if f[0] == r) for r in range(p)]
+    if len(set(per)) != 1 or any(f[1] != p for f in found):
+        return 'ranks traced %s distributed tensors, want the same on each of %d' % (per, p)
+    for r, _, mine, whole, lo, hi, n0 in found:
+        row = whole // n0
+        if mine != (hi - lo) * row or abs(mine - whole / p) > row:
+            return 'rank %d holds %d of %d bytes (rows %d..%d of %d), want about 1/%d' % (r, mine, whole, lo, hi,
+                                                                                           n0, p)
+    return None
+
+
+def check_case(txc, fname, must_trace, ranks, env, td, dist=False):
+    """Failure lines for one test file at every rank count (DIST: it must
+    show distributed tensors, each rank holding about 1/P of each)."""
     fails = []
-    case = run_num.Case(os.path.join(run_num.NUMDIR, fname))
+    case = run_num.Case(fname if os.path.isabs(fname) else os.path.join(run_num.NUMDIR, fname))
+    fname = os.path.basename(fname)
     prep = run_num.Prepared(case)
     args, outs = case_args(case, prep, td, 'single')
     rc, _, err = run([txc, 'run'] + args + ['-q'], env)
@@ -145,6 +170,9 @@ def check_case(txc, fname, must_trace, ranks, env, td):
         if must_trace and p > 1 and 'tx_mpi: p' not in err and 'tx_mpi: rows-gemm' not in err:
             fails.append('%s: no PBLAS/ScaLAPACK call was traced: %s' % (where, run_num.one_line(err)))
         w = pieces_wrong(err, p)
+        if w:
+            fails.append('%s: %s' % (where, w))
+        w = dist_wrong(err, p) if dist and p > 1 else None
         if w:
             fails.append('%s: %s' % (where, w))
         got = load(outs)
@@ -168,21 +196,29 @@ def check_ccd(txc, ranks, env, td):
         return ['ccd.tx: single process: exit %d: %s' % (rc, run_num.one_line(err))]
     single = load(outs)
     fails = []
-    # every rank count with pdgemm, then the other plan (slabs of rows) on 2 and 3 ranks
-    for p, plan in [(p, 'pdgemm') for p in ranks] + [(2, 'rows'), (3, 'rows')]:
-        o = {n: os.path.join(td, 'ccd%d_%s.npy' % (p, n)) for n in names}
-        e = dict(env, TX_MPI_GEMM=plan)
+    # every rank count with the intermediates distributed (TX_MPI_DIST_MIN=0); then every tensor
+    # replicated, with pdgemm and with the other plan (slabs of rows) on 2 and 3 ranks
+    for p, plan in [(p, 'dist') for p in ranks] + [(p, 'pdgemm') for p in ranks] + [(2, 'rows'), (3, 'rows')]:
+        o = {n: os.path.join(td, 'ccd%d_%s_%s.npy' % (p, plan, n)) for n in names}
+        e = dict(env, TX_MPI_GEMM=plan) if plan != 'dist' else env
+        if plan != 'dist':
+            e['TX_MPI_DIST_MIN'] = str(1 << 60)
         rc, _, err = run(mpirun(p, [txc, 'run', '--mpi'] + base + ['%s=%s' % (n, f) for n, f in o.items()]), e)
+        where = 'ccd.tx -np %d (%s)' % (p, plan)
         if rc != 0:
-            fails.append('ccd.tx -np %d: exit %d: %s' % (p, rc, run_num.one_line(err)))
+            fails.append('%s: exit %d: %s' % (where, rc, run_num.one_line(err)))
             continue
-        if p > 1 and 'tx_mpi: %s' % plan not in err:
-            fails.append('ccd.tx -np %d: no %s traced' % (p, plan))
+        if p > 1 and plan == 'dist':
+            w = dist_wrong(err, p) or (None if 'tx_mpi: rows-gemm' in err else 'no GEMM by distributed rows')
+            if w:
+                fails.append('%s: %s' % (where, w))
+        elif p > 1 and ('tx_mpi: %s ' % plan not in err or 'distributed tensor' in err):
+            fails.append('%s: no %s traced, or a tensor distributed: %s' % (where, plan, run_num.one_line(err)))
         got = load(o)
         for n in names:
             w = same(got[n], single[n], 1e-11)
             if w:
-                fails.append('ccd.tx -np %d: %s: %s' % (p, n, w))
+                fails.append('%s: %s: %s' % (where, n, w))
     return fails
 
 
@@ -206,6 +242,42 @@ def check_pieces(txc, ranks, env):
     return fails
 
 
+def check_memory(txc, ranks, env, td):
+    """Large intermediates (T = A·B and tanh(T) transposed, 480 x 480 f64,
+    1.8 MB, above the default TX_MPI_DIST_MIN of 1 MiB) at the default
+    threshold: on P > 1 ranks each rank holds 1/P of each (the rows of 480/P
+    first-mode indices), and the result equals the single process's."""
+    src = os.path.join(td, 'big.tx')
+    with open(src, 'w') as f:
+        f.write('in A[n,n], B[n,n];\ntmp T[n,n];\nout D[n,n];\nT("i,j") = A("i,k") * B("k,j");\n'
+                'D("i,j") = T("i,k") * tanh(T("j,k"));\n')
+    e = dict(env)
+    del e['TX_MPI_DIST_MIN']
+    args = [src, '--random', '-D', 'n=480']
+    one = os.path.join(td, 'big1.npy')
+    rc, _, err = run([txc, 'run'] + args + ['D=' + one, '-q'], e)
+    if rc != 0:
+        return ['memory: single process: exit %d: %s' % (rc, run_num.one_line(err))]
+    fails = []
+    for p in [q for q in ranks if q > 1]:
+        out = os.path.join(td, 'big%d.npy' % p)
+        rc, _, err = run(mpirun(p, [txc, 'run', '--mpi', '-q'] + args + ['D=' + out]), e)
+        if rc != 0:
+            fails.append('memory -np %d: exit %d: %s' % (p, rc, run_num.one_line(err)))
+            continue
+        found = [tuple(int(x) for x in m.groups()) for m in DIST.finditer(err)]
+        per = [sum(1 for f in found if f[0] == r) for r in range(p)]
+        if not found or len(set(per)) != 1:
+            fails.append('memory -np %d: ranks traced %s distributed tensors, want the same on each' % (p, per))
+        for r, _, mine, whole, lo, hi, n0 in found:
+            if whole != 480 * 480 * 8 or mine != whole // p or hi - lo != 480 // p:
+                fails.append('memory -np %d: rank %d holds %d of %d bytes, want 1/%d' % (p, r, mine, whole, p))
+        w = same(np.load(out), np.load(one), 1e-11)
+        if w:
+            fails.append('memory -np %d: %s' % (p, w))
+    return fails
+
+
 def check_failure(txc, env, td):
     """A matrix that is not positive definite: exit 3, said by every rank, no output file."""
     src = os.path.join(td, 'chol.tx')
@@ -225,6 +297,21 @@ def check_failure(txc, env, td):
             fails.append('not positive definite, -np 2: rank %d did not say so: %s' % (r, run_num.one_line(err)))
     if os.path.exists(outl) or os.path.exists(outc):
         fails.append('not positive definite, -np 2: an output file was written')
+    # the same fed by a distributed intermediate (S = 2 A, held by rows): every rank says so, no output
+    src2 = os.path.join(td, 'chol2.tx')
+    with open(src2, 'w') as f:
+        f.write('in A[n,n];\ntmp S[n,n];\nout L[n,n], C[n,n];\nS("i,j") = A("i,j") * 2;\n'
+                'C("i,j") = S("i,k") * A("k,j");\nL("i,j") = cholesky(S("i,j"));\n')
+    for p in (2, 4):
+        rc, _, err = run(mpirun(p, [txc, 'run', '--mpi', src2, 'A=' + os.path.join(td, 'bad.npy'), 'L=' + outl,
+                                    'C=' + outc]), env)
+        if rc != 3 or 'distributed tensor' not in err:
+            fails.append('not positive definite, distributed, -np %d: exit %d: %s' % (p, rc, run_num.one_line(err)))
+        for r in range(p):
+            if 'rank %d: %s:6: cholesky: matrix is not positive definite' % (r, src2) not in err:
+                fails.append('not positive definite, distributed, -np %d: rank %d did not say so' % (p, r))
+        if os.path.exists(outl) or os.path.exists(outc):
+            fails.append('not positive definite, distributed, -np %d: an output file was written' % p)
     # a rank-0-only failure (an unreadable input) stops every rank
     rc, _, err = run(mpirun(2, [txc, 'run', '--mpi', src, 'A=' + os.path.join(td, 'missing.npy'), 'L=' + outl,
                                 'C=' + outc]), env)
@@ -328,7 +415,11 @@ def main(argv):
     with tempfile.TemporaryDirectory(prefix='txmpi.') as td:
         env = mpi_env(os.path.join(td, 'cache'))
         groups = [('%s' % f, lambda f=f, t=t: check_case(txc, f, t, ranks, env, td)) for f, t in cases]
-        extra = [('ccd', lambda: check_ccd(txc, ranks, env, td)),
+        mpidir = os.path.join(HERE, 'mpi')
+        extra = [('chain', lambda: check_case(txc, os.path.join(mpidir, 'chain.tx'), True, ranks, env, td, True)),
+                 ('la_fed', lambda: check_case(txc, os.path.join(mpidir, 'la_fed.tx'), True, ranks, env, td, True)),
+                 ('memory', lambda: check_memory(txc, ranks, env, td)),
+                 ('ccd', lambda: check_ccd(txc, ranks, env, td)),
                  ('pieces', lambda: check_pieces(txc, ranks, env)),
                  ('failures', lambda: check_failure(txc, env, td)),
                  ('embed', lambda: check_embed(txc, ranks, env, td))]
