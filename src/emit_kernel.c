@@ -318,7 +318,8 @@ static void emit_kernel_call(emitter *E, int id, const call_range *c, int close)
 /* The MPI target's call of a kernel (members M[0..NM)) when it touches
    tensors that may be distributed by rows (runtime/mpi.inc): on each
    rank's rows alone when the loop nest reads and writes them by its
-   range (mpi_plan_rows_kernel), else with those tensors gathered whole
+   range (mpi_plan_rows_kernel), as partial sums (mpi_plan_rows_sum),
+   else with those tensors gathered whole
    around the call. 0 if it touches none (the usual call). */
 static int emit_kernel_call_mpi(emitter *E, const member *m, int nm)
 {
@@ -335,6 +336,8 @@ static int emit_kernel_call_mpi(emitter *E, const member *m, int nm)
             cand[nc++] = m[nv + j].name;
     if (nc == 0)
         return 0;
+    if (nc == 1 && mpi_plan_rows_sum(E->g, v))
+        return 3;
     int rows = k->has_range && !k->range_blocks && mpi_plan_rows_kernel(E->g, v, k->range_label);
     if (!rows) { /* gathered whole around the call */
         for (int i = 0; i < nc; i++)
@@ -345,7 +348,8 @@ static int emit_kernel_call_mpi(emitter *E, const member *m, int nm)
 }
 
 /* The rest of emit_kernel_call_mpi's call, after the record: PLAN 1 (the
-   gathered call) or 2 (by rows). */
+   gathered call), 2 (by rows) or 3 (a sum of a whole tensor); C the
+   usual call's range. */
 static void emit_kernel_call_mpi_end(emitter *E, int id, const member *m, int nm, int plan,
                                      const call_range *c)
 {
@@ -363,6 +367,19 @@ static void emit_kernel_call_mpi_end(emitter *E, int id, const member *m, int nm
         return;
     }
     (void)nm;
+    if (plan == 3) { /* a sum of everything: partial sums on the ranks, then one exchange */
+        for (int j = 0; j < nv + nval; j++)
+            if (j < nv ? mpi_plan_rows_var(S, k->refs[REF_VAR].list[j])
+                       : mpi_plan_rows_value(E->g->v[k->refs[REF_VALUE].list[j - nv]])) {
+                put(E, "        if (tx_mpi_slab_at(%s))\n", m[j].name);
+                put(E, "            tx_mpi_sum_rows(tx_comm, %s, %d, %.17g, (double *)tx_v%d);\n", m[j].name,
+                    v->dt == DT_C128 ? 2 : 1, v->coef, v->id);
+                put(E, "        else {\n");
+            }
+        emit_kernel_call(E, id, c, 0);
+        put(E, "        }\n        if (tx_status != 0)\n            goto tx_done;\n    }\n");
+        return;
+    }
     put(E, "        void *tx_rp[] = {");
     int first = 1;
     for (int j = 0; j < nv + nval; j++)

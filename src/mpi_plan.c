@@ -155,6 +155,15 @@ int mpi_plan_rows_kernel(const graph *g, const g_value *v, int R)
     return rows_leaves(g, v, R);
 }
 
+/* The tensor V sums whole, if V is the sum of every element of one
+   tensor that may be distributed, else NULL. */
+static const g_value *rows_sum_of(const graph *g, const g_value *v);
+
+int mpi_plan_rows_sum(const graph *g, const g_value *v)
+{
+    return rows_sum_of(g, v) != NULL;
+}
+
 /* Whether operand X of a GEMM is a whole tensor (the base itself, or a
    view of every element with no fixed index). */
 static int whole_operand(const graph *g, const g_value *x)
@@ -168,6 +177,21 @@ static int whole_operand(const graph *g, const g_value *x)
         if (x->idx_label[m] < 0)
             return 0;
     return graph_value_elements(g, x) == graph_value_elements(g, b);
+}
+
+static const g_value *rows_sum_of(const graph *g, const g_value *v)
+{
+    if (v->op != OP_CONTRACT || v->rank != 0 || v->nin != 1 || v->coef_in[0] != 1 || v->blas || v->nmaps ||
+        (v->dt != DT_F64 && v->dt != DT_C128))
+        return NULL;
+    const g_value *x = v->in[0], *b = base_of(x);
+    if (x->inlined || !b || b->dt != v->dt || !rows_tensor(g, b) || !whole_operand(g, x))
+        return NULL;
+    for (int i = 0; x != b && i < b->rank; i++)
+        for (int j = 0; j < i; j++)
+            if (x->idx_label[i] == x->idx_label[j])
+                return NULL; /* a diagonal */
+    return b;
 }
 
 int mpi_plan_gemm_direct(const graph *g, const g_value *v)

@@ -918,6 +918,9 @@ void mpi_plan_print(const graph *g, int p, tx_buf *out);
 int mpi_plan_rows_value(const g_value *v);
 int mpi_plan_rows_var(const sema_program *S, int var);
 int mpi_plan_rows_kernel(const graph *g, const g_value *v, int R);
+/* Whether V is the sum of every element of one tensor that may be
+   distributed (then partial sums per rank and one exchange). */
+int mpi_plan_rows_sum(const graph *g, const g_value *v);
 int mpi_plan_gemm_direct(const graph *g, const g_value *v);
 
 /* ---- jit.c, jit_cc.c: loaders, which compile generated C and load it here ---- */

@@ -147,9 +147,10 @@ def dist_wrong(err, p):
     return None
 
 
-def check_case(txc, fname, must_trace, ranks, env, td, dist=False):
+def check_case(txc, fname, must_trace, ranks, env, td, dist=False, must=()):
     """Failure lines for one test file at every rank count (DIST: it must
-    show distributed tensors, each rank holding about 1/P of each)."""
+    show distributed tensors, each rank holding about 1/P of each; MUST:
+    trace lines it must show on more than one rank)."""
     fails = []
     case = run_num.Case(fname if os.path.isabs(fname) else os.path.join(run_num.NUMDIR, fname))
     fname = os.path.basename(fname)
@@ -175,6 +176,9 @@ def check_case(txc, fname, must_trace, ranks, env, td, dist=False):
         w = dist_wrong(err, p) if dist and p > 1 else None
         if w:
             fails.append('%s: %s' % (where, w))
+        for m in must if p > 1 else ():
+            if m not in err:
+                fails.append('%s: no %r traced' % (where, m))
         got = load(outs)
         why = run_num.check_outputs(case, prep, got)
         if why:
@@ -416,7 +420,11 @@ def main(argv):
         env = mpi_env(os.path.join(td, 'cache'))
         groups = [('%s' % f, lambda f=f, t=t: check_case(txc, f, t, ranks, env, td)) for f, t in cases]
         mpidir = os.path.join(HERE, 'mpi')
-        extra = [('chain', lambda: check_case(txc, os.path.join(mpidir, 'chain.tx'), True, ranks, env, td, True)),
+        chain_must = ('by distributed rows (A replicated, B replicated, C by its rows)',
+                      'by distributed rows (A by its rows, B replicated, C replicated after)',
+                      'a sum of a distributed tensor by partial sums', "a loop nest on each rank's rows")
+        extra = [('chain', lambda: check_case(txc, os.path.join(mpidir, 'chain.tx'), True, ranks, env, td, True,
+                                              chain_must)),
                  ('la_fed', lambda: check_case(txc, os.path.join(mpidir, 'la_fed.tx'), True, ranks, env, td, True)),
                  ('memory', lambda: check_memory(txc, ranks, env, td)),
                  ('ccd', lambda: check_ccd(txc, ranks, env, td)),
