@@ -1,6 +1,8 @@
 #!/bin/sh
 # Strong scaling of txc run --mpi from 1 to 2 ranks on this machine
-# (docs/mpi-scaling.md). Each case runs REPEAT times, the rank counts
+# (docs/mpi-scaling.md), with the intermediates distributed (the default)
+# and with every tensor replicated (TX_MPI_DIST_MIN huge), and each
+# rank's peak memory both ways. Each case runs REPEAT times, the rank counts
 # alternating, and the best wall time of each is kept (the machine is
 # shared: the best is the least disturbed). OpenBLAS runs one thread per
 # rank, so 2 ranks use the 2 cores.
@@ -13,6 +15,14 @@ PY=${PYTHON:-/usr/bin/python3}
 D=$(mktemp -d)
 trap 'rm -rf "$D"' EXIT
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OPENBLAS_NUM_THREADS=1 TX_CACHE_DIR=$D/cache
+cat > $D/chain.tx <<'TX'
+in A[n,n], B[n,n], C[n,n];
+tmp T[n,n], U[n,n];
+out D[n,n];
+T("i,j") = A("i,k") * B("k,j");
+U("i,j") = exp(T("i,j") * 0.001) * 0.5 + T("i,j");
+D("i,j") = U("i,k") * C("k,j");
+TX
 cat > $D/chol.tx <<'TX'
 in A[n,n];
 out L[n,n];
@@ -47,11 +57,23 @@ echo "| case | 1 rank (s) | 2 ranks (s) | speed-up |"
 echo "|---|---|---|---|"
 case_ "matmul_2000^3_(pdgemm)" examples/matmul.tx A=$D/A.npy B=$D/B.npy C=$D/C.npy
 case_ "cholesky_2500_(pdpotrf)" $D/chol.tx A=$D/S.npy L=$D/L.npy
-case_ "ccd_o=12_v=60_(4_gemms)" examples/ccd.tx --random -D o=12 -D v=60 Tn=$D/Tn.npy R=$D/R.npy E=$D/E.npy
+case_ "ccd_o=12_v=60_(distributed)" examples/ccd.tx --random -D o=12 -D v=60 Tn=$D/Tn.npy R=$D/R.npy E=$D/E.npy
+case_ "chain_n=2000_(distributed)" $D/chain.tx A=$D/A.npy B=$D/B.npy C=$D/B.npy D=$D/D.npy
+export TX_MPI_DIST_MIN=1152921504606846976   # every tensor replicated (phase 2)
+case_ "ccd_o=12_v=60_(replicated)" examples/ccd.tx --random -D o=12 -D v=60 Tn=$D/Tn.npy R=$D/R.npy E=$D/E.npy
+case_ "chain_n=2000_(replicated)" $D/chain.tx A=$D/A.npy B=$D/B.npy C=$D/B.npy D=$D/D.npy
 export TX_MPI_GEMM=rows   # the other plan: slabs of C's rows, no panels
 case_ "matmul_2000^3_(rows)" examples/matmul.tx A=$D/A.npy B=$D/B.npy C=$D/C.npy
 case_ "ccd_o=12_v=60_(rows)" examples/ccd.tx --random -D o=12 -D v=60 Tn=$D/Tn.npy R=$D/R.npy E=$D/E.npy
-unset TX_MPI_GEMM
+unset TX_MPI_GEMM TX_MPI_DIST_MIN
+# memory: each rank's peak resident set (GNU time), the chain with its
+# intermediates distributed and replicated, 2 ranks
+echo
+for dm in 1048576 1152921504606846976; do
+    TX_MPI_DIST_MIN=$dm mpirun --oversubscribe -np 2 /usr/bin/time -f "%M" "$TXC" run --mpi -q $D/chain.tx \
+        A=$D/A.npy B=$D/B.npy C=$D/B.npy D=$D/D.npy 2>&1 | tr '\n' ' ' |
+        awk -v dm=$dm '{printf "    chain n=2000, 2 ranks, TX_MPI_DIST_MIN=%s: peak RSS per rank %s %s kB\n", dm, $1, $2}'
+done
 # where the time of the 2-rank GEMM goes (rank 0's trace), both plans
 echo
 for plan in pdgemm rows; do

@@ -315,6 +315,20 @@ static void emit_kernel_call(emitter *E, int id, const call_range *c, int close)
         put(E, "        if (tx_status != 0)\n            goto tx_done;\n    }\n");
 }
 
+/* Whether member J of the kernel (its variables, then its values) is a
+   tensor that may be distributed and the call under PLAN (1: gathered, 2:
+   by rows) gathers it whole. */
+static int mpi_gathered(emitter *E, int j, int plan)
+{
+    kernel_ctx *k = &E->k;
+    int nv = k->refs[REF_VAR].n;
+    int var = j < nv ? k->refs[REF_VAR].list[j] : -1;
+    const g_value *val = j < nv ? NULL : E->g->v[k->refs[REF_VALUE].list[j - nv]];
+    if (j < nv ? !mpi_plan_rows_var(SP(E), var) : !mpi_plan_rows_value(val))
+        return 0;
+    return plan == 1 || (plan == 2 && mpi_plan_rows_misread(k->value, k->range_label, var, val));
+}
+
 /* The MPI target's call of a kernel (members M[0..NM)) when it touches
    tensors that may be distributed by rows (runtime/mpi.inc): on each
    rank's rows alone when the loop nest reads and writes them by its
@@ -339,12 +353,10 @@ static int emit_kernel_call_mpi(emitter *E, const member *m, int nm)
     if (nc == 1 && mpi_plan_rows_sum(E->g, v))
         return 3;
     int rows = k->has_range && !k->range_blocks && mpi_plan_rows_kernel(E->g, v, k->range_label);
-    if (!rows) { /* gathered whole around the call */
-        for (int i = 0; i < nc; i++)
-            put(E, "    %s = tx_mpi_whole(tx_comm, %s);\n", cand[i], cand[i]);
-        return 1;
-    }
-    return 2;
+    for (int j = 0; j < nv + nval; j++) /* gathered whole: all of them, or those read across rows */
+        if (mpi_gathered(E, j, rows ? 2 : 1))
+            put(E, "        %s = tx_mpi_whole(tx_comm, %s);\n", m[j].name, m[j].name);
+    return rows ? 2 : 1;
 }
 
 /* The rest of emit_kernel_call_mpi's call, after the record: PLAN 1 (the
@@ -360,8 +372,7 @@ static void emit_kernel_call_mpi_end(emitter *E, int id, const member *m, int nm
     if (plan == 1) {
         emit_kernel_call(E, id, c, 0);
         for (int j = 0; j < nv + nval; j++)
-            if (j < nv ? mpi_plan_rows_var(S, k->refs[REF_VAR].list[j])
-                       : mpi_plan_rows_value(E->g->v[k->refs[REF_VALUE].list[j - nv]]))
+            if (mpi_gathered(E, j, 1))
                 put(E, "        %s = tx_mpi_unwhole(%s);\n", m[j].name, m[j].name);
         put(E, "        if (tx_status != 0)\n            goto tx_done;\n    }\n");
         return;
@@ -410,7 +421,11 @@ static void emit_kernel_call_mpi_end(emitter *E, int id, const member *m, int nm
     }
     put(E, ");\n        } else {\n");
     emit_kernel_call(E, id, c, 0);
-    put(E, "        }\n        if (tx_status != 0)\n            goto tx_done;\n    }\n");
+    put(E, "        }\n");
+    for (int j = 0; j < nv + nval; j++)
+        if (mpi_gathered(E, j, 2))
+            put(E, "        %s = tx_mpi_unwhole(%s);\n", m[j].name, m[j].name);
+    put(E, "        if (tx_status != 0)\n            goto tx_done;\n    }\n");
 }
 
 /* Iterations of a row group's nests per tile of rows: a tile of each

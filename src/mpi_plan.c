@@ -119,25 +119,43 @@ static int rows_tensor(const graph *g, const g_value *b)
     return mpi_plan_rows_value(b);
 }
 
-/* Whether every distributable tensor X's loop nest reads is read at row
-   R of its first mode (the others are whole on every rank). */
-static int rows_leaves(const graph *g, const g_value *x, int R)
+/* Whether X's loop nest (through the values fused into it) can run on
+   rows of R: no scan, slice or sparse map. */
+static int rows_nest(const g_value *x)
 {
     if (x->op == OP_SCAN || x->op == OP_SLICE || x->nmaps)
         return 0;
+    for (int i = 0; i < x->nin; i++)
+        if (x->in[i]->inlined && !rows_nest(x->in[i]))
+            return 0;
+    return 1;
+}
+
+/* Whether X's loop nest reads tensor T (variable VAR, or value VAL) other
+   than at row R of its first mode. */
+static int rows_misread(const g_value *x, int R, int var, const g_value *val)
+{
     for (int i = 0; i < x->nin; i++) {
         const g_value *w = x->in[i];
         if (w->inlined) {
-            if (!rows_leaves(g, w, R))
-                return 0;
-        } else if (w->op == OP_INDEX) {
-            if (rows_tensor(g, w->in[0]) && (w->in[0]->rank == 0 || w->idx_label[0] != R))
-                return 0;
-        } else if (w->op != OP_CONST && w->rank > 0 && rows_tensor(g, w) &&
-                   (w->op == OP_STORE || w->op == OP_INPUT || w->label[0] != R))
-            return 0;
+            if (rows_misread(w, R, var, val))
+                return 1;
+            continue;
+        }
+        const g_value *b = w->op == OP_INDEX ? w->in[0] : w;
+        int is = val ? b == val : (b->op == OP_STORE || b->op == OP_INPUT) && b->var == var;
+        if (!is)
+            continue;
+        if (w->op == OP_INDEX ? b->rank == 0 || w->idx_label[0] != R
+                              : b->op == OP_STORE || b->op == OP_INPUT || b->rank == 0 || b->label[0] != R)
+            return 1;
     }
-    return 1;
+    return 0;
+}
+
+int mpi_plan_rows_misread(const g_value *v, int R, int var, const g_value *val)
+{
+    return rows_misread(v, R, var, val);
 }
 
 int mpi_plan_rows_kernel(const graph *g, const g_value *v, int R)
@@ -152,7 +170,8 @@ int mpi_plan_rows_kernel(const graph *g, const g_value *v, int R)
             return 0;
     } else if (v->label[0] != R || v->op == OP_INDEX || v->op == OP_LINALG || v->op == OP_PART)
         return 0;
-    return rows_leaves(g, v, R);
+    (void)g;
+    return rows_nest(v);
 }
 
 /* The tensor V sums whole, if V is the sum of every element of one
@@ -201,6 +220,134 @@ int mpi_plan_gemm_direct(const graph *g, const g_value *v)
            whole_operand(g, b->a) && whole_operand(g, b->b);
 }
 
+#define DIST_MIN_BYTES 1048576.0
+
+/* Whether the runtime holds tensor B by rows on P ranks (at the default
+   TX_MPI_DIST_MIN). */
+static int is_dist(const graph *g, const g_value *b, int p)
+{
+    if (p <= 1 || !b || b->rank < 1 || !rows_tensor(g, b))
+        return 0;
+    return graph_extent_estimate(g, b->ext[0]) >= 2 &&
+           graph_value_elements(g, b) * dt_size(b->dt) >= DIST_MIN_BYTES;
+}
+
+/* Words of tensor X (a c128 element is two). */
+static double words_of(const graph *g, const g_value *x)
+{
+    return graph_value_elements(g, x) * (x->dt == DT_C128 ? 2 : 1);
+}
+
+/* Adds the tensors X's loop nest reads (through the values fused into
+   it) to T[*N] (at most 32, each once). */
+static void touched(const g_value *x, const g_value **t, int *n)
+{
+    for (int i = 0; i < x->nin; i++) {
+        const g_value *w = x->in[i];
+        if (w->inlined) {
+            touched(w, t, n);
+            continue;
+        }
+        w = base_of(w);
+        int seen = 0;
+        for (int j = 0; j < *n; j++)
+            seen |= t[j] == w;
+        if (!seen && *n < 32)
+            t[(*n)++] = w;
+    }
+}
+
+/* The words gathering the distributed tensors among T[0..N) whole costs
+   each rank; *ND: how many there are. */
+static double gather_dist(const graph *g, const g_value **t, int n, int p, int *nd)
+{
+    double w = 0;
+    *nd = 0;
+    for (int i = 0; i < n; i++)
+        if (is_dist(g, t[i], p)) {
+            w += gather_words(words_of(g, t[i]), p);
+            (*nd)++;
+        }
+    return w;
+}
+
+/* The line of statement V when it touches a distributed tensor and the
+   runtime takes them as they are (a GEMM of whole tensors, a loop nest by
+   rows, a whole sum): its words, or -1 if V is not such a statement (it
+   gathers them whole around the usual call). */
+static double print_rows_statement(const graph *g, const g_value *v, int p, tx_buf *out)
+{
+    const g_value *t[34];
+    int n = 0, nd = 0;
+    const blas_plan *b = v->blas;
+    if (b && mpi_plan_gemm_direct(g, v)) {
+        const g_value *A = base_of(b->a), *B = base_of(b->b), *C = b->store ? b->store : v;
+        int dA = is_dist(g, A, p), dB = is_dist(g, B, p), dC = is_dist(g, C, p);
+        if (!dA && !dB && !dC)
+            return -1;
+        double m = group_size(g, v, b->m, b->nm), nn = group_size(g, v, b->n, b->nn);
+        double kk = group_size(g, b->a, b->k, b->nk), w = v->dt == DT_C128 ? 2 : 1;
+        int fa = b->a->op == OP_INDEX ? b->a->idx_label[0] : b->a->label[0];
+        int fc = C->op == OP_STORE ? C->store_label[0] : C->label[0];
+        int a_own = 0;
+        for (int i = 0; dA && i < b->nm; i++)
+            a_own |= b->m[i] == fa;
+        a_own = a_own && (!dC || fa == fc);
+        double words = (dA && !a_own ? gather_words(words_of(g, A), p) : 0) +
+                       (dB ? gather_words(words_of(g, B), p) : 0) + (dC ? 0 : gather_words(m * nn * w, p));
+        buf_printf(out, "rows-gemm %.0fx%.0fx%.0f by distributed rows (A %s, B %s, C %s): %.4g words\n", m, nn,
+                   kk, !dA ? "replicated" : a_own ? "by its rows" : "gathered", dB ? "gathered" : "replicated",
+                   dC ? "by its rows" : "replicated after", words);
+        return words;
+    }
+    if (b || v->op == OP_LINALG || v->op == OP_PART)
+        return -1;
+    touched(v, t, &n);
+    t[n++] = v;
+    double gw = gather_dist(g, t, n, p, &nd);
+    if (!nd)
+        return -1;
+    const char *what = v->op == OP_STORE ? "store" : graph_op_name(v->op);
+    if (mpi_plan_rows_sum(g, v)) {
+        buf_printf(out, "sum of a distributed tensor: partial sums, one MPI_Allgather: %.4g words\n",
+                   2.0 * (p - 1));
+        return 2.0 * (p - 1);
+    }
+    int R = v->op == OP_STORE ? v->store_label[0] : v->rank > 0 ? v->label[0] : -1;
+    if (mpi_plan_rows_kernel(g, v, R)) {
+        double w = is_dist(g, v, p) ? 0 : gather_words(words_of(g, v), p), gv = 0;
+        int ng = 0;
+        for (int i = 0; i < n - 1; i++) /* the tensors it reads elsewhere than at its rows: gathered */
+            if (is_dist(g, t[i], p) &&
+                rows_misread(v, R, t[i]->op == OP_STORE || t[i]->op == OP_INPUT ? t[i]->var : -1,
+                             t[i]->op == OP_STORE || t[i]->op == OP_INPUT ? NULL : t[i])) {
+                gv += gather_words(words_of(g, t[i]), p);
+                ng++;
+            }
+        buf_printf(out, "%s on each rank's rows", what);
+        if (ng)
+            buf_printf(out, ", %d distributed tensor%s read across rows gathered whole (%.4g words)", ng,
+                       ng == 1 ? "" : "s", gv);
+        if (w > 0)
+            buf_printf(out, ": %.4g words (replicating the result %.4g)\n", w + gv, w);
+        else
+            buf_printf(out, ": %.4g words (the result stays distributed)\n", gv);
+        return w + gv;
+    }
+    buf_printf(out, "%s local on every rank, %d distributed tensor%s gathered whole: %.4g words\n", what, nd,
+               nd == 1 ? "" : "s", gw);
+    return gw;
+}
+
+/* Whether GEMM V runs by distributed rows on P ranks (an operand or its
+   result distributed) instead of on the grid. */
+static int gemm_by_rows(const graph *g, const g_value *v, int p)
+{
+    const blas_plan *b = v->blas;
+    return b && mpi_plan_gemm_direct(g, v) &&
+           (is_dist(g, base_of(b->a), p) || is_dist(g, base_of(b->b), p) || is_dist(g, b->store ? b->store : v, p));
+}
+
 /* The distribution section: every materialised tensor, its words on each
    rank, and the distributed calls it is a piece of. */
 static void print_tensors(const graph *g, int p, int pr, int pc, tx_buf *out)
@@ -218,6 +365,16 @@ static void print_tensors(const graph *g, int p, int pr, int pc, tx_buf *out)
                        v->op == OP_INPUT ? "input" : "stored");
         else
             buf_printf(out, "#   %%%d (intermediate)", v->id);
+        if (is_dist(g, v, p)) {
+            double n0 = graph_extent_estimate(g, v->ext[0]), most = ceil(n0 / p) * (w / n0);
+            if (n0 >= p)
+                buf_printf(out, ": %.4g words, distributed by rows of its first mode (~%.4g words per rank)\n", w,
+                           most);
+            else /* fewer rows than ranks: one row each on n0 ranks, nothing on the others */
+                buf_printf(out, ": %.4g words, distributed by rows of its first mode (%.4g words on each of %.0f "
+                           "ranks, none on the other %.0f)\n", w, most, n0, p - n0);
+            continue;
+        }
         buf_printf(out, ": %.4g words, replicated (%.4g on every rank)", w, w);
         int first = 1;
         for (int j = 0; j < g->n; j++) {
@@ -225,7 +382,7 @@ static void print_tensors(const graph *g, int p, int pr, int pc, tx_buf *out)
             if (u->dead)
                 continue;
             int used = 0;
-            if (is_pdgemm(g, u, p))
+            if (is_pdgemm(g, u, p) && !gemm_by_rows(g, u, p))
                 used = u == v || (u->blas->store && u->blas->store == v) || base_of(u->blas->a) == v || base_of(u->blas->b) == v;
             else if (is_scalapack(g, u, p))
                 used = base_of(u->in[0]) == v || (u->nin > 1 && base_of(u->in[1]) == v) || u == v ||
@@ -247,7 +404,8 @@ void mpi_plan_print(const graph *g, int p, tx_buf *out)
                                     "pdgeqrf+pdorgqr", "pdgesvd", "?"};
     int pr, pc;
     grid(p, &pr, &pc);
-    buf_printf(out, "# MPI on %d rank%s (grid %dx%d): every tensor replicated; words received per rank\n", p,
+    buf_printf(out, "# MPI on %d rank%s (grid %dx%d): intermediates of 1 MiB or more held by rows "
+                    "(TX_MPI_DIST_MIN), every other tensor replicated; words received per rank\n", p,
                p == 1 ? "" : "s", pr, pc);
     double total = 0;
     for (int k = 0; k < g->n; k++) {
@@ -258,6 +416,30 @@ void mpi_plan_print(const graph *g, int p, tx_buf *out)
         double words = 0;
         buf_printf(out, "#   %%%d (statement %d, line %u): ", v->id, v->stmt + 1, v->span.line);
         const blas_plan *b = v->blas;
+        double rows = print_rows_statement(g, v, p, out);
+        if (rows >= 0) {
+            total += rows;
+            continue;
+        }
+        { /* a statement that gathers distributed tensors whole around the usual call */
+            const g_value *t[34];
+            int n = 0, nd = 0;
+            if (b) {
+                t[n++] = base_of(b->a);
+                t[n++] = base_of(b->b);
+                t[n++] = b->store ? b->store : v;
+            } else if (v->op == OP_LINALG) {
+                for (int i = 0; i < v->nin && n < 32; i++)
+                    t[n++] = base_of(v->in[i]);
+                t[n++] = v;
+            }
+            double gw = gather_dist(g, t, n, p, &nd);
+            if (nd) {
+                buf_printf(out, "%d distributed tensor%s gathered whole (%.4g words), then ", nd,
+                           nd == 1 ? "" : "s", gw);
+                total += gw;
+            }
+        }
         if (b && b->nm > 0 && b->nn > 0) {
             const g_value *c = b->store ? b->store : v;
             double m = group_size(g, v, b->m, b->nm), n = group_size(g, v, b->n, b->nn);

@@ -911,13 +911,17 @@ void mpi_plan_print(const graph *g, int p, tx_buf *out);
 /* Distributed storage on the MPI target (mpi_plan.c): whether computed
    value V, or tmp/let variable VAR, may be held by rows of its first mode
    (f64/c128, two modes or more); whether V's loop nest, its first loop
-   over label R, reads every such tensor only at row R and writes its
-   result by row R (then it runs on each rank's rows alone); whether BLAS
+   over label R, writes its result by row R and can run on rows (then it
+   runs on each rank's rows alone); whether BLAS
    call V is a GEMM of whole tensors, no batch or loop (the runtime then
    takes distributed operands as they are). */
 int mpi_plan_rows_value(const g_value *v);
 int mpi_plan_rows_var(const sema_program *S, int var);
 int mpi_plan_rows_kernel(const graph *g, const g_value *v, int R);
+/* Whether V's loop nest reads variable VAR (VAL NULL) or value VAL other
+   than at row R of its first mode (such a tensor is gathered whole for a
+   nest that runs by rows). */
+int mpi_plan_rows_misread(const g_value *v, int R, int var, const g_value *val);
 /* Whether V is the sum of every element of one tensor that may be
    distributed (then partial sums per rank and one exchange). */
 int mpi_plan_rows_sum(const graph *g, const g_value *v);

@@ -382,6 +382,21 @@ def check_graph(txc):
     os.unlink(src)
     if rc != 0 or 'pdpotrf order 300, block-cyclic on 2x2' not in out:
         fails.append('graph cholesky: exit %d: %s' % (rc, run_num.one_line(out + err)))
+    # distributed intermediates (tests/mpi/chain.tx, n=400: T and U are 1.28 MB, held by rows), 4 ranks:
+    # A·B into T's rows and the elementwise step on the rows move nothing; U·C replicates D, (3/4)·400·50;
+    # the sum exchanges 2 words with each of 3 ranks; V's rows are replicated, (3/4)·400·400
+    rc, out, err = run([txc, 'graph', os.path.join(HERE, 'mpi', 'chain.tx'), '--target', 'mpi', '--ranks', '4',
+                        '-D', 'n=400', '-D', 'k=300', '-D', 'm=50'], None)
+    for want in ['rows-gemm 400x400x300 by distributed rows (A replicated, B replicated, C by its rows): 0 words',
+                 "add on each rank's rows: 0 words (the result stays distributed)",
+                 'rows-gemm 400x50x400 by distributed rows (A by its rows, B replicated, C replicated after): '
+                 '1.5e+04 words',
+                 'sum of a distributed tensor: partial sums, one MPI_Allgather: 6 words',
+                 "store on each rank's rows: 1.2e+05 words (replicating the result 1.2e+05)",
+                 'MPI total: 1.35e+05 words',
+                 '(intermediate): 1.6e+05 words, distributed by rows of its first mode (~4e+04 words per rank)']:
+        if rc != 0 or want not in out:
+            fails.append('graph chain.tx --ranks 4: no %r: %s' % (want, run_num.one_line(out + err)))
     rc, out, err = run([txc, 'graph', mm, '--ranks', '4'], None)
     if rc != 2 or '--ranks goes with --target mpi' not in err:
         fails.append('graph --ranks without --target mpi: exit %d' % rc)
