@@ -4,25 +4,33 @@ against the single-process `txc run` of the same inputs.
 
     /usr/bin/python3 tests/run_mpi.py [--txc build/txc] [--ranks 1,2,4] [FILES...]
 
-FILES: names of tests/num files, or graph, ccd, pieces, failures, embed
-(default: all).
+FILES: names of tests/num files, or graph, chain, la_fed, memory, ccd,
+pieces, failures, embed (default: all).
 `txc graph --target mpi` is checked against hand-derived volumes first, with
 or without MPI.
 
 The test files are tests/num/*.tx (their setup and expect directives, see
 run_num.py): contractions, a CCSD-like program, elementwise work,
 reductions, scans and every matrix function. The distributed paths are
-forced at these small sizes (TX_MPI_GEMM_MIN=0, TX_MPI_LA_MIN=0) and
-traced (TX_MPI_TRACE): with more than one rank, a program with a GEMM or a
-matrix function must show the PBLAS/ScaLAPACK call it made, and the
-block-cyclic pieces the ranks trace must add up to the whole matrices
-(each entry on one rank); a 512^3 GEMM shows each rank holding 1/P of
-pdgemm's operands and result. Also: the
-example examples/ccd.tx with seeded random inputs, equal to the single
-process; a failure on the ranks (a matrix that is not positive definite)
-reported by every rank, exit status 3, no output file; a program with a
-sparse map refused; and the standalone `txc --target mpi` C called from a
-C program of our own (tests/mpi/embed_mpi.c).
+forced at these small sizes (TX_MPI_GEMM_MIN=0, TX_MPI_LA_MIN=0, and
+TX_MPI_DIST_MIN=0: every intermediate that may be distributed by rows is)
+and traced (TX_MPI_TRACE): with more than one rank, a program with a GEMM
+or a matrix function must show the PBLAS/ScaLAPACK call or the GEMM by
+rows it made, and the block-cyclic pieces the ranks trace must add up to
+the whole matrices (each entry on one rank); a 512^3 GEMM shows each rank
+holding 1/P of pdgemm's operands and result. Distributed storage:
+tests/mpi/chain.tx (A·B, an elementwise step, ·C, a sum: each on the
+ranks' rows, traced) and tests/mpi/la_fed.tx (every matrix function fed
+by distributed intermediates) must show distributed tensors with each
+rank holding about 1/P of each; at the default threshold a 480x480
+intermediate is held exactly 1/P per rank (memory). Also: the example
+examples/ccd.tx with seeded random inputs, equal to the single process,
+with its intermediates distributed and with every tensor replicated; a
+failure on the ranks (a matrix that is not positive definite, also fed
+by a distributed intermediate) reported by every rank, exit status 3, no
+output file; a program with a sparse map refused; and the standalone
+`txc --target mpi` C called from a C program of our own
+(tests/mpi/embed_mpi.c).
 
 Without mpirun/mpicc it prints why and counts nothing (skipped).
 """
