@@ -4,7 +4,7 @@ against the single-process `txc run` of the same inputs.
 
     /usr/bin/python3 tests/run_mpi.py [--txc build/txc] [--ranks 1,2,4] [FILES...]
 
-FILES: names of tests/num files, or graph, chain, la_fed, memory, ccd,
+FILES: names of tests/num files, or graph, chain, chain_c128, la_fed, memory, ccd,
 pieces, failures, embed (default: all).
 `txc graph --target mpi` is checked against hand-derived volumes first, with
 or without MPI.
@@ -20,7 +20,8 @@ rows it made, and the block-cyclic pieces the ranks trace must add up to
 the whole matrices (each entry on one rank); a 512^3 GEMM shows each rank
 holding 1/P of pdgemm's operands and result. Distributed storage:
 tests/mpi/chain.tx (A·B, an elementwise step, ·C, a sum: each on the
-ranks' rows, traced) and tests/mpi/la_fed.tx (every matrix function fed
+ranks' rows, traced), tests/mpi/chain_c128.tx (the same in c128, and a
+transposed read that gathers) and tests/mpi/la_fed.tx (every matrix function fed
 by distributed intermediates) must show distributed tensors with each
 rank holding about 1/P of each; at the default threshold a 480x480
 intermediate is held exactly 1/P per rank (memory). Also: the example
@@ -448,6 +449,8 @@ def main(argv):
                       'a sum of a distributed tensor by partial sums', "a loop nest on each rank's rows")
         extra = [('chain', lambda: check_case(txc, os.path.join(mpidir, 'chain.tx'), True, ranks, env, td, True,
                                               chain_must)),
+                 ('chain_c128', lambda: check_case(txc, os.path.join(mpidir, 'chain_c128.tx'), True, ranks, env,
+                                                   td, True, ('a sum of a distributed tensor by partial sums',))),
                  ('la_fed', lambda: check_case(txc, os.path.join(mpidir, 'la_fed.tx'), True, ranks, env, td, True)),
                  ('memory', lambda: check_memory(txc, ranks, env, td)),
                  ('ccd', lambda: check_ccd(txc, ranks, env, td)),
