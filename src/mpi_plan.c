@@ -4,12 +4,17 @@
  * communicates: the section `txc graph --target mpi` prints after the
  * listing. Pure arithmetic on the graph; no MPI here.
  *
- * The rules mirror runtime/mpi.inc: every tensor is replicated; an f64
- * (c128) GEMM of m*n*k >= TX_MPI_GEMM_MIN (default 2^21) runs as pdgemm
- * (pzgemm) on a 2-D block-cyclic grid, others locally on every rank; an
- * f64 matrix function of order >= TX_MPI_LA_MIN (default 256) runs in
- * ScaLAPACK; everything
- * else runs locally on every rank with no message.
+ * The rules mirror runtime/mpi.inc: inputs and outputs are replicated;
+ * an intermediate cleared by mpi_plan_rows_value/_var (f64 or c128, two
+ * modes or more) is held by rows of its first mode from TX_MPI_DIST_MIN
+ * bytes (default 1 MiB), and the emitter asks the predicates below which
+ * statements take such tensors as they are (GEMMs of whole tensors, loop
+ * nests by rows, whole sums; the rest gather them). Among replicated
+ * operands, an f64 (c128) GEMM of m*n*k >= TX_MPI_GEMM_MIN (default 2^21)
+ * runs as pdgemm (pzgemm) on a 2-D block-cyclic grid, others locally on
+ * every rank; an f64 matrix function of order >= TX_MPI_LA_MIN (default
+ * 256) runs in ScaLAPACK; everything else runs locally on every rank with
+ * no message.
  *
  * Volumes are words (elements; a c128 element is two 8-byte words)
  * received per rank, a model:
@@ -19,9 +24,13 @@
  *   broadcasts (an estimate of the order, not a count), plus the
  *   Allgatherv of each result.
  *
- * After the calls it lists each tensor's distribution: replicated (its
- * words on every rank), and, for the operands and results of the
- * distributed calls, the block-cyclic pieces each rank holds during them.
+ *   by rows: a gathered tensor or a replicated result, (P-1)/P of it; a
+ *   whole sum, 2(P-1).
+ *
+ * After the calls it lists each tensor's distribution: by rows (its words
+ * per rank) or replicated (its words on every rank), and, for the
+ * operands and results of the calls on the grid, the block-cyclic pieces
+ * each rank holds during them.
  */
 #include <math.h>
 #include <stdio.h>
