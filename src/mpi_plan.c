@@ -302,10 +302,14 @@ static double print_rows_statement(const graph *g, const g_value *v, int p, tx_b
         for (int i = 0; dA && i < b->nm; i++)
             a_own |= b->m[i] == fa;
         a_own = a_own && (!dC || fa == fc);
+        int fb = b->b->op == OP_INDEX ? b->b->idx_label[0] : b->b->label[0], b_ring = 0;
+        for (int i = 0; dB && i < b->nk; i++)
+            b_ring |= b->k[i] == fb; /* B held by rows of k: broadcast slab by slab, never whole */
         double words = (dA && !a_own ? gather_words(words_of(g, A), p) : 0) +
                        (dB ? gather_words(words_of(g, B), p) : 0) + (dC ? 0 : gather_words(m * nn * w, p));
         buf_printf(out, "rows-gemm %.0fx%.0fx%.0f by distributed rows (A %s, B %s, C %s): %.4g words\n", m, nn,
-                   kk, !dA ? "replicated" : a_own ? "by its rows" : "gathered", dB ? "gathered" : "replicated",
+                   kk, !dA ? "replicated" : a_own ? "by its rows" : "gathered",
+                   b_ring ? "by slabs in turn" : dB ? "gathered" : "replicated",
                    dC ? "by its rows" : "replicated after", words);
         return words;
     }

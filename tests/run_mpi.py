@@ -222,7 +222,8 @@ def check_ccd(txc, ranks, env, td):
             fails.append('%s: exit %d: %s' % (where, rc, run_num.one_line(err)))
             continue
         if p > 1 and plan == 'dist':
-            w = dist_wrong(err, p) or (None if 'tx_mpi: rows-gemm' in err else 'no GEMM by distributed rows')
+            w = dist_wrong(err, p) or (None if 'B by slabs in turn' in err else 'no GEMM by distributed rows '
+                                       'with B broadcast by slabs (the ring term)')
             if w:
                 fails.append('%s: %s' % (where, w))
         elif p > 1 and ('tx_mpi: %s ' % plan not in err or 'distributed tensor' in err):
