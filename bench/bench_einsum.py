@@ -6,7 +6,7 @@ the ratio of the better peer's time to tensorexpr's (> 1: tensorexpr is
 faster), on 1 and on 2 threads (TX_NUM_THREADS, OPENBLAS_NUM_THREADS and
 torch.set_num_threads alike); then the per-call cost on tiny operands.
 
-    PYTHONPATH=python /usr/bin/python3 bench/bench_einsum.py [--repeat N] [--threads N]
+    PYTHONPATH=python /usr/bin/python3 bench/bench_einsum.py [--repeat N] [--threads N] [--only NAME,...]
 """
 import argparse
 import os
@@ -118,6 +118,8 @@ def run(args):
     print("|---|---|---|---:|---:|---:|---:|")
     slow = []
     for name, subs, shapes, layout in CASES:
+        if args.only and not any(w in name for w in args.only.split(",")):
+            continue
         ops = operands(r, shapes, layout)
         ref = np.einsum(subs, *ops, optimize=True)
         got = tx.einsum(subs, *ops)
@@ -174,12 +176,15 @@ def main():
                     help="threads of every contender; 0 (default): a run with 1 and one with 2, each in a "
                          "process of its own")
     ap.add_argument("--no-overhead", action="store_true")
+    ap.add_argument("--only", default="", help="comma-separated parts of case names: run only those")
     a = ap.parse_args()
     if a.threads == 0:
         import subprocess
         for n in (1, 2):
             env = dict(os.environ, TX_NUM_THREADS=str(n), OPENBLAS_NUM_THREADS=str(n), OMP_NUM_THREADS=str(n))
             cmd = [sys.executable, os.path.abspath(__file__), "--threads", str(n), "--repeat", str(a.repeat)]
+            if a.only:
+                cmd += ["--only", a.only]
             if n != 1 or a.no_overhead:
                 cmd.append("--no-overhead")
             subprocess.run(cmd, env=env, check=True)

@@ -152,6 +152,7 @@ static int drop(int *G, int *n, int l)
 }
 
 static double group_size(const graph *g, const g_value *A, const g_value *B, const int *G, int n);
+static double group_extent(const graph *g, const g_value *v, int label);
 
 /* The smallest matrix dimension a looped call may have: below it, the
    calls are too small for BLAS to beat one copy and one large call. */
@@ -195,6 +196,43 @@ static int plan_loops(const graph *g, blas_plan *p, const mode_seq *sa, const mo
         return 0;
     *p = best;
     return 1;
+}
+
+/* Does a call of plan P read W (its layout S) along its contiguous mode,
+   or near enough? Not when W's last mode is a batch label or a label
+   taken out into loops around the calls and as long as a cache line (each
+   call then reads a line per element, and the lines of the other calls
+   wait in the cache, or do not). */
+static int read_along(const graph *g, const g_value *w, const mode_seq *s, const blas_plan *p)
+{
+    if (s->n == 0)
+        return 1;
+    int l = s->label[s->n - 1];
+    for (int i = 0; i < p->nm; i++) if (p->m[i] == l) return 1;
+    for (int i = 0; i < p->nn; i++) if (p->n[i] == l) return 1;
+    for (int i = 0; i < p->nk; i++) if (p->k[i] == l) return 1;
+    return group_extent(g, w, l) * dt_size(w->dt) < 64;
+}
+
+/* The cost model of a memory-bound call (a DOT or a GEMV: about one
+   multiply-add per element read, so its time is the bytes it reads): the
+   call is worth making only if it reads its operands as they lie, each
+   along its contiguous mode. A copy first (TTGT) reads and writes the
+   operand once more, as much as the product itself; calls per batch or
+   looped index that walk an operand with the stride of a whole row or
+   plane read a cache line per element (A(i,j,k)B(j,k) -> C(i,k) as 40000
+   ddot of stride 200 was 6x slower than numpy's one pass). A loop nest
+   reads each operand once in the order it is stored, the summed labels
+   outside a contiguous output row where that fits (emit_dense.c). 1 if
+   the plan P (operands A and B, layouts SA and SB) may stay BLAS calls. */
+static int memory_bound_fits(const graph *g, const blas_plan *p, const g_value *A, const mode_seq *sa,
+                             const g_value *B, const mode_seq *sb)
+{
+    if (p->nm && p->nn)
+        return 1; /* a GEMM: compute-bound, a copy pays for itself */
+    if (!matrix_ok(sa, p->m, p->nm, p->k, p->nk) || !matrix_ok(sb, p->k, p->nk, p->n, p->nn))
+        return 0; /* it would need a copy */
+    return read_along(g, A, sa, p) && read_along(g, B, sb, p);
 }
 
 /* Lays W, a computed value whose layout nothing relies on yet (one user,
@@ -380,6 +418,8 @@ static void plan_one(graph *g, copy_list *made, g_value *v, const g_value *user)
         p.b = B;
         plan_loops(g, &p, &sa, &sb); /* strided calls in loops rather than a copy */
     }
+    if (!memory_bound_fits(g, &p, A, &sa, B, &sb))
+        return; /* a loop nest streams the operands once, contiguously */
     if (!matrix_ok(&sa, p.m, p.nm, p.k, p.nk) || A->dt != v->dt) {
         A = copy_as(g, made, A, v, &p, p.m, p.nm, p.k, p.nk, &fresh);
         if (fresh)
