@@ -22,9 +22,11 @@ if _run_arrays is not None:
     _run_arrays_raw.restype = ctypes.c_int
 _addr = ctypes.c_void_p.from_address
 _ndarray = np.ndarray
+_empty = np.empty
 
 CACHE_SIZE = 256
 _cache = {}
+_direct = {}  # the direct entries of _cache (dtype=None): key without dtype -> what the call needs
 _cache_lock = threading.Lock()
 _parsed = {}
 _LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
@@ -277,10 +279,13 @@ def _get(key, subscripts, ops, dtype):
         e = _cache.get(key)
         if e is None:
             e = _build(subscripts, ops, dtype)
-            _cache[key] = e
-            if len(_cache) > CACHE_SIZE:  # the oldest half goes
+            if len(_cache) >= CACHE_SIZE:  # the oldest half goes
                 for k in list(_cache)[:CACHE_SIZE // 2]:
                     del _cache[k]
+                    _direct.pop(_direct_key(k), None)
+            _cache[key] = e
+            if e.direct and dtype is None:
+                _direct[_direct_key(key)] = (e.out_shape, e.out_dtype, e.ptrs, e.lock, e.args, e.prog)
         return e
 
 
@@ -293,44 +298,72 @@ def einsum(subscripts, *operands, out=None, dtype=None, order="K", casting="safe
     order, casting and optimize are accepted for compatibility and ignored
     (the result is C-ordered; tensorexpr picks the contraction order)."""
     # the common call first: ndarrays (exactly: their data pointer is read
-    # from the object) whose (subscripts, shapes, strides, dtypes) were seen
-    # before, no out=: one library call. The key is a flat tuple (see _key),
-    # spelt out for one to three operands
+    # from the object), no dtype= or out=, whose (subscripts, shapes,
+    # strides, dtypes) were seen before and can be read in place: one
+    # library call. _direct holds what that call needs as one tuple (one
+    # lookup and one unpacking instead of an attribute per item); its key
+    # is the flat tuple of _key without dtype=, spelt out for one and two
+    # operands
     n = len(operands)
-    e = None
-    try:
-        if n == 2:
-            a, b = operands
-            if type(a) is _ndarray and type(b) is _ndarray:
-                e = _cache.get((subscripts, dtype, a.shape, a.strides, a.dtype, b.shape, b.strides, b.dtype))
-        elif n == 1:
-            a, = operands
-            if type(a) is _ndarray:
-                e = _cache.get((subscripts, dtype, a.shape, a.strides, a.dtype))
-        elif all([type(x) is _ndarray for x in operands]):
-            e = _cache.get(_key(subscripts, dtype, operands))
-    except TypeError:  # unhashable: the interleaved form (an array first)
-        e = None
-    if e is not None and e.direct and out is None:
-        r = np.empty(e.out_shape, e.out_dtype)
-        ptrs = e.ptrs
-        off = DATA_OFFSET
-        lock = e.lock
-        lock.acquire()
+    if out is None and dtype is None:
+        d = None
         try:
             if n == 2:
-                ptrs[0] = _addr(id(a) + off).value
-                ptrs[1] = _addr(id(b) + off).value
+                a, b = operands
+                d = _direct.get((subscripts, a.shape, a.strides, a.dtype, b.shape, b.strides, b.dtype))
+                if d is not None and type(a) is _ndarray and type(b) is _ndarray:
+                    shape, rdt, ptrs, lock, args, prog = d
+                    r = _empty(shape, rdt)
+                    lock.acquire()
+                    try:
+                        ptrs[0] = _addr(id(a) + DATA_OFFSET).value
+                        ptrs[1] = _addr(id(b) + DATA_OFFSET).value
+                        ptrs[2] = _addr(id(r) + DATA_OFFSET).value
+                        st = _run_arrays_raw(*args)
+                    finally:
+                        lock.release()
+                    if not st:
+                        return r
+                d = None  # not arrays, or a failed run
+            elif n == 1:
+                a, = operands
+                d = _direct.get((subscripts, a.shape, a.strides, a.dtype))
+                if d is not None and type(a) is _ndarray:
+                    shape, rdt, ptrs, lock, args, prog = d
+                    r = _empty(shape, rdt)
+                    lock.acquire()
+                    try:
+                        ptrs[0] = _addr(id(a) + DATA_OFFSET).value
+                        ptrs[1] = _addr(id(r) + DATA_OFFSET).value
+                        st = _run_arrays_raw(*args)
+                    finally:
+                        lock.release()
+                    if not st:
+                        return r
+                d = None  # not arrays, or a failed run
             else:
+                d = _direct.get((subscripts,) + tuple([x for o in operands for x in (o.shape, o.strides, o.dtype)]))
+                if d is not None and not all([type(x) is _ndarray for x in operands]):
+                    d = None
+        except (TypeError, AttributeError):  # unhashable (the interleaved form), not arrays
+            d = None
+        if d is not None:  # three operands or more
+            shape, rdt, ptrs, lock, args, prog = d
+            r = _empty(shape, rdt)
+            with lock:
                 for i, x in enumerate(operands):
-                    ptrs[i] = _addr(id(x) + off).value
-            ptrs[n] = _addr(id(r) + off).value
-            st = _run_arrays_raw(*e.args)
-        finally:
-            lock.release()
-        if st:
-            e.prog._fail(st)
-        return r
+                    ptrs[i] = _addr(id(x) + DATA_OFFSET).value
+                ptrs[n] = _addr(id(r) + DATA_OFFSET).value
+                st = _run_arrays_raw(*args)
+            if not st:
+                return r
+        # a failed run: the general path below binds by name and reports it
+    e = None
+    try:
+        if all([type(x) is _ndarray for x in operands]):
+            e = _cache.get(_key(subscripts, dtype, operands))
+    except TypeError:
+        e = None
     if e is not None and e.view is not None and out is None:
         return _view(e, operands[0])
     if not isinstance(subscripts, str):
@@ -415,6 +448,11 @@ def _key(subscripts, dtype, ops):
     return (subscripts, dtype) + tuple([x for o in ops for x in (o.shape, o.strides, o.dtype)])
 
 
+def _direct_key(key):
+    """The key of _direct for the _cache key KEY (dtype= left out)."""
+    return key[:1] + key[2:]
+
+
 def _overlaps(out, ops):
     # tx_bind_array computes an output that overlaps an input through a
     # temporary; tx_bind does not know, so compute aside and copy
@@ -432,3 +470,4 @@ def einsum_source(subscripts, *operands, dtype=None):
 def cache_clear():
     with _cache_lock:
         _cache.clear()
+        _direct.clear()

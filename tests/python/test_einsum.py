@@ -183,6 +183,32 @@ def test_cache_reuses_the_program():
     assert len(_einsum._cache) == n + 1
 
 
+def test_direct_calls_repeat_correctly_and_follow_the_cache():
+    # the repeated call (one library call, _direct) for one, two and three
+    # operands: new arrays of the same layout every time give their own
+    # results; a scalar or a list with the same key takes the general path;
+    # the cache's eviction and cache_clear keep _direct in step with it
+    from tensorexpr import _einsum
+    tx.cache_clear()
+    assert not _einsum._direct
+    for _ in range(3):
+        a, b, c = arr(4, 5), arr(5, 6), arr(6)
+        close(tx.einsum("ij->j", a), a.sum(0))
+        close(tx.einsum("ij,jk->ik", a, b), a @ b)
+        close(tx.einsum("ij,jk,k->i", a, b, c), a @ b @ c)
+        x = np.array(2.0)
+        close(tx.einsum(",->", x, x), 4.0)
+        close(tx.einsum(",->", np.float64(3.0), np.float64(0.5)), 1.5)
+        close(tx.einsum(",->", 3.0, 0.5), 1.5)
+    assert len(_einsum._direct) == 4
+    assert all(_einsum._direct_key(k) in _einsum._direct for k, e in _einsum._cache.items() if e.direct)
+    for n in range(1, _einsum.CACHE_SIZE + 3):  # evictions
+        tx.einsum("i->", arr(n))
+    assert set(_einsum._direct) == {_einsum._direct_key(k) for k, e in _einsum._cache.items() if e.direct}
+    tx.cache_clear()
+    assert not _einsum._direct and not _einsum._cache
+
+
 # numpy's own optimize_compare cases (numpy/core/tests/test_einsum.py, from
 # opt_einsum's test suite), with numpy's sizes per letter
 NUMPY_OPT = ("a,ab,abc->abc a,b,ab->ab aab,fa,df,ecc->bde ab,ab ab,ab,c-> ab,ab,c->c ab,ab,cd,cd,ef,ef-> "
