@@ -322,3 +322,38 @@ def test_backend_cc_matches_tcc(tmp_path, monkeypatch):
     assert all(r2[k].tobytes() == r0[k].tobytes() for k in r0)
     with pytest.raises(ValueError):
         tx.compile(CC_PROGRAM, backend="gcc")
+
+
+def test_repeated_calls_through_binding_plans():
+    # the second call with the same (shape, strides, dtype) of every in
+    # tensor runs through a binding plan (one tx_run_arrays): fresh results
+    # from fresh arrays, tensors declared out of order (an out between the
+    # ins), a Fortran-ordered operand its own plan; lists, other dtypes,
+    # dims, out= and a wrong shape take the general path
+    p = tx.compile('in A[n,k];\nout C[n,m], s;\nin B[k,m];\nC("i,j") = A("i,k") * B("k,j");\ns = A("i,k");\n')
+    assert p._plans == {}
+    for _ in range(3):
+        A, B = rng.standard_normal((5, 4)), rng.standard_normal((4, 3))
+        r = p(A=A, B=B)
+        assert list(r) == ["C", "s"]
+        np.testing.assert_allclose(r["C"], A @ B, rtol=1e-12)
+        np.testing.assert_allclose(r["s"], A.sum(), rtol=1e-12)
+    assert len(p._plans) == 1
+    F = np.asfortranarray(rng.standard_normal((5, 4)))
+    for _ in range(2):
+        np.testing.assert_allclose(p(A=F, B=B)["C"], F @ B, rtol=1e-12)
+    assert len(p._plans) == 2
+    np.testing.assert_allclose(p(A=A.tolist(), B=B)["C"], A @ B, rtol=1e-12)
+    np.testing.assert_allclose(p(A=A.astype(np.float32), B=B)["C"], A.astype(np.float32) @ B, rtol=1e-6)
+    assert len(p._plans) == 2
+    with pytest.raises(tx.BindError):
+        p(A=A, B=rng.standard_normal((3, 3)))
+    C = np.empty((5, 3))
+    p(A=A, B=B, out={"C": C})
+    np.testing.assert_allclose(C, A @ B, rtol=1e-12)
+    np.testing.assert_allclose(p(A=A, B=B)["C"], A @ B, rtol=1e-12)
+    A2, B2 = rng.standard_normal((2, 4)), rng.standard_normal((4, 6))
+    np.testing.assert_allclose(p(A=A2, B=B2, n=2)["C"], A2 @ B2, rtol=1e-12)  # a dim given: general path
+    np.testing.assert_allclose(p(A=A, B=B)["C"], A @ B, rtol=1e-12)
+    # programs with inout tensors or sparse maps have no plans
+    assert tx.compile('inout X[n];\nX("i") += 1;\n')._plans is None
