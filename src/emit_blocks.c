@@ -168,8 +168,11 @@ static blk_val blk_eval_(emitter *E, blk_state *B, const g_value *v)
         return blk_val_of(r);
     }
     blk_val in[64];
+    in[0] = in[1] = blk_val_of(r);
     for (int i = 0; i < v->nin && i < 64; i++)
         in[i] = blk_eval_(E, B, v->in[i]);
+    if (v->op == OP_CONTRACT && v->nin == 1 && v->coef_in[0] > 0 && v->coef == 1)
+        return in[0]; /* a copy (a relayout for BLAS): the operand's block as it is, not 1*x+0 */
     blk_op d;
     switch (v->op) {
     case OP_ADD: {

@@ -584,6 +584,21 @@ static size_t workspace_of(const char *text)
 
 /* let and tmp tensors live from their first write to their last read, and
    share memory like intermediates do; a let nothing reads takes none */
+START_TEST(emit_relayout_copy_is_one_store)
+{
+    /* the TTGT copies of the CCSD ring term (each operand relaid out for
+       one GEMM) read each block once and store it: no 1*x+0 through a
+       scratch block */
+    const char *ring = "dim o = 8, v = 24;\nin A[o,o,v,v], B[o,o,v,v];\nout R[o,o,v,v];\n"
+                       "R(\"i,j,a,b\") = A(\"i,k,a,c\") * B(\"k,j,c,b\");\n";
+    char *c = emit_program(ring, 1);
+    ck_assert_ptr_nonnull(strstr(c, "cblas_dgemm"));
+    ck_assert_ptr_null(strstr(c, "tx_p_scale_add(tx_bn"));
+    ck_assert_ptr_nonnull(strstr(c, "tx_p_store_f64(tx_bn, tx_p0, &"));
+    free(c);
+}
+END_TEST
+
 START_TEST(emit_workspace_by_liveness)
 {
     /* 16 x 16 doubles: 2048 bytes each. T dies when W is born: 2 blocks */
@@ -631,6 +646,7 @@ Suite *suite_emit(void)
     tcase_add_test(tc, emit_runtime_symbols_from_one_table);
     tcase_add_test(tc, emit_sparse_decodes_only_what_is_read);
     tcase_add_test(tc, emit_workspace_by_liveness);
+    tcase_add_test(tc, emit_relayout_copy_is_one_store);
     suite_add_tcase(s, tc);
     return s;
 }
