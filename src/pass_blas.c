@@ -223,8 +223,10 @@ static int read_along(const graph *g, const g_value *w, const mode_seq *s, const
    plane read a cache line per element (A(i,j,k)B(j,k) -> C(i,k) as 40000
    ddot of stride 200 was 6x slower than numpy's one pass). A loop nest
    reads each operand once in the order it is stored, the summed labels
-   outside a contiguous output row where that fits (emit_dense.c). 1 if
-   the plan P (operands A and B, layouts SA and SB) may stay BLAS calls. */
+   outside a contiguous output row where that fits (emit_dense.c). Only
+   the larger operand's reads count (both when they are equal, as in a
+   DOT): A(i,j,k)B(k,j) -> C(i,j) stays a GEMV per j, B's column read with
+   the stride of a row but from the cache. 1 if the plan P (operands A and B, layouts SA and SB) may stay BLAS calls. */
 static int memory_bound_fits(const graph *g, const blas_plan *p, const g_value *A, const mode_seq *sa,
                              const g_value *B, const mode_seq *sb)
 {
@@ -232,7 +234,10 @@ static int memory_bound_fits(const graph *g, const blas_plan *p, const g_value *
         return 1; /* a GEMM: compute-bound, a copy pays for itself */
     if (!matrix_ok(sa, p->m, p->nm, p->k, p->nk) || !matrix_ok(sb, p->k, p->nk, p->n, p->nn))
         return 0; /* it would need a copy */
-    return read_along(g, A, sa, p) && read_along(g, B, sb, p);
+    /* the larger operand's bytes are the call's time; the smaller one (a
+       GEMV's vector) is read again by every call from the cache */
+    double za = graph_value_elements(g, A), zb = graph_value_elements(g, B);
+    return (za < zb || read_along(g, A, sa, p)) && (zb < za || read_along(g, B, sb, p));
 }
 
 /* Lays W, a computed value whose layout nothing relies on yet (one user,
