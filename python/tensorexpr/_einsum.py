@@ -358,6 +358,26 @@ def einsum(subscripts, *operands, out=None, dtype=None, order="K", casting="safe
             if not st:
                 return r
         # a failed run: the general path below binds by name and reports it
+    elif dtype is None and type(out) is _ndarray:
+        # out= a C-ordered writeable ndarray of the result's shape and dtype:
+        # the same one call, writing into it (the library stages it if it
+        # overlaps an operand)
+        try:
+            d = _direct.get((subscripts,) + tuple([x for o in operands for x in (o.shape, o.strides, o.dtype)]))
+            if d is not None and not all([type(x) is _ndarray for x in operands]):
+                d = None
+        except (TypeError, AttributeError):
+            d = None
+        if (d is not None and out.dtype == d[1] and out.shape == d[0] and out.flags.c_contiguous and
+                out.flags.writeable):
+            shape, rdt, ptrs, lock, args, prog = d
+            with lock:
+                for i, x in enumerate(operands):
+                    ptrs[i] = _addr(id(x) + DATA_OFFSET).value
+                ptrs[n] = _addr(id(out) + DATA_OFFSET).value
+                st = _run_arrays_raw(*args)
+            if not st:
+                return out
     e = None
     try:
         if all([type(x) is _ndarray for x in operands]):

@@ -209,6 +209,47 @@ def test_direct_calls_repeat_correctly_and_follow_the_cache():
     assert not _einsum._direct and not _einsum._cache
 
 
+def test_direct_calls_with_out(monkeypatch):
+    # out= a C-ordered writeable array of the result's dtype: the repeated
+    # call writes into it (one library call); an out that is an operand
+    # gives the product of the operands as they were; other outs (Fortran
+    # order, another dtype) take the general path and give the same values
+    from tensorexpr import _einsum
+    tx.cache_clear()
+    for _ in range(3):
+        a, b = arr(6, 6), arr(6, 6)
+        C = np.empty((6, 6))
+        assert tx.einsum("ij,jk->ik", a, b, out=C) is C
+        close(C, a @ b)
+        want = a @ b
+        assert tx.einsum("ij,jk->ik", a, b, out=a) is a
+        close(a, want)
+        s = np.empty(())
+        v = arr(5)
+        tx.einsum("i,i->", v, v, out=s)
+        close(s, v @ v)
+    assert len(_einsum._direct) == 2
+
+    def general(*args):
+        raise AssertionError("the general path was taken")
+    with monkeypatch.context() as m:  # the repeated call with out= binds nothing by name
+        m.setattr(_einsum, "bind_input", general)
+        m.setattr(_einsum, "bind_output", general)
+        a, b, C = arr(6, 6), arr(6, 6), np.empty((6, 6))
+        tx.einsum("ij,jk->ik", a, b, out=C)
+        close(C, a @ b)
+    a, b = arr(6, 6), arr(6, 6)
+    F = np.empty((6, 6), order="F")
+    tx.einsum("ij,jk->ik", a, b, out=F)
+    close(F, a @ b)
+    c = np.empty((6, 6), np.complex128)
+    tx.einsum("ij,jk->ik", a, b, out=c)
+    close(c.real, a @ b)
+    assert not c.imag.any()
+    with pytest.raises(ValueError):
+        tx.einsum("ij,jk->ik", a, b, out=np.empty((6, 5)))
+
+
 # numpy's own optimize_compare cases (numpy/core/tests/test_einsum.py, from
 # opt_einsum's test suite), with numpy's sizes per letter
 NUMPY_OPT = ("a,ab,abc->abc a,b,ab->ab aab,fa,df,ecc->bde ab,ab ab,ab,c-> ab,ab,c->c ab,ab,cd,cd,ef,ef-> "
