@@ -232,9 +232,50 @@ static int read_as_written(const g_value *s, const use_lists *L)
     return n > 0;
 }
 
+/* Is user W of store S (a let or tmp tensor) a view of the whole tensor
+   through other labels, one per mode, read only by plain stores ('=', no
+   maps) whose modes each take one of W's labels? Such a store can store
+   S's value itself, each mode through the label S wrote there: the copy
+   through the tensor (grad.c relabels an adjoint that way) goes. */
+static int renamed_into_stores(const g_value *s, const g_value *w, const use_lists *L)
+{
+    if (w->op != OP_INDEX || w->nmaps || w->rank != s->rank || w->rank != s->in[0]->rank)
+        return 0;
+    int n = 0;
+    for (int f = L->first[w->id]; f >= 0; f = L->next[f]) {
+        const g_value *t = L->user[f];
+        if (t->op != OP_STORE || t->store_op != '=' || t->nin != 1 || t->nmaps)
+            return 0;
+        for (int i = 0; i < t->rank; i++) {
+            int found = 0;
+            for (int m = 0; m < w->rank; m++)
+                found |= w->idx_label[m] == t->store_label[i];
+            if (!found)
+                return 0;
+        }
+        n++;
+    }
+    return n > 0;
+}
+
+/* Store T, which stores view W of the tensor store S wrote
+   (renamed_into_stores), made to store S's value directly. */
+static void store_through(g_value *s, g_value *w, g_value *t)
+{
+    int lab[TX_MAX_MODES];
+    for (int i = 0; i < t->rank; i++)
+        for (int m = 0; m < w->rank; m++)
+            if (w->idx_label[m] == t->store_label[i])
+                lab[i] = s->store_label[m];
+    memcpy(t->store_label, lab, sizeof(int) * (size_t)t->rank);
+    graph_set_operand(t, 0, s->in[0], 1);
+}
+
 /* A let or tmp tensor written whole by one store and read only as
-   written, before anything else writes it, is its value: the readers read
-   the value, and the store, which nothing reads then, goes (dce). */
+   written (or through other labels into plain stores:
+   renamed_into_stores), before anything else writes it, is its value: the
+   readers read the value, and the store, which nothing reads then, goes
+   (dce). */
 static void forward_scratch(graph *g)
 {
     use_lists L;
@@ -246,9 +287,16 @@ static void forward_scratch(graph *g)
             continue;
         sym *var = g->S->vars[s->var];
         g_value *v = s->in[0];
-        if ((var->io != IO_LET && var->io != IO_TMP) || v->dt != var->dt || v->op == OP_PART ||
-            !read_as_written(s, &L))
+        if ((var->io != IO_LET && var->io != IO_TMP) || v->dt != var->dt || v->op == OP_PART)
             continue;
+        int as_written = read_as_written(s, &L);
+        if (!as_written) {
+            int n = 0;
+            for (int e = L.first[k]; e >= 0 && (n >= 0); e = L.next[e])
+                n = renamed_into_stores(s, L.user[e], &L) ? n + 1 : -1;
+            if (n <= 0)
+                continue;
+        }
         /* the value must still be what the store wrote where it is read: no
            tensor it reads is written in between */
         int last = k;
@@ -262,8 +310,13 @@ static void forward_scratch(graph *g)
         if (!ok)
             continue;
         for (int e = L.first[k]; e >= 0; e = L.next[e])
-            if (!L.user[e]->dead)
+            if (L.user[e]->dead)
+                continue;
+            else if (as_written)
                 graph_replace_uses(g, L.user[e], v);
+            else
+                for (int f = L.first[L.user[e]->id]; f >= 0; f = L.next[f])
+                    store_through(s, L.user[e], L.user[f]);
     }
     graph_renumber(g);
 }
