@@ -8,7 +8,9 @@
  * the passes (contraction order, BLAS, fusion, CSE) treat adjoint
  * contractions like any other. The sweep of one s is kept by the lowerer
  * and shared by every grad of that s; forward values the rules need
- * (exp's result, a product's other factors) are used, not recomputed.
+ * (exp's result, a product's other factors) are used, not recomputed;
+ * a result stored into a let tensor is read back from it (as_stored), so
+ * that it is computed straight into the tensor.
  *
  * Adjoints of labelled values carry the value's labels. A variable's
  * value (an input, a store) has positional modes: its adjoint carries, per
@@ -291,6 +293,31 @@ static int has_label(const g_value *v, int l)
         if (v->label[i] == l)
             return 1;
     return 0;
+}
+
+/* Forward value V as the rules read it: where V is stored whole into a
+   let tensor (written once, '=', one label per mode), a view of that
+   tensor through V's labels, so V keeps the store as its only user and is
+   computed straight into it (attention's E = exp(...) read again by exp's
+   adjoint was a buffer of its own and a copy into E); else V. */
+static g_value *as_stored(grad_sweep *sw, g_value *v)
+{
+    graph *g = sw->g;
+    for (int k = v->id + 1; k < sw->n && v->rank > 0; k++) {
+        g_value *s = g->v[k];
+        if (s->op != OP_STORE || s->in[0] != v || s->store_op != '=' || s->nin != 1 || s->nmaps || v->nmaps ||
+            s->rank != v->rank || s->dt != v->dt || g->S->vars[s->var]->io != IO_LET)
+            continue;
+        int ok = 1;
+        for (int m = 0; m < s->rank && ok; m++) {
+            ok = has_label(v, s->store_label[m]);
+            for (int j = 0; j < m; j++)
+                ok &= s->store_label[j] != s->store_label[m];
+        }
+        if (ok)
+            return view(sw, s, s->store_label);
+    }
+    return v;
 }
 
 /* V built again with its labels FROM[i] named TO[i] (N pairs), or NULL
@@ -1455,13 +1482,13 @@ static int propagate(grad_sweep *sw, g_value *v, g_value *dv, const int *map)
                 return 0;
             f[1] = cconst_val(sw, 0, 1);
             break;
-        case MAP_EXP: f[1] = v; break;
+        case MAP_EXP: f[1] = as_stored(sw, v); break;
         case MAP_LOG: f[1] = x; e[1] = -1; break;
-        case MAP_SQRT: f[1] = v; e[1] = -1; coef = 0.5; break;
+        case MAP_SQRT: f[1] = as_stored(sw, v); e[1] = -1; coef = 0.5; break;
         case MAP_SIN: f[1] = map1(sw, MAP_COS, x); break;
         case MAP_COS: f[1] = map1(sw, MAP_SIN, x); coef = -1; break;
         case MAP_TANH: {
-            g_value *sq[1] = {v};
+            g_value *sq[1] = {as_stored(sw, v)};
             g_value *one_v = const_val(sw, 1), *sq2 = map_val(sw, MAP_POW, 1, sq, 2);
             f[1] = sum2(sw, one_v, 1, sq2, -1, v->dt, v->rank, v->label, v->ext);
             break;

@@ -65,6 +65,16 @@ g_A("i,j") = grad(s, A("i,j"));
 
 # name: (source, inputs {name: generator}, the inputs differentiated)
 CASES = {
+    "let_maps_read_back": ("""
+in A[n,m], x[m];
+out s, g_A[n,m], g_x[m];
+let E("j,i") = exp(A("i,j") - x("j"));
+let R("i,j") = sqrt(A("i,j") + 2);
+let T("i,j") = tanh(A("i,j") * x("j"));
+s = E("j,i") * E("j,u") * A("u,j") + R("i,j") * x("j") + T("i,j") * T("i,v") * R("i,v");
+g_A("i,j") = grad(s, A("i,j"));
+g_x("j") = grad(s, x("j"));
+""", {"A": rnd(4, 3), "x": rnd(3)}),
     "matvec_tanh_square": ("""
 in A[n,k], x[k];
 out s, g_A[n,k], g_x[k];
