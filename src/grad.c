@@ -297,7 +297,8 @@ static int has_label(const g_value *v, int l)
 
 /* Forward value V as the rules read it: where V is stored whole into a
    let tensor (written once, '=', one label per mode), a view of that
-   tensor through V's labels, so V keeps the store as its only user and is
+   tensor through V's labels (nothing writing it again before the sweep),
+   so V keeps the store as its only user and is
    computed straight into it (attention's E = exp(...) read again by exp's
    adjoint was a buffer of its own and a copy into E); else V. */
 static g_value *as_stored(grad_sweep *sw, g_value *v)
@@ -314,6 +315,8 @@ static g_value *as_stored(grad_sweep *sw, g_value *v)
             for (int j = 0; j < m; j++)
                 ok &= s->store_label[j] != s->store_label[m];
         }
+        for (int j = k + 1; j < sw->n && ok; j++) /* the tensor still holds V where the sweep reads it */
+            ok = !(g->v[j]->op == OP_STORE && g->v[j]->var == s->var);
         if (ok)
             return view(sw, s, s->store_label);
     }
