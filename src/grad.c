@@ -94,6 +94,13 @@ static g_value *new_val(grad_sweep *sw, op_kind op, int nin)
     return graph_value_new(sw->g, op, nin, sw->stmt, sw->span);
 }
 
+/* X as one more term of sum SUM (an OP_ADD being built), whose type widens to take it. */
+static void add_term(grad_sweep *sw, g_value *sum, g_value *x)
+{
+    graph_add_operand(sw->g, sum, x, 1);
+    sum->dt = join(sum->dt, x->dt);
+}
+
 /* The two-term sum CA*A + CB*B, of type DT and modes (LABEL, EXT)[0..RANK). */
 static g_value *sum2(grad_sweep *sw, g_value *a, double ca, g_value *b, double cb, dtype dt, int rank,
                      const int *label, const tx_extent *ext)
@@ -786,14 +793,12 @@ static int propagate_eigh(grad_sweep *sw, g_value *v)
         if (dw && dt_complex(sk->dt)) /* the diagonal (i Im(V^H dV)) gives way to dw, as PyTorch's */
             f[nf++] = sum2(sw, const_val(sw, 1), 1, delta, -1, DT_F32, 2, ef, ee);
         g_value *q = product_to(sw, nf, f, ex, 1, 2, ef, ee, NULL, 0);
-        graph_add_operand(sw->g, mid, q, 1);
-        mid->dt = join(mid->dt, q->dt);
+        add_term(sw, mid, q);
     }
     if (dw) {
         g_value *f[2] = {dw, delta};
         g_value *d = product_to(sw, 2, f, one, 1, 2, ef, ee, NULL, 0);
-        graph_add_operand(sw->g, mid, d, 1);
-        mid->dt = join(mid->dt, d->dt);
+        add_term(sw, mid, d);
     }
     if (!mid->nin)
         return 0;
@@ -826,8 +831,7 @@ static g_value *qr_square(grad_sweep *sw, g_value *q, g_value *rm, g_value *dQ, 
     if (dR) {
         g_value *f[2] = {rm, cj(sw, relabel(sw, dR, rj, sj, 2, rm->ext))};
         g_value *t = product_to(sw, 2, f, one, 1, 2, rs, kk, NULL, 0);
-        graph_add_operand(sw->g, m, t, 1);
-        m->dt = join(m->dt, t->dt);
+        add_term(sw, m, t);
     }
     g_value *qs = relabel(sw, q, ir, is, 2, q->ext), *dqs = NULL;
     if (dQ) {
@@ -867,8 +871,7 @@ static g_value *qr_square(grad_sweep *sw, g_value *q, g_value *rm, g_value *dQ, 
     graph_add_operand(sw->g, b, qc, 1);
     b->dt = qc->dt;
     if (dqs) {
-        graph_add_operand(sw->g, b, dqs, 1);
-        b->dt = join(b->dt, dqs->dt);
+        add_term(sw, b, dqs);
     }
     graph_set_modes(b, 2, is, q->ext);
     graph_add(sw->g, b);
@@ -957,16 +960,14 @@ static int propagate_qr(grad_sweep *sw, g_value *v)
         f[0] = dx;
         f[1] = sel;
         g_value *x = product_to(sw, 2, f, one, 1, 2, ij, ia, NULL, 0);
-        graph_add_operand(sw->g, sum, x, 1);
-        sum->dt = join(sum->dt, x->dt);
+        add_term(sw, sum, x);
     }
     if (dR) { /* dY = Q dV */
         f[0] = pq;
         f[1] = dR;
         f[2] = in_y;
         g_value *y = product_to(sw, 3, f, one, 1, 2, ij, ia, NULL, 0);
-        graph_add_operand(sw->g, sum, y, 1);
-        sum->dt = join(sum->dt, y->dt);
+        add_term(sw, sum, y);
     }
     if (!sum->nin)
         return 0;
@@ -1025,16 +1026,14 @@ static int propagate_svd(grad_sweep *sw, g_value *v)
             f[2] = ps;
             double ex[3] = {1, 1, -1};
             g_value *d = product_to(sw, 3, f, ex, 0.5, 2, rt, kk, NULL, 0);
-            graph_add_operand(sw->g, mid, d, 1);
-            mid->dt = join(mid->dt, d->dt);
+            add_term(sw, mid, d);
         }
         f[0] = sk;
         f[1] = st;
         f[2] = e;
         double ex[3] = {1, 1, -1};
         g_value *q = product_to(sw, 3, f, ex, 1, 2, rt, kk, NULL, 0);
-        graph_add_operand(sw->g, mid, q, 1);
-        mid->dt = join(mid->dt, q->dt);
+        add_term(sw, mid, q);
         /* (dU - U U^T dU) / s(t) Vt(t, j) */
         f[0] = pu;
         f[1] = utdu;
@@ -1045,8 +1044,7 @@ static int propagate_svd(grad_sweep *sw, g_value *v)
         f[2] = vtt;
         double over_s[3] = {1, -1, 1};
         g_value *t1 = product_to(sw, 3, f, over_s, 1, 2, ij, ia, NULL, 0);
-        graph_add_operand(sw->g, ga, t1, 1);
-        ga->dt = join(ga->dt, t1->dt);
+        add_term(sw, ga, t1);
     }
     if (dVt) {
         g_value *dvtt = relabel(sw, dVt, rj, tj, 2, pvt->ext);
@@ -1059,8 +1057,7 @@ static int propagate_svd(grad_sweep *sw, g_value *v)
         f[2] = e;
         double ex[3] = {1, 1, -1};
         g_value *q = product_to(sw, 3, f, ex, 1, 2, rt, kk, NULL, 0);
-        graph_add_operand(sw->g, mid, q, 1);
-        mid->dt = join(mid->dt, q->dt);
+        add_term(sw, mid, q);
         /* U(i,t) / s(t) (dVt(t,j) - sum_r (V^T dV)(r,t) Vt(r,j)) */
         f[0] = cj(sw, vtdv);
         f[1] = pvt;
@@ -1071,15 +1068,13 @@ static int propagate_svd(grad_sweep *sw, g_value *v)
         f[2] = y;
         double over_s[3] = {1, -1, 1};
         g_value *t2 = product_to(sw, 3, f, over_s, 1, 2, ij, ia, NULL, 0);
-        graph_add_operand(sw->g, ga, t2, 1);
-        ga->dt = join(ga->dt, t2->dt);
+        add_term(sw, ga, t2);
     }
     if (ds) {
         f[0] = ds;
         f[1] = delta;
         g_value *d = product_to(sw, 2, f, one, 1, 2, rt, kk, NULL, 0);
-        graph_add_operand(sw->g, mid, d, 1);
-        mid->dt = join(mid->dt, d->dt);
+        add_term(sw, mid, d);
     }
     if (mid->nin) {
         graph_set_modes(mid, 2, rt, kk);
@@ -1088,8 +1083,7 @@ static int propagate_svd(grad_sweep *sw, g_value *v)
         f[1] = mid;
         f[2] = vtt;
         g_value *c = product_to(sw, 3, f, one, 1, 2, ij, ia, NULL, 0);
-        graph_add_operand(sw->g, ga, c, 1);
-        ga->dt = join(ga->dt, c->dt);
+        add_term(sw, ga, c);
     }
     if (!ga->nin)
         return 0;
