@@ -585,6 +585,16 @@ def run_case(name, src, gens, level, seed, h=1e-6, sym=(), maps=None):
     return errors
 
 
+# Cases not run under make check SANITIZE=1 (SAN=1), and why. OpenBLAS
+# 0.3.21's zgemv_n kernel reads a little past its operands (OpenBLAS issue
+# 4013, fixed upstream in 0.3.22); ASan's allocator can put a small LAPACKE
+# temporary at the end of a mapped region, and zgesdd's zungbr then faults
+# in zgemv_n_SKYLAKEX. The case runs in every plain make check.
+SAN_SKIP = {
+    "complex_svd": "OpenBLAS 0.3.21 zgemv_n reads past its operands (OpenBLAS issue 4013)",
+}
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--levels", default="0,1,2")
@@ -593,6 +603,9 @@ def main():
     passed = failed = 0
     for name, case in CASES.items():
         if args.cases and name not in args.cases:
+            continue
+        if os.environ.get("SAN") == "1" and name in SAN_SKIP:
+            print("skip %s under the sanitizers: %s" % (name, SAN_SKIP[name]))
             continue
         src, gens = case[0], case[1]
         sym = case[2] if len(case) > 2 else set()
