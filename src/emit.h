@@ -161,6 +161,10 @@ void emit_kernel(emitter *E, const g_value *v, void (*body)(emitter *, const g_v
 /* Writes the call of the row group's kernels that wait for it, if any
    (the group ends, or a value of another group or none comes). */
 void emit_rows_flush(emitter *E);
+/* Writes the head of a loop over the kernel's range [tx_lo, tx_hi): of
+   label LABEL ("for (L = tx_lo; L < tx_hi; L++)", with "{" if BRACE), or
+   of blocks tx_ib if LABEL < 0 (always with "{"). */
+void kernel_put_range_for(emitter *E, int label, int depth, int brace);
 /* The head of the kernel's (first) loop over output label LABEL if it takes the
    kernel's range: returns 1 after writing "for (L = tx_lo; L < tx_hi; L++)",
    0 if the loop is an ordinary one. */

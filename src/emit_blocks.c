@@ -607,18 +607,10 @@ int open_row_loop(emitter *E, int label, tx_extent ext, int depth, int blocked, 
         if (*range)
             return depth + 1;
     } else if (*range) { /* a later one: over the range the first took */
+        kernel_put_range_for(E, blocked ? -1 : label, depth, 1);
         if (blocked) {
-            put(E, "%*sfor (int64_t tx_ib = tx_lo; tx_ib < tx_hi; tx_ib++) {\n", 4 * depth, "");
             put(E, "%*sconst int64_t tx_i = tx_ib * TX_BLOCK;\n", 4 * depth + 4, "");
             put_block_bounds(E, label, ext, depth + 1);
-        } else {
-            put(E, "%*sfor (int64_t ", 4 * depth, "");
-            put_label(E, label);
-            put(E, " = tx_lo; ");
-            put_label(E, label);
-            put(E, " < tx_hi; ");
-            put_label(E, label);
-            put(E, "++) {\n");
         }
         return depth + 1;
     }

@@ -111,10 +111,12 @@ static int take_range(emitter *E, int label, tx_extent ext, int blocks)
     return 1;
 }
 
-int kernel_range_loop(emitter *E, int label, tx_extent ext, int depth, int brace)
+void kernel_put_range_for(emitter *E, int label, int depth, int brace)
 {
-    if (!take_range(E, label, ext, 0))
-        return 0;
+    if (label < 0) {
+        put(E, "%*sfor (int64_t tx_ib = tx_lo; tx_ib < tx_hi; tx_ib++) {\n", 4 * depth, "");
+        return;
+    }
     put(E, "%*sfor (int64_t ", 4 * depth, "");
     put_label(E, label);
     put(E, " = tx_lo; ");
@@ -122,6 +124,13 @@ int kernel_range_loop(emitter *E, int label, tx_extent ext, int depth, int brace
     put(E, " < tx_hi; ");
     put_label(E, label);
     put(E, brace ? "++) {\n" : "++)\n");
+}
+
+int kernel_range_loop(emitter *E, int label, tx_extent ext, int depth, int brace)
+{
+    if (!take_range(E, label, ext, 0))
+        return 0;
+    kernel_put_range_for(E, label, depth, brace);
     return 1;
 }
 
@@ -137,7 +146,7 @@ int kernel_range_blocks(emitter *E, tx_extent ext, int depth)
 {
     if (!take_range(E, -1, ext, 1))
         return 0;
-    put(E, "%*sfor (int64_t tx_ib = tx_lo; tx_ib < tx_hi; tx_ib++) {\n", 4 * depth, "");
+    kernel_put_range_for(E, -1, depth, 1);
     return 1;
 }
 
