@@ -25,7 +25,10 @@
  * division, tests/num/ccsd_denominators.tx) is if-converted into masked
  * vector code that stores other lanes' quotients; -O2, -march=x86-64-v3,
  * -fno-tree-loop-vectorize or this flag each avoid it, and this one costs
- * least (only loops with conditions stay scalar, as they are under libtcc).
+ * least (only loops with conditions stay scalar, as they are under libtcc;
+ * the select primitives of prims.inc -- comparisons, where, max, min --
+ * ask for if-conversion back with TX_PRIM_SELECT, or where(A > B, ...) over
+ * random data ran ten times slower than the libtcc tier).
  *
  * How the object reaches the runtime. The code is emitted with
  * TX_SYMBOLS_TABLE: libc and libm through their headers, the inner-loop
