@@ -44,7 +44,9 @@
  *   slice      dx(i) = sum_k dv(k) [i == k + lo] per mode that moves
  *   cholesky, inv, pow, solve, eigh, qr, svd: the matrix-calculus results
  *              (PyTorch's for cholesky, eigh, qr, svd), built from
- *              products, inv and solve; pow by the adjoint of repeated
+ *              products, inv and solve; cholesky's by one runtime call
+ *              (LA_CHOLGRAD: a triangular product and two triangular
+ *              solves), which has a rule of its own for a second grad; pow by the adjoint of repeated
  *              squaring (O(log p) products), qr of a wide matrix (or of
  *              symbolic extents) by splitting A = [X | Y] with masks, the
  *              generalised eigh by first-order perturbation
@@ -1102,8 +1104,24 @@ static g_value *matmul(grad_sweep *sw, g_value *sa, g_value *sb, int r, int c, i
     return product_to(sw, 2, f, one, 1, 2, rc, n2, NULL, 0);
 }
 
+/* Phi of the cholesky gradient as a mask over labels RC (positions IR,
+   IC): 1 below the diagonal, 1/2 on it, 0 above. */
+static g_value *chol_phi(grad_sweep *sw, g_value *ir, g_value *ic, const int *rc, const tx_extent *n2)
+{
+    g_value *mask = new_val(sw, OP_ADD, 2);
+    graph_set_operand(mask, 0, map2(sw, MAP_GT, ir, ic), 1);
+    g_value *d = new_val(sw, OP_MAP, 0);
+    d->fn = MAP_DELTA;
+    d->dt = DT_F32;
+    graph_set_modes(d, 2, rc, n2);
+    graph_set_operand(mask, 1, graph_add(sw->g, d), 0.5);
+    mask->dt = DT_F64;
+    graph_set_modes(mask, 2, rc, n2);
+    return graph_add(sw->g, mask);
+}
+
 /* The adjoint of the argument(s) of the one-result linear-algebra call V
-   (cholesky, inv, solve) from DV. Returns -1 for the others. */
+   (cholesky, inv, solve, and cholesky's own gradient) from DV. Returns -1 for the others. */
 static int propagate_linalg(grad_sweep *sw, g_value *v, g_value *dv)
 {
     g_value *a = v->in[0];
@@ -1184,45 +1202,76 @@ static int propagate_linalg(grad_sweep *sw, g_value *v, g_value *dv)
         return 0;
     }
     case LA_CHOL: { /* PyTorch's rule: S = L^-H Phi(L^H tril(dL)) L^-1, dA = (S + S^H) / 2 */
+        g_value *cg = new_val(sw, OP_LINALG, 2); /* S by triangular BLAS calls (tx_la_cholgrad) */
+        cg->la = LA_CHOLGRAD;
+        cg->nout = 1;
+        graph_set_operand(cg, 0, contiguous(sw, v, rc, 2), 1);
+        graph_set_operand(cg, 1, contiguous(sw, dv, rc, 2), 1);
+        cg->dt = v->dt;
+        graph_set_modes(cg, 2, rc, n2);
+        g_value *sz = store_tmp(sw, graph_add(sw->g, cg), rc, 2, n2);
+        g_value *zt = view(sw, sz, cr), *z = view(sw, sz, rc); /* built in this order */
+        contribute(sw, a, sum2(sw, cj(sw, zt), 0.5, z, 0.5, sz->dt, 2, rc, n2), NULL); /* (S + S^H) / 2 */
+        return 0;
+    }
+    case LA_CHOLGRAD: { /* a gradient differentiated again: S = Li^H P Li, Li = inv(L), P = Phi(L^H T),
+                           T = tril(G): dP = Li dS Li^H, dM = Phi(dP), dG = tril(L dM),
+                           dL = T dM^H - Li^H (P Li dS^H + P^H Li dS) Li^H */
+        g_value *g2 = v->in[1];
         int p = fresh_label(sw, r, "p"), q = fresh_label(sw, c, "q");
         if (p < 0 || q < 0)
             return -1;
+        int pr[2] = {p, r}, pc[2] = {p, c}, rp[2] = {r, p}, pq[2] = {p, q}, cq[2] = {c, q}, qc[2] = {q, c},
+            cp[2] = {c, p};
         g_value *ir = iota1(sw, r, n2[0]), *ic = iota1(sw, c, n2[1]);
-        f[0] = dv; /* tril(dL) */
+        g_value *sl = store_tmp(sw, a, rc, 2, n2);
+        f[0] = g2;
         f[1] = map2(sw, MAP_GE, ir, ic);
-        g_value *tl = product_to(sw, 2, f, e, 1, 2, rc, n2, NULL, 0);
-        g_value *sl = store_tmp(sw, v, rc, 2, n2);
-        int pr[2] = {p, r}, pc[2] = {p, c};
-        f[0] = cj(sw, view(sw, sl, pr)); /* M = L^H tril(dL) */
-        f[1] = relabel(sw, tl, rc, pc, 2, n2);
+        g_value *st = store_tmp(sw, product_to(sw, 2, f, e, 1, 2, rc, n2, NULL, 0), rc, 2, n2);
+        g_value *phi = chol_phi(sw, ir, ic, rc, n2);
+        f[0] = cj(sw, view(sw, sl, pr));
+        f[1] = view(sw, st, pc);
         g_value *m = product_to(sw, 2, f, e, 1, 2, rc, n2, NULL, 0);
-        g_value *mask = new_val(sw, OP_ADD, 2); /* Phi: the lower triangle, the diagonal halved */
-        graph_set_operand(mask, 0, map2(sw, MAP_GT, ir, ic), 1);
-        g_value *d = new_val(sw, OP_MAP, 0);
-        d->fn = MAP_DELTA;
-        d->dt = DT_F32;
-        graph_set_modes(d, 2, rc, n2);
-        graph_set_operand(mask, 1, graph_add(sw->g, d), 0.5);
-        mask->dt = DT_F64;
-        graph_set_modes(mask, 2, rc, n2);
-        graph_add(sw->g, mask);
         f[0] = m;
-        f[1] = mask;
-        g_value *phi = product_to(sw, 2, f, e, 1, 2, rc, n2, NULL, 0);
-        g_value *li = new_val(sw, OP_LINALG, 1); /* S = L^-T Phi L^-1 by two products with inv(L) */
+        f[1] = phi;
+        g_value *sp = store_tmp(sw, product_to(sw, 2, f, e, 1, 2, rc, n2, NULL, 0), rc, 2, n2);
+        g_value *li = new_val(sw, OP_LINALG, 1);
         li->la = LA_INV;
         li->nout = 1;
-        graph_set_operand(li, 0, contiguous(sw, v, rc, 2), 1);
-        li->dt = v->dt;
+        graph_set_operand(li, 0, a, 1);
+        li->dt = a->dt;
         graph_set_modes(li, 2, rc, n2);
-        g_value *sli = store_tmp(sw, graph_add(sw->g, li), rc, 2, n2);
-        int pq[2] = {p, q}, qc[2] = {q, c};
-        f[0] = cj(sw, view(sw, sli, pr));
-        f[1] = relabel(sw, phi, rc, pq, 2, n2);
-        f[2] = view(sw, sli, qc);
-        g_value *sz = store_tmp(sw, product_to(sw, 3, f, e, 1, 2, rc, n2, NULL, 0), rc, 2, n2);
-        g_value *zt = view(sw, sz, cr), *z = view(sw, sz, rc); /* built in this order */
-        contribute(sw, a, sum2(sw, cj(sw, zt), 0.5, z, 0.5, sz->dt, 2, rc, n2), NULL); /* (S + S^H) / 2 */
+        graph_add(sw->g, li);
+        g_value *sli = store_tmp(sw, li, rc, 2, n2), *sd = store_tmp(sw, dv, rc, 2, n2);
+        f[0] = view(sw, sli, rp); /* dP = Li dS Li^H */
+        f[1] = view(sw, sd, pq);
+        f[2] = cj(sw, view(sw, sli, cq));
+        f[0] = product_to(sw, 3, f, e, 1, 2, rc, n2, NULL, 0);
+        f[1] = phi;
+        g_value *smb = store_tmp(sw, product_to(sw, 2, f, e, 1, 2, rc, n2, NULL, 0), rc, 2, n2); /* dM */
+        if (sw->dep[g2->id]) {
+            f[0] = matmul(sw, sl, smb, r, c, p, n2);
+            f[1] = map2(sw, MAP_GE, ir, ic);
+            contribute(sw, g2, product_to(sw, 2, f, e, 1, 2, rc, n2, NULL, 0), NULL);
+        }
+        if (sw->dep[a->id]) {
+            f[0] = view(sw, sp, rp); /* P Li dS^H */
+            f[1] = view(sw, sli, pq);
+            f[2] = cj(sw, view(sw, sd, cq));
+            g_value *t1 = product_to(sw, 3, f, e, 1, 2, rc, n2, NULL, 0);
+            f[0] = cj(sw, view(sw, sp, pr)); /* P^H Li dS */
+            f[1] = view(sw, sli, pq);
+            f[2] = view(sw, sd, qc);
+            g_value *t2 = product_to(sw, 3, f, e, 1, 2, rc, n2, NULL, 0);
+            g_value *dli = sum2(sw, t1, 1, t2, 1, join(t1->dt, t2->dt), 2, rc, n2);
+            g_value *dl = inv_adjoint(sw, li, dli, r, c, n2);
+            if (!dl)
+                return -1;
+            f[0] = view(sw, st, rp); /* T dM^H */
+            f[1] = cj(sw, view(sw, smb, cp));
+            g_value *t3 = product_to(sw, 2, f, e, 1, 2, rc, n2, NULL, 0);
+            contribute(sw, a, sum2(sw, dl, 1, t3, 1, join(dl->dt, t3->dt), 2, rc, n2), NULL);
+        }
         return 0;
     }
     default: /* pow, and the multi-result calls */

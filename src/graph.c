@@ -521,7 +521,7 @@ static void print_extent(const graph *g, tx_buf *o, tx_extent e)
 
 const char *graph_la_name(la_fn f)
 {
-    static const char *names[] = {"?", "cholesky", "inv", "pow", "solve", "eigh", "qr", "svd", "slice", "grad", "gaps"};
+    static const char *names[] = {"?", "cholesky", "inv", "pow", "solve", "eigh", "qr", "svd", "slice", "grad", "gaps", "cholgrad"};
     return (unsigned)f < sizeof names / sizeof names[0] ? names[f] : "?";
 }
 

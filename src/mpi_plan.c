@@ -87,7 +87,7 @@ static int is_scalapack(const graph *g, const g_value *v, int p)
         return 0;
     const g_value *a = v->in[0];
     double n = graph_extent_estimate(g, a->ext[0]), n2 = a->rank > 1 ? graph_extent_estimate(g, a->ext[1]) : 1;
-    return (n < n2 ? n : n2) >= LA_MIN && v->la != LA_POW && v->la != LA_GAPS &&
+    return (n < n2 ? n : n2) >= LA_MIN && v->la != LA_POW && v->la != LA_GAPS && v->la != LA_CHOLGRAD &&
            !(v->la == LA_EIGH && v->nin == 2) && v->dt == DT_F64;
 }
 
@@ -496,8 +496,8 @@ void mpi_plan_print(const graph *g, int p, tx_buf *out)
                            gather_words(result, p));
             } else
                 buf_printf(out, "%s local on every rank (replicated%s): 0 words\n",
-                           v->la == LA_POW || v->la == LA_GAPS ? graph_la_name(v->la) : la_name[v->la],
-                           p == 1 ? "" : v->la == LA_POW || v->la == LA_GAPS || v->nin == 2 || v->dt != DT_F64
+                           v->la == LA_POW || v->la == LA_GAPS || v->la == LA_CHOLGRAD ? graph_la_name(v->la) : la_name[v->la],
+                           p == 1 ? "" : v->la == LA_POW || v->la == LA_GAPS || v->la == LA_CHOLGRAD || v->nin == 2 || v->dt != DT_F64
                                          ? ", no ScaLAPACK path"
                                                                                              : ", below TX_MPI_LA_MIN");
         } else {

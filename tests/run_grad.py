@@ -422,6 +422,27 @@ s = 0.5 * abs(z("i"))^2 + log(abs(L("i,i"))) + real(L("i,j") * y("i") * conj(y("
 g_S("i,j") = grad(s, S("i,j"));
 g_y("i") = grad(s, y("i"));
 """, {"S": hpd(4), "y": crnd(4)}, {"S"}),
+    "hessian_cholesky": ("""
+in S[n,n], y[n], V[n,n];
+out s, g_S[n,n], g_y[n];
+let L("i,j") = cholesky(S("i,j"));
+let z("j") = solve(L("i,j"), y("i"));
+let f = 0.5 * z("i") * z("i") + log(L("i,i")) + L("i,j") * y("i") * y("j");
+s = grad(f, S("i,j")) * V("i,j");
+g_S("i,j") = grad(s, S("i,j"));
+g_y("i") = grad(s, y("i"));
+""", {"S": spd(4), "y": rnd(4), "V": rnd(4, 4)}, {"S"}),
+    "hessian_complex_cholesky": ("""
+in c128 S[n,n], y[n], V[n,n];
+out s;
+out c128 g_S[n,n], g_y[n];
+let L("i,j") = cholesky(S("i,j"));
+let z("j") = solve(L("i,j"), y("i"));
+let f = 0.5 * abs(z("i"))^2 + log(abs(L("i,i"))) + real(L("i,j") * y("i") * conj(y("j")));
+s = real(grad(f, S("i,j")) * conj(V("i,j")));
+g_S("i,j") = grad(s, S("i,j"));
+g_y("i") = grad(s, y("i"));
+""", {"S": hpd(4), "y": crnd(4), "V": crnd(4, 4)}, {"S"}),
     "complex_eigh": ("""
 in c128 S[n,n];
 in C[n,n], u[n];
