@@ -881,6 +881,10 @@ static int views_read(const g_value *v, unsigned char *read, int depth)
         read[v->in[0]->var] = 1;
         return 1;
     }
+    if (v->op == OP_INPUT || v->op == OP_STORE) { /* a tensor read as the value itself (a scalar) */
+        read[v->var] = 1;
+        return 1;
+    }
     int elementwise = v->op == OP_MAP || v->op == OP_ADD || (v->op == OP_CONTRACT && ls_empty(v->summed));
     if (!elementwise && depth > 0)
         return 1; /* computed in memory where it stands */

@@ -692,7 +692,9 @@ int graph_modes(const g_value *v, mode_seq *s);
 /* Marks READ[var] for every tensor variable V reads through a view where
    V is computed, which for an elementwise value may be where its users
    are (fused): the views among V's operands and, through elementwise
-   operands, theirs. 0 (READ incomplete) if the expression is too deep. */
+   operands, theirs, and the tensors read as values themselves (an input
+   or a store as an operand: a scalar). 0 (READ incomplete) if the
+   expression is too deep. */
 int graph_views_read(const g_value *v, unsigned char *read);
 /* The set of V's labels (none for a variable's positional modes). */
 labelset graph_value_labels(const g_value *v);
