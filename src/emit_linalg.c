@@ -25,6 +25,52 @@ static const char *la_word(la_fn f)
     return w[f];
 }
 
+/* Which triangle of the matrix V (rows V's first label, columns its
+   second) can be nonzero, as far as the graph shows: 1 lower, 2 upper, 0
+   not known. A cholesky factor is lower; its transpose, conjugate or copy
+   (a relabelling, a conversion) carries the triangle along, and so does a
+   tensor it was stored into whole, read back as that version. */
+static int triangle_of(const g_value *v, int depth)
+{
+    if (depth > 8 || v->rank != 2 || v->nmaps)
+        return 0;
+    const g_value *w = NULL;
+    int t = 0, rows; /* w's triangle t, and which of w's labels are V's rows */
+    switch (v->op) {
+    case OP_LINALG:
+        return v->la == LA_CHOL && v->nout == 1 ? 1 : 0;
+    case OP_MAP:
+        if (v->fn != MAP_CONJ || v->nin != 1)
+            return 0;
+        w = v->in[0];
+        break;
+    case OP_CONTRACT:
+        if (v->nin != 1 || v->coef != 1 || v->coef_in[0] != 1 || !ls_empty(v->summed))
+            return 0;
+        w = v->in[0];
+        break;
+    case OP_INDEX: {
+        const g_value *s = v->in[0];
+        if (s->op != OP_STORE || s->store_op != '=' || s->nmaps || s->rank != 2 || s->nin != 1 ||
+            v->idx_label[0] < 0 || v->idx_label[1] < 0 || v->idx_label[0] == v->idx_label[1])
+            return 0;
+        w = s->in[0];
+        if (w->rank != 2 || !(t = triangle_of(w, depth + 1)))
+            return 0;
+        /* the tensor's triangle, mode 0 its rows, then V's through the view */
+        int mem = s->store_label[0] == w->label[0] ? t : 3 - t;
+        return v->label[0] == v->idx_label[0] ? mem : 3 - mem;
+    }
+    default:
+        return 0;
+    }
+    if (w->rank != 2 || !(t = triangle_of(w, depth + 1)))
+        return 0;
+    rows = v->label[0] == w->label[0] && v->label[1] == w->label[1] ? 0
+           : v->label[0] == w->label[1] && v->label[1] == w->label[0] ? 1 : -1;
+    return rows < 0 ? 0 : rows == 0 ? t : 3 - t;
+}
+
 /* A LAPACK-backed call: the arguments are contiguous and row-major (the
    lowering made sure); the results are the node's own buffer, or its
    parts'. Each outcome other than success becomes an error code whose
@@ -68,20 +114,29 @@ void emit_linalg(emitter *E, const g_value *v, g_value *const *parts)
         put_base(E, a);
         put(E, ", %lld, tx_v%d, &tx_detail);\n", (long long)v->la_pow, v->id);
         break;
-    case LA_SOLVE:
-        put(E, "%ssolve_%s(%s", la, S_, comm);
+    case LA_SOLVE: {
+        /* a triangular matrix (a cholesky factor): one triangular solve
+           instead of an LU factorisation (not on a distributed target) */
+        int tri = E->T->distributed ? 0 : triangle_of(a, 0);
+        if (tri)
+            put(E, "tx_la_trsolve_%s(", S_);
+        else
+            put(E, "%ssolve_%s(%s", la, S_, comm);
         put_extent(E, a->ext[0]);
         put(E, ", ");
         if (v->in[1]->rank == 2)
             put_extent(E, v->in[1]->ext[1]);
         else
             put(E, "1");
+        if (tri)
+            put(E, ", %d", tri == 2);
         put(E, ", ");
         put_base(E, a);
         put(E, ", ");
         put_base(E, v->in[1]);
         put(E, ", tx_v%d, &tx_detail);\n", v->id);
         break;
+    }
     case LA_EIGH:
         put(E, "%seigh_%s(%s", la, S_, comm);
         put_extent(E, a->ext[0]);

@@ -328,6 +328,32 @@ START_TEST(emit_row_groups)
 }
 END_TEST
 
+START_TEST(emit_triangular_solve)
+{
+    /* solve() with a cholesky factor, or its (conjugate) transpose through a
+       let, is one triangular solve (tx_la_trsolve, the 1 for upper); any
+       other matrix, and a factor updated after it was stored, take LU */
+    static const struct {
+        const char *src, *want;
+    } cases[] = {
+        {"in A[n,n], b[n];\nout x[n];\nlet L(\"i,j\") = cholesky(A(\"i,j\"));\nx(\"j\") = solve(L(\"i,j\"), b(\"i\"));\n",
+         "tx_la_trsolve_d(5, 1, 0, "},
+        {"in A[n,n], b[n];\nout x[n];\nlet L(\"i,j\") = cholesky(A(\"i,j\"));\nlet U(\"i,j\") = L(\"j,i\");\n"
+         "x(\"j\") = solve(U(\"i,j\"), b(\"i\"));\n", "tx_la_trsolve_d(5, 1, 1, "},
+        {"in c128 A[n,n], b[n];\nout c128 x[n];\nlet L(\"i,j\") = cholesky(A(\"i,j\"));\n"
+         "let U(\"i,j\") = conj(L(\"j,i\"));\nx(\"j\") = solve(U(\"i,j\"), b(\"i\"));\n", "tx_la_trsolve_z(5, 1, 1, "},
+        {"in A[n,n], b[n];\nout x[n];\nx(\"j\") = solve(A(\"i,j\"), b(\"i\"));\n", "tx_la_solve_d("},
+        {"in A[n,n], b[n];\nout x[n];\ntmp L[n,n];\nL(\"i,j\") = cholesky(A(\"i,j\"));\nL(\"i,j\") += A(\"i,j\");\n"
+         "x(\"j\") = solve(L(\"i,j\"), b(\"i\"));\n", "tx_la_solve_d("},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char *c = emit_for(cases[i].src, &target_jit_tcc, 2);
+        ck_assert_msg(strstr(c, cases[i].want) != NULL, "case %zu: no %s in the emitted C", i, cases[i].want);
+        free(c);
+    }
+}
+END_TEST
+
 START_TEST(emit_f32_blocks)
 {
     /* one operation on f32 values stored as f32, or an f32 function of
@@ -640,6 +666,7 @@ Suite *suite_emit(void)
     tcase_add_test(tc, emit_kernel_ranges);
     tcase_add_test(tc, emit_row_groups);
     tcase_add_test(tc, emit_f32_blocks);
+    tcase_add_test(tc, emit_triangular_solve);
     tcase_add_test(tc, emit_blocks_compare);
     tcase_add_test(tc, emit_targets_declare_what_they_use);
     tcase_add_test(tc, emit_reduce_loop_order);
