@@ -69,6 +69,7 @@ typedef struct {
     tx_extent range_ext;     /* the call's range is [0, range_ext) ... */
     int range_blocks;        /* ... counted in blocks of TX_BLOCK when set */
     int blk_buffers;         /* scratch blocks the body uses (high-water mark) */
+    int row_local;           /* the body addresses a row-local tensor (pass_fuse.c) by tx_rs */
     /* entry loops whose decoded target labels are used: learnt by a first
        emission of a sparse kernel, used by the second */
     int decode_pass;         /* 0: no sparse maps; 1: learning; 2: emitting */
@@ -85,6 +86,7 @@ typedef struct {
     int id[ROW_GROUP_MAX];   /* kernel numbers */
     const char *init[ROW_GROUP_MAX]; /* each record's initialiser */
     const g_value *value[ROW_GROUP_MAX];
+    int row_local[ROW_GROUP_MAX]; /* the kernel's record has tx_rbase (emit_kernel.c) */
     tx_extent ext;           /* the rows: [0, ext) */
 } row_pending;
 
@@ -112,6 +114,7 @@ typedef struct emitter {
        addressed with the entry's flat target index (no divisions) */
     entry_ctx entries[16];
     int nentries;
+    int row_shift;           /* put_horner: the first index plus tx_rs (a row-local tensor) */
 } emitter;
 
 static inline sema_program *SP(emitter *E) { return E->g->S; }

@@ -237,6 +237,9 @@ static blk_val blk_eval_(emitter *E, blk_state *B, const g_value *v)
     }
     case OP_CONTRACT: { /* an elementwise product */
         int first = 1;
+        /* by a number: an f64 product multiplies by its reciprocal
+           (tx_p_divr), an f32 one divides (the f32 path's bits) */
+        const char *divs = v->dt == DT_F64 ? "r" : "s";
         if (v->coef_in[0] < 0 || v->nin < 2 || (in[0].s >= 0 && in[1].s >= 0))
             in[0] = blk_val_of(blk_spread(E, B, in[0]));
         if (in[0].s >= 0) { /* c * y, c / y */
@@ -258,7 +261,8 @@ static blk_val blk_eval_(emitter *E, blk_state *B, const g_value *v)
                 put_op(E, in[0].o);
             } else if (v->nin >= 2) {
                 int sc = in[1].s >= 0;
-                put(E, "tx_p_%s%s(tx_bn, ", v->coef_in[1] < 0 ? "div" : "mul", sc ? "s" : "");
+                put(E, "tx_p_%s%s(tx_bn, ", v->coef_in[1] < 0 ? "div" : "mul",
+                    !sc ? "" : v->coef_in[1] < 0 ? divs : "s");
                 put_op(E, in[0].o);
                 if (sc)
                     put(E, ", tx_s%d", in[1].s);
@@ -278,7 +282,8 @@ static blk_val blk_eval_(emitter *E, blk_state *B, const g_value *v)
         put(E, ");\n");
         for (int i = first; i < v->nin; i++) {
             int sc = in[i].s >= 0;
-            put(E, "%*stx_p_%s%s(tx_bn, ", ind, "", v->coef_in[i] < 0 ? "div" : "mul", sc ? "s" : "");
+            put(E, "%*stx_p_%s%s(tx_bn, ", ind, "", v->coef_in[i] < 0 ? "div" : "mul",
+                !sc ? "" : v->coef_in[i] < 0 ? divs : "s");
             put_op(E, d);
             if (sc)
                 put(E, ", tx_s%d, ", in[i].s);
@@ -650,8 +655,28 @@ void emit_block_reduce(emitter *E, const g_value *x, int label, tx_extent ext, r
             return;
         }
     }
+    int f32 = 0;
+    if (!x->inlined && x->dt == DT_F32 && (x->op == OP_INDEX || emit_is_computed(x))) {
+        /* contiguous f32 in memory: each block folded from the floats,
+           converted as they are read (the same bits as through a block) */
+        int64_t known;
+        tx_buf stride = {0}, *out = E->out;
+        E->out = &stride;
+        put_label_stride(E, x, label, &known);
+        E->out = out;
+        buf_free(&stride);
+        f32 = known == 1;
+    }
     put_block_loop_head(E, label, ext, depth);
     depth++;
+    if (f32) {
+        put(E, "%*stx_acc = tx_p_redf_%s(tx_bn, &", 4 * depth, "", name[red]);
+        put_access(E, x);
+        put(E, ", tx_acc);\n");
+        depth--;
+        put(E, "%*s}\n", 4 * depth, "");
+        return;
+    }
     blk_state B = {0, 0, depth, label, 0};
     blk_op r = blk_eval(E, &B, x);
     put(E, "%*stx_acc = tx_p_red_%s(tx_bn, ", 4 * depth, "", name[red]);

@@ -121,6 +121,20 @@ static void put_strided_offset(emitter *E, int n, const int *labels, const int64
         put(E, "%s(%lld)", any ? " + " : "", (long long)c);
 }
 
+/* Is VAR row-local (pass_fuse.c) where the code goes: inside a kernel that
+   may run in its row group's call, which sets where its tile's rows lie?
+   Records the kernel's use. The MPI target and the per-statement timing
+   of the argv entry call every kernel alone: there it is an ordinary
+   tensor. */
+static int row_local(emitter *E, int var)
+{
+    if (!E->g->row_local || var < 0 || !E->g->row_local[var] || !E->k.active || emit_var_strides(E, var) ||
+        E->T->distributed || (E->o->timing && E->T->entry == TX_ENTRY_ARGV))
+        return 0;
+    E->k.row_local = 1;
+    return 1;
+}
+
 void put_var_at(emitter *E, int var, const int *labels, const tx_extent *ext, int rank)
 {
     const int64_t *stride = emit_var_strides(E, var);
@@ -128,8 +142,11 @@ void put_var_at(emitter *E, int var, const int *labels, const tx_extent *ext, in
     put(E, "[");
     if (stride)
         put_strided_offset(E, rank, labels, NULL, stride);
-    else
+    else {
+        E->row_shift = row_local(E, var);
         put_horner(E, rank, labels, NULL, ext);
+        E->row_shift = 0;
+    }
     put(E, "]");
 }
 
@@ -164,7 +181,11 @@ void put_horner(emitter *E, int n, const int *labels, const int64_t *chips, cons
             put_extent(E, ext[i]);
             put(E, " + ");
         }
-        if (labels[i] >= 0)
+        if (i == 0 && E->row_shift && labels[i] >= 0) { /* a row-local tensor's row in its tile */
+            put(E, "(");
+            put_label(E, labels[i]);
+            put(E, " + tx_rs)");
+        } else if (labels[i] >= 0)
             put_label(E, labels[i]);
         else
             put(E, "%lld", (long long)chips[i]);
@@ -214,8 +235,11 @@ void put_access_raw(emitter *E, const g_value *v)
         put(E, "[");
         if (stride)
             put_strided_offset(E, w->rank, v->idx_label, v->idx_chip, stride);
-        else
+        else {
+            E->row_shift = row_local(E, w->var);
             put_horner(E, w->rank, v->idx_label, v->idx_chip, w->ext);
+            E->row_shift = 0;
+        }
         put(E, "]");
         return;
     }

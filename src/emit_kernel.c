@@ -50,6 +50,7 @@ static void clear_refs(emitter *E)
     k->has_range = 0;
     k->range_blocks = 0;
     k->blk_buffers = 0;
+    k->row_local = 0;
     k->body.len = 0;
     if (k->body.p)
         k->body.p[0] = 0;
@@ -178,7 +179,7 @@ static member *members(emitter *E, int *n)
 {
     kernel_ctx *k = &E->k;
     sema_program *S = SP(E);
-    int total = 1;
+    int total = 2;
     for (int r = 0; r < 4; r++) { /* in index order, whatever the order of first use */
         qsort(k->refs[r].list, (size_t)k->refs[r].n, sizeof(int), by_index);
         total += k->refs[r].n;
@@ -202,6 +203,10 @@ static member *members(emitter *E, int *n)
     for (int j = 0; j < k->refs[REF_MAP].n; j++) {
         snprintf(m[*n].type, sizeof m->type, "const tx_sparse_map *");
         m[(*n)++].name = mangled(E, "m_", S->maps[k->refs[REF_MAP].list[j]]->name);
+    }
+    if (k->row_local) { /* where its row-local tensors' rows lie: -1 (as they are) but in its row group's call */
+        snprintf(m[*n].type, sizeof m->type, "int64_t ");
+        m[(*n)++].name = "tx_rbase";
     }
     return m;
 }
@@ -468,12 +473,26 @@ void emit_rows_flush(emitter *E)
     buf_printf(o, "    int64_t tx_tile;\n} tx_k%d_args;\n\n", id);
     buf_printf(o, "static int tx_k%d(const void *tx_ap, int64_t tx_lo, int64_t tx_hi)\n{\n", id);
     buf_printf(o, "    const tx_k%d_args *tx_a = (const tx_k%d_args *)tx_ap;\n", id, id);
+    /* row-local tensors (pass_fuse.c): each tile's rows at the first rows
+       of this call's range, when every nest of the group is in the call */
+    int whole = 1, local[ROW_GROUP_MAX];
+    for (int k = 0; k < E->g->n && whole; k++)
+        if (E->g->v[k]->row_group == P->group) {
+            whole = 0;
+            for (int j = 0; j < n && !whole; j++)
+                whole = P->value[j] == E->g->v[k];
+        }
+    for (int j = 0; j < n; j++) {
+        local[j] = whole && P->row_local[j];
+        if (local[j])
+            buf_printf(o, "    tx_k%d_args tx_c%d = tx_a->tx_a%d;\n    tx_c%d.tx_rbase = tx_lo;\n", P->id[j], j, j, j);
+    }
     buf_printf(o, "    for (int64_t tx_r = tx_lo; tx_r < tx_hi; tx_r += tx_a->tx_tile) {\n"
                   "        const int64_t tx_re = tx_hi - tx_r < tx_a->tx_tile ? tx_hi : tx_r + tx_a->tx_tile;\n"
                   "        int tx_s;\n");
     for (int j = 0; j < n; j++)
-        buf_printf(o, "        if ((tx_s = tx_k%d(&tx_a->tx_a%d, tx_r, tx_re)) != 0)\n            return tx_s;\n",
-                   P->id[j], j);
+        buf_printf(o, "        if ((tx_s = tx_k%d(%s%d, tx_r, tx_re)) != 0)\n            return tx_s;\n",
+                   P->id[j], local[j] ? "&tx_c" : "&tx_a->tx_a", j);
     buf_puts(o, "    }\n    return 0;\n}\n\n");
 
     /* the call: rows per tile from the largest nest's work per row */
@@ -518,6 +537,8 @@ static void kernel_end(emitter *E)
                    k->blk_buffers);
     if (!k->has_range)
         buf_puts(o, "    (void)tx_lo;\n    (void)tx_hi;\n");
+    if (k->row_local) /* a row-local tensor's row l is at l + tx_rs */
+        buf_puts(o, "    const int64_t tx_rs = tx_rbase < 0 ? 0 : tx_rbase - tx_lo;\n");
     buf_put(o, k->body.p ? k->body.p : "", k->body.len);
     buf_puts(o, "    return 0;\n}\n\n");
     if (k->body.oom)
@@ -530,7 +551,7 @@ static void kernel_end(emitter *E)
     tx_buf init = {0};
     buf_puts(&init, "{");
     for (int i = 0; i < nm; i++)
-        buf_printf(&init, "%s%s", i ? ", " : "", m[i].name);
+        buf_printf(&init, "%s%s", i ? ", " : "", strcmp(m[i].name, "tx_rbase") ? m[i].name : "-1");
     buf_puts(&init, nm ? "}" : "0}");
     const char *init_s = arena_strndup(E->g->arena, init.p ? init.p : "", init.len);
     if (init.oom)
@@ -552,6 +573,7 @@ static void kernel_end(emitter *E)
             P->ext = k->range_ext;
         }
         P->id[P->n] = id;
+        P->row_local[P->n] = k->row_local;
         P->init[P->n] = init_s;
         P->value[P->n++] = v;
         return;

@@ -33,7 +33,17 @@
  * ahead of it instead of ending it. Rows are
  * independent, so the result is the same bits as nest after nest, on any
  * number of threads.
+ *
+ * Row-local tensors. A let or tmp tensor of two or more modes that one
+ * plain store of its group writes whole, and that only nests of the same
+ * group read (at the row, after the store), is consumed in the tile that
+ * produced it: the softmax's E = exp(X - max). The emitter then keeps only
+ * a tile's rows of it, at the first rows of the range each call of the
+ * group runs (emit_kernel.c), so it stays in cache instead of going to
+ * memory and back. Its buffer is still allocated whole.
  */
+#include <string.h>
+
 #include "tx.h"
 
 static int elementwise(const g_value *v)
@@ -59,6 +69,7 @@ static int store_hazard(const g_value *v, const g_value *s)
 }
 
 static void row_groups(graph *g);
+static void row_locals(graph *g);
 
 /* May USER compute V inside its loops? */
 static int fusable_into(const g_value *v, const g_value *u)
@@ -127,6 +138,7 @@ void pass_fuse(graph *g)
             v->inlined = 1;
     }
     row_groups(g);
+    row_locals(g);
 }
 
 /* Does V get code of its own where the emitter writes the statements? */
@@ -246,5 +258,64 @@ static void row_groups(graph *g)
             st.written[v->var] = st.cur;
         last = k;
         nmem++;
+    }
+}
+
+/* Does V (with the values fused into it) read variable VAR? Sets *FAR
+   when a read is not at row label R. */
+static int reads_var(const g_value *v, int var, int r, int *far)
+{
+    int any = 0;
+    for (int i = 0; i < v->nin; i++) {
+        const g_value *w = v->in[i];
+        if (w->inlined)
+            any |= reads_var(w, var, r, far);
+        else if (w->op == OP_INDEX && w->in[0]->var == var &&
+                 (w->in[0]->op == OP_INPUT || w->in[0]->op == OP_STORE)) {
+            any = 1;
+            if (w->idx_label[0] != r)
+                *far = 1;
+        } else if ((w->op == OP_INPUT || w->op == OP_STORE) && w->var == var)
+            any = *far = 1; /* whole, not by rows */
+    }
+    return any;
+}
+
+/* Marks the row-local tensors (see the top of the file). */
+static void row_locals(graph *g)
+{
+    int nv = g->S->nvars;
+    g->row_local = NULL;
+    for (int i = 0; i < nv; i++) {
+        const sym *t = g->S->vars[i];
+        if ((t->io != IO_LET && t->io != IO_TMP) || t->rank < 2 || dt_complex(t->dt))
+            continue;
+        const g_value *store = NULL;
+        int ok = 1;
+        for (int k = 0; k < g->n && ok; k++) {
+            const g_value *v = g->v[k];
+            if (v->dead || v->inlined || v->op == OP_INDEX) /* views: their readers count */
+                continue;
+            if (v->op == OP_STORE && v->var == i) {
+                ok = !store && v->row_group && v->store_op == '=' && !v->absorbed;
+                for (int m = 0; ok && m < t->rank; m++) { /* every element: distinct labels */
+                    ok = v->store_label[m] >= 0;
+                    for (int p = 0; ok && p < m; p++)
+                        ok = v->store_label[p] != v->store_label[m];
+                }
+                store = v;
+                continue;
+            }
+            int far = 0;
+            if (reads_var(v, i, store ? store->store_label[0] : -1, &far))
+                ok = store && !far && v->row_group == store->row_group;
+        }
+        if (!ok || !store)
+            continue;
+        if (!g->row_local) {
+            g->row_local = arena_alloc(g->arena, (size_t)nv);
+            memset(g->row_local, 0, (size_t)nv);
+        }
+        g->row_local[i] = 1;
     }
 }

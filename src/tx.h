@@ -601,6 +601,9 @@ typedef struct {
     graph_spec spec;            /* what the graph is specialised for (copied into the arena) */
     int npending, pending_cap;  /* values graph_insert_before queued for graph_renumber */
     graph_pending *pending;
+    unsigned char *row_local;   /* set by pass_fuse, per variable (NULL: none): a let or tmp tensor
+                                   written and read only inside one row group, at the row (see
+                                   pass_fuse.c) */
 } graph;
 
 /* A new, empty graph over the checked program S, specialised for SPEC

@@ -55,6 +55,7 @@ typedef void pow_fn(int64_t, const double *, double, double *);
 typedef void map_fn(int64_t, int, const double *, double *);
 typedef double sum_fn(int64_t, const double *);
 typedef double red_fn(int64_t, const double *, double);
+typedef double redf_fn(int64_t, const float *, double);
 typedef double chunked_fn(red_fn *, int64_t, const double *, double);
 typedef int map_check_fn(const tx_sparse_map *, int64_t, int64_t);
 typedef int map_has_fn(const tx_sparse_map *, int64_t, int64_t);
@@ -211,6 +212,7 @@ static const char *const tested[] = {
     "tx_p_cexp", "tx_p_clog", "tx_p_csqrt", "tx_p_csin", "tx_p_ccos", "tx_p_ctanh", "tx_p_cpow", "tx_p_cabs",
     "tx_p_muls", "tx_p_divs", "tx_p_map_f32", "tx_p_red_chunked",
     "tx_pf_load", "tx_pf_bin", "tx_pf_map", "tx_pf_store", "tx_p_cmp", "tx_p_where",
+    "tx_p_divr", "tx_p_redf_sum", "tx_p_redf_prod", "tx_p_redf_max", "tx_p_redf_min",
 };
 
 START_TEST(every_prim_is_tested)
@@ -331,6 +333,7 @@ START_TEST(arithmetic)
     recip_fn *recip = (recip_fn *)prim(s, "tx_p_recip");
     scalar_fn *muls = (scalar_fn *)prim(s, "tx_p_muls");
     scalar_fn *divs = (scalar_fn *)prim(s, "tx_p_divs");
+    scalar_fn *divr = (scalar_fn *)prim(s, "tx_p_divr");
     guarded gx = guard_new(), gy = guard_new(), gd = guard_new();
     static const double ab[][2] = {{1, 1}, {1, -1}, {2.5, -0.75}, {0, 1}, {-3, 0.1}};
     for (int l = 0; l < NLEN; l++) {
@@ -359,6 +362,17 @@ START_TEST(arithmetic)
             divs(n, x, b, d);
             for (int64_t i = 0; i < n; i++)
                 CHECK_SAME(d[i], x[i] / b, "%s divs n=%ld [%ld]", set_names[s], (long)n, (long)i);
+        }
+        /* divr: x * (1 / c) when 1 / c is a normal number, else x / c */
+        static const double cs[] = {3, -0.1, 0x1p-1020, 0x1p1020, 0x1.8p-1021, 0x1p1021, 1e-310, 0, -0.0,
+                                    INFINITY, NAN};
+        for (size_t k = 0; k < sizeof cs / sizeof cs[0]; k++) {
+            double c = cs[k];
+            int inv = fabs(c) >= 0x1p-1020 && fabs(c) <= 0x1p1020;
+            divr(n, x, c, d);
+            for (int64_t i = 0; i < n; i++)
+                CHECK_SAME(d[i], inv ? x[i] * (1 / c) : x[i] / c, "%s divr(%a) n=%ld [%ld]", set_names[s], c,
+                           (long)n, (long)i);
         }
         mul(n, x, y, d);
         for (int64_t i = 0; i < n; i++)
@@ -532,6 +546,85 @@ START_TEST(reductions)
     ck_assert(same_bits(rsum(0, x, -0.0), 0.0)); /* -0 + the empty sum, +0 */
     ck_assert(same_bits(rmax(0, x, -0.0), -0.0));
     guard_free(gx);
+}
+END_TEST
+
+/* Max and min of finite blocks take the compares of the elements (prims.inc):
+   still the keys' bits when the result is a zero (-0 and +0 among the
+   largest), when an infinity, a NaN or a sum that overflows is in the
+   block, at any place, and for a NaN acc. The f32 reductions (tx_p_redf_*)
+   give the bits of the f64 ones on the block converted to double. */
+START_TEST(fast_maxmin_and_f32_reductions)
+{
+    int s = _i;
+    SKIP_UNLESS_RUNS(s);
+    red_fn *rsum = (red_fn *)prim(s, "tx_p_red_sum");
+    red_fn *rprod = (red_fn *)prim(s, "tx_p_red_prod");
+    red_fn *rmax = (red_fn *)prim(s, "tx_p_red_max");
+    red_fn *rmin = (red_fn *)prim(s, "tx_p_red_min");
+    redf_fn *fsum = (redf_fn *)prim(s, "tx_p_redf_sum");
+    redf_fn *fprod = (redf_fn *)prim(s, "tx_p_redf_prod");
+    redf_fn *fmax = (redf_fn *)prim(s, "tx_p_redf_max");
+    redf_fn *fmin = (redf_fn *)prim(s, "tx_p_redf_min");
+    guarded gx = guard_new(), gf = guard_new();
+    static const double accs[] = {-INFINITY, INFINITY, 0.0, -0.0, 0.25, -0.25};
+    for (int rep = 0; rep < 60; rep++)
+        for (int l = 0; l < NLEN; l++) {
+            int64_t n = lengths[l];
+            double *x = guard_end(gx, n, sizeof(double));
+            float *xf = guard_end(gf, n, sizeof(float));
+            int mode = rep % 6;
+            for (int64_t i = 0; i < n; i++) {
+                double v = ldexp(2 * u01() - 1, (int)(rng() % 21) - 10);
+                if (mode == 1) /* nonpositive, zeros of both signs: the largest a zero */
+                    v = rng() % 4 == 0 ? (rng() & 1 ? 0.0 : -0.0) : -fabs(v);
+                if (mode == 2) /* nonnegative, zeros of both signs: the smallest a zero */
+                    v = rng() % 4 == 0 ? (rng() & 1 ? 0.0 : -0.0) : fabs(v);
+                x[i] = (double)(float)v;
+            }
+            if (n > 0 && mode == 3) /* one infinity */
+                x[rng() % n] = rng() & 1 ? INFINITY : -INFINITY;
+            if (n > 0 && mode == 4) /* one NaN */
+                x[rng() % n] = nan_with(rng(), (int)(rng() & 1));
+            if (n > 1 && mode == 5) { /* finite, but the sum overflows */
+                x[0] = rng() & 1 ? DBL_MAX : -DBL_MAX;
+                x[n - 1] = x[0];
+            }
+            for (int64_t i = 0; i < n; i++)
+                xf[i] = (float)x[i];
+            for (int a = 0; a < 7; a++) {
+                double acc = a < 6 ? accs[a] : nan_with(777, 0);
+                double got = rmax(n, x, acc), want = ref_maxmin(n, x, acc, 1);
+                ck_assert_msg(same_bits(got, want), "%s red_max mode %d n=%ld acc=%a: %a, want %a", set_names[s],
+                              mode, (long)n, acc, got, want);
+                got = rmin(n, x, acc);
+                want = ref_maxmin(n, x, acc, 0);
+                ck_assert_msg(same_bits(got, want), "%s red_min mode %d n=%ld acc=%a: %a, want %a", set_names[s],
+                              mode, (long)n, acc, got, want);
+                if (mode == 4 || mode == 5) /* a NaN keeps no payload in f32; DBL_MAX is no float */
+                    continue;
+                got = fmax(n, xf, acc);
+                want = rmax(n, x, acc);
+                ck_assert_msg(same_bits(got, want), "%s redf_max mode %d n=%ld acc=%a: %a, want %a", set_names[s],
+                              mode, (long)n, acc, got, want);
+                got = fmin(n, xf, acc);
+                want = rmin(n, x, acc);
+                ck_assert_msg(same_bits(got, want), "%s redf_min mode %d n=%ld acc=%a: %a, want %a", set_names[s],
+                              mode, (long)n, acc, got, want);
+            }
+            if (mode == 4 || mode == 5)
+                continue;
+            double acc = ldexp(2 * u01() - 1, (int)(rng() % 11) - 5);
+            double got = fsum(n, xf, acc), want = rsum(n, x, acc);
+            ck_assert_msg(same_bits(got, want), "%s redf_sum n=%ld: %a, want %a", set_names[s], (long)n, got, want);
+            for (int64_t i = 0; i < n; i++)
+                xf[i] = (float)(x[i] = (double)(float)(1 + (2 * u01() - 1) * 0x1p-3));
+            got = fprod(n, xf, acc);
+            want = rprod(n, x, acc);
+            ck_assert_msg(same_bits(got, want), "%s redf_prod n=%ld: %a, want %a", set_names[s], (long)n, got, want);
+        }
+    guard_free(gx);
+    guard_free(gf);
 }
 END_TEST
 
@@ -1101,6 +1194,7 @@ int main(void)
     tcase_add_loop_test(tc, arithmetic, 0, NSETS);
     tcase_add_loop_test(tc, exact_powers_and_maps, 0, NSETS);
     tcase_add_loop_test(tc, reductions, 0, NSETS);
+    tcase_add_loop_test(tc, fast_maxmin_and_f32_reductions, 0, NSETS);
     tcase_add_test(tc, vector_math_accuracy);
     tcase_add_loop_test(tc, vector_math_special_values, 0, NSETS);
     tcase_add_loop_test(tc, vector_math_any_position, 0, NSETS);

@@ -68,6 +68,7 @@ DEFAULT_FILES = [
     'grad_lstsq.tx',        # grad: adjoint contractions, hidden tmp tensors relabelling
     'grad_hvp.tx',          # grad of a grad
     'row_groups.tx',        # row groups: kernels tile by tile of rows (records of records)
+    'row_local.tx',         # row-local tensors: a tile's rows at the first rows of each call's range
     'f32_blocks.tx',        # f32 blocks (tx_pf_*), also with -DTX_USE_SLEEF
 ]
 

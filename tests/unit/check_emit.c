@@ -286,7 +286,7 @@ START_TEST(emit_loop_nests_are_kernels)
                 for (const char *p = start; p < end; p++)
                     fields += *p == ';';
                 if (strstr(fn, "tx_a->tx_tile")) /* a row group: a record of its kernels' records, and the tile */
-                    ck_assert_int_eq(count_of(fn, "(&tx_a->tx_a"), fields - 1);
+                    ck_assert_int_eq(count_of(fn, "(&tx_a->tx_a") + count_of(fn, "(&tx_c"), fields - 1);
                 else
                     ck_assert_int_eq(count_of(fn, " = tx_a->"), fields);
                 ck_assert_ptr_nonnull(strstr(fn, "for ("));
@@ -302,7 +302,10 @@ START_TEST(emit_row_groups)
 {
     /* a row softmax: max, exp, sum and divide are one row group, one
        kernel calling the four in order over each tile of rows, called
-       once from the program over the rows */
+       once from the program over the rows; E is row-local (pass_fuse.c):
+       the three kernels that write and read it get a copy of their record
+       saying where this call's tile rows lie (tx_rbase), and address it
+       at l_i + tx_rs */
     const char *src = "in X[n,m];\nout P[n,m];\n"
                       "let E(\"i,j\") = exp(X(\"i,j\") - reduce(max, X(\"i,k\")));\n"
                       "P(\"i,j\") = E(\"i,j\") / reduce(+, E(\"i,k\"));\n";
@@ -314,9 +317,20 @@ START_TEST(emit_row_groups)
         const char *at = grp;
         for (int k = 0; k < 4; k++) { /* in statement order, each once */
             char call[64];
-            snprintf(call, sizeof call, "tx_k%d(&tx_a->tx_a%d, tx_r, tx_re)", k, k);
+            if (k == 0)
+                snprintf(call, sizeof call, "tx_k%d(&tx_a->tx_a%d, tx_r, tx_re)", k, k);
+            else
+                snprintf(call, sizeof call, "tx_k%d(&tx_c%d, tx_r, tx_re)", k, k);
             at = strstr(at, call);
             ck_assert_msg(at != NULL, "target %s: no %s in order in:\n%s", targets[t]->name, call, grp);
+        }
+        ck_assert_int_eq(count_of(grp, ".tx_rbase = tx_lo;"), 3);
+        for (int k = 0; k < 4; k++) {
+            char name[32];
+            snprintf(name, sizeof name, "static int tx_k%d(", k);
+            char *fn = function_text(c, name);
+            ck_assert_int_eq(count_of(fn, "t_E[((l_i + tx_rs))"), k ? 1 : 0);
+            free(fn);
         }
         char *prog = function_text(c, targets[t]->entry == TX_ENTRY_ARGV ? "int tx_entry(" : "int prog(");
         ck_assert_int_eq(count_of(prog, "(&tx_k, 0, "), 1);
