@@ -237,9 +237,10 @@ static blk_val blk_eval_(emitter *E, blk_state *B, const g_value *v)
     }
     case OP_CONTRACT: { /* an elementwise product */
         int first = 1;
-        /* by a number: an f64 product multiplies by its reciprocal
-           (tx_p_divr), an f32 one divides (the f32 path's bits) */
-        const char *divs = v->dt == DT_F64 ? "r" : "s";
+        /* by a number: a product multiplies by its reciprocal (tx_p_divr),
+           an f32 one by the reciprocal rounded to float (tx_p_divrf, the
+           f32 path's bits) */
+        const char *divs = v->dt == DT_F64 ? "r" : v->dt == DT_F32 ? "rf" : "s";
         if (v->coef_in[0] < 0 || v->nin < 2 || (in[0].s >= 0 && in[1].s >= 0))
             in[0] = blk_val_of(blk_spread(E, B, in[0]));
         if (in[0].s >= 0) { /* c * y, c / y */

@@ -212,7 +212,7 @@ static const char *const tested[] = {
     "tx_p_cexp", "tx_p_clog", "tx_p_csqrt", "tx_p_csin", "tx_p_ccos", "tx_p_ctanh", "tx_p_cpow", "tx_p_cabs",
     "tx_p_muls", "tx_p_divs", "tx_p_map_f32", "tx_p_red_chunked",
     "tx_pf_load", "tx_pf_bin", "tx_pf_map", "tx_pf_store", "tx_p_cmp", "tx_p_where",
-    "tx_p_divr", "tx_p_redf_sum", "tx_p_redf_prod", "tx_p_redf_max", "tx_p_redf_min",
+    "tx_p_divr", "tx_p_divrf", "tx_p_redf_sum", "tx_p_redf_prod", "tx_p_redf_max", "tx_p_redf_min",
 };
 
 START_TEST(every_prim_is_tested)
@@ -334,6 +334,7 @@ START_TEST(arithmetic)
     scalar_fn *muls = (scalar_fn *)prim(s, "tx_p_muls");
     scalar_fn *divs = (scalar_fn *)prim(s, "tx_p_divs");
     scalar_fn *divr = (scalar_fn *)prim(s, "tx_p_divr");
+    scalar_fn *divrf = (scalar_fn *)prim(s, "tx_p_divrf");
     guarded gx = guard_new(), gy = guard_new(), gd = guard_new();
     static const double ab[][2] = {{1, 1}, {1, -1}, {2.5, -0.75}, {0, 1}, {-3, 0.1}};
     for (int l = 0; l < NLEN; l++) {
@@ -364,7 +365,7 @@ START_TEST(arithmetic)
                 CHECK_SAME(d[i], x[i] / b, "%s divs n=%ld [%ld]", set_names[s], (long)n, (long)i);
         }
         /* divr: x * (1 / c) when 1 / c is a normal number, else x / c */
-        static const double cs[] = {3, -0.1, 0x1p-1020, 0x1p1020, 0x1.8p-1021, 0x1p1021, 1e-310, 0, -0.0,
+        static const double cs[] = {3, -0.1, 0x1p-125, 0x1p125, 0x1.8p-126, 0x1p126, 0x1p-1020, 0x1p1020, 0x1.8p-1021, 0x1p1021, 1e-310, 0, -0.0,
                                     INFINITY, NAN};
         for (size_t k = 0; k < sizeof cs / sizeof cs[0]; k++) {
             double c = cs[k];
@@ -373,6 +374,11 @@ START_TEST(arithmetic)
             for (int64_t i = 0; i < n; i++)
                 CHECK_SAME(d[i], inv ? x[i] * (1 / c) : x[i] / c, "%s divr(%a) n=%ld [%ld]", set_names[s], c,
                            (long)n, (long)i);
+            int invf = fabs(c) >= 0x1p-125 && fabs(c) <= 0x1p125;
+            divrf(n, x, c, d);
+            for (int64_t i = 0; i < n; i++)
+                CHECK_SAME(d[i], invf ? x[i] * (double)(float)(1 / c) : x[i] / c, "%s divrf(%a) n=%ld [%ld]",
+                           set_names[s], c, (long)n, (long)i);
         }
         mul(n, x, y, d);
         for (int64_t i = 0; i < n; i++)
@@ -843,7 +849,9 @@ END_TEST
 
 /* The f32 blocks, on every set: tx_pf_bin gives the bits of the double
    operation rounded to float (what the double blocks store), for blocks
-   and single numbers on either side, special values included; tx_pf_map
+   and single numbers on either side, special values included (a block
+   divided by a number: multiplied by the reciprocal rounded to float, as
+   tx_p_divrf, whose bits these are); tx_pf_map
    the bits of tx_p_map_f32 of the same floats; tx_pf_load and
    tx_pf_store copy with their increment and touch nothing else. */
 START_TEST(f32_blocks)
@@ -873,7 +881,10 @@ START_TEST(f32_blocks)
                 bin(n, op, a, form != 2, b, form != 1, d);
                 for (int64_t i = 0; i < n; i++) {
                     double p = form == 2 ? a[0] : a[i], q = form == 1 ? b[0] : b[i];
-                    float want = (float)(op == 0 ? p + q : op == 1 ? p - q : op == 2 ? p * q : p / q);
+                    /* a block by a number: times the reciprocal rounded to float (tx_p_divrf) */
+                    int inv = op == 3 && form == 1 && fabs(q) >= 0x1p-125 && fabs(q) <= 0x1p125;
+                    float want = (float)(op == 0 ? p + q : op == 1 ? p - q : op == 2 ? p * q
+                                         : inv ? p * (double)(float)(1 / q) : p / q);
                     ck_assert_msg(memcmp(&d[i], &want, sizeof want) == 0 || (d[i] != d[i] && want != want),
                                   "%s pf_bin op %d form %d n=%ld [%ld]: %a, want %a", set_names[s], op, form,
                                   (long)n, (long)i, d[i], want);
