@@ -115,6 +115,9 @@ typedef struct emitter {
     entry_ctx entries[16];
     int nentries;
     int row_shift;           /* put_horner: the first index plus tx_rs (a row-local tensor) */
+    int blk_dest;            /* emit_blocks.c: 1 + N, the next block operation writes the pointer
+                                tx_pN (f64) or tx_qN (f32), the store's target, instead of a
+                                scratch block; 0: none */
 } emitter;
 
 static inline sema_program *SP(emitter *E) { return E->g->S; }

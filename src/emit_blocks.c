@@ -123,8 +123,9 @@ static blk_op blk_dest(blk_state *B, blk_val a)
 
 static blk_val blk_eval_(emitter *E, blk_state *B, const g_value *v)
 {
-    int ind = 4 * B->depth, base = B->nbuf;
-    blk_op r = {base, -1};
+    int ind = 4 * B->depth, base = B->nbuf, top = E->blk_dest;
+    blk_op r = {base, -1}, target = {-1, top - 1};
+    E->blk_dest = 0; /* for the top operation only */
     if (!v->inlined) {
         if (v->op == OP_CONST) {
             blk_val c = {r, B->nptr++};
@@ -187,7 +188,7 @@ static blk_val blk_eval_(emitter *E, blk_state *B, const g_value *v)
             double tc = ca;
             a = b, ca = cb, b = t, cb = tc;
         }
-        d = blk_dest(B, a);
+        d = top ? target : blk_dest(B, a);
         put(E, "%*s", ind, "");
         if (v->nin == 1 || b.s >= 0) {
             put(E, "tx_p_scale_add(tx_bn, ");
@@ -244,7 +245,7 @@ static blk_val blk_eval_(emitter *E, blk_state *B, const g_value *v)
         if (v->coef_in[0] < 0 || v->nin < 2 || (in[0].s >= 0 && in[1].s >= 0))
             in[0] = blk_val_of(blk_spread(E, B, in[0]));
         if (in[0].s >= 0) { /* c * y, c / y */
-            d = blk_dest(B, in[1]);
+            d = top ? target : blk_dest(B, in[1]);
             put(E, "%*s", ind, "");
             if (v->coef_in[1] < 0)
                 put(E, "tx_p_recip(tx_bn, tx_s%d, ", in[0].s);
@@ -255,7 +256,7 @@ static blk_val blk_eval_(emitter *E, blk_state *B, const g_value *v)
                 put(E, ", tx_s%d", in[0].s);
             first = 2;
         } else {
-            d = blk_dest(B, in[0]);
+            d = top ? target : blk_dest(B, in[0]);
             put(E, "%*s", ind, "");
             if (v->coef_in[0] < 0) {
                 put(E, "tx_p_recip(tx_bn, 1.0, ");
@@ -314,7 +315,7 @@ static blk_val blk_eval_(emitter *E, blk_state *B, const g_value *v)
         if (v->nin == 3)
             z = blk_spread(E, B, in[2]);
         blk_val xv = blk_val_of(x);
-        d = blk_dest(B, xv);
+        d = top ? target : blk_dest(B, xv);
         put(E, "%*s", ind, "");
         if (v->fn == MAP_WHERE) { /* both branches, for every element: no traps, the same values */
             put(E, "tx_p_where(tx_bn, ");
@@ -356,7 +357,7 @@ static blk_val blk_eval_(emitter *E, blk_state *B, const g_value *v)
         TX_ASSERT(!"not an elementwise value");
         d = r;
     }
-    B->nbuf = d.buf + 1;
+    B->nbuf = d.buf >= 0 ? d.buf + 1 : base;
     return blk_val_of(d);
 }
 
@@ -441,6 +442,13 @@ static void put_f32(emitter *E, f32_val o)
 static void put_f32_dest(emitter *E, blk_state *B, f32_val a, f32_val b, f32_val *d)
 {
     d->s = d->q = -1;
+    if (E->blk_dest) { /* the top operation: the store's target */
+        d->buf = -1;
+        d->q = E->blk_dest - 1;
+        E->blk_dest = 0;
+        put(E, "tx_q%d", d->q);
+        return;
+    }
     d->buf = a.buf >= 0 && a.s < 0 && a.q < 0 ? a.buf : b.buf >= 0 && b.s < 0 && b.q < 0 ? b.buf : B->nbuf++;
     put(E, "(float *)");
     put_scratch(E, d->buf);
@@ -450,8 +458,9 @@ static void put_f32_dest(emitter *E, blk_state *B, f32_val a, f32_val b, f32_val
    not take (an operation of two numbers, a function of one number). */
 static int f32_eval(emitter *E, blk_state *B, const g_value *v, f32_val *r)
 {
-    int ind = 4 * B->depth;
+    int ind = 4 * B->depth, top = E->blk_dest;
     r->s = r->q = r->buf = -1;
+    E->blk_dest = 0; /* for the top operation only (put_f32_dest) */
     if (v->op == OP_CONST) {
         r->s = B->nptr++;
         put(E, "%*sconst float tx_f%d = (float)", ind, "", r->s);
@@ -494,6 +503,7 @@ static int f32_eval(emitter *E, blk_state *B, const g_value *v, f32_val *r)
         put_f32_ptr(E, a);
         put(E, ", ");
         f32_val none = {-1, -1, -1};
+        E->blk_dest = top;
         put_f32_dest(E, B, a, none, r);
         put(E, ");\n");
         return 1;
@@ -506,6 +516,7 @@ static int f32_eval(emitter *E, blk_state *B, const g_value *v, f32_val *r)
     put(E, ", ");
     put_f32(E, b);
     put(E, ", ");
+    E->blk_dest = top;
     put_f32_dest(E, B, a, b, r);
     put(E, ");\n");
     return 1;
@@ -513,24 +524,60 @@ static int f32_eval(emitter *E, blk_state *B, const g_value *v, f32_val *r)
 
 /* The f32 path's block loop body for store X (see above) into the f32
    element at &TARGET (text) with stride INC: 1 if taken. */
-static int f32_store(emitter *E, blk_state *B, const g_value *x, const char *target, int64_t inc)
+static int f32_store(emitter *E, blk_state *B, const g_value *x, const char *target, int64_t inc, int direct)
 {
     if (!f32_rounded(x) || (x->op == OP_CONST))
         return 0;
     tx_buf scratch, *saved = emit_capture_begin(E, &scratch);
     blk_state b0 = *B;
+    int q = direct ? B->nptr++ : -1;
+    if (direct) { /* the top operation writes the target (blk_direct) */
+        E->blk_dest = 1 + q;
+        put(E, "%*sfloat *tx_q%d = &%s;\n", 4 * B->depth, "", q, target);
+    }
     f32_val r;
     int ok = f32_eval(E, B, x, &r) && r.s < 0;
+    E->blk_dest = 0;
     const char *text = emit_capture_end(E, saved);
     if (!ok) {
         *B = b0;
         return 0;
     }
     emit_use(E, TXS_PRIM);
-    put(E, "%s%*stx_pf_store(tx_bn, ", text, 4 * B->depth, "");
-    put_f32_ptr(E, r);
-    put(E, ", &%s, %lld);\n", target, (long long)inc);
+    put(E, "%s", text);
+    TX_ASSERT(!direct || (r.q == q && r.buf < 0));
+    if (!direct) {
+        put(E, "%*stx_pf_store(tx_bn, ", 4 * B->depth, "");
+        put_f32_ptr(E, r);
+        put(E, ", &%s, %lld);\n", target, (long long)inc);
+    }
     return 1;
+}
+
+/* Does V (with the values fused into it) read variable VAR? */
+static int reads_var(const g_value *v, int var)
+{
+    if (var < 0)
+        return 0;
+    if ((v->op == OP_INPUT || v->op == OP_STORE) && v->var == var)
+        return 1;
+    if (v->op == OP_INDEX)
+        return v->in[0]->var == var;
+    for (int i = 0; v->inlined && i < v->nin; i++)
+        if (reads_var(v->in[i], var))
+            return 1;
+    return 0;
+}
+
+/* May the top operation of X's blocks write the store's target (stride 1,
+   '=') directly, saving the scratch block's copy: X is an operation that
+   writes its result (not a copy of its operand, not a leaf) and does not
+   read the target (a multi-step operation writes it more than once)? */
+static int blk_direct(const g_value *x, int target_var, int64_t inc, int op)
+{
+    return inc == 1 && op == 0 && x->inlined && !reads_var(x, target_var) &&
+           (x->op == OP_MAP || x->op == OP_ADD || x->op == OP_CONTRACT) &&
+           !(x->op == OP_CONTRACT && x->nin == 1 && x->coef_in[0] > 0 && x->coef == 1);
 }
 
 /* "for (tx_i = 0; tx_i < EXT; tx_i += TX_BLOCK) {" and the block's
@@ -592,11 +639,20 @@ void emit_block_loop(emitter *E, const g_value *x, const int *labels, const tx_e
     else
         put_value_at(E, temp);
     const char *target = emit_capture_end(E, saved);
-    if (!(tdt == DT_F32 && op == 0 && f32_store(E, &B, x, target, inc))) {
+    if (!(tdt == DT_F32 && op == 0 && f32_store(E, &B, x, target, inc, blk_direct(x, target_var, inc, op)))) {
+        int direct = tdt == DT_F64 && blk_direct(x, target_var, inc, op), p = direct ? B.nptr++ : -1;
+        if (direct) { /* the top operation writes the target */
+            E->blk_dest = 1 + p;
+            put(E, "%*sdouble *tx_p%d = &%s;\n", 4 * depth, "", p, target);
+        }
         blk_op r = blk_eval(E, &B, x);
-        put(E, "%*stx_p_store_%s(tx_bn, ", 4 * depth, "", tdt == DT_F32 ? "f32" : "f64");
-        put_op(E, r);
-        put(E, ", &%s, %lld, %d);\n", target, (long long)inc, op);
+        E->blk_dest = 0;
+        TX_ASSERT(!direct || (r.buf < 0 && r.ptr == p));
+        if (!direct) {
+            put(E, "%*stx_p_store_%s(tx_bn, ", 4 * depth, "", tdt == DT_F32 ? "f32" : "f64");
+            put_op(E, r);
+            put(E, ", &%s, %lld, %d);\n", target, (long long)inc, op);
+        }
     }
     depth--;
     put(E, "%*s}\n", 4 * depth, "");

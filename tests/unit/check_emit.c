@@ -371,8 +371,10 @@ END_TEST
 START_TEST(emit_f32_blocks)
 {
     /* one operation on f32 values stored as f32, or an f32 function of
-       one: float blocks (tx_pf_*); two operations, or an f64 operand: the
-       double blocks (tx_p_*), whose bits the float ones repeat */
+       one: float blocks (tx_pf_*), the last writing the target itself (no
+       store of a block); two operations, or an f64 operand: the double
+       blocks (tx_p_*), whose bits the float ones repeat, stored from a
+       block into an f32 target, written directly into an f64 one */
     static const struct {
         const char *src;
         int f32;
@@ -386,9 +388,19 @@ START_TEST(emit_f32_blocks)
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         char *c = emit_for(cases[i].src, &target_jit_tcc, 2);
-        ck_assert_msg((strstr(c, "tx_pf_store(tx_bn") != NULL) == cases[i].f32, "case %zu:\n%s", i, c);
-        ck_assert_msg((strstr(c, "tx_p_store_f32(tx_bn") != NULL || strstr(c, "tx_p_store_f64(tx_bn") != NULL) ==
-                          !cases[i].f32, "case %zu:\n%s", i, c);
+        char *k = function_text(c, "static int tx_k0(");
+        if (strstr(k, "tx_acc")) { /* case 0: the max first */
+            free(k);
+            k = function_text(c, "static int tx_k1(");
+        }
+        int pf = strstr(k, "tx_pf_bin(tx_bn") != NULL || strstr(k, "tx_pf_map(tx_bn") != NULL;
+        ck_assert_msg(pf == cases[i].f32, "case %zu:\n%s", i, k);
+        ck_assert_msg(strstr(k, "tx_pf_store(tx_bn") == NULL && strstr(k, "tx_p_store_f64(tx_bn") == NULL, "case %zu:\n%s",
+                      i, k);
+        ck_assert_msg((strstr(k, "tx_p_store_f32(tx_bn") != NULL) == (i == 3 || i == 4), "case %zu:\n%s", i, k);
+        ck_assert_msg((strstr(k, "float *tx_q0 = &t_P[") != NULL) == cases[i].f32, "case %zu:\n%s", i, k);
+        ck_assert_msg((strstr(k, "double *tx_p0 = &t_P[") != NULL) == (i == 5), "case %zu:\n%s", i, k);
+        free(k);
         free(c);
     }
 }
