@@ -504,9 +504,12 @@ int emit_c(graph *g, const tx_target *T, const emit_options *o, tx_buf *out, emi
             emit_size(&E, t->ext, t->rank, dt_size(t->dt), size_code[i]);
             put(&E, "    ");
             put_var(&E, i);
-            if (T->distributed && mpi_plan_rows_var(S, i)) { /* maybe by rows over the ranks */
+            if (T->distributed) { /* maybe by rows over the ranks; the outcome agreed by all */
                 put(&E, " = (%s *)tx_mpi_alloc(tx_comm, tx_n, ", ctype(t->dt));
-                put_extent(&E, t->ext[0]);
+                if (mpi_plan_rows_var(S, i))
+                    put_extent(&E, t->ext[0]);
+                else
+                    put(&E, "0");
                 put(&E, ");\n    if (!");
             } else
                 put(&E, " = (%s *)malloc(tx_n ? (unsigned long)tx_n : 1);\n    if (!", ctype(t->dt));
@@ -521,9 +524,12 @@ int emit_c(graph *g, const tx_target *T, const emit_options *o, tx_buf *out, emi
                 put(&E, "    tx_v%d = (%s *)(tx_ws + %lld);\n", w->id, ctype(w->dt), (long long)ws.off[w->id]);
             } else {
                 emit_size(&E, w->ext, w->rank, dt_size(w->dt), ovf);
-                if (T->distributed && mpi_plan_rows_value(w)) { /* maybe by rows over the ranks */
+                if (T->distributed) { /* maybe by rows over the ranks; the outcome agreed by all */
                     put(&E, "    tx_v%d = (%s *)tx_mpi_alloc(tx_comm, tx_n, ", w->id, ctype(w->dt));
-                    put_extent(&E, w->ext[0]);
+                    if (mpi_plan_rows_value(w))
+                        put_extent(&E, w->ext[0]);
+                    else
+                        put(&E, "0");
                     put(&E, ");\n");
                 } else
                     put(&E, "    tx_v%d = (%s *)malloc(tx_n ? (unsigned long)tx_n : 1);\n", w->id, ctype(w->dt));

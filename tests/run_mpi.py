@@ -332,6 +332,20 @@ def check_failure(txc, env, td):
                 fails.append('not positive definite, distributed, -np %d: rank %d did not say so' % (p, r))
         if os.path.exists(outl) or os.path.exists(outc):
             fails.append('not positive definite, distributed, -np %d: an output file was written' % p)
+    # an allocation failing on one rank only (TX_MPI_FAIL_ALLOC=R:K, the runtime's test hook): a whole
+    # buffer (the first and second allocation), and one held by rows (TX_MPI_DIST_MIN=64): every rank
+    # says out of memory, exit 3, no output file (without the agreement the other rank waited for ever)
+    good = os.path.join(td, 'good.npy')
+    np.save(good, 3 * np.eye(6) + 0.1)
+    for what, extra in (('whole, 1st', {'TX_MPI_FAIL_ALLOC': '1:1'}), ('whole, 2nd', {'TX_MPI_FAIL_ALLOC': '1:2'}),
+                        ('by rows', {'TX_MPI_FAIL_ALLOC': '1:1', 'TX_MPI_DIST_MIN': '64'})):
+        e2 = dict(env)
+        e2.update(extra)
+        rc, _, err = run(mpirun(2, [txc, 'run', '--mpi', src2, 'A=' + good, 'L=' + outl, 'C=' + outc]), e2)
+        if rc != 3 or any('rank %d: %s: out of memory' % (r, src2) not in err for r in (0, 1)):
+            fails.append('allocation failing on rank 1 (%s): exit %d: %s' % (what, rc, run_num.one_line(err)))
+        if os.path.exists(outl) or os.path.exists(outc):
+            fails.append('allocation failing on rank 1 (%s): an output file was written' % what)
     # a rank-0-only failure (an unreadable input) stops every rank
     rc, _, err = run(mpirun(2, [txc, 'run', '--mpi', src, 'A=' + os.path.join(td, 'missing.npy'), 'L=' + outl,
                                 'C=' + outc]), env)
