@@ -45,8 +45,9 @@
  *   cholesky, inv, pow, solve, eigh, qr, svd: the matrix-calculus results
  *              (PyTorch's for cholesky, eigh, qr, svd), built from
  *              products, inv and solve; cholesky's by one runtime call
- *              (LA_CHOLGRAD: a triangular product and two triangular
- *              solves), which has a rule of its own for a second grad; pow by the adjoint of repeated
+ *              (LA_CHOLGRAD: Murray's blocked reverse-mode Cholesky in
+ *              real types, a triangular product and two triangular solves
+ *              in complex), which has a rule of its own for a second grad; pow by the adjoint of repeated
  *              squaring (O(log p) products), qr of a wide matrix (or of
  *              symbolic extents) by splitting A = [X | Y] with masks, the
  *              generalised eigh by first-order perturbation
@@ -1202,7 +1203,7 @@ static int propagate_linalg(grad_sweep *sw, g_value *v, g_value *dv)
         return 0;
     }
     case LA_CHOL: { /* PyTorch's rule: S = L^-H Phi(L^H tril(dL)) L^-1, dA = (S + S^H) / 2 */
-        g_value *cg = new_val(sw, OP_LINALG, 2); /* S by triangular BLAS calls (tx_la_cholgrad) */
+        g_value *cg = new_val(sw, OP_LINALG, 2); /* Phi(S + S^H) by the runtime (tx_la_cholgrad) */
         cg->la = LA_CHOLGRAD;
         cg->nout = 1;
         graph_set_operand(cg, 0, contiguous(sw, v, rc, 2), 1);
@@ -1211,11 +1212,12 @@ static int propagate_linalg(grad_sweep *sw, g_value *v, g_value *dv)
         graph_set_modes(cg, 2, rc, n2);
         g_value *sz = store_tmp(sw, graph_add(sw->g, cg), rc, 2, n2);
         g_value *zt = view(sw, sz, cr), *z = view(sw, sz, rc); /* built in this order */
-        contribute(sw, a, sum2(sw, cj(sw, zt), 0.5, z, 0.5, sz->dt, 2, rc, n2), NULL); /* (S + S^H) / 2 */
+        contribute(sw, a, sum2(sw, cj(sw, zt), 0.5, z, 0.5, sz->dt, 2, rc, n2), NULL); /* = (S + S^H) / 2 */
         return 0;
     }
-    case LA_CHOLGRAD: { /* a gradient differentiated again: S = Li^H P Li, Li = inv(L), P = Phi(L^H T),
-                           T = tril(G): dP = Li dS Li^H, dM = Phi(dP), dG = tril(L dM),
+    case LA_CHOLGRAD: { /* a gradient differentiated again: the node is Phi(S + S^H), S = Li^H P Li,
+                           Li = inv(L), P = Phi(L^H T), T = tril(G): dS = Phi(dv) + Phi(dv)^H,
+                           dP = Li dS Li^H, dM = Phi(dP), dG = tril(L dM),
                            dL = T dM^H - Li^H (P Li dS^H + P^H Li dS) Li^H */
         g_value *g2 = v->in[1];
         int p = fresh_label(sw, r, "p"), q = fresh_label(sw, c, "q");
@@ -1242,7 +1244,11 @@ static int propagate_linalg(grad_sweep *sw, g_value *v, g_value *dv)
         li->dt = a->dt;
         graph_set_modes(li, 2, rc, n2);
         graph_add(sw->g, li);
-        g_value *sli = store_tmp(sw, li, rc, 2, n2), *sd = store_tmp(sw, dv, rc, 2, n2);
+        f[0] = dv;
+        f[1] = phi;
+        g_value *spd = store_tmp(sw, product_to(sw, 2, f, e, 1, 2, rc, n2, NULL, 0), rc, 2, n2);
+        g_value *ds = sum2(sw, view(sw, spd, rc), 1, cj(sw, view(sw, spd, cr)), 1, spd->dt, 2, rc, n2);
+        g_value *sli = store_tmp(sw, li, rc, 2, n2), *sd = store_tmp(sw, ds, rc, 2, n2);
         f[0] = view(sw, sli, rp); /* dP = Li dS Li^H */
         f[1] = view(sw, sd, pq);
         f[2] = cj(sw, view(sw, sli, cq));

@@ -194,9 +194,9 @@ typedef struct ext_check {
    OP_LINALG. LA_GAPS is only made by grad.c: from a vector w, the matrix
    w[f] - w[e] (1 on the diagonal), a run-time error if two entries are
    equal (or, with la_pow 1, if one is zero). LA_CHOLGRAD, also only
-   grad.c's: from a cholesky factor L and the adjoint G of L, the matrix
-   L^-H Phi(L^H tril(G)) L^-1 (Phi: the lower triangle, the diagonal
-   halved) by triangular BLAS calls (tx_la_cholgrad). */
+   grad.c's: from a cholesky factor L and the adjoint G of L, the lower
+   triangular Phi(S + S^H), S = L^-H Phi(L^H tril(G)) L^-1 (Phi: the lower
+   triangle, the diagonal halved), by level-3 BLAS (tx_la_cholgrad). */
 typedef enum { LA_CHOL = 1, LA_INV, LA_POW, LA_SOLVE, LA_EIGH, LA_QR, LA_SVD, LA_SLICE, LA_GRAD, LA_GAPS, LA_CHOLGRAD } la_fn;
 
 /* ---- symbols (filled by sema) ---- */
