@@ -10,7 +10,7 @@ Gaussian log-likelihood):
   - the cheap-gradient ratio: the time of the program that computes the
     loss and every gradient over the time of the program that computes the
     loss alone (both tensorexpr, -O2, one thread and two);
-  - for the MLP and attention, tensorexpr's gradient program against
+  - for every program, tensorexpr's gradient program against
     torch.autograd (forward + backward) on 1 and 2 threads;
   - a Hessian-vector product (grad of a grad) against torch's double
     backward, n = 2000 (1000 with --quick).
@@ -230,7 +230,7 @@ def main():
             fwd = tx.compile(fwd_src, threads=threads)
             grd = tx.compile(fwd_src + grad_src, threads=threads)
             fns = [lambda: fwd(**D), lambda: grd(**D)]
-            if torch is not None and name in ("MLP", "attention"):
+            if torch is not None:  # every program: torch_loss has each
                 torch.set_num_threads(threads)
 
                 def step():
