@@ -27,7 +27,7 @@ static const char *la_word(la_fn f)
 
 /* Which triangle of the matrix V (rows V's first label, columns its
    second) can be nonzero, as far as the graph shows: 1 lower, 2 upper, 0
-   not known. A cholesky factor is lower; its transpose, conjugate or copy
+   not known. A cholesky factor is lower, qr's R upper; a transpose, conjugate or copy
    (a relabelling, a conversion) carries the triangle along, and so does a
    tensor it was stored into whole, read back as that version. */
 static int triangle_of(const g_value *v, int depth)
@@ -39,6 +39,8 @@ static int triangle_of(const g_value *v, int depth)
     switch (v->op) {
     case OP_LINALG:
         return v->la == LA_CHOL && v->nout == 1 ? 1 : 0;
+    case OP_PART: /* qr's R */
+        return v->in[0]->op == OP_LINALG && v->in[0]->la == LA_QR && v->part == 1 ? 2 : 0;
     case OP_MAP:
         if (v->fn != MAP_CONJ || v->nin != 1)
             return 0;

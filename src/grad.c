@@ -827,7 +827,7 @@ static g_value *qr_square(grad_sweep *sw, g_value *q, g_value *rm, g_value *dQ, 
         return NULL;
     tx_extent kk[2] = {rm->ext[0], rm->ext[0]}, ia[2] = {q->ext[0], rm->ext[1]};
     int ir[2] = {i, r}, is[2] = {i, s}, rj[2] = {r, j}, sj[2] = {s, j}, rs[2] = {r, s}, sr[2] = {s, r};
-    int ij[2] = {i, j}, js[2] = {j, s};
+    int ij[2] = {i, j};
     double one[3] = {1, 1, 1};
     g_value *m = new_val(sw, OP_ADD, 0); /* M = R dR^H - dQ^H Q */
     m->dt = DT_F32;
@@ -878,16 +878,13 @@ static g_value *qr_square(grad_sweep *sw, g_value *q, g_value *rm, g_value *dQ, 
     }
     graph_set_modes(b, 2, is, q->ext);
     graph_add(sw->g, b);
-    g_value *ri = new_val(sw, OP_LINALG, 1); /* R^-1, then dA(i,j) = sum_s B(i,s) conj(R^-1(j,s)) */
-    ri->la = LA_INV;
-    ri->nout = 1;
-    graph_set_operand(ri, 0, contiguous(sw, rm, rj, 2), 1);
-    ri->dt = rm->dt;
-    graph_set_modes(ri, 2, rj, rm->ext);
-    graph_add(sw->g, ri);
-    f[0] = b;
-    f[1] = cj(sw, relabel(sw, ri, rj, js, 2, rm->ext));
-    return product_to(sw, 2, f, one, 1, 2, ij, ia, NULL, 0);
+    /* dA = B R^-H: X with R X = B^H (R upper triangular: one triangular
+       solve, emit_linalg.c), then dA(i,j) = conj(X(j,i)) */
+    int ri_[2] = {r, i};
+    g_value *bh = contiguous(sw, cj(sw, relabel(sw, b, is, ir, 2, q->ext)), ri_, 2);
+    g_value *x = solve_val(sw, contiguous(sw, rm, rj, 2), bh);
+    f[0] = cj(sw, x);
+    return product_to(sw, 1, f, one, 1, 2, ij, ia, NULL, 0);
 }
 
 /* Is result V stored (before the sweep) into a tensor whose mode for

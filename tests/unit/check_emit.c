@@ -345,7 +345,8 @@ END_TEST
 START_TEST(emit_triangular_solve)
 {
     /* solve() with a cholesky factor, or its (conjugate) transpose through a
-       let, is one triangular solve (tx_la_trsolve, the 1 for upper); any
+       let, or qr's R (the gradient of qr solves with it), is one triangular
+       solve (tx_la_trsolve, the 1 for upper); any
        other matrix, and a factor updated after it was stored, take LU */
     static const struct {
         const char *src, *want;
@@ -356,6 +357,8 @@ START_TEST(emit_triangular_solve)
          "x(\"j\") = solve(U(\"i,j\"), b(\"i\"));\n", "tx_la_trsolve_d(5, 1, 1, "},
         {"in c128 A[n,n], b[n];\nout c128 x[n];\nlet L(\"i,j\") = cholesky(A(\"i,j\"));\n"
          "let U(\"i,j\") = conj(L(\"j,i\"));\nx(\"j\") = solve(U(\"i,j\"), b(\"i\"));\n", "tx_la_trsolve_z(5, 1, 1, "},
+        {"in A[n,n];\ntmp Q[n,n], R[n,n];\nout s, g[n,n];\n(Q(\"i,k\"), R(\"k,j\")) = qr(A(\"i,j\"));\n"
+         "s = R(\"i,i\")^2;\ng(\"i,j\") = grad(s, A(\"i,j\"));\n", "tx_la_trsolve_d(5, 5, 1, "},
         {"in A[n,n], b[n];\nout x[n];\nx(\"j\") = solve(A(\"i,j\"), b(\"i\"));\n", "tx_la_solve_d("},
         {"in A[n,n], b[n];\nout x[n];\ntmp L[n,n];\nL(\"i,j\") = cholesky(A(\"i,j\"));\nL(\"i,j\") += A(\"i,j\");\n"
          "x(\"j\") = solve(L(\"i,j\"), b(\"i\"));\n", "tx_la_solve_d("},
