@@ -18,11 +18,11 @@ static void put_base(emitter *E, const g_value *w)
     put_value(E, w);
 }
 
-static const char *la_word(la_fn f)
+static const char *la_word(const g_value *v)
 {
     static const char *w[] = {"?", "cholesky", "inv", "pow", "solve", "eigh", "qr", "svd", "slice", "grad",
                               "grad", "grad"};
-    return w[f];
+    return v->la == LA_INV && v->la_pow ? "pow" : w[v->la]; /* pow's inverse (lower.c) */
 }
 
 /* Which triangle of the matrix V (rows V's first label, columns its
@@ -84,7 +84,7 @@ void emit_linalg(emitter *E, const g_value *v, g_value *const *parts)
     emit_use(E, E->T->distributed ? TXS_MPI : TXS_LINALG);
     /* a distributed target's calls: linalg.inc's contract plus the communicator */
     const char *la = E->T->distributed ? "tx_mpi_la_" : "tx_la_", *comm = E->T->distributed ? "tx_comm, " : "";
-    put(E, "    { /* %%%d: %s */\n        int64_t tx_detail = 0;\n        int tx_info = ", v->id, la_word(v->la));
+    put(E, "    { /* %%%d: %s */\n        int64_t tx_detail = 0;\n        int tx_info = ", v->id, la_word(v));
     switch (v->la) {
     case LA_CHOL: case LA_INV:
         put(E, "%s%s_%s(%s", la, v->la == LA_CHOL ? "chol" : "inv", S_, comm);
@@ -168,7 +168,7 @@ void emit_linalg(emitter *E, const g_value *v, g_value *const *parts)
     /* the outcomes, in the words of tx(5) */
     const char *file = SP(E)->cst->src->name;
     unsigned line = v->span.line;
-    const char *w = la_word(v->la);
+    const char *w = la_word(v);
     struct { int info; const char *what; } outcomes[] = {
         {1, "matrix is not positive definite (leading minor %lld)"},
         {2, "matrix is singular (pivot %lld is zero)"},

@@ -18,7 +18,7 @@
  * are brought to one labelling by building the adjoint again under the
  * other labels where that costs no more than a copy (views, broadcasts,
  * elementwise products and maps: relabel/renamed), else by storing it
- * into a hidden tmp tensor (sema_grad_tmp) and reading it back through
+ * into a hidden tmp tensor (sema_hidden_tmp) and reading it back through
  * the other labels: the language's own way of renaming labels, so the
  * rules only ever build contractions, sums, elementwise maps, reduces,
  * scans, stores and views, and a grad can be differentiated again.
@@ -42,15 +42,17 @@
  *              accumulating store passes dv on to the previous value; a chip
  *              or a diagonal multiplies by [position == chip] or delta
  *   slice      dx(i) = sum_k dv(k) [i == k + lo] per mode that moves
- *   cholesky, inv, pow, solve, eigh, qr, svd: the matrix-calculus results
+ *   cholesky, inv, solve, eigh, qr, svd: the matrix-calculus results
  *              (PyTorch's for cholesky, eigh, qr, svd), built from
  *              products, inv and solve; cholesky's by one runtime call
  *              (LA_CHOLGRAD: Murray's blocked reverse-mode Cholesky in
  *              real types, a triangular product and two triangular solves
- *              in complex), which has a rule of its own for a second grad; pow by the adjoint of repeated
- *              squaring (O(log p) products), qr of a wide matrix (or of
- *              symbolic extents) by splitting A = [X | Y] with masks, the
- *              generalised eigh by first-order perturbation
+ *              in complex), which has a rule of its own for a second grad;
+ *              qr of a wide matrix (or of symbolic extents) by splitting
+ *              A = [X | Y] with masks, the generalised eigh by first-order
+ *              perturbation. pow(A, p) with |p| >= 2 is matrix products
+ *              by the time the sweep sees it (lower.c): their adjoints
+ *              reuse the stored powers, two products per product
  * Complex values follow PyTorch's convention: the adjoint of z is
  * ds/dRe z + i ds/dIm z, so every derivative above is conjugated (the
  * other factors of a product, f'(z), transposes become conjugate
@@ -267,7 +269,7 @@ static g_value *product_like(grad_sweep *sw, int n, g_value *const *vals, const 
    stored into a hidden tmp tensor, to be viewed through other labels. */
 static g_value *store_tmp(grad_sweep *sw, g_value *v, const int *from, int rank, const tx_extent *ext)
 {
-    sym *t = sema_grad_tmp(sw->g->S, sw->owner, sw->ntmp++, v->dt, rank, ext);
+    sym *t = sema_hidden_tmp(sw->g->S, &sw->owner->grad_tmp, sw->ntmp++, "grad", sw->owner->span, v->dt, rank, ext);
     g_value *s = new_val(sw, OP_STORE, 1);
     graph_set_operand(s, 0, v, 1);
     s->store_op = '=';
@@ -342,6 +344,8 @@ static g_value *as_stored(grad_sweep *sw, g_value *v)
    with SUMS (V has no other user now or later), so no product is computed
    twice. A label of V's (or its operands') that is not renamed but is a
    new name would be captured: NULL. */
+static int fresh_label(grad_sweep *sw, int base, const char *tag);
+
 static g_value *renamed(grad_sweep *sw, g_value *v, int n, const int *from, const int *to, int depth, int *budget,
                         int sums, int build)
 {
@@ -365,6 +369,16 @@ static g_value *renamed(grad_sweep *sw, g_value *v, int n, const int *from, cons
     seen = ls_union(seen, graph_value_labels(v));
     for (int i = 0; i < k; i++)
         ls_add(&fs, f[i]);
+    int nk = k; /* a summed label that is a new name is summed under a fresh one */
+    for (int i = 0; i < nk; i++)
+        if (ls_has(&v->summed, t[i]) && v->op == OP_CONTRACT && k < TX_MAX_MODES) {
+            int fr = fresh_label(sw, t[i], "r");
+            if (fr < 0 || ls_has(&seen, fr))
+                return NULL;
+            f[k] = t[i];
+            t[k++] = fr;
+            ls_add(&fs, t[i]);
+        }
     for (int i = 0; i < k; i++)
         if (ls_has(&seen, t[i]) && !ls_has(&fs, t[i]))
             return NULL; /* t[i] already means something here */
@@ -402,6 +416,10 @@ static g_value *renamed(grad_sweep *sw, g_value *v, int n, const int *from, cons
     w->coef = v->coef;
     w->coef_im = v->coef_im;
     w->summed = v->summed;
+    for (int i = nk; i < k; i++) {
+        ls_del(&w->summed, f[i]);
+        ls_add(&w->summed, t[i]);
+    }
     w->fn = v->fn;
     w->fn_arg = v->fn_arg;
     graph_set_modes(w, v->rank, lab, v->ext);
@@ -609,11 +627,12 @@ static g_value *part_total(grad_sweep *sw, g_value *v, int part, const g_value *
     return a;
 }
 
-/* Is contribution C also a contribution elsewhere (one
-   value passed on to several operands)? */
-static int shared(const grad_sweep *sw, const contrib *c)
+/* Is contribution C to V also a contribution elsewhere still to be read
+   (one value passed on to several operands)? The values after V are
+   done: a view or a store that passed C on as it was read it no more. */
+static int shared(const grad_sweep *sw, const contrib *c, const g_value *v)
 {
-    for (int k = 0; k < sw->n; k++)
+    for (int k = 0; k <= v->id; k++)
         for (const contrib *o = sw->adj[k]; o; o = o->next)
             if (o != c && o->v == c->v)
                 return 1;
@@ -639,7 +658,7 @@ static g_value *combine(grad_sweep *sw, g_value *v)
     for (contrib *c = first; c; c = c->next, i++) {
         g_value *x = c->v;
         if (positional(v) && memcmp(c->map, first->map, sizeof(int) * (size_t)v->rank) != 0)
-            x = relabel_as(sw, x, c->map, first->map, v->rank, v->ext, c->v->nuses == 0 && !shared(sw, c));
+            x = relabel_as(sw, x, c->map, first->map, v->rank, v->ext, c->v->nuses == 0 && !shared(sw, c, v));
         graph_set_operand(a, i, x, 1);
         a->dt = join(a->dt, x->dt);
     }
@@ -1136,52 +1155,13 @@ static int propagate_linalg(grad_sweep *sw, g_value *v, g_value *dv)
         contribute(sw, a, da, NULL);
         return 0;
     }
-    case LA_POW: { /* B = M^m: dM = F(m) = sum_k X^k dB X^(m-1-k), X = M^H; M = A, or inv(A) when p < 0 */
-        int64_t pw = v->la_pow, m = pw < 0 ? -pw : pw;
-        if (m == 0)
+    case LA_POW: { /* only p = 0, 1, -1 reach here: lower.c makes larger powers matrix products */
+        int64_t pw = v->la_pow;
+        TX_ASSERT(pw >= -1 && pw <= 1);
+        if (pw == 0)
             return 0;
-        int p = fresh_label(sw, r, "p");
-        if (p < 0)
-            return -1;
-        g_value *mat = a;
-        if (pw < 0) {
-            mat = new_val(sw, OP_LINALG, 1);
-            mat->la = LA_INV;
-            mat->nout = 1;
-            graph_set_operand(mat, 0, a, 1);
-            mat->dt = a->dt;
-            graph_set_modes(mat, 2, rc, n2);
-            graph_add(sw->g, mat);
-        }
-        /* F by the bits of m from the top, as repeated squaring computes
-           M^m: from (P, F) = (X^j, F(j)), doubling gives (P P, F P + P F)
-           and a set bit then (P X, F X + P dB): O(log m) products */
-        g_value *dm = dv;
-        if (m > 1) {
-            g_value *sx = store_tmp(sw, cj(sw, view(sw, store_tmp(sw, mat, rc, 2, n2), cr)), rc, 2, n2);
-            g_value *sg = store_tmp(sw, dv, rc, 2, n2), *sp = sx, *sf = sg;
-            int top = 62;
-            while (!((m >> top) & 1))
-                top--;
-            for (int bit = top - 1; bit >= 0; bit--) {
-                int set = (int)((m >> bit) & 1);
-                g_value *nf = sum2(sw, matmul(sw, sf, sp, r, c, p, n2), 1, matmul(sw, sp, sf, r, c, p, n2), 1,
-                                   join(sf->dt, sp->dt), 2, rc, n2);
-                g_value *np = bit > 0 || set ? matmul(sw, sp, sp, r, c, p, n2) : NULL;
-                sf = store_tmp(sw, nf, rc, 2, n2);
-                if (np)
-                    sp = store_tmp(sw, np, rc, 2, n2);
-                if (set) {
-                    nf = sum2(sw, matmul(sw, sf, sx, r, c, p, n2), 1, matmul(sw, sp, sg, r, c, p, n2), 1,
-                              join(sf->dt, sp->dt), 2, rc, n2);
-                    if (bit > 0)
-                        sp = store_tmp(sw, matmul(sw, sp, sx, r, c, p, n2), rc, 2, n2);
-                    sf = store_tmp(sw, nf, rc, 2, n2);
-                }
-            }
-            dm = view(sw, sf, rc);
-        }
-        if (pw < 0 && !(dm = inv_adjoint(sw, mat, dm, r, c, n2)))
+        g_value *dm = pw > 0 ? dv : inv_adjoint(sw, v, dv, r, c, n2); /* pow(A, -1) is inv(A) */
+        if (!dm)
             return -1;
         contribute(sw, a, dm, NULL);
         return 0;

@@ -61,6 +61,7 @@ typedef struct {
     int pref[TX_MAX_LABELS]; /* label order preference for this statement */
     memo *memos;
     int failed;      /* an error was reported */
+    int npow_tmp;    /* hidden tmp tensors pow has asked for (S->pow_tmp) */
     int wide;        /* the statement mixes in f64: compute everything in f64 */
     tx_extent *lab_ext; /* label extents in the current scope (a call's arguments have their own) */
     int transparent; /* the context (tx(5) §4.1): NORMAL, TRANSPARENT or OPAQUE_SUMS */
@@ -864,6 +865,106 @@ static int lower_la_args(lowerer *L, cst_node *n, g_value **args, int *nargs)
     return 0;
 }
 
+/* Matrix V (labels R, C, extents N2) stored whole into the next hidden
+   tmp tensor of pow (sema_hidden_tmp), to be read back through other
+   labels. */
+static g_value *mpow_store(lowerer *L, cst_node *n, g_value *v, int r, int c, const tx_extent *n2)
+{
+    sym *t = sema_hidden_tmp(L->S, &L->S->pow_tmp, L->npow_tmp++, "pow", n->span, v->dt, 2, n2);
+    g_value *s = new_value(L, OP_STORE, 1, n->span);
+    graph_set_operand(s, 0, v, 1);
+    s->store_op = '=';
+    s->var = t->var;
+    s->dt = t->dt;
+    int positional[2] = {-1, -1};
+    s->store_label[0] = r;
+    s->store_label[1] = c;
+    graph_set_modes(s, 2, positional, n2);
+    return graph_add(L->g, s);
+}
+
+/* The matrix stored by S read through labels A, B. */
+static g_value *mpow_view(lowerer *L, cst_node *n, g_value *s, int a, int b)
+{
+    g_value *ix = new_value(L, OP_INDEX, 1, n->span);
+    graph_set_operand(ix, 0, s, 1);
+    ix->dt = s->dt;
+    int to[2] = {a, b};
+    for (int i = 0; i < 2; i++) {
+        ix->idx_label[i] = to[i];
+        ix->idx_chip[i] = 0;
+        ix->chip_span[i] = n->span;
+    }
+    graph_set_modes(ix, 2, to, s->ext);
+    return graph_add(L->g, ix);
+}
+
+/* The product of the matrices stored by SA and SB: labels R, C, summed
+   over label K. */
+static g_value *mpow_product(lowerer *L, cst_node *n, g_value *sa, g_value *sb, int r, int c, int k)
+{
+    g_value *f[2] = {mpow_view(L, n, sa, r, k), mpow_view(L, n, sb, k, c)};
+    double one[2] = {1, 1};
+    g_value *p = new_value(L, OP_CONTRACT, 0, n->span);
+    graph_set_operands(L->g, p, 2, f, one);
+    p->coef = 1;
+    p->dt = sa->dt;
+    ls_add(&p->summed, k);
+    int rc[2] = {r, c};
+    graph_set_modes(p, 2, rc, sa->ext);
+    return add(L, p);
+}
+
+/* pow(A, p), |p| >= 2, with A (or inv(A) for p < 0) the matrix M: the
+   products of repeated squaring over the bits of |p| from the top
+   (M^j to M^2j, and a set bit then M^(2j+1)), each power stored into a
+   hidden tmp tensor. In the graph rather than one runtime call, they are
+   matrix products like any other (BLAS, the MPI plan), and a gradient
+   differentiates them (grad.c), reusing the stored powers. NULL after an
+   error. */
+static g_value *lower_matrix_pow(lowerer *L, cst_node *n, g_value *a)
+{
+    int r = n->arg_labels[0][0], c = n->arg_labels[0][1];
+    cst_program *P = L->S->cst;
+    const char *name = arena_printf(L->g->arena, "%s#pow", P->label_names[r]);
+    int k = cst_label_id(P, name, strlen(name));
+    if (k < 0) {
+        diag_error(L->diag, n->span, "too many labels in the program for 'pow' (at most %d)", TX_MAX_LABELS);
+        L->failed = 1;
+        return NULL;
+    }
+    L->g->label_names = P->label_names;
+    int rc[2] = {r, c};
+    tx_extent n2[2] = {a->ext[0], a->ext[1]};
+    g_value *m = a;
+    if (n->num < 0) {
+        m = new_value(L, OP_LINALG, 1, n->span);
+        m->la = LA_INV;
+        m->la_pow = 1; /* its run-time error names pow (emit_linalg.c) */
+        m->nout = 1;
+        graph_set_operand(m, 0, a, 1);
+        m->dt = a->dt;
+        graph_set_modes(m, 2, rc, n2);
+        add(L, m);
+    }
+    uint64_t e = n->num < 0 ? (uint64_t)0 - (uint64_t)(int64_t)n->num : (uint64_t)(int64_t)n->num;
+    int top = 63;
+    while (!((e >> top) & 1))
+        top--;
+    g_value *x = mpow_store(L, n, m, r, c, n2), *pw = x, *v = NULL;
+    for (int bit = top - 1; bit >= 0; bit--) {
+        int set = (int)((e >> bit) & 1);
+        v = mpow_product(L, n, pw, pw, r, c, k);
+        if (set) {
+            pw = mpow_store(L, n, v, r, c, n2);
+            v = mpow_product(L, n, pw, x, r, c, k);
+        }
+        if (bit > 0)
+            pw = mpow_store(L, n, v, r, c, n2);
+    }
+    return v;
+}
+
 /* cholesky, inv, pow, solve (one result) and slice inside an expression:
    like a tensor with the call's labels. */
 static g_value *lower_la(lowerer *L, cst_node *n, labelset keep)
@@ -872,6 +973,10 @@ static g_value *lower_la(lowerer *L, cst_node *n, labelset keep)
     int nargs = 0;
     if (lower_la_args(L, n, args, &nargs) < 0)
         return NULL;
+    if (n->la == LA_POW && (n->num >= 2 || n->num <= -2)) {
+        g_value *v = lower_matrix_pow(L, n, args[0]);
+        return !v || L->transparent ? v : sum_out(L, v, keep, n->span);
+    }
     g_value *v = new_value(L, n->la == LA_SLICE ? OP_SLICE : OP_LINALG, nargs, n->span);
     v->la = (la_fn)n->la;
     v->la_pow = (int64_t)n->num;

@@ -74,8 +74,9 @@ static int same_value(const g_value *a, const g_value *b, int scaled)
     case OP_STORE:
     case OP_PART:
         return 0; /* variables' states are unique; results come with their call */
-    case OP_LINALG: /* a deterministic function of its operands */
-        if (a->nout != 1 || a->la != b->la || a->la_pow != b->la_pow)
+    case OP_LINALG: /* a deterministic function of its operands (la_pow of
+                       an inverse only names the call in its error) */
+        if (a->nout != 1 || a->la != b->la || (a->la != LA_INV && a->la_pow != b->la_pow))
             return 0;
         for (int i = 0; i < a->rank; i++)
             if (a->label[i] != b->label[i])

@@ -151,26 +151,27 @@ static void add_sym(sema_program *S, sym ***arr, int *n, sym *s)
     (*arr)[(*n)++] = s;
 }
 
-sym *sema_grad_tmp(sema_program *S, cst_node *owner, int k, dtype dt, int rank, const tx_extent *ext)
+sym *sema_hidden_tmp(sema_program *S, hidden_tmps *h, int k, const char *tag, tx_span span, dtype dt, int rank,
+                     const tx_extent *ext)
 {
-    TX_ASSERT(k >= 0 && k <= owner->ngrad_tmp && rank >= 0 && rank <= TX_MAX_MODES);
-    if (k < owner->ngrad_tmp) {
-        sym *t = owner->grad_tmp[k];
+    TX_ASSERT(k >= 0 && k <= h->n && rank >= 0 && rank <= TX_MAX_MODES);
+    if (k < h->n) {
+        sym *t = h->v[k];
         TX_ASSERT(t->rank == rank);
         return t;
     }
-    if (owner->ngrad_tmp == owner->grad_tmp_cap) {
-        int cap = owner->grad_tmp_cap ? 2 * owner->grad_tmp_cap : 8;
+    if (h->n == h->cap) {
+        int cap = h->cap ? 2 * h->cap : 8;
         sym **v = arena_alloc(S->arena, sizeof(sym *) * (size_t)cap);
-        if (owner->ngrad_tmp)
-            memcpy(v, owner->grad_tmp, sizeof(sym *) * (size_t)owner->ngrad_tmp);
-        owner->grad_tmp = v;
-        owner->grad_tmp_cap = cap;
+        if (h->n)
+            memcpy(v, h->v, sizeof(sym *) * (size_t)h->n);
+        h->v = v;
+        h->cap = cap;
     }
     sym *t = arena_alloc(S->arena, sizeof *t);
     t->kind = SYM_TENSOR;
-    t->name = arena_printf(S->arena, "grad#%d", S->nvars); /* '#': no .tx name can be it */
-    t->span = owner->span;
+    t->name = arena_printf(S->arena, "%s#%d", tag, S->nvars); /* '#': no .tx name can be it */
+    t->span = span;
     t->index = -1;
     t->io = IO_TMP;
     t->dt = dt;
@@ -181,7 +182,7 @@ sym *sema_grad_tmp(sema_program *S, cst_node *owner, int k, dtype dt, int rank, 
     t->last_write = -1;
     t->var = S->nvars;
     add_sym(S, &S->vars, &S->nvars, t);
-    owner->grad_tmp[owner->ngrad_tmp++] = t;
+    h->v[h->n++] = t;
     return t;
 }
 

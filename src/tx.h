@@ -149,6 +149,7 @@ const char *lex_kind_name(int kind);
 typedef struct { uint64_t w[TX_MAX_LABELS / 64]; } labelset;
 static inline void ls_add(labelset *s, int l) { s->w[l >> 6] |= (uint64_t)1 << (l & 63); }
 static inline int ls_has(const labelset *s, int l) { return (int)((s->w[l >> 6] >> (l & 63)) & 1); }
+static inline void ls_del(labelset *s, int l) { s->w[l >> 6] &= ~((uint64_t)1 << (l & 63)); }
 static inline labelset ls_union(labelset a, labelset b)
 { for (int i = 0; i < TX_MAX_LABELS / 64; i++) a.w[i] |= b.w[i]; return a; }
 static inline labelset ls_inter(labelset a, labelset b)
@@ -263,6 +264,13 @@ typedef struct sym {
     struct sym *next; /* hash chain */
 } sym;
 
+/* Hidden tmp tensors the compiler stores values into and reads back
+   through other labels (sema_hidden_tmp); no .tx name can reach them. */
+typedef struct {
+    sym **v;
+    int n, cap;
+} hidden_tmps;
+
 /* ---- cst.c: the concrete syntax tree, a DAG ---- */
 typedef enum {
     CST_NUM = 1,   /* num */
@@ -317,10 +325,9 @@ struct cst_node {
     tx_extent *scope_ext; /* CST_CALL linear algebra: label extents inside the call */
     int depth;         /* height of the subtree (bounded: TX_MAX_DEPTH) */
     /* CST_CALL grad: the hidden tmp tensors its backward sweep relabels
-       adjoints through (sema_grad_tmp), the same ones each time the
+       adjoints through (sema_hidden_tmp), the same ones each time the
        program is lowered */
-    sym **grad_tmp;
-    int ngrad_tmp, grad_tmp_cap;
+    hidden_tmps grad_tmp;
 };
 
 typedef enum {
@@ -452,6 +459,7 @@ typedef struct {
     struct dext *derived;
     int nchecks;          /* extent equalities checked at run time */
     struct ext_check *checks;
+    hidden_tmps pow_tmp;  /* the powers of pow's repeated squaring (lower.c) */
 } sema_program;
 
 /* Checks the program: names, declarations, labels, extents, read/write
@@ -463,12 +471,15 @@ sema_program *sema_check(cst_program *cst, tx_arena *a, tx_diag *d);
 int sema_multi_labels(int la, int part, int r, int c, int nw, int *labels);
 /* Looks a name up; NULL if not declared. */
 sym *sema_lookup(sema_program *S, const char *name);
-/* The K-th hidden tmp tensor of grad call OWNER (element type DT, RANK
-   modes of extents EXT), created on first request: a backward sweep
-   relabels an adjoint by storing it into one and reading it back through
-   other labels. Lowering asks for them in the same order every time, so
-   each compilation of the program gets the same tensors. */
-sym *sema_grad_tmp(sema_program *S, cst_node *owner, int k, dtype dt, int rank, const tx_extent *ext);
+/* The K-th hidden tmp tensor of list H (element type DT, RANK modes of
+   extents EXT, named TAG#N), created on first request (K is at most H's
+   count): a backward sweep relabels an adjoint by storing it into one and
+   reading it back through other labels (H: the grad call's), and pow
+   stores the powers of its repeated squaring (H: the program's).
+   Lowering asks for them in the same order every time, so each
+   compilation of the program gets the same tensors. SPAN locates them. */
+sym *sema_hidden_tmp(sema_program *S, hidden_tmps *h, int k, const char *tag, tx_span span, dtype dt, int rank,
+                     const tx_extent *ext);
 /* Appends extent E as text ("n", "16", "n - 1", "min(m, n)"). */
 void sema_extent_print(const sema_program *S, tx_extent e, tx_buf *o);
 /* The value of E given DIM_VALUES (per symbolic dim; NULL: none known);
@@ -558,7 +569,7 @@ struct g_value {
     la_fn la;                   /* OP_LINALG */
     int nout;                   /* OP_LINALG: results (1: the node itself; else OP_PARTs) */
     int part;                   /* OP_PART */
-    int64_t la_pow;             /* OP_LINALG pow */
+    int64_t la_pow;             /* OP_LINALG pow: the power; gaps: 1 also for zero; inv: 1 if pow made it (its error names pow) */
     tx_extent slice_lo[TX_MAX_MODES]; /* OP_SLICE: per mode of the result */
     blas_plan *blas;            /* set by pass_blas: computed by a BLAS call */
     int nmaps;                  /* sparse maps restricting this value's loops */
@@ -730,7 +741,7 @@ typedef struct grad_sweep grad_sweep;
 /* The backward sweep of scalar S, a value of G's list: the adjoint
    (∂S/∂value) of every value S depends on, built with the builder and
    appended to G, values of statement STMT at SPAN. OWNER is the grad call
-   whose hidden tmp tensors (sema_grad_tmp) relabel adjoints. An operation
+   whose hidden tmp tensors (sema_hidden_tmp) relabel adjoints. An operation
    without a rule is not an error here: only the grads that need it fail
    (grad_result). */
 grad_sweep *grad_sweep_run(graph *g, g_value *s, cst_node *owner, int stmt, tx_span span);

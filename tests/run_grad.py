@@ -386,6 +386,22 @@ out s, g_A[n,n];
 s = pow(A("i,j"), 100) * W("i,j") + pow(A("i,j"), -70) * W("j,i") + pow(A("i,j"), 65) * W("i,i");
 g_A("i,j") = grad(s, A("i,j"));
 """, {"A": lambda r: 0.99 * np.eye(4) + 0.03 * r.normal(size=(4, 4)), "W": rnd(4, 4)}),
+    "hessian_pow": ("""
+in A[n,n], W[n,n], V[n,n];
+out s, g_A[n,n];
+let f = pow(A("i,j"), 13) * W("i,j") + pow(A("i,j"), -6) * W("j,i");
+s = grad(f, A("i,j")) * V("i,j");
+g_A("i,j") = grad(s, A("i,j"));
+""", {"A": lambda r: 0.95 * np.eye(5) + 0.05 * r.normal(size=(5, 5)), "W": rnd(5, 5), "V": rnd(5, 5)}),
+    "complex_hessian_pow": ("""
+in c128 A[n,n], W[n,n], V[n,n];
+out s;
+out c128 g_A[n,n];
+let f = real(pow(A("i,j"), 9) * W("i,j"));
+s = real(grad(f, A("i,j")) * conj(V("i,j")));
+g_A("i,j") = grad(s, A("i,j"));
+""", {"A": lambda r: 0.95 * np.eye(4) + 0.05 * (r.normal(size=(4, 4)) + 1j * r.normal(size=(4, 4))),
+      "W": crnd(4, 4), "V": crnd(4, 4)}),
     "complex_pow_large": ("""
 in c128 A[n,n];
 in W[n,n];
