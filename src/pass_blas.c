@@ -27,6 +27,8 @@
 
 #include "tx.h"
 
+#define TX_MAX_OPERANDS_SPLIT 64
+
 static int count_in(const mode_seq *s, int label, int *pos)
 {
     int c = 0;
@@ -493,10 +495,117 @@ static void plan_one(graph *g, copy_list *made, g_value *v, const g_value *user)
     *v->blas = p;
 }
 
+/* Is W a version of variable VAR, or a view of one? */
+static int version_of(const g_value *w, int var)
+{
+    while (w->op == OP_INDEX)
+        w = w->in[0];
+    return (w->op == OP_INPUT || w->op == OP_STORE) && w->var == var;
+}
+
+/* A sum stored whole, T = Σ c_i·t_i (or +=, -=), whose terms include
+   pairwise contractions used nowhere else: one store per contraction,
+   right after it (the first as the statement's store, the others
+   accumulating), and the remaining terms stored last, so that each
+   contraction's BLAS call writes T itself (alpha c_i, beta 1 after the
+   first) instead of a buffer of its own added in a loop afterwards
+   (matrix products only: a GEMV or a dot stays in its fused row loop).
+   Not where anything from the first such contraction to the store reads
+   or writes T: T now changes earlier. */
+static void split_stored_sum(graph *g, g_value *s)
+{
+    g_value *a = s->in[0];
+    if (a->op != OP_ADD || a->nuses != 1 || a->nmaps || s->nmaps || a->dt != s->dt || a->rank != s->rank ||
+        (s->store_op != '=' && s->store_op != '+' && s->store_op != '-'))
+        return;
+    g_value *term[TX_MAX_OPERANDS_SPLIT];
+    int nt = 0, nother = 0;
+    for (int i = 0; i < a->nin; i++) {
+        g_value *c = a->in[i];
+        int ok = c->op == OP_CONTRACT && c->nin == 2 && !ls_empty(c->summed) && c->nuses == 1 && !c->nmaps &&
+                 c->dt == s->dt && c->rank == a->rank && nt < TX_MAX_OPERANDS_SPLIT;
+        if (ok) { /* GEMM-shaped: each operand has a label of the result the other lacks */
+            labelset l0 = graph_value_labels(c->in[0]), l1 = graph_value_labels(c->in[1]),
+                     out = graph_value_labels(c);
+            ok = !ls_empty(ls_inter(ls_minus(l0, l1), out)) && !ls_empty(ls_inter(ls_minus(l1, l0), out));
+        }
+        for (int j = 0; ok && j < i; j++)
+            ok = a->in[j] != c;
+        if (ok)
+            term[nt++] = c;
+        else
+            nother++;
+    }
+    if (nt == 0 || nt + (nother > 0) < 2)
+        return;
+    for (int i = 1; i < nt; i++) /* in list order */
+        for (int j = i; j > 0 && term[j - 1]->id > term[j]->id; j--) {
+            g_value *t = term[j];
+            term[j] = term[j - 1];
+            term[j - 1] = t;
+        }
+    for (int k = term[0]->id; k < s->id; k++) {
+        const g_value *w = g->v[k];
+        if (w == a || w->dead)
+            continue;
+        if (w->op == OP_STORE && w->var == s->var)
+            return;
+        for (int i = 0; i < w->nin; i++)
+            if (version_of(w->in[i], s->var))
+                return;
+    }
+    int acc = s->store_op == '-' ? '-' : '+';
+    g_value *prev = s->nin > 1 ? s->in[1] : NULL, *other[64];
+    double ocoef[64];
+    int no = 0;
+    if (nother > 64)
+        return;
+    for (int i = 0; i < a->nin; i++) {
+        int is_term = 0;
+        for (int j = 0; j < nt; j++)
+            is_term |= a->in[i] == term[j];
+        if (is_term)
+            a->in[i]->coef *= a->coef_in[i]; /* the term's factor into its scale: BLAS's alpha */
+        else {
+            other[no] = a->in[i];
+            ocoef[no++] = a->coef_in[i];
+        }
+    }
+    for (int j = 0; j < nt; j++) {
+        g_value *st = graph_value_new(g, OP_STORE, 1, s->stmt, s->span);
+        graph_set_operand(st, 0, term[j], 1);
+        st->store_op = j == 0 && s->store_op == '=' ? '=' : j == 0 ? s->store_op : acc;
+        if (prev)
+            graph_add_operand(g, st, prev, 1);
+        st->var = s->var;
+        st->dt = s->dt;
+        memcpy(st->store_label, s->store_label, sizeof s->store_label);
+        graph_set_modes(st, s->rank, s->label, s->ext);
+        graph_insert_before(g, g->v[term[j]->id + 1], st);
+        prev = st;
+    }
+    if (no == 0) {
+        graph_replace_uses(g, s, prev);
+        graph_kill(g, a);
+        return;
+    }
+    graph_set_operands(g, a, no, other, ocoef);
+    if (s->store_op == '=')
+        s->store_op = '+';
+    if (s->nin > 1)
+        graph_set_operand(s, 1, prev, 1);
+    else
+        graph_add_operand(g, s, prev, 1);
+}
+
 void pass_blas(graph *g)
 {
     if (!g->spec.blas)
         return;
+    for (int k = 0; k < g->n; k++)
+        if (g->v[k]->op == OP_STORE && !g->v[k]->dead)
+            split_stored_sum(g, g->v[k]);
+    graph_renumber(g);
     g_value **user = arena_alloc(g->arena, sizeof(g_value *) * (size_t)(g->n + 1));
     for (int k = 0; k < g->n; k++)
         for (int i = 0; i < g->v[k]->nin; i++)
