@@ -2,7 +2,7 @@
 """grad_ratios.py — the cheap-gradient ratio (the program computing a loss and
 its gradient, over the one computing the loss alone) for programs beyond
 bench_grad.py's: least squares, a ReLU layer, softmax cross-entropy, inv,
-solve, eigh, qr, svd, pow (exponents 2, 3, 8, 100, -3) and scan. tensorexpr
+solve, eigh, qr, svd, pow (exponents 2, 3, 8, 100, 1000, -3, -100) and scan. tensorexpr
 only, medians of 9 rounds alternating the two programs in one process.
 
     /usr/bin/python3 bench/grad_ratios.py [THREADS]
@@ -37,7 +37,7 @@ progs = {
 }
 rng2 = np.random.default_rng(1)
 Ap = rng2.standard_normal((n, n)) / np.sqrt(n) * 0.9 + 0.1 * np.eye(n)
-for p in (2, 3, 8, 100, -3):
+for p in (2, 3, 8, 100, 1000, -3, -100):
     progs["pow %d" % p] = ("in A[n,n], W[n,n];\nout s;\ns = pow(A(\"i,j\"), %d) * W(\"i,j\");\n" % p,
                            "out gA[n,n];\ngA(\"i,j\") = grad(s, A(\"i,j\"));\n",
                            {"A": Ap, "W": rng2.standard_normal((n, n))})

@@ -317,6 +317,12 @@ int blk_supported(const g_value *v, int *need);
 /* Code leaving the block of V's values in a scratch buffer or a direct
    pointer; returns which. */
 blk_op blk_eval(emitter *E, blk_state *B, const g_value *v);
+/* Adds the block of X, a product of two operands (exponents 1, scale 1),
+   to the f64 row whose element at the block's start is the C text ROW,
+   in one pass: tx_p_mul_acc, or tx_p_axpby for a number times a block
+   (the bits of the product's block stored with +=). Returns 0, emitting
+   nothing, for any other X. */
+int blk_accumulate_product(emitter *E, blk_state *B, const g_value *x, const char *row);
 void put_op(emitter *E, blk_op o);
 /* The blocked loop nest computing elementwise X at every index of
    LABELS/EXT (the last blocked) into variable TARGET_VAR (>= 0) or the

@@ -369,6 +369,30 @@ blk_op blk_eval(emitter *E, blk_state *B, const g_value *v)
     return blk_spread(E, B, blk_eval_(E, B, v));
 }
 
+int blk_accumulate_product(emitter *E, blk_state *B, const g_value *x, const char *row)
+{
+    if (x->op != OP_CONTRACT || !x->inlined || x->nin != 2 || x->coef != 1 || x->coef_in[0] < 0 ||
+        x->coef_in[1] < 0 || dt_complex(x->dt))
+        return 0;
+    blk_val a = blk_eval_(E, B, x->in[0]), b = blk_eval_(E, B, x->in[1]);
+    if (a.s >= 0 && b.s >= 0)
+        a = blk_val_of(blk_spread(E, B, a));
+    put(E, "%*s", 4 * B->depth, "");
+    if (a.s >= 0 || b.s >= 0) { /* a number times a block: row = c * block + 1 * row */
+        blk_val c = a.s >= 0 ? a : b, o = a.s >= 0 ? b : a;
+        put(E, "tx_p_axpby(tx_bn, tx_s%d, ", c.s);
+        put_op(E, o.o);
+        put(E, ", 1.0, &%s, &%s);\n", row, row);
+    } else {
+        put(E, "tx_p_mul_acc(tx_bn, ");
+        put_op(E, a.o);
+        put(E, ", ");
+        put_op(E, b.o);
+        put(E, ", 1.0, &%s);\n", row);
+    }
+    return 1;
+}
+
 /* ---- the f32 path ----
    An f32 store whose value is one addition, subtraction, product or
    quotient of f32 values (tensors, f32 intermediates, constants that are

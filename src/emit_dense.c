@@ -150,12 +150,15 @@ static void emit_reduce_outer(emitter *E, const g_value *v, const int *summed, c
     d = open_row_loop(E, L, LE, ds, blocked, &range);
     if (blocked) {
         blk_state B = {0, 0, d, L, 0}; /* the row is f64 */
-        blk_op r = blk_eval(E, &B, x);
-        put(E, "%*stx_p_store_f64(tx_bn, ", 4 * d, "");
-        put_op(E, r);
-        put(E, ", &");
+        tx_buf scratch, *saved = emit_capture_begin(E, &scratch);
         put_value_at(E, v);
-        put(E, ", 1, 1);\n");
+        const char *row = emit_capture_end(E, saved);
+        if (!blk_accumulate_product(E, &B, x, row)) { /* not a product: its block, then += */
+            blk_op r = blk_eval(E, &B, x);
+            put(E, "%*stx_p_store_f64(tx_bn, ", 4 * d, "");
+            put_op(E, r);
+            put(E, ", &%s, 1, 1);\n", row);
+        }
     } else {
         tx_buf scratch, *saved = emit_capture_begin(E, &scratch);
         if (v->op == OP_CONTRACT)

@@ -51,6 +51,7 @@ typedef void scale_add_fn(int64_t, double, const double *, double, double *);
 typedef void binary_fn(int64_t, const double *, const double *, double *);
 typedef void recip_fn(int64_t, double, const double *, double *);
 typedef void scalar_fn(int64_t, const double *, double, double *);
+typedef void mul_acc_fn(int64_t, const double *, const double *, double, double *);
 typedef void pow_fn(int64_t, const double *, double, double *);
 typedef void map_fn(int64_t, int, const double *, double *);
 typedef double sum_fn(int64_t, const double *);
@@ -206,7 +207,7 @@ static int same_bits(double a, double b)
 /* ---- every PRIM symbol is tested here ---- */
 static const char *const tested[] = {
     "tx_p_load_f64", "tx_p_load_f32", "tx_p_fill", "tx_p_store_f64", "tx_p_store_f32",
-    "tx_p_axpby", "tx_p_scale_add", "tx_p_mul", "tx_p_div", "tx_p_recip", "tx_p_pow",
+    "tx_p_axpby", "tx_p_scale_add", "tx_p_mul", "tx_p_mul_acc", "tx_p_div", "tx_p_recip", "tx_p_pow",
     "tx_p_map", "tx_p_max", "tx_p_min", "tx_p_sum", "tx_p_red_sum", "tx_p_red_prod",
     "tx_p_red_max", "tx_p_red_min", "tx_rt_map_check", "tx_rt_map_has", "tx_rt_zero",
     "tx_p_cexp", "tx_p_clog", "tx_p_csqrt", "tx_p_csin", "tx_p_ccos", "tx_p_ctanh", "tx_p_cpow", "tx_p_cabs",
@@ -327,6 +328,7 @@ START_TEST(arithmetic)
     axpby_fn *axpby = (axpby_fn *)prim(s, "tx_p_axpby");
     scale_add_fn *scale_add = (scale_add_fn *)prim(s, "tx_p_scale_add");
     binary_fn *mul = (binary_fn *)prim(s, "tx_p_mul");
+    mul_acc_fn *mul_acc = (mul_acc_fn *)prim(s, "tx_p_mul_acc");
     binary_fn *dv = (binary_fn *)prim(s, "tx_p_div");
     binary_fn *mx = (binary_fn *)prim(s, "tx_p_max");
     binary_fn *mn = (binary_fn *)prim(s, "tx_p_min");
@@ -383,6 +385,19 @@ START_TEST(arithmetic)
         mul(n, x, y, d);
         for (int64_t i = 0; i < n; i++)
             CHECK_SAME(d[i], x[i] * y[i], "%s mul n=%ld [%ld]", set_names[s], (long)n, (long)i);
+        /* t ± x*y: the product rounded, then the sum (no FMA) */
+        for (int sign = -1; sign <= 1; sign += 2) {
+            fill_random(d, n, 2);
+            double *t0 = malloc((size_t)(n ? n : 1) * sizeof(double));
+            memcpy(t0, d, (size_t)n * sizeof(double));
+            mul_acc(n, x, y, sign, d);
+            for (int64_t i = 0; i < n; i++) {
+                volatile double p = x[i] * y[i];
+                double want = sign > 0 ? t0[i] + p : t0[i] - p;
+                CHECK_SAME(d[i], want, "%s mul_acc(%d) n=%ld [%ld]", set_names[s], sign, (long)n, (long)i);
+            }
+            free(t0);
+        }
         dv(n, x, y, d);
         for (int64_t i = 0; i < n; i++)
             CHECK_SAME(d[i], x[i] / y[i], "%s div n=%ld [%ld]", set_names[s], (long)n, (long)i);
