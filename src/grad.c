@@ -50,7 +50,7 @@
  *              in complex), which has a rule of its own for a second grad;
  *              qr of a wide matrix (or of symbolic extents) by splitting
  *              A = [X | Y] with masks, the generalised eigh by first-order
- *              perturbation. pow(A, p) with |p| >= 2 is matrix products
+ *              perturbation. pow(A, p), p != 0, is matrix products
  *              by the time the sweep sees it (lower.c): their adjoints
  *              reuse the stored powers, two products per product
  * Complex values follow PyTorch's convention: the adjoint of z is
@@ -1155,17 +1155,9 @@ static int propagate_linalg(grad_sweep *sw, g_value *v, g_value *dv)
         contribute(sw, a, da, NULL);
         return 0;
     }
-    case LA_POW: { /* only p = 0, 1, -1 reach here: lower.c makes larger powers matrix products */
-        int64_t pw = v->la_pow;
-        TX_ASSERT(pw >= -1 && pw <= 1);
-        if (pw == 0)
-            return 0;
-        g_value *dm = pw > 0 ? dv : inv_adjoint(sw, v, dv, r, c, n2); /* pow(A, -1) is inv(A) */
-        if (!dm)
-            return -1;
-        contribute(sw, a, dm, NULL);
+    case LA_POW: /* only p = 0 (the identity) reaches here: lower.c makes other powers products */
+        TX_ASSERT(v->la_pow == 0);
         return 0;
-    }
     case LA_SOLVE: { /* X = A^-1 B: dB = A^-H dX, dA = -dB X^H */
         g_value *b = v->in[1];
         g_value *at = contiguous(sw, cj(sw, a), cr, 2);

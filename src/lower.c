@@ -915,7 +915,8 @@ static g_value *mpow_product(lowerer *L, cst_node *n, g_value *sa, g_value *sb, 
     return add(L, p);
 }
 
-/* pow(A, p), |p| >= 2, with A (or inv(A) for p < 0) the matrix M: the
+/* pow(A, p), p != 0, with A (or inv(A) for p < 0) the matrix M: M for
+   |p| = 1, else the
    products of repeated squaring over the bits of |p| from the top
    (M^j to M^2j, and a set bit then M^(2j+1)), each power stored into a
    hidden tmp tensor. In the graph rather than one runtime call, they are
@@ -948,6 +949,8 @@ static g_value *lower_matrix_pow(lowerer *L, cst_node *n, g_value *a)
         add(L, m);
     }
     uint64_t e = n->num < 0 ? (uint64_t)0 - (uint64_t)(int64_t)n->num : (uint64_t)(int64_t)n->num;
+    if (e == 1)
+        return m; /* A itself, or inv(A) */
     int top = 63;
     while (!((e >> top) & 1))
         top--;
@@ -973,7 +976,7 @@ static g_value *lower_la(lowerer *L, cst_node *n, labelset keep)
     int nargs = 0;
     if (lower_la_args(L, n, args, &nargs) < 0)
         return NULL;
-    if (n->la == LA_POW && (n->num >= 2 || n->num <= -2)) {
+    if (n->la == LA_POW && n->num != 0) {
         g_value *v = lower_matrix_pow(L, n, args[0]);
         return !v || L->transparent ? v : sum_out(L, v, keep, n->span);
     }
