@@ -344,6 +344,22 @@ double graph_extent_estimate(const graph *g, tx_extent x)
     return 64;
 }
 
+int64_t graph_extent_known(const graph *g, tx_extent x)
+{
+    if (x.dim == EXT_DERIVED) {
+        int64_t d[TX_MAX_LABELS];
+        int n = g->S->nsym_dims < TX_MAX_LABELS ? g->S->nsym_dims : TX_MAX_LABELS;
+        for (int i = 0; i < n; i++)
+            d[i] = g->spec.dim_values ? g->spec.dim_values[i] : -1;
+        return sema_extent_eval(g->S, x, d);
+    }
+    if (x.dim < 0)
+        return x.value;
+    if (g->spec.dim_values && g->spec.dim_values[g->S->dims[x.dim]->index] >= 0)
+        return g->spec.dim_values[g->S->dims[x.dim]->index];
+    return -1;
+}
+
 const char *graph_label_name(const graph *g, int label)
 {
     return label >= 0 ? g->label_names[label] : "?";

@@ -363,6 +363,32 @@ static double group_size(const graph *g, const g_value *A, const g_value *B, con
     return z;
 }
 
+/* At most this many multiply-adds, a product known to be that small is
+   a loop nest: a 2x2 matrix product or a dot of 3 costs less than
+   the BLAS call's own overhead (about 150 ns). */
+#define TINY_PRODUCT 64
+
+/* Is the product of A and B (every label once) known to be at most
+   TINY_PRODUCT multiply-adds? */
+static int tiny_product(const graph *g, const g_value *A, const g_value *B)
+{
+    double work = 1;
+    for (int i = 0; i < A->rank; i++) {
+        int64_t e = graph_extent_known(g, A->ext[i]);
+        if (e < 0)
+            return 0;
+        work *= (double)e;
+    }
+    for (int i = 0; i < B->rank; i++)
+        if (!has(A, B->label[i])) {
+            int64_t e = graph_extent_known(g, B->ext[i]);
+            if (e < 0)
+                return 0;
+            work *= (double)e;
+        }
+    return work <= TINY_PRODUCT;
+}
+
 static void plan_one(graph *g, copy_list *made, g_value *v, const g_value *user)
 {
     g_value *A = v->in[0], *B = v->in[1];
@@ -395,6 +421,8 @@ static void plan_one(graph *g, copy_list *made, g_value *v, const g_value *user)
     }
     if (p.nk == 0)
         return; /* nothing summed: an elementwise or outer product, fused instead */
+    if (tiny_product(g, A, B))
+        return;
     if (mixed && (p.nm == 0 || p.nn == 0))
         return;
     mode_seq sa, sb;

@@ -721,6 +721,9 @@ void graph_restrict(const graph *g, g_value *v, const int *maps, int n);
 /* The extent X as a number for cost models: exact when constant or known
    (JIT), else an estimate (64). */
 double graph_extent_estimate(const graph *g, tx_extent x);
+/* The extent X when it is known (constant, or every dim it depends on
+   bound: JIT), else -1. */
+int64_t graph_extent_known(const graph *g, tx_extent x);
 /* V's element count (extents estimated where unknown, as for costs). */
 double graph_value_elements(const graph *g, const g_value *v);
 /* The listing's word for an op ("contract", "map", ...). */
