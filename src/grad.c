@@ -270,33 +270,13 @@ static g_value *product_like(grad_sweep *sw, int n, g_value *const *vals, const 
 static g_value *store_tmp(grad_sweep *sw, g_value *v, const int *from, int rank, const tx_extent *ext)
 {
     sym *t = sema_hidden_tmp(sw->g->S, &sw->owner->grad_tmp, sw->ntmp++, "grad", sw->owner->span, v->dt, rank, ext);
-    g_value *s = new_val(sw, OP_STORE, 1);
-    graph_set_operand(s, 0, v, 1);
-    s->store_op = '=';
-    s->var = t->var;
-    s->dt = t->dt;
-    int positional[TX_MAX_MODES];
-    for (int i = 0; i < rank; i++) {
-        positional[i] = -1;
-        s->store_label[i] = from[i];
-    }
-    graph_set_modes(s, rank, positional, ext);
-    return graph_add(sw->g, s);
+    return graph_store_whole(sw->g, v, t, from, sw->stmt, sw->span);
 }
 
 /* The tensor stored by S read through labels TO[m] (distinct). */
 static g_value *view(grad_sweep *sw, g_value *s, const int *to)
 {
-    g_value *ix = new_val(sw, OP_INDEX, 1);
-    graph_set_operand(ix, 0, s, 1);
-    ix->dt = s->dt;
-    for (int i = 0; i < s->rank; i++) {
-        ix->idx_label[i] = to[i];
-        ix->idx_chip[i] = 0;
-        ix->chip_span[i] = sw->span;
-    }
-    graph_set_modes(ix, s->rank, to, s->ext);
-    return graph_add(sw->g, ix);
+    return graph_view(sw->g, s, to, sw->stmt, sw->span);
 }
 
 static int has_label(const g_value *v, int l)

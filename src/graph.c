@@ -344,6 +344,36 @@ double graph_extent_estimate(const graph *g, tx_extent x)
     return 64;
 }
 
+g_value *graph_store_whole(graph *g, g_value *v, const sym *t, const int *from, int stmt, tx_span span)
+{
+    g_value *s = graph_value_new(g, OP_STORE, 1, stmt, span);
+    graph_set_operand(s, 0, v, 1);
+    s->store_op = '=';
+    s->var = t->var;
+    s->dt = t->dt;
+    int positional[TX_MAX_MODES];
+    for (int i = 0; i < t->rank; i++) {
+        positional[i] = -1;
+        s->store_label[i] = from[i];
+    }
+    graph_set_modes(s, t->rank, positional, t->ext);
+    return graph_add(g, s);
+}
+
+g_value *graph_view(graph *g, g_value *s, const int *to, int stmt, tx_span span)
+{
+    g_value *ix = graph_value_new(g, OP_INDEX, 1, stmt, span);
+    graph_set_operand(ix, 0, s, 1);
+    ix->dt = s->dt;
+    for (int i = 0; i < s->rank; i++) {
+        ix->idx_label[i] = to[i];
+        ix->idx_chip[i] = 0;
+        ix->chip_span[i] = span;
+    }
+    graph_set_modes(ix, s->rank, to, s->ext);
+    return graph_add(g, ix);
+}
+
 int64_t graph_extent_known(const graph *g, tx_extent x)
 {
     if (x.dim == EXT_DERIVED) {

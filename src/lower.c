@@ -871,39 +871,16 @@ static int lower_la_args(lowerer *L, cst_node *n, g_value **args, int *nargs)
 static g_value *mpow_store(lowerer *L, cst_node *n, g_value *v, int r, int c, const tx_extent *n2)
 {
     sym *t = sema_hidden_tmp(L->S, &L->S->pow_tmp, L->npow_tmp++, "pow", n->span, v->dt, 2, n2);
-    g_value *s = new_value(L, OP_STORE, 1, n->span);
-    graph_set_operand(s, 0, v, 1);
-    s->store_op = '=';
-    s->var = t->var;
-    s->dt = t->dt;
-    int positional[2] = {-1, -1};
-    s->store_label[0] = r;
-    s->store_label[1] = c;
-    graph_set_modes(s, 2, positional, n2);
-    return graph_add(L->g, s);
-}
-
-/* The matrix stored by S read through labels A, B. */
-static g_value *mpow_view(lowerer *L, cst_node *n, g_value *s, int a, int b)
-{
-    g_value *ix = new_value(L, OP_INDEX, 1, n->span);
-    graph_set_operand(ix, 0, s, 1);
-    ix->dt = s->dt;
-    int to[2] = {a, b};
-    for (int i = 0; i < 2; i++) {
-        ix->idx_label[i] = to[i];
-        ix->idx_chip[i] = 0;
-        ix->chip_span[i] = n->span;
-    }
-    graph_set_modes(ix, 2, to, s->ext);
-    return graph_add(L->g, ix);
+    int rc[2] = {r, c};
+    return graph_store_whole(L->g, v, t, rc, L->st ? L->st->index : -1, n->span);
 }
 
 /* The product of the matrices stored by SA and SB: labels R, C, summed
    over label K. */
 static g_value *mpow_product(lowerer *L, cst_node *n, g_value *sa, g_value *sb, int r, int c, int k)
 {
-    g_value *f[2] = {mpow_view(L, n, sa, r, k), mpow_view(L, n, sb, k, c)};
+    int stmt = L->st ? L->st->index : -1, rk[2] = {r, k}, kc[2] = {k, c};
+    g_value *f[2] = {graph_view(L->g, sa, rk, stmt, n->span), graph_view(L->g, sb, kc, stmt, n->span)};
     double one[2] = {1, 1};
     g_value *p = new_value(L, OP_CONTRACT, 0, n->span);
     graph_set_operands(L->g, p, 2, f, one);

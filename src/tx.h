@@ -649,6 +649,13 @@ void graph_set_modes_like(g_value *v, int rank, const int *label, const g_value 
 /* Appends V at the end of G's list (ids are assigned in order) and counts
    its operands' uses. Returns V. */
 g_value *graph_add(graph *g, g_value *v);
+/* V (labels FROM[m] for mode m) stored whole, with '=', into tensor T (of
+   V's rank), appended to G's list; read back through other labels with
+   graph_view. */
+g_value *graph_store_whole(graph *g, g_value *v, const sym *t, const int *from, int stmt, tx_span span);
+/* The tensor stored by S (a store or an input) read through the distinct
+   labels TO[m], appended to G's list. */
+g_value *graph_view(graph *g, g_value *s, const int *to, int stmt, tx_span span);
 /* Queues new value V to go into G's list just before AT, a value in the
    list (values queued before the same AT keep their order); the next
    graph_renumber puts it there. Until then V has no id. */
