@@ -673,6 +673,31 @@ int tx_run_arrays(tx_program *p, void *const *data, const int64_t *shapes, const
     return tx_run(p);
 }
 
+int tx_run_arrays_at(tx_program *p, void *const *const *where, const int64_t *shapes, const int64_t *strides)
+{
+    if (!p)
+        return TX_ERR_ARG;
+    if (!where)
+        return fail(p->ctx, TX_ERR_ARG, "tx_run_arrays_at: NULL argument");
+    enum { LOCAL = 16 };
+    void *local[LOCAL];
+    int n = p->S->ntensors;
+    void **data = n <= LOCAL ? local : malloc(sizeof(void *) * (size_t)n);
+    if (!data)
+        return fail(p->ctx, TX_ERR_NOMEM, "out of memory");
+    int st = TX_OK;
+    for (int k = 0; k < n && st == TX_OK; k++)
+        if (where[k])
+            data[k] = *where[k];
+        else
+            st = fail(p->ctx, TX_ERR_ARG, "tx_run_arrays_at: NULL address for tensor '%s'", p->S->tensors[k]->name);
+    if (st == TX_OK)
+        st = tx_run_arrays(p, data, shapes, strides);
+    if (data != local)
+        free(data);
+    return st;
+}
+
 int tx_bind_sparse(tx_program *p, const char *map, const tx_sparse_map *m)
 {
     if (!p)

@@ -215,6 +215,14 @@ TX_API int tx_run(tx_program *p);
    einsum does). Returns TX_OK or the status of the failed bind or run. */
 TX_API int tx_run_arrays(tx_program *p, void *const *data, const int64_t *shapes, const int64_t *strides);
 
+/* As tx_run_arrays, but WHERE[k] is the address of a pointer that holds
+   tensor k's data address, read at the call: for language bindings whose
+   array objects keep their data pointer at a known place (numpy's), which
+   can then pass the objects' addresses instead of reading each pointer
+   out first. Returns as tx_run_arrays. */
+TX_API int tx_run_arrays_at(tx_program *p, void *const *const *where, const int64_t *shapes,
+                            const int64_t *strides);
+
 /* The standalone C99 source of the program (tx(5) §8), NUL-terminated, in
    malloc'd memory the caller frees; its length in *LEN if LEN is not NULL.
    Same as tx_emit() with default options. NULL on error. */

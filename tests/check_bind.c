@@ -487,6 +487,20 @@ START_TEST(bind_strided_layouts_specialised)
     ck_assert_int_eq(tx_run_arrays(p, NULL, shapes, NULL), TX_ERR_ARG);
     ck_assert_int_eq(tx_run_arrays(p, (void *const[]){A, NULL, C}, shapes, NULL), TX_ERR_ARG);
     ck_assert_int_eq(tx_run_arrays(NULL, (void *const[]){A, B, C}, shapes, NULL), TX_ERR_ARG);
+    /* tx_run_arrays_at: each data pointer read from where it is kept, at the call */
+    struct { int tag; void *data; } hA = {1, A}, hB = {2, B}, hC = {3, C};
+    memset(C, 0, sizeof C);
+    ck_assert_int_eq(tx_run_arrays_at(p, (void *const *const[]){&hA.data, &hB.data, &hC.data}, shapes, NULL), TX_OK);
+    same(C, want, N * M);
+    hA.data = A2; /* the same slot, a new array: read again */
+    ck_assert_int_eq(tx_run_arrays_at(p, (void *const *const[]){&hA.data, &hB.data, &hC.data}, shapes, rm), TX_OK);
+    same(C, wantA2, N * M);
+    ck_assert_int_eq(tx_run_arrays_at(p, NULL, shapes, NULL), TX_ERR_ARG);
+    ck_assert_int_eq(tx_run_arrays_at(p, (void *const *const[]){&hA.data, NULL, &hC.data}, shapes, NULL),
+                     TX_ERR_ARG);
+    ck_assert_msg(contains(tx_errmsg(c), "'B'"), "%s", tx_errmsg(c));
+    ck_assert_int_eq(tx_run_arrays_at(NULL, (void *const *const[]){&hA.data, &hB.data, &hC.data}, shapes, NULL),
+                     TX_ERR_ARG);
     tx_program_free(p);
 
     /* matrix-vector and dot products over strided operands */

@@ -85,14 +85,13 @@ _DTYPE = {v: k for k, v in _CODE.items()}
 
 _bind = lib.tx_bind
 _bind_array = getattr(lib, "tx_bind_array", None)
-# tx_run_arrays without argtypes: a binding plan's arguments are ctypes
+# tx_run_arrays_at without argtypes: a binding plan's arguments are ctypes
 # objects made once, passed as they are (the GIL is released, as by every
-# CDLL function)
+# CDLL function); each array is passed as the address of its data field
 _run_arrays_raw = None
-if getattr(lib, "tx_run_arrays", None) is not None:
-    _run_arrays_raw = lib["tx_run_arrays"]
+if getattr(lib, "tx_run_arrays_at", None) is not None:
+    _run_arrays_raw = lib["tx_run_arrays_at"]
     _run_arrays_raw.restype = ctypes.c_int
-_addr = c_void_p.from_address
 _ndarray = np.ndarray
 _empty = np.empty
 PLANS = 64  # binding plans kept per Program
@@ -333,7 +332,7 @@ class Program:
         # the repeated call: every in tensor given by keyword as an exact
         # ndarray whose (shape, strides, dtype) a successful call had before
         # (then checked), no dims, no out=: new result arrays and one
-        # library call (tx_run_arrays) through the plan made then
+        # library call (tx_run_arrays_at) through the plan made then
         plans = self._plans
         if plans is not None and bindings is None and out is None and not self._dims_set:
             try:
@@ -346,9 +345,9 @@ class Program:
                 res = [_empty(shape, dt) for shape, dt in outs]
                 with self._lock:
                     for i, a in zip(in_at, arrs):
-                        ptrs[i] = _addr(id(a) + DATA_OFFSET).value
+                        ptrs[i] = id(a) + DATA_OFFSET
                     for i, r in zip(out_at, res):
-                        ptrs[i] = _addr(id(r) + DATA_OFFSET).value
+                        ptrs[i] = id(r) + DATA_OFFSET
                     st = _run_arrays_raw(*args)
                     if st:
                         self._fail(st)
@@ -502,9 +501,9 @@ class Program:
     def _plan(self, arrays, given, results):
         """After a successful call with the in tensors ARRAYS (by name, as
         bound; GIVEN: as given) and the new out arrays RESULTS: the binding plan of later
-        calls with the same shapes, strides and dtypes (what tx_run_arrays
-        takes, every tensor in the library's order: data pointers filled in
-        per call, shapes, strides in elements), if all of them are exact
+        calls with the same shapes, strides and dtypes (what tx_run_arrays_at
+        takes, every tensor in the library's order: the addresses of the
+        arrays' data fields filled in per call, shapes, strides in elements), if all of them are exact
         ndarrays of the declared dtype that the library reads in place."""
         arrs = [arrays.get(k) for k in self._in_names]
         if not all([type(a) is _ndarray and a is given[k] for a, k in zip(arrs, self._in_names)]):

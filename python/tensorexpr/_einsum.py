@@ -12,15 +12,17 @@ from ._lib import DATA_OFFSET, lib
 
 _bind = lib.tx_bind
 _run = lib.tx_run
-_run_arrays = getattr(lib, "tx_run_arrays", None)
+_run_arrays = getattr(lib, "tx_run_arrays_at", None)
 # the repeated call's own function object, without argtypes: its arguments
 # are ctypes objects made once per cache entry, which ctypes passes as they
-# are (argtypes would convert each on every call: a third of the call's cost)
+# are (argtypes would convert each on every call: a third of the call's
+# cost). tx_run_arrays_at reads each array's data pointer at the address it
+# is given: the address of the ndarray's data field, id(a) + DATA_OFFSET,
+# an addition (reading the pointer out here would make a ctypes object)
 _run_arrays_raw = None
 if _run_arrays is not None:
-    _run_arrays_raw = lib["tx_run_arrays"]
+    _run_arrays_raw = lib["tx_run_arrays_at"]
     _run_arrays_raw.restype = ctypes.c_int
-_addr = ctypes.c_void_p.from_address
 _ndarray = np.ndarray
 _empty = np.empty
 
@@ -126,7 +128,7 @@ def _label(c):
 class _Entry:
     """One compiled einsum: the program, and how to bind each call's arrays."""
     __slots__ = ("prog", "p", "lock", "ops", "out_name", "out_shape", "out_shape_c", "out_dtype", "zeros",
-                 "source", "direct", "ptrs", "shapes", "strides", "n", "view", "args")
+                 "source", "direct", "ptrs", "shapes", "strides", "n", "view", "args", "out0")
 
 
 def _build(subscripts, ops, dtype):
@@ -204,6 +206,7 @@ def _build(subscripts, ops, dtype):
     e.prog = None
     e.source = None
     e.direct = False
+    e.out0 = None
     e.view = None
     if e.zeros:
         return e
@@ -246,7 +249,7 @@ def _build(subscripts, ops, dtype):
     e.lock = e.prog._lock
     e.out_name = b"R"
     e.out_shape_c = (c_int64 * len(e.out_shape))(*e.out_shape)
-    # the direct call (tx_run_arrays): every operand used as it is, its
+    # the direct call (tx_run_arrays_at): every operand used as it is, its
     # layout part of the cache key; the result a new C-ordered array
     e.n = len(ops)
     e.direct = (_run_arrays is not None and DATA_OFFSET is not None and
@@ -268,6 +271,13 @@ def _build(subscripts, ops, dtype):
         e.strides = (c_int64 * max(1, len(strides)))(*strides)
         e.ptrs = (c_void_p * (len(ops) + 1))()
         e.args = (c_void_p(e.p), e.ptrs, e.shapes, e.strides)
+        # a result that is a number goes into one 0-d array of the entry
+        # (its address set once, under the entry's lock) and is returned as
+        # a numpy scalar, as numpy.einsum returns it
+        e.out0 = None
+        if not e.out_shape:
+            e.out0 = np.empty((), e.out_dtype)
+            e.ptrs[len(ops)] = id(e.out0) + DATA_OFFSET
     return e
 
 
@@ -285,7 +295,7 @@ def _get(key, subscripts, ops, dtype):
                     _direct.pop(_direct_key(k), None)
             _cache[key] = e
             if e.direct and dtype is None:
-                _direct[_direct_key(key)] = (e.out_shape, e.out_dtype, e.ptrs, e.lock, e.args, e.prog)
+                _direct[_direct_key(key)] = (e.out_shape, e.out_dtype, e.ptrs, e.lock, e.args, e.prog, e.out0)
         return e
 
 
@@ -312,16 +322,26 @@ def einsum(subscripts, *operands, out=None, dtype=None, order="K", casting="safe
                 a, b = operands
                 d = _direct.get((subscripts, a.shape, a.strides, a.dtype, b.shape, b.strides, b.dtype))
                 if d is not None and type(a) is _ndarray and type(b) is _ndarray:
-                    shape, rdt, ptrs, lock, args, prog = d
-                    r = _empty(shape, rdt)
-                    lock.acquire()
-                    try:
-                        ptrs[0] = _addr(id(a) + DATA_OFFSET).value
-                        ptrs[1] = _addr(id(b) + DATA_OFFSET).value
-                        ptrs[2] = _addr(id(r) + DATA_OFFSET).value
-                        st = _run_arrays_raw(*args)
-                    finally:
-                        lock.release()
+                    shape, rdt, ptrs, lock, args, prog, out0 = d
+                    if out0 is None:
+                        r = _empty(shape, rdt)
+                        lock.acquire()
+                        try:
+                            ptrs[0] = id(a) + DATA_OFFSET
+                            ptrs[1] = id(b) + DATA_OFFSET
+                            ptrs[2] = id(r) + DATA_OFFSET
+                            st = _run_arrays_raw(*args)
+                        finally:
+                            lock.release()
+                    else:  # a number: written into the entry's 0-d array, returned as a scalar
+                        lock.acquire()
+                        try:
+                            ptrs[0] = id(a) + DATA_OFFSET
+                            ptrs[1] = id(b) + DATA_OFFSET
+                            st = _run_arrays_raw(*args)
+                            r = out0[()]
+                        finally:
+                            lock.release()
                     if not st:
                         return r
                 d = None  # not arrays, or a failed run
@@ -329,15 +349,24 @@ def einsum(subscripts, *operands, out=None, dtype=None, order="K", casting="safe
                 a, = operands
                 d = _direct.get((subscripts, a.shape, a.strides, a.dtype))
                 if d is not None and type(a) is _ndarray:
-                    shape, rdt, ptrs, lock, args, prog = d
-                    r = _empty(shape, rdt)
-                    lock.acquire()
-                    try:
-                        ptrs[0] = _addr(id(a) + DATA_OFFSET).value
-                        ptrs[1] = _addr(id(r) + DATA_OFFSET).value
-                        st = _run_arrays_raw(*args)
-                    finally:
-                        lock.release()
+                    shape, rdt, ptrs, lock, args, prog, out0 = d
+                    if out0 is None:
+                        r = _empty(shape, rdt)
+                        lock.acquire()
+                        try:
+                            ptrs[0] = id(a) + DATA_OFFSET
+                            ptrs[1] = id(r) + DATA_OFFSET
+                            st = _run_arrays_raw(*args)
+                        finally:
+                            lock.release()
+                    else:
+                        lock.acquire()
+                        try:
+                            ptrs[0] = id(a) + DATA_OFFSET
+                            st = _run_arrays_raw(*args)
+                            r = out0[()]
+                        finally:
+                            lock.release()
                     if not st:
                         return r
                 d = None  # not arrays, or a failed run
@@ -348,13 +377,15 @@ def einsum(subscripts, *operands, out=None, dtype=None, order="K", casting="safe
         except (TypeError, AttributeError):  # unhashable (the interleaved form), not arrays
             d = None
         if d is not None:  # three operands or more
-            shape, rdt, ptrs, lock, args, prog = d
-            r = _empty(shape, rdt)
+            shape, rdt, ptrs, lock, args, prog, out0 = d
+            r = _empty(shape, rdt) if out0 is None else out0
             with lock:
                 for i, x in enumerate(operands):
-                    ptrs[i] = _addr(id(x) + DATA_OFFSET).value
-                ptrs[n] = _addr(id(r) + DATA_OFFSET).value
+                    ptrs[i] = id(x) + DATA_OFFSET
+                ptrs[n] = id(r) + DATA_OFFSET
                 st = _run_arrays_raw(*args)
+                if out0 is not None:
+                    r = out0[()]
             if not st:
                 return r
         # a failed run: the general path below binds by name and reports it
@@ -370,12 +401,14 @@ def einsum(subscripts, *operands, out=None, dtype=None, order="K", casting="safe
             d = None
         if (d is not None and out.dtype == d[1] and out.shape == d[0] and out.flags.c_contiguous and
                 out.flags.writeable):
-            shape, rdt, ptrs, lock, args, prog = d
+            shape, rdt, ptrs, lock, args, prog, out0 = d
             with lock:
                 for i, x in enumerate(operands):
-                    ptrs[i] = _addr(id(x) + DATA_OFFSET).value
-                ptrs[n] = _addr(id(out) + DATA_OFFSET).value
+                    ptrs[i] = id(x) + DATA_OFFSET
+                ptrs[n] = id(out) + DATA_OFFSET
                 st = _run_arrays_raw(*args)
+                if out0 is not None:  # the entry's own result array again
+                    ptrs[n] = id(out0) + DATA_OFFSET
             if not st:
                 return out
     e = None
@@ -385,7 +418,8 @@ def einsum(subscripts, *operands, out=None, dtype=None, order="K", casting="safe
     except TypeError:
         e = None
     if e is not None and e.view is not None and out is None:
-        return _view(e, operands[0])
+        r = _view(e, operands[0])
+        return r if r.ndim else r[()]
     if not isinstance(subscripts, str):
         subscripts, operands = _interleaved((subscripts,) + operands)
     ops = [o if type(o) is np.ndarray else np.asarray(o) for o in operands]
@@ -412,13 +446,13 @@ def einsum(subscripts, *operands, out=None, dtype=None, order="K", casting="safe
         if out is not None:
             out[...] = r
             return out
-        return r
+        return r if r.ndim else r[()]  # a number as numpy's scalar, as numpy.einsum returns it
     if e.view is not None:
         r = _view(e, ops[0])
         if out is not None:
             np.copyto(out, r, casting="unsafe")
             return out
-        return r
+        return r if r.ndim else r[()]  # a number as numpy's scalar, as numpy.einsum returns it
     p = e.p
     keep = []
     with e.lock:
@@ -452,7 +486,7 @@ def einsum(subscripts, *operands, out=None, dtype=None, order="K", casting="safe
     if out is not None and r is not out:
         np.copyto(out, r, casting="unsafe")
         return out
-    return r
+    return r if r.ndim else r[()]  # a number as numpy's scalar, as numpy.einsum returns it
 
 
 def _view(e, a):

@@ -76,6 +76,7 @@ _SIGNATURES = {
     # h-api: typed, strided binding (optional; see HAVE_BIND_ARRAY)
     "tx_bind_array": (c_int, [c_void_p, c_char_p, c_void_p, c_int, c_int, c_void_p, c_void_p]),
     "tx_run_arrays": (c_int, [c_void_p, c_void_p, c_void_p, c_void_p]),
+    "tx_run_arrays_at": (c_int, [c_void_p, c_void_p, c_void_p, c_void_p]),
 }
 
 
@@ -105,8 +106,9 @@ for _name, (_res, _args) in _SIGNATURES.items():
 #: True when the library has tx_bind_array (strided arrays read in place).
 HAVE_BIND_ARRAY = hasattr(lib, "tx_bind_array")
 
-#: True when the library has tx_run_arrays (one call binds every tensor and runs).
-HAVE_RUN_ARRAYS = hasattr(lib, "tx_run_arrays")
+#: True when the library has tx_run_arrays_at (one call binds every tensor,
+#: each data pointer read from its array object, and runs).
+HAVE_RUN_ARRAYS = hasattr(lib, "tx_run_arrays_at")
 
 
 def _data_offset():

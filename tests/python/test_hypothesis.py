@@ -78,6 +78,7 @@ def test_random_einsum_matches_numpy(expr, seed, out_layout):
         raise AssertionError("numpy rejects %r %s; tensorexpr does not" % (subs, shapes))
     got = tx.einsum(subs, *ops)
     assert got.shape == ref.shape and got.dtype == ref.dtype, (subs, shapes)
+    assert type(got) is type(ref), (subs, shapes, type(got), type(ref))
     tol = 2e-4 if dtype == np.float32 else 1e-10
     np.testing.assert_allclose(got, ref, rtol=tol, atol=tol * (1 + np.abs(ref).max(initial=0)))
     if out_layout is not None and ref.ndim > 0:  # written into an array of that layout
