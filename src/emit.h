@@ -323,6 +323,15 @@ blk_op blk_eval(emitter *E, blk_state *B, const g_value *v);
    (the bits of the product's block stored with +=). Returns 0, emitting
    nothing, for any other X. */
 int blk_accumulate_product(emitter *E, blk_state *B, const g_value *x, const char *row);
+/* Whether the rows of X along LABEL can be summed over the label OUTER by
+   blk_accumulate_rows: X an f64 tensor in memory, LABEL its unit-stride
+   mode, OUTER among its modes. */
+int blk_rows_of(emitter *E, const g_value *x, int label, int outer);
+/* Adds to the f64 row whose element at the block's start is the C text
+   ROW the block of X summed over every index of label OUTER (extent EXT),
+   with no loop over OUTER open: one tx_p_add_rows over X's rows, the same
+   bits as one += per index of OUTER in order. */
+void blk_accumulate_rows(emitter *E, const blk_state *B, const g_value *x, int outer, tx_extent ext, const char *row);
 void put_op(emitter *E, blk_op o);
 /* The blocked loop nest computing elementwise X at every index of
    LABELS/EXT (the last blocked) into variable TARGET_VAR (>= 0) or the

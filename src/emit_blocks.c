@@ -393,6 +393,35 @@ int blk_accumulate_product(emitter *E, blk_state *B, const g_value *x, const cha
     return 1;
 }
 
+int blk_rows_of(emitter *E, const g_value *x, int label, int outer)
+{
+    if (x->inlined || x->dt != DT_F64 || x->op == OP_CONST)
+        return 0;
+    int64_t known, kouter;
+    tx_buf stride = {0}, *out = E->out;
+    E->out = &stride;
+    put_label_stride(E, x, label, &known);
+    put_label_stride(E, x, outer, &kouter);
+    E->out = out;
+    buf_free(&stride);
+    return known == 1 && kouter != 0;
+}
+
+void blk_accumulate_rows(emitter *E, const blk_state *B, const g_value *x, int outer, tx_extent ext, const char *row)
+{
+    int ind = 4 * B->depth;
+    int64_t known;
+    put(E, "%*s{\n%*sconst int64_t ", ind, "", ind + 4, "");
+    put_label(E, outer);
+    put(E, " = 0;\n%*stx_p_add_rows(tx_bn, ", ind + 4, "");
+    put_extent(E, ext);
+    put(E, ", &");
+    put_access(E, x);
+    put(E, ", ");
+    put_label_stride(E, x, outer, &known);
+    put(E, ", &%s);\n%*s}\n", row, ind, "");
+}
+
 /* ---- the f32 path ----
    An f32 store whose value is one addition, subtraction, product or
    quotient of f32 values (tensors, f32 intermediates, constants that are

@@ -144,16 +144,20 @@ static void emit_reduce_outer(emitter *E, const g_value *v, const int *summed, c
         put(E, " = %s;\n", red == RED_ADD ? "0.0" : reduce_init(red));
     }
     put(E, "%*s}\n", 4 * depth, "");
-    /* the summed labels, then the row */
+    /* the summed labels, then the row; a tensor summed over its rows takes
+       the innermost summed label inside the row (tx_p_add_rows) */
     int ds = depth;
-    open_loops(E, summed, sext, nsum, &ds, 0);
+    int rows = blocked && nsum > 0 && blk_rows_of(E, x, L, summed[nsum - 1]);
+    open_loops(E, summed, sext, nsum - rows, &ds, 0);
     d = open_row_loop(E, L, LE, ds, blocked, &range);
     if (blocked) {
         blk_state B = {0, 0, d, L, 0}; /* the row is f64 */
         tx_buf scratch, *saved = emit_capture_begin(E, &scratch);
         put_value_at(E, v);
         const char *row = emit_capture_end(E, saved);
-        if (!blk_accumulate_product(E, &B, x, row)) { /* not a product: its block, then += */
+        if (rows)
+            blk_accumulate_rows(E, &B, x, summed[nsum - 1], sext[nsum - 1], row);
+        else if (!blk_accumulate_product(E, &B, x, row)) { /* not a product: its block, then += */
             blk_op r = blk_eval(E, &B, x);
             put(E, "%*stx_p_store_f64(tx_bn, ", 4 * d, "");
             put_op(E, r);

@@ -52,6 +52,7 @@ typedef void binary_fn(int64_t, const double *, const double *, double *);
 typedef void recip_fn(int64_t, double, const double *, double *);
 typedef void scalar_fn(int64_t, const double *, double, double *);
 typedef void mul_acc_fn(int64_t, const double *, const double *, double, double *);
+typedef void add_rows_fn(int64_t, int64_t, const double *, int64_t, double *);
 typedef void pow_fn(int64_t, const double *, double, double *);
 typedef void map_fn(int64_t, int, const double *, double *);
 typedef double sum_fn(int64_t, const double *);
@@ -207,7 +208,7 @@ static int same_bits(double a, double b)
 /* ---- every PRIM symbol is tested here ---- */
 static const char *const tested[] = {
     "tx_p_load_f64", "tx_p_load_f32", "tx_p_fill", "tx_p_store_f64", "tx_p_store_f32",
-    "tx_p_axpby", "tx_p_scale_add", "tx_p_mul", "tx_p_mul_acc", "tx_p_div", "tx_p_recip", "tx_p_pow",
+    "tx_p_axpby", "tx_p_scale_add", "tx_p_mul", "tx_p_mul_acc", "tx_p_add_rows", "tx_p_div", "tx_p_recip", "tx_p_pow",
     "tx_p_map", "tx_p_max", "tx_p_min", "tx_p_sum", "tx_p_red_sum", "tx_p_red_prod",
     "tx_p_red_max", "tx_p_red_min", "tx_rt_map_check", "tx_rt_map_has", "tx_rt_zero",
     "tx_p_cexp", "tx_p_clog", "tx_p_csqrt", "tx_p_csin", "tx_p_ccos", "tx_p_ctanh", "tx_p_cpow", "tx_p_cabs",
@@ -329,6 +330,7 @@ START_TEST(arithmetic)
     scale_add_fn *scale_add = (scale_add_fn *)prim(s, "tx_p_scale_add");
     binary_fn *mul = (binary_fn *)prim(s, "tx_p_mul");
     mul_acc_fn *mul_acc = (mul_acc_fn *)prim(s, "tx_p_mul_acc");
+    add_rows_fn *add_rows = (add_rows_fn *)prim(s, "tx_p_add_rows");
     binary_fn *dv = (binary_fn *)prim(s, "tx_p_div");
     binary_fn *mx = (binary_fn *)prim(s, "tx_p_max");
     binary_fn *mn = (binary_fn *)prim(s, "tx_p_min");
@@ -396,6 +398,26 @@ START_TEST(arithmetic)
                 double want = sign > 0 ? t0[i] + p : t0[i] - p;
                 CHECK_SAME(d[i], want, "%s mul_acc(%d) n=%ld [%ld]", set_names[s], sign, (long)n, (long)i);
             }
+            free(t0);
+        }
+        /* t += the rows of a k x ld matrix, one after the other (the bits of
+           k separate +=), for k around the eight rows of a pass */
+        static const int64_t ks[] = {0, 1, 7, 8, 9, 17, 24};
+        for (size_t q = 0; q < sizeof ks / sizeof ks[0]; q++) {
+            int64_t k = ks[q], ld = n + 3;
+            double *m = malloc((size_t)(k * ld + 1) * sizeof(double));
+            double *t0 = malloc((size_t)(n ? n : 1) * sizeof(double));
+            fill_random(m, k * ld, 1);
+            fill_random(d, n, 2);
+            memcpy(t0, d, (size_t)n * sizeof(double));
+            add_rows(n, k, m, ld, d);
+            for (int64_t i = 0; i < n; i++) {
+                volatile double want = t0[i];
+                for (int64_t r = 0; r < k; r++)
+                    want += m[r * ld + i];
+                CHECK_SAME(d[i], want, "%s add_rows(k=%ld) n=%ld [%ld]", set_names[s], (long)k, (long)n, (long)i);
+            }
+            free(m);
             free(t0);
         }
         dv(n, x, y, d);
