@@ -128,10 +128,10 @@ def _label(c):
 class _Entry:
     """One compiled einsum: the program, and how to bind each call's arrays."""
     __slots__ = ("prog", "p", "lock", "ops", "out_name", "out_shape", "out_shape_c", "out_dtype", "zeros",
-                 "source", "direct", "ptrs", "shapes", "strides", "n", "view", "args", "out0")
+                 "source", "direct", "ptrs", "shapes", "strides", "n", "view", "args", "out0", "perm", "mem_shape")
 
 
-def _build(subscripts, ops, dtype):
+def _build(subscripts, ops, dtype, order="K"):
     ins, out = _parse(subscripts)
     if len(ins) != len(ops):
         raise ValueError("more operands provided to einstein sum function than specified in the subscripts "
@@ -200,6 +200,9 @@ def _build(subscripts, ops, dtype):
         out_dtype = np.result_type(*[a.dtype for a in ops])
     e = _Entry()
     e.out_shape = tuple(ext[c] for c in outl)
+    mem = _memory_order(outl, expanded, order)
+    e.perm = None if mem == outl else tuple(mem.index(c) for c in outl)
+    e.mem_shape = tuple(ext[c] for c in mem)
     e.out_dtype = out_dtype
     e.zeros = any(n == 0 for n in ext.values())
     e.ops = []
@@ -240,17 +243,18 @@ def _build(subscripts, ops, dtype):
         e.ops.append((name.encode(), shape if len(keep_axes) != a.ndim else None, cast,
                       _CODE[np.dtype(cast)], (c_int64 * len(shape))(*shape), len(shape)))
     lines += decls
-    lines.append("out %s R%s;" % (tx(out_dtype), "[%s]" % ", ".join("n" + _label(c) for c in outl) if outl else ""))
-    lhs = 'R("%s")' % ",".join(_label(c) for c in outl) if outl else "R"
+    lines.append("out %s R%s;" % (tx(out_dtype), "[%s]" % ", ".join("n" + _label(c) for c in mem) if mem else ""))
+    lhs = 'R("%s")' % ",".join(_label(c) for c in mem) if mem else "R"
     lines.append("%s = %s;" % (lhs, " * ".join(terms)))
     e.source = "\n".join(lines) + "\n"
     e.prog = Program(e.source, name="einsum")
     e.p = e.prog._p
     e.lock = e.prog._lock
     e.out_name = b"R"
-    e.out_shape_c = (c_int64 * len(e.out_shape))(*e.out_shape)
+    e.out_shape_c = (c_int64 * len(e.mem_shape))(*e.mem_shape)
     # the direct call (tx_run_arrays_at): every operand used as it is, its
-    # layout part of the cache key; the result a new C-ordered array
+    # layout part of the cache key; the result a new C-ordered array in
+    # its memory order (returned as its transpose e.perm)
     e.n = len(ops)
     e.direct = (_run_arrays is not None and DATA_OFFSET is not None and
                 all(shape is None and a.dtype == cast and all(st % a.itemsize == 0 for st in a.strides)
@@ -260,10 +264,10 @@ def _build(subscripts, ops, dtype):
         for a in ops:
             shapes += a.shape
             strides += [st // a.itemsize for st in a.strides]
-        shapes += e.out_shape
+        shapes += e.mem_shape
         rm = 1
         out_strides = []
-        for n in reversed(e.out_shape):
+        for n in reversed(e.mem_shape):
             out_strides.append(rm)
             rm *= n
         strides += reversed(out_strides)
@@ -281,21 +285,22 @@ def _build(subscripts, ops, dtype):
     return e
 
 
-def _get(key, subscripts, ops, dtype):
+def _get(key, subscripts, ops, dtype, order="K"):
     e = _cache.get(key)
     if e is not None:
         return e
     with _cache_lock:
         e = _cache.get(key)
         if e is None:
-            e = _build(subscripts, ops, dtype)
+            e = _build(subscripts, ops, dtype, order)
             if len(_cache) >= CACHE_SIZE:  # the oldest half goes
                 for k in list(_cache)[:CACHE_SIZE // 2]:
                     del _cache[k]
                     _direct.pop(_direct_key(k), None)
             _cache[key] = e
-            if e.direct and dtype is None:
-                _direct[_direct_key(key)] = (e.out_shape, e.out_dtype, e.ptrs, e.lock, e.args, e.prog, e.out0)
+            if e.direct and dtype is None and order == "K":
+                _direct[_direct_key(key)] = (e.mem_shape, e.out_dtype, e.ptrs, e.lock, e.args, e.prog, e.out0,
+                                             e.perm)
         return e
 
 
@@ -305,8 +310,14 @@ def einsum(subscripts, *operands, out=None, dtype=None, order="K", casting="safe
     and cached. float32, float64, complex64 and complex128, mixed as numpy
     mixes them (float32 with complex128 is complex128, float64 with
     complex64 is complex128); integer and bool operands need dtype=.
-    order, casting and optimize are accepted for compatibility and ignored
-    (the result is C-ordered; tensorexpr picks the contraction order)."""
+    order is numpy's: 'C' a C-ordered result, 'F' a Fortran-ordered one,
+    'A' Fortran when every operand is, else C; 'K' (the default) lets a
+    contraction of two operands lay its result out as its matrix product
+    makes it, returned as a transposed view (as numpy.einsum(optimize=True)
+    and torch.einsum return it), which spares a permuting copy; with one
+    operand a view where nothing is summed, else C order. casting applies
+    to out=; optimize is accepted and ignored (tensorexpr picks the
+    contraction order)."""
     # the common call first: ndarrays (exactly: their data pointer is read
     # from the object), no dtype= or out=, whose (subscripts, shapes,
     # strides, dtypes) were seen before and can be read in place: one
@@ -315,14 +326,14 @@ def einsum(subscripts, *operands, out=None, dtype=None, order="K", casting="safe
     # is the flat tuple of _key without dtype=, spelt out for one and two
     # operands
     n = len(operands)
-    if out is None and dtype is None:
+    if out is None and dtype is None and order == "K":
         d = None
         try:
             if n == 2:
                 a, b = operands
                 d = _direct.get((subscripts, a.shape, a.strides, a.dtype, b.shape, b.strides, b.dtype))
                 if d is not None and type(a) is _ndarray and type(b) is _ndarray:
-                    shape, rdt, ptrs, lock, args, prog, out0 = d
+                    shape, rdt, ptrs, lock, args, prog, out0, perm = d
                     if out0 is None:
                         r = _empty(shape, rdt)
                         lock.acquire()
@@ -333,6 +344,8 @@ def einsum(subscripts, *operands, out=None, dtype=None, order="K", casting="safe
                             st = _run_arrays_raw(*args)
                         finally:
                             lock.release()
+                        if perm is not None and not st:
+                            return r.transpose(perm)
                     else:  # a number: written into the entry's 0-d array, returned as a scalar
                         lock.acquire()
                         try:
@@ -349,7 +362,7 @@ def einsum(subscripts, *operands, out=None, dtype=None, order="K", casting="safe
                 a, = operands
                 d = _direct.get((subscripts, a.shape, a.strides, a.dtype))
                 if d is not None and type(a) is _ndarray:
-                    shape, rdt, ptrs, lock, args, prog, out0 = d
+                    shape, rdt, ptrs, lock, args, prog, out0, perm = d
                     if out0 is None:
                         r = _empty(shape, rdt)
                         lock.acquire()
@@ -377,7 +390,7 @@ def einsum(subscripts, *operands, out=None, dtype=None, order="K", casting="safe
         except (TypeError, AttributeError):  # unhashable (the interleaved form), not arrays
             d = None
         if d is not None:  # three operands or more
-            shape, rdt, ptrs, lock, args, prog, out0 = d
+            shape, rdt, ptrs, lock, args, prog, out0, perm = d
             r = _empty(shape, rdt) if out0 is None else out0
             with lock:
                 for i, x in enumerate(operands):
@@ -387,7 +400,7 @@ def einsum(subscripts, *operands, out=None, dtype=None, order="K", casting="safe
                 if out0 is not None:
                     r = out0[()]
             if not st:
-                return r
+                return r if perm is None else r.transpose(perm)
         # a failed run: the general path below binds by name and reports it
     elif dtype is None and type(out) is _ndarray:
         # out= a C-ordered writeable ndarray of the result's shape and dtype:
@@ -399,9 +412,9 @@ def einsum(subscripts, *operands, out=None, dtype=None, order="K", casting="safe
                 d = None
         except (TypeError, AttributeError):
             d = None
-        if (d is not None and out.dtype == d[1] and out.shape == d[0] and out.flags.c_contiguous and
-                out.flags.writeable):
-            shape, rdt, ptrs, lock, args, prog, out0 = d
+        if (d is not None and d[7] is None and out.dtype == d[1] and out.shape == d[0] and
+                out.flags.c_contiguous and out.flags.writeable):
+            shape, rdt, ptrs, lock, args, prog, out0, perm = d
             with lock:
                 for i, x in enumerate(operands):
                     ptrs[i] = id(x) + DATA_OFFSET
@@ -411,9 +424,16 @@ def einsum(subscripts, *operands, out=None, dtype=None, order="K", casting="safe
                     ptrs[n] = id(out0) + DATA_OFFSET
             if not st:
                 return out
+    if order not in ("K", "C", "F", "A"):  # numpy also takes None (K) and lower case
+        if order is not None and not isinstance(order, str):
+            raise TypeError("order must be str, not %s" % type(order).__name__)
+        o = "K" if order is None else order.upper()
+        if o not in ("K", "C", "F", "A"):
+            raise ValueError("order must be one of 'C', 'F', 'A', or 'K' (got %r)" % (order,))
+        order = o
     e = None
     try:
-        if all([type(x) is _ndarray for x in operands]):
+        if order == "K" and all([type(x) is _ndarray for x in operands]):
             e = _cache.get(_key(subscripts, dtype, operands))
     except TypeError:
         e = None
@@ -423,7 +443,9 @@ def einsum(subscripts, *operands, out=None, dtype=None, order="K", casting="safe
     if not isinstance(subscripts, str):
         subscripts, operands = _interleaved((subscripts,) + operands)
     ops = [o if type(o) is np.ndarray else np.asarray(o) for o in operands]
-    key = _key(subscripts, dtype, ops)
+    if order == "A":
+        order = "F" if all(o.flags.f_contiguous for o in ops) else "C"
+    key = _key(subscripts, dtype, ops) + (() if order == "K" else (order,))
     e = _cache.get(key)
     if e is None:
         for k, o in enumerate(ops):
@@ -432,7 +454,7 @@ def einsum(subscripts, *operands, out=None, dtype=None, order="K", casting="safe
                 raise DTypeError("einsum operand %d is %s: tensorexpr computes in float32, float64, complex64 or "
                                  "complex128; pass "
                                  "dtype=float (or convert the operand)" % (k, o.dtype))
-        e = _get(key, subscripts, ops, dtype)
+        e = _get(key, subscripts, ops, dtype, order)
     if out is not None:
         if not isinstance(out, np.ndarray):
             raise TypeError("einsum: out must be a numpy array")
@@ -442,7 +464,7 @@ def einsum(subscripts, *operands, out=None, dtype=None, order="K", casting="safe
             raise TypeError("einsum: cannot cast the result (%s) to out's %s with casting=%r"
                             % (e.out_dtype, out.dtype, casting))
     if e.zeros:
-        r = np.zeros(e.out_shape, e.out_dtype)
+        r = np.zeros(e.out_shape, e.out_dtype, order="F" if order == "F" else "C")
         if out is not None:
             out[...] = r
             return out
@@ -452,6 +474,8 @@ def einsum(subscripts, *operands, out=None, dtype=None, order="K", casting="safe
         if out is not None:
             np.copyto(out, r, casting="unsafe")
             return out
+        if order != "K":
+            r = np.array(r, order=order)
         return r if r.ndim else r[()]  # a number as numpy's scalar, as numpy.einsum returns it
     p = e.p
     keep = []
@@ -468,25 +492,55 @@ def einsum(subscripts, *operands, out=None, dtype=None, order="K", casting="safe
                 e.prog._fail(st)
         staged = None
         if out is not None and out.dtype == e.out_dtype and not _overlaps(out, ops):
-            r = out
-            alive, st, staged = bind_output(p, e.out_name, out, _CODE[out.dtype],
+            # R is declared in the result's memory order: out seen that way
+            r = out if e.perm is None else out.transpose(tuple(np.argsort(e.perm)))
+            alive, st, staged = bind_output(p, e.out_name, r, _CODE[out.dtype],
                                             e.out_shape_c, False)
             keep.append(alive)
         else:
-            r = np.empty(e.out_shape, e.out_dtype)
-            st = _bind(p, e.out_name, r.ctypes.data, len(e.out_shape), e.out_shape_c)
+            r = np.empty(e.mem_shape, e.out_dtype)
+            st = _bind(p, e.out_name, r.ctypes.data, len(e.mem_shape), e.out_shape_c)
         if st:
             e.prog._fail(st)
         st = _run(p)
         if st:
             e.prog._fail(st)
     if staged is not None:
-        out[...] = staged
+        r[...] = staged
         return out
-    if out is not None and r is not out:
-        np.copyto(out, r, casting="unsafe")
+    if out is not None:
+        if r.base is not out and r is not out:
+            np.copyto(out, r if e.perm is None else r.transpose(e.perm), casting="unsafe")
         return out
+    if e.perm is not None:
+        r = r.transpose(e.perm)
     return r if r.ndim else r[()]  # a number as numpy's scalar, as numpy.einsum returns it
+
+
+def _memory_order(outl, expanded, order):
+    """The result's labels in the order the program lays them out in
+    memory: OUTL (C order) for order 'C', reversed for 'F'. For 'K', a
+    contraction of two operands whose written output interleaves the two
+    operands' own labels ('ikac,kjcb->ijab') is laid out as its matrix
+    product makes it: the labels both operands have, then the own labels of
+    the operand that comes first in OUTL, then the other's, each group in
+    OUTL's order ([i,a,j,b]); einsum returns it as a transposed view."""
+    if order == "F":
+        return outl[::-1]
+    if order != "K" or len(expanded) != 2:
+        return outl
+    t0, t1 = expanded
+    if not (set(t0) | set(t1)) - set(outl):  # nothing summed: not a matrix product
+        return outl
+    both = [c for c in outl if c in t0 and c in t1]
+    own = [[c for c in outl if c in t and c not in u] for t, u in ((t0, t1), (t1, t0))]
+    if not own[0] or not own[1]:
+        return outl
+    first = 0 if outl.index(own[0][0]) < outl.index(own[1][0]) else 1
+    grouped = own[first] + own[1 - first]
+    if [c for c in outl if c not in both] == grouped:
+        return outl  # not interleaved: the product writes it as written
+    return both + grouped
 
 
 def _view(e, a):

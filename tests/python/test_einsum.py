@@ -459,3 +459,44 @@ def test_scalars_and_subclasses_after_arrays():
     A = arr(3, 4)
     close(tx.einsum(A, np.array([0, 1])), np.einsum(A, [0, 1]))
     close(tx.einsum(A, [0, 1], A, [0, 1], [1]), np.einsum(A, [0, 1], A, [0, 1], [1]))
+
+
+@pytest.mark.parametrize("subs,shapes", [("ikac,kjcb->ijab", [(3, 4, 5, 6), (4, 2, 6, 7)]),
+                                         ("ij,jk->ik", [(3, 4), (4, 5)]), ("ij->ji", [(3, 4)]),
+                                         ("bij,bjk->ikb", [(2, 3, 4), (2, 4, 5)]), ("i,i->", [(4,), (4,)]),
+                                         ("ij,kj->", [(0, 3), (2, 3)])])
+@pytest.mark.parametrize("order", ["K", "C", "F", "A"])
+def test_order(subs, shapes, order):
+    """numpy's order=: C and F give that layout (A: F when every operand is F);
+    K may give a transposed view (the layout the product makes); the values
+    are numpy's whichever, and out= of any layout is written in place."""
+    for fortran in (False, True):
+        ops = [arr(*s) for s in shapes]
+        if fortran:
+            ops = [np.asfortranarray(o) for o in ops]
+        ref = np.einsum(subs, *ops)
+        for _ in range(3):  # compiled, then cached (the direct call for K)
+            got = tx.einsum(subs, *ops, order=order)
+            close(got, ref)
+            want = "F" if order == "F" or (order == "A" and fortran) else "C" if order != "K" else None
+            if want and np.ndim(got) > 1:
+                assert got.flags[want + "_CONTIGUOUS"], (subs, order, fortran, got.strides)
+        if np.ndim(ref):
+            for lay in ("C", "F"):
+                o = np.full(ref.shape, np.nan, order=lay)
+                for _ in range(2):
+                    assert tx.einsum(subs, *ops, out=o, order=order) is o
+                    close(o, ref)
+
+
+def test_order_spellings_and_errors():
+    a, b = arr(3, 4), arr(4, 5)
+    assert tx.einsum("ij,jk", a, b, order="f").flags.f_contiguous  # numpy takes lower case
+    close(tx.einsum("ij,jk", a, b, order=None), np.einsum("ij,jk", a, b, order=None))
+    for bad in ("X", "CF", 3):
+        with pytest.raises((ValueError, TypeError)) as e:
+            np.einsum("ij", a, order=bad)
+        with pytest.raises(e.type) as f:
+            tx.einsum("ij", a, order=bad)
+        if e.type is ValueError:
+            assert str(e.value) == str(f.value)
