@@ -6,8 +6,12 @@
  * iterations [lo, hi) of its outermost loop over an output label; those
  * iterations write disjoint elements, so any split gives the same result
  * as one call over [0, n), bit for bit, whatever the number of threads.
- * tx_rt_parallel splits [0, n) into one contiguous chunk per thread
- * (static schedule) and runs chunk 0 on the calling thread.
+ * tx_rt_parallel cuts [0, n) into contiguous chunks, a few per thread,
+ * which the calling thread and the workers take in turn from a shared
+ * counter (dynamic schedule): a worker that wakes late, or a core that
+ * something else holds, leaves its chunks to the others instead of
+ * holding up the region. The caller does not wait for a worker that had
+ * not joined by the time every chunk was taken.
  *
  * One process-wide pool of workers, made on first use. One parallel region
  * at a time: a caller that finds the pool busy (another thread's program
@@ -38,21 +42,39 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;   /* guards the job bel
 static pthread_cond_t go = PTHREAD_COND_INITIALIZER, done = PTHREAD_COND_INITIALIZER;
 static int nworkers;        /* started so far */
 static unsigned generation; /* bumped for each job */
-static int pending;         /* workers still running the job */
+static int pending;         /* workers running the job */
+static int job_open;        /* workers may still join the job */
 static tx_kernel_fn job_kernel;
 static const void *job_args;
 static int64_t job_n;
+static int64_t job_chunks;  /* how many chunks [0, n) is cut into */
+static int64_t job_next;    /* the next chunk to take (atomic) */
 static int job_threads;
 static int job_status;
 
 static __thread int thread_budget; /* 0: the default */
 
-/* The iterations thread T of NT runs: [n*t/nt, n*(t+1)/nt). */
-static int run_chunk(tx_kernel_fn k, const void *args, int64_t n, int t, int nt)
+/* Takes chunks of the job until none is left: chunk c of NC is the
+   iterations [n*c/nc, n*(c+1)/nc). The first failing status, or 0. */
+static int run_chunks(tx_kernel_fn k, const void *args, int64_t n, int64_t nc)
 {
-    int64_t lo = n / nt * t + (n % nt) * t / nt, hi = n / nt * (t + 1) + (n % nt) * (t + 1) / nt;
-    return lo < hi ? k(args, lo, hi) : 0;
+    int st = 0;
+    for (;;) {
+        int64_t c = __atomic_fetch_add(&job_next, 1, __ATOMIC_RELAXED);
+        if (c >= nc)
+            return st;
+        int64_t lo = n / nc * c + (n % nc) * c / nc, hi = n / nc * (c + 1) + (n % nc) * (c + 1) / nc;
+        int s = lo < hi ? k(args, lo, hi) : 0;
+        if (s && !st)
+            st = s;
+    }
 }
+
+/* How long a worker watches for the next job before it sleeps: kernels
+   come in runs (the statements of a program, a program called in a loop),
+   and waking a sleeping thread takes tens of microseconds, a good part of
+   a kernel that is worth sharing. */
+#define SPIN_SECONDS 50e-6
 
 static void *worker(void *arg)
 {
@@ -60,21 +82,29 @@ static void *worker(void *arg)
     unsigned seen = 0;
     pthread_mutex_lock(&lock);
     for (;;) {
+        if (__atomic_load_n(&generation, __ATOMIC_ACQUIRE) == seen) {
+            pthread_mutex_unlock(&lock);
+            double until = tx_rt_now() + SPIN_SECONDS;
+            while (__atomic_load_n(&generation, __ATOMIC_ACQUIRE) == seen && tx_rt_now() < until)
+                for (int i = 0; i < 64; i++)
+                    __asm__ __volatile__("" ::: "memory");
+            pthread_mutex_lock(&lock);
+        }
         while (generation == seen)
             pthread_cond_wait(&go, &lock);
         seen = generation;
-        if (me >= job_threads)
-            continue; /* not needed this time */
+        if (me >= job_threads || !job_open)
+            continue; /* not needed this time, or every chunk is taken */
+        __atomic_add_fetch(&pending, 1, __ATOMIC_RELAXED);
         tx_kernel_fn k = job_kernel;
         const void *args = job_args;
-        int64_t n = job_n;
-        int nt = job_threads;
+        int64_t n = job_n, nc = job_chunks;
         pthread_mutex_unlock(&lock);
-        int st = run_chunk(k, args, n, me, nt);
+        int st = run_chunks(k, args, n, nc);
         pthread_mutex_lock(&lock);
         if (st && !job_status)
             job_status = st;
-        if (--pending == 0)
+        if (__atomic_sub_fetch(&pending, 1, __ATOMIC_RELEASE) == 0)
             pthread_cond_signal(&done);
     }
     return NULL;
@@ -141,14 +171,26 @@ int tx_rt_parallel(tx_kernel_fn k, const void *args, int64_t n)
     job_kernel = k;
     job_args = args;
     job_n = n;
+    job_chunks = n < (int64_t)nt * 4 ? n : (int64_t)nt * 4;
+    job_next = 0;
     job_threads = nt;
     job_status = 0;
-    pending = nt - 1;
-    generation++;
+    job_open = 1;
+    pending = 0;
+    __atomic_store_n(&generation, generation + 1, __ATOMIC_RELEASE); /* read by spinning workers */
     pthread_cond_broadcast(&go);
     pthread_mutex_unlock(&lock);
-    int st = run_chunk(k, args, n, 0, nt);
+    int st = run_chunks(k, args, n, job_chunks);
     pthread_mutex_lock(&lock);
+    job_open = 0; /* every chunk is taken: a worker not in yet stays out */
+    if (pending > 0) { /* the last chunks are being done: watch them end, then sleep */
+        pthread_mutex_unlock(&lock);
+        double until = tx_rt_now() + SPIN_SECONDS;
+        while (__atomic_load_n(&pending, __ATOMIC_ACQUIRE) > 0 && tx_rt_now() < until)
+            for (int i = 0; i < 64; i++)
+                __asm__ __volatile__("" ::: "memory");
+        pthread_mutex_lock(&lock);
+    }
     while (pending > 0)
         pthread_cond_wait(&done, &lock);
     if (!st)

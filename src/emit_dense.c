@@ -8,6 +8,35 @@
 
 #include "emit.h"
 
+/* Whether the NSUM summed labels SUMMED of X, an f64 tensor in memory,
+   are its last modes, L the last, laid out as one contiguous run (each
+   mode's stride the run after it; all known when the code is made): then
+   the sum over all of them is one reduction over *TOTAL elements from
+   their index 0 (a full sum of a matrix, the sum over the last two modes
+   of a tensor). A diagonal (a label twice) is not. */
+static int summed_flat(emitter *E, const g_value *x, const int *summed, int nsum, int L, int64_t *total)
+{
+    mode_seq s;
+    if (nsum < 2 || x->inlined || x->dt != DT_F64 || x->op == OP_CONST || emit_modes(E, x, &s) < 0 || s.n < nsum ||
+        s.label[s.n - 1] != L)
+        return 0;
+    int64_t run = 1;
+    for (int p = s.n - 1; p >= s.n - nsum; p--) {
+        int is_summed = 0;
+        for (int k = 0; k < nsum; k++)
+            is_summed |= summed[k] == s.label[p];
+        for (int q = p + 1; q < s.n; q++)
+            if (s.label[q] == s.label[p])
+                return 0;
+        int64_t e = emit_extent_value(E, s.ext[p]);
+        if (!is_summed || e < 0 || mode_stride_value(E, &s, p) != run)
+            return 0;
+        run *= e;
+    }
+    *total = run;
+    return 1;
+}
+
 /* The innermost loop of a reduction (contraction or reduce) folded
    block by block through the primitives: the summed label that is the
    last mode of an operand (unit stride, where the data are contiguous)
@@ -40,6 +69,22 @@ static int emit_reduce_blocked(emitter *E, const g_value *v, int *summed, tx_ext
         return 0;
     int L = summed[pick];
     tx_extent LE = sext[pick];
+    int64_t flat;
+    if (summed_flat(E, x, summed, nsum, L, &flat)) {
+        /* one reduction over the whole contiguous run (which the pool
+           shares out in fixed chunks), every summed label at 0 */
+        put(E, "%*s{\n", 4 * depth, "");
+        for (int k = 0; k < nsum; k++)
+            if (summed[k] != L) {
+                put(E, "%*sconst int64_t ", 4 * depth + 4, "");
+                put_label(E, summed[k]);
+                put(E, " = 0;\n");
+            }
+        tx_extent all = {-1, flat};
+        emit_block_reduce(E, x, L, all, v->op == OP_REDUCE ? v->red : RED_ADD, depth + 1);
+        put(E, "%*s}\n", 4 * depth, "");
+        return 1;
+    }
     summed[pick] = summed[nsum - 1];
     sext[pick] = sext[nsum - 1];
     open_loops(E, summed, sext, nsum - 1, &depth, 0);

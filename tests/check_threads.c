@@ -23,7 +23,7 @@ enum { N = 301, M = 257, L = 100003 };
 /* Work large enough for every kernel to be split (N*M > 32768). */
 static const char *program =
     "in  X[n,m], v[m], w[l];\n"
-    "out P[n,m], C[n,m], T[m,n], s[n], cm[m], e[n,m], tot, wmax, cs[m];\n"
+    "out P[n,m], C[n,m], T[m,n], s[n], cm[m], e[n,m], tot, wmax, cs[m], ft, fmx, cs1[m];\n"
     "let mx(\"i\") = reduce(max, X(\"i,j\"));\n"
     "let E(\"i,j\") = exp(X(\"i,j\") - mx(\"i\"));\n"
     "let S(\"i\") = E(\"i,k\");\n"
@@ -35,11 +35,14 @@ static const char *program =
     "e(\"i,j\") = X(\"i,j\") * X(\"i,j\") + sqrt(abs(X(\"i,j\")));\n"
     "tot = w(\"i\");\n"                       /* long reductions: shared by threads in chunks */
     "wmax = reduce(max, w(\"i\"));\n"
-    "cs(\"j\") = 2 * X(\"i,j\");\n"; /* summed outside j: threads own blocks of j */
+    "cs(\"j\") = 2 * X(\"i,j\");\n" /* summed outside j: threads own blocks of j */
+    "ft = X(\"i,j\");\n"                   /* the whole matrix: one reduction in chunks */
+    "fmx = reduce(max, X(\"i,j\"));\n"
+    "cs1(\"j\") = X(\"i,j\");\n";          /* rows added eight at a time, blocks of j per thread */
 
 typedef struct {
     double X[N * M], v[M], w[L];
-    double P[N * M], C[N * M], T[M * N], s[N], cm[M], e[N * M], tot, wmax, cs[M];
+    double P[N * M], C[N * M], T[M * N], s[N], cm[M], e[N * M], tot, wmax, cs[M], ft, fmx, cs1[M];
 } data;
 
 static void fill(data *d)
@@ -78,6 +81,9 @@ static void run_with(data *d, int threads)
     ck_assert_int_eq(tx_bind(p, "tot", &d->tot, 0, NULL), TX_OK);
     ck_assert_int_eq(tx_bind(p, "wmax", &d->wmax, 0, NULL), TX_OK);
     ck_assert_int_eq(tx_bind(p, "cs", d->cs, 1, m1), TX_OK);
+    ck_assert_int_eq(tx_bind(p, "ft", &d->ft, 0, NULL), TX_OK);
+    ck_assert_int_eq(tx_bind(p, "fmx", &d->fmx, 0, NULL), TX_OK);
+    ck_assert_int_eq(tx_bind(p, "cs1", d->cs1, 1, m1), TX_OK);
     for (int r = 0; r < 3; r++) /* again and again: the pool is reused */
         ck_assert_msg(tx_run(p) == TX_OK, "%s", tx_errmsg(c));
     tx_program_free(p);
@@ -91,7 +97,8 @@ static int same_outputs(const data *d, const data *w)
            memcmp(d->T, w->T, sizeof d->T) == 0 && memcmp(d->s, w->s, sizeof d->s) == 0 &&
            memcmp(d->cm, w->cm, sizeof d->cm) == 0 && memcmp(d->e, w->e, sizeof d->e) == 0 &&
            memcmp(&d->tot, &w->tot, sizeof d->tot) == 0 && memcmp(&d->wmax, &w->wmax, sizeof d->wmax) == 0 &&
-           memcmp(d->cs, w->cs, sizeof d->cs) == 0;
+           memcmp(d->cs, w->cs, sizeof d->cs) == 0 && memcmp(&d->ft, &w->ft, sizeof d->ft) == 0 &&
+           memcmp(&d->fmx, &w->fmx, sizeof d->fmx) == 0 && memcmp(d->cs1, w->cs1, sizeof d->cs1) == 0;
 }
 
 /* Threads of this process now. */
@@ -146,7 +153,16 @@ START_TEST(same_bytes_for_any_thread_count)
         for (int i = 0; i < N; i++)
             cs += one->X[i * M + j];
         ck_assert_double_eq_tol(one->cs[j], 2 * cs, 1e-9);
+        ck_assert(one->cs1[j] == cs); /* one row after the other, as here */
     }
+    long double ft = 0;
+    double fmx = -INFINITY;
+    for (int i = 0; i < N * M; i++) {
+        ft += one->X[i];
+        fmx = fmax(fmx, one->X[i]);
+    }
+    ck_assert_double_eq_tol(one->ft, (double)ft, 1e-9);
+    ck_assert(one->fmx == fmx);
     free(one);
     free(two);
     free(three);
