@@ -449,18 +449,19 @@ END_TEST
 
 START_TEST(emit_reduce_loop_order)
 {
-    /* ij->j: the summed i outside, the row of j innermost (in blocks,
-       each added to the accumulator row), the kernel's range over j's
-       blocks; ij->i keeps j (unit stride) innermost into tx_acc */
+    /* ij->j: the row of j in blocks (the kernel's range over j's
+       blocks), each block zeroed, then every row i of A added to it by
+       one tx_p_add_rows (eight rows per pass); ij->i keeps j (unit
+       stride) innermost into tx_acc */
     char *c = emit_for("in A[n,m];\nout c[m], r[n];\nc(\"j\") = A(\"i,j\");\nr(\"i\") = A(\"i,j\");\n",
                        &target_c99, 2);
     char *k0 = function_text(c, "static int tx_k0(");
     const char *fill = strstr(k0, "tx_p_fill(tx_bn, 0.0, &tx_v");
-    const char *outer = strstr(k0, "for (int64_t l_i = 0; l_i < d_n; l_i++)\n");
-    const char *row = outer ? strstr(outer, "for (int64_t tx_ib = tx_lo; tx_ib < tx_hi; tx_ib++)") : NULL;
-    const char *add = row ? strstr(row, "tx_p_store_f64(tx_bn, tx_p0, &tx_v") : NULL;
-    ck_assert_msg(fill && outer && fill < outer && row && add && strstr(add, ", 1, 1);"),
-                  "ij->j not as 'zero the row; for i { for blocks of j { row += A[i, j..] } }':\n%s", k0);
+    const char *row = fill ? strstr(fill, "for (int64_t tx_ib = tx_lo; tx_ib < tx_hi; tx_ib++)") : NULL;
+    const char *add = row ? strstr(row, "tx_p_add_rows(tx_bn, d_n, &t_A[(l_i)*d_m + l_j], (d_m), &tx_v") : NULL;
+    ck_assert_msg(fill && row && add && strstr(row, "const int64_t l_i = 0;") &&
+                      !strstr(k0, "for (int64_t l_i = 0; l_i < d_n; l_i++)"),
+                  "ij->j not as 'zero the row; for blocks of j { row += every row of A[.., j..] }':\n%s", k0);
     ck_assert_ptr_null(strstr(k0, "tx_acc"));
     char *r = NULL;
     for (int k = 1; k < 6 && !r; k++) {
@@ -480,7 +481,7 @@ START_TEST(emit_reduce_loop_order)
     /* a short row (known extent below a block's worth): scalar, same order */
     c = emit_for("in A[n,m];\nout c[m];\nc(\"j\") = 3 * A(\"i,j\");\n", &target_jit_tcc, 2);
     k0 = function_text(c, "static int tx_k0(");
-    outer = strstr(k0, "for (int64_t l_i = 0; l_i < 5; l_i++)");
+    const char *outer = strstr(k0, "for (int64_t l_i = 0; l_i < 5; l_i++)");
     ck_assert_msg(outer && strstr(outer, "l_j = tx_lo; l_j < tx_hi; l_j++) {") && strstr(outer, "] += (double)t_A["),
                   "%s", k0);
     free(k0);
