@@ -259,8 +259,16 @@ def calibrate(fn):
         reps = max(reps * 2, int(math.ceil(MIN_MEASURE * 1.25 / max(t, 1e-9))))
 
 
+# The pause before each measurement: a contender may leave threads
+# spinning after its calls (torch's OpenMP workers spin for milliseconds),
+# which would take a core from whichever contender is measured next (see
+# bench_einsum.py's PAUSE for the figures).
+PAUSE = 0.01
+
+
 def time_contenders(contenders):
-    """contenders: list of (label, fn). Interleaved rounds; returns medians."""
+    """contenders: list of (label, fn). Interleaved rounds, each measurement
+    PAUSE after the one before; returns medians."""
     reps = {lab: calibrate(fn) for lab, fn in contenders}
     samples = {lab: [] for lab, _ in contenders}
     gc.collect()
@@ -269,6 +277,7 @@ def time_contenders(contenders):
         for r in range(ROUNDS):
             order = contenders[r % len(contenders):] + contenders[:r % len(contenders)]
             for lab, fn in order:
+                time.sleep(PAUSE)
                 samples[lab].append(per_call(fn, reps[lab]))
     finally:
         gc.enable()

@@ -79,11 +79,20 @@ def operands(rng, shapes, layout):
     return ops
 
 
+# The pause after each batch, before the next library's batch: a library
+# may leave threads spinning after its calls (torch's OpenMP workers spin
+# for milliseconds), which would take a core from whichever batch comes
+# next. Measured (2 threads, hadamard 1000x1000): tensorexpr 485-560 us
+# in a batch right after torch's, 399-406 us 5 ms later; torch after
+# tensorexpr's batch 418-445 us either way.
+PAUSE = 0.01
+
+
 def timeit(fs, repeat, budget=1.5):
     """The best time per call of each function of FS, measured in rounds
-    that take turns (one batch of each per round), so that the load of a
-    shared machine falls on all of them alike; the minimum over the rounds
-    is the least disturbed figure."""
+    that take turns (one batch of each per round, PAUSE apart), so that the
+    load of a shared machine falls on all of them alike; the minimum over
+    the rounds is the least disturbed figure."""
     inner = []
     for f in fs:
         f()  # warm: compile, caches
@@ -94,6 +103,7 @@ def timeit(fs, repeat, budget=1.5):
     t_end = time.perf_counter() + budget
     for r in range(repeat):
         for k, f in enumerate(fs):
+            time.sleep(PAUSE)
             t0 = time.perf_counter()
             for _ in range(inner[k]):
                 f()
