@@ -14,6 +14,12 @@ import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+# --threads N: every contender's threads, set before numpy, OpenBLAS and
+# the library read them (a run without it starts one process per count)
+for _i, _a in enumerate(sys.argv[:-1]):
+    if _a == "--threads" and sys.argv[_i + 1] != "0":
+        for _v in ("TX_NUM_THREADS", "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"):
+            os.environ[_v] = sys.argv[_i + 1]
 import numpy as np  # noqa: E402
 
 import tensorexpr as tx  # noqa: E402

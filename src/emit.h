@@ -327,9 +327,19 @@ int blk_accumulate_product(emitter *E, blk_state *B, const g_value *x, const cha
    blk_accumulate_rows: X an f64 tensor in memory, LABEL its unit-stride
    mode, OUTER among its modes. */
 int blk_rows_of(emitter *E, const g_value *x, int label, int outer);
+/* The same for X the product of two such tensors (exponents 1, scale 1,
+   real): blk_accumulate_rows then adds the rows of the product. */
+int blk_product_rows_of(emitter *E, const g_value *x, int label, int outer);
+/* Opens the loop over the row LABEL (extent EXT) for blk_accumulate_rows:
+   spans of up to eight blocks (the rows of the summed tensor are read in
+   longer runs, the span of the row staying in L1), over the kernel's
+   range of blocks when RANGE, else the whole row; tx_bn and LABEL's
+   variable set. Returns the depth inside. */
+int open_rows_span(emitter *E, int label, tx_extent ext, int depth, int range);
 /* Adds to the f64 row whose element at the block's start is the C text
    ROW the block of X summed over every index of label OUTER (extent EXT),
-   with no loop over OUTER open: one tx_p_add_rows over X's rows, the same
+   with no loop over OUTER open: one tx_p_add_rows over X's rows (or
+   tx_p_mul_acc_rows over the rows of a product's two tensors), the same
    bits as one += per index of OUTER in order. */
 void blk_accumulate_rows(emitter *E, const blk_state *B, const g_value *x, int outer, tx_extent ext, const char *row);
 void put_op(emitter *E, blk_op o);

@@ -407,18 +407,28 @@ int blk_rows_of(emitter *E, const g_value *x, int label, int outer)
     return known == 1 && kouter != 0;
 }
 
+int blk_product_rows_of(emitter *E, const g_value *x, int label, int outer)
+{
+    return x->op == OP_CONTRACT && x->inlined && x->nin == 2 && x->coef == 1 && x->coef_in[0] > 0 &&
+           x->coef_in[1] > 0 && !dt_complex(x->dt) && blk_rows_of(E, x->in[0], label, outer) &&
+           blk_rows_of(E, x->in[1], label, outer);
+}
+
 void blk_accumulate_rows(emitter *E, const blk_state *B, const g_value *x, int outer, tx_extent ext, const char *row)
 {
     int ind = 4 * B->depth;
     int64_t known;
     put(E, "%*s{\n%*sconst int64_t ", ind, "", ind + 4, "");
     put_label(E, outer);
-    put(E, " = 0;\n%*stx_p_add_rows(tx_bn, ", ind + 4, "");
+    put(E, " = 0;\n%*stx_p_%s_rows(tx_bn, ", ind + 4, "", x->inlined ? "mul_acc" : "add");
     put_extent(E, ext);
-    put(E, ", &");
-    put_access(E, x);
-    put(E, ", ");
-    put_label_stride(E, x, outer, &known);
+    for (int i = 0; i < (x->inlined ? 2 : 1); i++) { /* the tensor, or the product's two */
+        const g_value *w = x->inlined ? x->in[i] : x;
+        put(E, ", &");
+        put_access(E, w);
+        put(E, ", ");
+        put_label_stride(E, w, outer, &known);
+    }
     put(E, ", &%s);\n%*s}\n", row, ind, "");
 }
 
@@ -643,6 +653,41 @@ void put_block_loop_head(emitter *E, int label, tx_extent ext, int depth)
     put_extent(E, ext);
     put(E, "; tx_i += TX_BLOCK) {\n");
     put_block_bounds(E, label, ext, depth + 1);
+}
+
+int open_rows_span(emitter *E, int label, tx_extent ext, int depth, int range)
+{
+    put(E, "%*sfor (int64_t tx_i = %s; tx_i < ", 4 * depth, "", range ? "tx_lo * TX_BLOCK" : "0");
+    if (range) {
+        put(E, "(tx_hi * TX_BLOCK < ");
+        put_extent(E, ext);
+        put(E, " ? tx_hi * TX_BLOCK : ");
+        put_extent(E, ext);
+        put(E, ")");
+    } else
+        put_extent(E, ext);
+    put(E, "; tx_i += 8 * TX_BLOCK) {\n%*sconst int64_t tx_bn = ", 4 * depth + 4, "");
+    if (range) {
+        put(E, "(tx_hi * TX_BLOCK < ");
+        put_extent(E, ext);
+        put(E, " ? tx_hi * TX_BLOCK : ");
+        put_extent(E, ext);
+        put(E, ")");
+    } else
+        put_extent(E, ext);
+    put(E, " - tx_i < 8 * TX_BLOCK ? ");
+    if (range) {
+        put(E, "(tx_hi * TX_BLOCK < ");
+        put_extent(E, ext);
+        put(E, " ? tx_hi * TX_BLOCK : ");
+        put_extent(E, ext);
+        put(E, ")");
+    } else
+        put_extent(E, ext);
+    put(E, " - tx_i : 8 * TX_BLOCK;\n%*sconst int64_t ", 4 * depth + 4, "");
+    put_label(E, label);
+    put(E, " = tx_i;\n");
+    return depth + 1;
 }
 
 /* The bounds of the block starting at tx_i: tx_bn and LABEL's variable. */

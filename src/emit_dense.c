@@ -189,12 +189,14 @@ static void emit_reduce_outer(emitter *E, const g_value *v, const int *summed, c
         put(E, " = %s;\n", red == RED_ADD ? "0.0" : reduce_init(red));
     }
     put(E, "%*s}\n", 4 * depth, "");
-    /* the summed labels, then the row; a tensor summed over its rows takes
-       the innermost summed label inside the row (tx_p_add_rows) */
+    /* the summed labels, then the row; a tensor (or a product of two)
+       summed over its rows takes the innermost summed label inside the
+       row (tx_p_add_rows, tx_p_mul_acc_rows) */
     int ds = depth;
-    int rows = blocked && nsum > 0 && blk_rows_of(E, x, L, summed[nsum - 1]);
+    int rows = blocked && nsum > 0 &&
+               (blk_rows_of(E, x, L, summed[nsum - 1]) || blk_product_rows_of(E, x, L, summed[nsum - 1]));
     open_loops(E, summed, sext, nsum - rows, &ds, 0);
-    d = open_row_loop(E, L, LE, ds, blocked, &range);
+    d = rows && range >= 0 ? open_rows_span(E, L, LE, ds, range) : open_row_loop(E, L, LE, ds, blocked, &range);
     if (blocked) {
         blk_state B = {0, 0, d, L, 0}; /* the row is f64 */
         tx_buf scratch, *saved = emit_capture_begin(E, &scratch);

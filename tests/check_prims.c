@@ -53,6 +53,7 @@ typedef void recip_fn(int64_t, double, const double *, double *);
 typedef void scalar_fn(int64_t, const double *, double, double *);
 typedef void mul_acc_fn(int64_t, const double *, const double *, double, double *);
 typedef void add_rows_fn(int64_t, int64_t, const double *, int64_t, double *);
+typedef void mul_acc_rows_fn(int64_t, int64_t, const double *, int64_t, const double *, int64_t, double *);
 typedef void pow_fn(int64_t, const double *, double, double *);
 typedef void map_fn(int64_t, int, const double *, double *);
 typedef double sum_fn(int64_t, const double *);
@@ -208,7 +209,7 @@ static int same_bits(double a, double b)
 /* ---- every PRIM symbol is tested here ---- */
 static const char *const tested[] = {
     "tx_p_load_f64", "tx_p_load_f32", "tx_p_fill", "tx_p_store_f64", "tx_p_store_f32",
-    "tx_p_axpby", "tx_p_scale_add", "tx_p_mul", "tx_p_mul_acc", "tx_p_add_rows", "tx_p_div", "tx_p_recip", "tx_p_pow",
+    "tx_p_axpby", "tx_p_scale_add", "tx_p_mul", "tx_p_mul_acc", "tx_p_add_rows", "tx_p_mul_acc_rows", "tx_p_div", "tx_p_recip", "tx_p_pow",
     "tx_p_map", "tx_p_max", "tx_p_min", "tx_p_sum", "tx_p_red_sum", "tx_p_red_prod",
     "tx_p_red_max", "tx_p_red_min", "tx_rt_map_check", "tx_rt_map_has", "tx_rt_zero",
     "tx_p_cexp", "tx_p_clog", "tx_p_csqrt", "tx_p_csin", "tx_p_ccos", "tx_p_ctanh", "tx_p_cpow", "tx_p_cabs",
@@ -331,6 +332,7 @@ START_TEST(arithmetic)
     binary_fn *mul = (binary_fn *)prim(s, "tx_p_mul");
     mul_acc_fn *mul_acc = (mul_acc_fn *)prim(s, "tx_p_mul_acc");
     add_rows_fn *add_rows = (add_rows_fn *)prim(s, "tx_p_add_rows");
+    mul_acc_rows_fn *mul_acc_rows = (mul_acc_rows_fn *)prim(s, "tx_p_mul_acc_rows");
     binary_fn *dv = (binary_fn *)prim(s, "tx_p_div");
     binary_fn *mx = (binary_fn *)prim(s, "tx_p_max");
     binary_fn *mn = (binary_fn *)prim(s, "tx_p_min");
@@ -416,6 +418,19 @@ START_TEST(arithmetic)
                 for (int64_t r = 0; r < k; r++)
                     want += m[r * ld + i];
                 CHECK_SAME(d[i], want, "%s add_rows(k=%ld) n=%ld [%ld]", set_names[s], (long)k, (long)n, (long)i);
+            }
+            /* t += the products of two such matrices' rows (the second's
+               rows ld - 1 apart), each rounded, added in row order */
+            memcpy(d, t0, (size_t)n * sizeof(double));
+            mul_acc_rows(n, k, m, ld, m + 1, ld - 1, d);
+            for (int64_t i = 0; i < n; i++) {
+                volatile double want = t0[i];
+                for (int64_t r = 0; r < k; r++) {
+                    volatile double p = m[r * ld + i] * m[1 + r * (ld - 1) + i];
+                    want += p;
+                }
+                CHECK_SAME(d[i], want, "%s mul_acc_rows(k=%ld) n=%ld [%ld]", set_names[s], (long)k, (long)n,
+                           (long)i);
             }
             free(m);
             free(t0);
