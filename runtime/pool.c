@@ -29,6 +29,7 @@
  * online core.
  */
 #include <pthread.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -73,7 +74,10 @@ static int run_chunks(tx_kernel_fn k, const void *args, int64_t n, int64_t nc)
 /* How long a worker watches for the next job before it sleeps: kernels
    come in runs (the statements of a program, a program called in a loop),
    and waking a sleeping thread takes tens of microseconds, a good part of
-   a kernel that is worth sharing. */
+   a kernel that is worth sharing. It watches with sched_yield, so that a
+   thread that wants the core meanwhile gets it: OpenBLAS's, when a BLAS
+   call follows the kernel (a busy loop there took a core from a 192^3
+   dgemm: CCSD ring at 2 threads 188-232 us, with sched_yield 156). */
 #define SPIN_SECONDS 50e-6
 
 static void *worker(void *arg)
@@ -86,8 +90,7 @@ static void *worker(void *arg)
             pthread_mutex_unlock(&lock);
             double until = tx_rt_now() + SPIN_SECONDS;
             while (__atomic_load_n(&generation, __ATOMIC_ACQUIRE) == seen && tx_rt_now() < until)
-                for (int i = 0; i < 64; i++)
-                    __asm__ __volatile__("" ::: "memory");
+                sched_yield(); /* a thread that wants the core (BLAS's) gets it */
             pthread_mutex_lock(&lock);
         }
         while (generation == seen)
@@ -187,8 +190,7 @@ int tx_rt_parallel(tx_kernel_fn k, const void *args, int64_t n)
         pthread_mutex_unlock(&lock);
         double until = tx_rt_now() + SPIN_SECONDS;
         while (__atomic_load_n(&pending, __ATOMIC_ACQUIRE) > 0 && tx_rt_now() < until)
-            for (int i = 0; i < 64; i++)
-                __asm__ __volatile__("" ::: "memory");
+            sched_yield();
         pthread_mutex_lock(&lock);
     }
     while (pending > 0)
