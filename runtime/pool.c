@@ -222,7 +222,7 @@ static int red_chunks(const void *args, int64_t lo, int64_t hi)
     red_job *j = (red_job *)(uintptr_t)args; /* the job is ours, not const */
     int64_t per = (j->n / j->nc) & ~(int64_t)15;
     for (int64_t c = lo; c < hi; c++) {
-        int64_t a = per * c, b = c + 1 == j->nc ? j->n : per * (c + 1);
+        int64_t a = per * c - 1, b = c + 1 == j->nc ? j->n : per * (c + 1) - 1;
         j->part[c] = c == 0 ? j->red(b, j->x, j->acc) : j->red(b - a - 1, j->x + a + 1, j->x[a]);
     }
     return 0;

@@ -687,8 +687,10 @@ START_TEST(fast_maxmin_and_f32_reductions)
 END_TEST
 
 /* Long reductions in chunks (tx_p_red_chunked): n / 16384 chunks (1 to
-   64), each a multiple of 16 long but the last; chunk 0 folds acc, the
-   others start from their first element; the results folded in order.
+   64), per = n / chunks rounded down to a multiple of 16; chunk 0 folds
+   x[0 .. per - 1) into acc, chunk c starts from x[c per - 1] and folds
+   the run from x[c per] (on x's vector boundary) to the next chunk's
+   first element (the last to n); the results folded in order.
    The same bits as that rule written out here, for the four reductions;
    one chunk is one call of the reduction. The library's tx_rt_reduce
    (the same chunks on the pool's threads) gives the same bits on 1, 2
@@ -700,9 +702,9 @@ static double ref_chunked(red_fn *red, int64_t n, const double *x, double acc)
     if (nc == 1)
         return red(n, x, acc);
     int64_t per = n / nc / 16 * 16;
-    double r = red(per, x, acc);
+    double r = red(per - 1, x, acc);
     for (int64_t c = 1; c < nc; c++) {
-        int64_t lo = c * per, hi = c == nc - 1 ? n : lo + per;
+        int64_t lo = c * per - 1, hi = c == nc - 1 ? n : lo + per;
         double part = red(hi - lo - 1, x + lo + 1, x[lo]);
         r = red(1, &part, r);
     }
