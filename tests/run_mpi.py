@@ -146,8 +146,9 @@ DIST = re.compile(r'^tx_mpi: rank (\d+) of (\d+) holds (\d+) of (\d+) bytes of a
 def dist_wrong(err, p):
     """What is wrong with the distributed tensors traced by a run on P > 1
     ranks (None if nothing): there are some, every rank traces the same
-    number, and each holds its rows of each, about 1/P of it (within one
-    first-mode row)."""
+    number, and each holds its block of rows of each: rank r the first-mode
+    indices [r b, (r+1) b), b = ceil(n0 / P), as ScaLAPACK's block
+    distribution has them."""
     found = [tuple(int(x) for x in m.groups()) for m in DIST.finditer(err)]
     if not found:
         return 'no distributed tensor was traced'
@@ -155,10 +156,10 @@ def dist_wrong(err, p):
     if len(set(per)) != 1 or any(f[1] != p for f in found):
         return 'ranks traced %s distributed tensors, want the same on each of %d' % (per, p)
     for r, _, mine, whole, lo, hi, n0 in found:
-        row = whole // n0
-        if mine != (hi - lo) * row or abs(mine - whole / p) > row:
-            return 'rank %d holds %d of %d bytes (rows %d..%d of %d), want about 1/%d' % (r, mine, whole, lo, hi,
-                                                                                           n0, p)
+        row, b = whole // n0, -(-n0 // p)
+        if mine != (hi - lo) * row or (lo, hi) != (min(n0, r * b), min(n0, (r + 1) * b)):
+            return 'rank %d holds %d of %d bytes (rows %d..%d of %d), want rows %d..%d (blocks of %d)' % (
+                r, mine, whole, lo, hi, n0, min(n0, r * b), min(n0, (r + 1) * b), b)
     return None
 
 
