@@ -9,7 +9,9 @@
  * modes or more) is held by rows of its first mode from TX_MPI_DIST_MIN
  * bytes (default 1 MiB), and the emitter asks the predicates below which
  * statements take such tensors as they are (GEMMs of whole tensors, loop
- * nests by rows, whole sums; the rest gather them). Among replicated
+ * nests by rows, whole sums; the rest gather them); a GEMM of whole
+ * tensors runs by rows, or on the grid with its distributed tensors moved
+ * by pdgemr2d when that receives fewer words (rows_gemm_of). Among replicated
  * operands, an f64 (c128) GEMM of m*n*k >= TX_MPI_GEMM_MIN (default 2^21)
  * runs as pdgemm (pzgemm) on a 2-D block-cyclic grid, others locally on
  * every rank; an f64 matrix function of order >= TX_MPI_LA_MIN (default
@@ -280,6 +282,50 @@ static double gather_dist(const graph *g, const g_value **t, int n, int p, int *
     return w;
 }
 
+/* A GEMM of whole tensors that touches a distributed tensor: its sizes,
+   which tensors are distributed, how the rows plan reads them, and
+   whether the runtime runs it on the grid instead (tx_mpi_gemm_rows: m n
+   k of TX_MPI_GEMM_MIN or more, and fewer words by the model of
+   tx_mpi_gemm_grid_cheaper in runtime/mpi.inc, written again here). */
+typedef struct {
+    double m, n, k;
+    int dA, dB, dC, a_own, b_ring, grid;
+} rows_gemm;
+
+static int rows_gemm_of(const graph *g, const g_value *v, int p, rows_gemm *r)
+{
+    const blas_plan *b = v->blas;
+    if (!b || !mpi_plan_gemm_direct(g, v))
+        return 0;
+    const g_value *A = base_of(b->a), *B = base_of(b->b), *C = b->store ? b->store : v;
+    r->dA = is_dist(g, A, p);
+    r->dB = is_dist(g, B, p);
+    r->dC = is_dist(g, C, p);
+    if (!r->dA && !r->dB && !r->dC)
+        return 0;
+    r->m = group_size(g, v, b->m, b->nm);
+    r->n = group_size(g, v, b->n, b->nn);
+    r->k = group_size(g, b->a, b->k, b->nk);
+    int fa = b->a->op == OP_INDEX ? b->a->idx_label[0] : b->a->label[0];
+    int fc = C->op == OP_STORE ? C->store_label[0] : C->label[0];
+    r->a_own = 0;
+    for (int i = 0; r->dA && i < b->nm; i++)
+        r->a_own |= b->m[i] == fa;
+    r->a_own = r->a_own && (!r->dC || fa == fc);
+    int fb = b->b->op == OP_INDEX ? b->b->idx_label[0] : b->b->label[0];
+    r->b_ring = 0;
+    for (int i = 0; r->dB && i < b->nk; i++)
+        r->b_ring |= b->k[i] == fb; /* B held by rows of k: broadcast slab by slab, never whole */
+    int pr, pc;
+    grid(p, &pr, &pc);
+    double f = (double)(p - 1) / p, m = r->m, n = r->n, k = r->k;
+    double rows = (r->dA && !r->a_own ? f * m * k : 0) + (r->dB ? f * k * n : 0) + (r->dC ? 0 : f * m * n);
+    double on_grid = (r->dA ? f / p * m * k : 0) + (r->dB ? f / p * k * n : 0) + m * k / pr + k * n / pc +
+                     (r->dC ? f / p * m * n : f * m * n);
+    r->grid = p > 1 && m * n * k >= GEMM_MIN && k > 0 && on_grid < rows;
+    return 1;
+}
+
 /* The line of statement V when it touches a distributed tensor and the
    runtime takes them as they are (a GEMM of whole tensors, a loop nest by
    rows, a whole sum): its words, or -1 if V is not such a statement (it
@@ -289,28 +335,27 @@ static double print_rows_statement(const graph *g, const g_value *v, int p, tx_b
     const g_value *t[34];
     int n = 0, nd = 0;
     const blas_plan *b = v->blas;
-    if (b && mpi_plan_gemm_direct(g, v)) {
-        const g_value *A = base_of(b->a), *B = base_of(b->b), *C = b->store ? b->store : v;
-        int dA = is_dist(g, A, p), dB = is_dist(g, B, p), dC = is_dist(g, C, p);
-        if (!dA && !dB && !dC)
-            return -1;
-        double m = group_size(g, v, b->m, b->nm), nn = group_size(g, v, b->n, b->nn);
-        double kk = group_size(g, b->a, b->k, b->nk), w = v->dt == DT_C128 ? 2 : 1;
-        int fa = b->a->op == OP_INDEX ? b->a->idx_label[0] : b->a->label[0];
-        int fc = C->op == OP_STORE ? C->store_label[0] : C->label[0];
-        int a_own = 0;
-        for (int i = 0; dA && i < b->nm; i++)
-            a_own |= b->m[i] == fa;
-        a_own = a_own && (!dC || fa == fc);
-        int fb = b->b->op == OP_INDEX ? b->b->idx_label[0] : b->b->label[0], b_ring = 0;
-        for (int i = 0; dB && i < b->nk; i++)
-            b_ring |= b->k[i] == fb; /* B held by rows of k: broadcast slab by slab, never whole */
-        double words = (dA && !a_own ? gather_words(words_of(g, A), p) : 0) +
-                       (dB ? gather_words(words_of(g, B), p) : 0) + (dC ? 0 : gather_words(m * nn * w, p));
+    rows_gemm rg;
+    if (b && rows_gemm_of(g, v, p, &rg)) {
+        const g_value *A = base_of(b->a), *B = base_of(b->b);
+        double m = rg.m, nn = rg.n, kk = rg.k, w = v->dt == DT_C128 ? 2 : 1, f = (double)(p - 1) / p;
+        if (rg.grid) {
+            int pr, pc;
+            grid(p, &pr, &pc);
+            double moved = (rg.dA ? f / p * words_of(g, A) : 0) + (rg.dB ? f / p * words_of(g, B) : 0);
+            double summa = w * (m * kk / pr + kk * nn / pc), cw = rg.dC ? f / p * m * nn * w : f * m * nn * w;
+            buf_printf(out, "%s %.0fx%.0fx%.0f on the %dx%d grid (A %s, B %s, C %s): %.4g words (pdgemr2d %.4g, "
+                            "panels %.4g, C %.4g)\n", v->dt == DT_C128 ? "pzgemm" : "pdgemm", m, nn, kk, pr, pc,
+                       rg.dA ? "from its rows by pdgemr2d" : "replicated", rg.dB ? "from its rows by pdgemr2d" : "replicated",
+                       rg.dC ? "back to its rows by pdgemr2d" : "replicated after", moved + summa + cw, moved, summa, cw);
+            return moved + summa + cw;
+        }
+        double words = (rg.dA && !rg.a_own ? gather_words(words_of(g, A), p) : 0) +
+                       (rg.dB ? gather_words(words_of(g, B), p) : 0) + (rg.dC ? 0 : gather_words(m * nn * w, p));
         buf_printf(out, "rows-gemm %.0fx%.0fx%.0f by distributed rows (A %s, B %s, C %s): %.4g words\n", m, nn,
-                   kk, !dA ? "replicated" : a_own ? "by its rows" : "gathered",
-                   b_ring ? "by slabs in turn" : dB ? "gathered" : "replicated",
-                   dC ? "by its rows" : "replicated after", words);
+                   kk, !rg.dA ? "replicated" : rg.a_own ? "by its rows" : "gathered",
+                   rg.b_ring ? "by slabs in turn" : rg.dB ? "gathered" : "replicated",
+                   rg.dC ? "by its rows" : "replicated after", words);
         return words;
     }
     if (b || v->op == OP_LINALG || v->op == OP_PART)
@@ -353,12 +398,11 @@ static double print_rows_statement(const graph *g, const g_value *v, int p, tx_b
 }
 
 /* Whether GEMM V runs by distributed rows on P ranks (an operand or its
-   result distributed) instead of on the grid. */
+   result distributed, and the grid not cheaper). */
 static int gemm_by_rows(const graph *g, const g_value *v, int p)
 {
-    const blas_plan *b = v->blas;
-    return b && mpi_plan_gemm_direct(g, v) &&
-           (is_dist(g, base_of(b->a), p) || is_dist(g, base_of(b->b), p) || is_dist(g, b->store ? b->store : v, p));
+    rows_gemm rg;
+    return rows_gemm_of(g, v, p, &rg) && !rg.grid;
 }
 
 /* The distribution section: every materialised tensor, its words on each

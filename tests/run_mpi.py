@@ -4,7 +4,8 @@ against the single-process `txc run` of the same inputs.
 
     /usr/bin/python3 tests/run_mpi.py [--txc build/txc] [--ranks 1,2,4] [FILES...]
 
-FILES: names of tests/num files, or graph, chain, chain_c128, la_fed, memory, ccd,
+FILES: names of tests/num files, or graph, chain, chain_c128, chain_grid, chain_c128_grid,
+grid_trans, grid_trans_rows, la_fed, memory, ccd,
 pieces, failures, embed (default: all).
 `txc graph --target mpi` is checked against hand-derived volumes first, with
 or without MPI.
@@ -217,18 +218,28 @@ def check_ccd(txc, ranks, env, td):
     single = load(outs)
     fails = []
     # every rank count with the intermediates distributed (TX_MPI_DIST_MIN=0); then every tensor
-    # replicated, with pdgemm and with the other plan (slabs of rows) on 2 and 3 ranks
-    for p, plan in [(p, 'dist') for p in ranks] + [(p, 'pdgemm') for p in ranks] + [(2, 'rows'), (3, 'rows')]:
+    # replicated, with pdgemm and with the other plan (slabs of rows) on 2 and 3 ranks; and the
+    # intermediates distributed with every GEMM on the grid (pdgemr2d between rows and pieces)
+    for p, plan in ([(p, 'dist') for p in ranks] + [(p, 'pdgemm') for p in ranks] + [(2, 'rows'), (3, 'rows')] +
+                    [(p, 'dist-grid') for p in ranks + [3] if p > 1]):
         o = {n: os.path.join(td, 'ccd%d_%s_%s.npy' % (p, plan, n)) for n in names}
-        e = dict(env, TX_MPI_GEMM=plan) if plan != 'dist' else env
-        if plan != 'dist':
+        e = dict(env, TX_MPI_GEMM=plan) if not plan.startswith('dist') else dict(env)
+        if plan == 'dist-grid':
+            e['TX_MPI_GEMM'] = 'pdgemm'
+        if not plan.startswith('dist'):
             e['TX_MPI_DIST_MIN'] = str(1 << 60)
         rc, _, err = run(mpirun(p, [txc, 'run', '--mpi'] + base + ['%s=%s' % (n, f) for n, f in o.items()]), e)
         where = 'ccd.tx -np %d (%s)' % (p, plan)
         if rc != 0:
             fails.append('%s: exit %d: %s' % (where, rc, run_num.one_line(err)))
             continue
-        if p > 1 and plan == 'dist':
+        if plan == 'dist-grid':
+            w = dist_wrong(err, p) or (None if 'pdgemm with distributed operands' in err and
+                                       'from its rows by pdgemr2d' in err and 'back to its rows by pdgemr2d' in err
+                                       else 'no pdgemm with operands and results moved by pdgemr2d')
+            if w:
+                fails.append('%s: %s' % (where, w))
+        elif p > 1 and plan == 'dist':
             w = dist_wrong(err, p) or (None if 'B by slabs in turn' in err else 'no GEMM by distributed rows '
                                        'with B broadcast by slabs (the ring term)')
             if w:
@@ -428,6 +439,22 @@ def check_graph(txc):
                  '(intermediate): 1.6e+05 words, distributed by rows of its first mode (~4e+04 words per rank)']:
         if rc != 0 or want not in out:
             fails.append('graph chain.tx --ranks 4: no %r: %s' % (want, run_num.one_line(out + err)))
+    # U = T·T of distributed tensors, n = 1000 (hand-derived): by rows on 9 ranks, B broadcast by slabs:
+    # (8/9)·1e6 = 8.889e5 words; on the 4x4 grid of 16 ranks: pdgemr2d (15/256)·1e6 for each of A and B
+    # (1.172e5 together), panels 1e6/4 + 1e6/4 = 5e5, C back by pdgemr2d (15/256)·1e6 = 5.859e4; 6.758e5 in all
+    src = os.path.join(tempfile.gettempdir(), 'txmpi_sq_%d.tx' % os.getpid())
+    with open(src, 'w') as f:
+        f.write('in A[n,n], B[n,n];\ntmp T[n,n], U[n,n];\nout s;\nT("i,j") = A("i,k") * B("k,j");\n'
+                'U("i,j") = T("i,k") * T("k,j");\ns = U("i,j");\n')
+    for p, want in [(9, 'rows-gemm 1000x1000x1000 by distributed rows (A by its rows, B by slabs in turn, C by its '
+                        'rows): 8.889e+05 words'),
+                    (16, 'pdgemm 1000x1000x1000 on the 4x4 grid (A from its rows by pdgemr2d, B from its rows by '
+                         'pdgemr2d, C back to its rows by pdgemr2d): 6.758e+05 words (pdgemr2d 1.172e+05, panels '
+                         '5e+05, C 5.859e+04)')]:
+        rc, out, err = run([txc, 'graph', src, '--target', 'mpi', '--ranks', str(p), '-D', 'n=1000'], None)
+        if rc != 0 or want not in out:
+            fails.append('graph T·T --ranks %d: no %r: %s' % (p, want, run_num.one_line(out + err)))
+    os.unlink(src)
     rc, out, err = run([txc, 'graph', mm, '--ranks', '4'], None)
     if rc != 2 or '--ranks goes with --target mpi' not in err:
         fails.append('graph --ranks without --target mpi: exit %d' % rc)
@@ -469,10 +496,26 @@ def main(argv):
         chain_must = ('by distributed rows (A replicated, B replicated, C by its rows)',
                       'by distributed rows (A by its rows, B replicated, C replicated after)',
                       'a sum of a distributed tensor by partial sums', "a loop nest on each rank's rows")
+        chain_grid_must = ('pdgemm with distributed operands (C^T = op(B)^T op(A)^T): A taken from its whole copy, '
+                           'B taken from its whole copy, C back to its rows by pdgemr2d',
+                           'pdgemm with distributed operands (C = op(A) op(B)): A from its rows by pdgemr2d, '
+                           'B taken from its whole copy, C replicated')
         extra = [('chain', lambda: check_case(txc, os.path.join(mpidir, 'chain.tx'), True, ranks, env, td, True,
                                               chain_must)),
                  ('chain_c128', lambda: check_case(txc, os.path.join(mpidir, 'chain_c128.tx'), True, ranks, env,
                                                    td, True, ('a sum of a distributed tensor by partial sums',))),
+                 # the GEMMs on the grid instead (TX_MPI_GEMM=pdgemm): distributed operands and results
+                 # move between their rows and the block-cyclic pieces by pdgemr2d
+                 ('chain_grid', lambda: check_case(txc, os.path.join(mpidir, 'chain.tx'), True, ranks,
+                                                   dict(env, TX_MPI_GEMM='pdgemm'), td, True, chain_grid_must)),
+                 ('chain_c128_grid', lambda: check_case(txc, os.path.join(mpidir, 'chain_c128.tx'), True, ranks,
+                                                        dict(env, TX_MPI_GEMM='pdgemm'), td, True,
+                                                        ('pzgemm with distributed operands',))),
+                 ('grid_trans', lambda: check_case(txc, os.path.join(mpidir, 'grid_trans.tx'), True,
+                                                   sorted(set(ranks + [3])), dict(env, TX_MPI_GEMM='pdgemm'), td, True,
+                                                   ('from its rows by pdgemr2d', 'back to its rows by pdgemr2d'))),
+                 ('grid_trans_rows', lambda: check_case(txc, os.path.join(mpidir, 'grid_trans.tx'), True,
+                                                        sorted(set(ranks + [3])), env, td, True)),
                  ('la_fed', lambda: check_case(txc, os.path.join(mpidir, 'la_fed.tx'), True, ranks, env, td, True)),
                  ('memory', lambda: check_memory(txc, ranks, env, td)),
                  ('ccd', lambda: check_ccd(txc, ranks, env, td)),
