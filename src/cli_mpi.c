@@ -1,7 +1,8 @@
 /*
  * cli_mpi.c - txc run --mpi (linked only into txc). The program's C for
  * the MPI target (tx_emit with .mpi), plus a small driver giving txc
- * MPI_Init, broadcasts and the call through FN_argv, is compiled with
+ * MPI_Init, broadcasts, the inputs' scatter by rows and the call through
+ * FN_argv, is compiled with
  * mpicc into a shared object cached under the user's cache directory
  * (keyed by a hash of the text and the command), and loaded with dlopen
  * into each rank's txc. So txc and libtensorexpr never link MPI: a
@@ -29,6 +30,8 @@ struct cli_mpi {
     int rank, size;
     int (*agree)(int);
     int (*bcast)(void *, long long);
+    int (*share)(int, const void *, long long, long long, void **);
+    void (*free_rows)(void *);
     int (*call)(const int64_t *, void *const *);
     const char *(*error)(int);
     void (*finalize)(void);
@@ -62,6 +65,55 @@ static const char driver_fmt[] =
     "    }\n"
     "    return 0;\n"
     "}\n"
+    "/* input K of BYTES (N0 first-mode rows), read by rank 0 into WHOLE: into\n"
+    "   memory by rows (each rank receiving its block: MPI_Scatterv) when the\n"
+    "   program takes it so and it is large enough, else whole on every rank\n"
+    "   (broadcast); *OUT the memory (txc_mpi_free). 1: the program takes K\n"
+    "   only whole (nothing done); -1: out of memory or a failed message. */\n"
+    "int txc_mpi_share(int k, const void *whole, long long bytes, long long n0, void **out)\n"
+    "{\n"
+    "    int r = 0, p = 1;\n"
+    "    if (!%s_rows(k) || n0 < 1)\n"
+    "        return 1;\n"
+    "    MPI_Comm_rank(MPI_COMM_WORLD, &r);\n"
+    "    MPI_Comm_size(MPI_COMM_WORLD, &p);\n"
+    "    void *m = tx_mpi_alloc(MPI_COMM_WORLD, bytes, n0);\n"
+    "    if (!m)\n"
+    "        return -1;\n"
+    "    tx_mpi_slab *e = tx_mpi_slab_at(m);\n"
+    "    int ok = 1;\n"
+    "    if (!e) {\n"
+    "        if (r == 0)\n"
+    "            memcpy(m, whole, (size_t)bytes);\n"
+    "        ok = txc_mpi_bcast(m, bytes) == 0;\n"
+    "    } else {\n"
+    "        int *cd = (int *)malloc(sizeof(int) * 2 * (size_t)p);\n"
+    "        MPI_Datatype row;\n"
+    "        ok = cd != NULL && e->row <= 2147483647u && n0 <= 2147483647;\n"
+    "        MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);\n"
+    "        if (ok) {\n"
+    "            for (int q = 0; q < p; q++) {\n"
+    "                int64_t lo, hi;\n"
+    "                tx_mpi_part(n0, p, q, &lo, &hi);\n"
+    "                cd[q] = (int)(hi - lo);\n"
+    "                cd[p + q] = (int)lo;\n"
+    "            }\n"
+    "            MPI_Type_contiguous((int)e->row, MPI_BYTE, &row);\n"
+    "            MPI_Type_commit(&row);\n"
+    "            ok = MPI_Scatterv(whole, cd, cd + p, row, e->base + (size_t)e->lo * e->row, cd[r], row, 0,\n"
+    "                              MPI_COMM_WORLD) == MPI_SUCCESS;\n"
+    "            MPI_Type_free(&row);\n"
+    "        }\n"
+    "        free(cd);\n"
+    "    }\n"
+    "    if (!ok) {\n"
+    "        tx_mpi_free(m);\n"
+    "        return -1;\n"
+    "    }\n"
+    "    *out = m;\n"
+    "    return 0;\n"
+    "}\n"
+    "void txc_mpi_free(void *p) { tx_mpi_free(p); }\n"
     "int txc_mpi_call(const int64_t *dims, void *const *ptrs) { return %s_argv(MPI_COMM_WORLD, dims, ptrs); }\n"
     "const char *txc_mpi_error(int code) { return %s_error(code); }\n"
     "void txc_mpi_finalize(void) { MPI_Finalize(); }\n";
@@ -144,13 +196,13 @@ static void *sym(cli_mpi *m, const char *name, char *err, size_t errlen)
 cli_mpi *cli_mpi_open(const char *src, size_t len, const char *fn, char *err, size_t errlen)
 {
     const char *cc = getenv("MPICC") && *getenv("MPICC") ? getenv("MPICC") : "mpicc";
-    size_t dlen = sizeof driver_fmt + 2 * strlen(fn);
+    size_t dlen = sizeof driver_fmt + 3 * strlen(fn);
     char *driver = malloc(dlen);
     if (!driver) {
         snprintf(err, errlen, "out of memory");
         return NULL;
     }
-    snprintf(driver, dlen, driver_fmt, fn, fn);
+    snprintf(driver, dlen, driver_fmt, fn, fn, fn);
     uint64_t h = fnv(0xcbf29ce484222325ull, src, len);
     h = fnv(h, driver, strlen(driver));
     h = fnv(h, cc, strlen(cc) + 1);
@@ -219,9 +271,11 @@ cli_mpi *cli_mpi_open(const char *src, size_t len, const char *fn, char *err, si
     m->agree = (int (*)(int))sym(m, "txc_mpi_agree", err, errlen);
     m->bcast = (int (*)(void *, long long))sym(m, "txc_mpi_bcast", err, errlen);
     m->call = (int (*)(const int64_t *, void *const *))sym(m, "txc_mpi_call", err, errlen);
+    m->share = (int (*)(int, const void *, long long, long long, void **))sym(m, "txc_mpi_share", err, errlen);
+    m->free_rows = (void (*)(void *))sym(m, "txc_mpi_free", err, errlen);
     m->error = (const char *(*)(int))sym(m, "txc_mpi_error", err, errlen);
     m->finalize = (void (*)(void))sym(m, "txc_mpi_finalize", err, errlen);
-    if (!init || !m->agree || !m->bcast || !m->call || !m->error || !m->finalize) {
+    if (!init || !m->agree || !m->bcast || !m->share || !m->free_rows || !m->call || !m->error || !m->finalize) {
         free(m);
         m = NULL;
         goto out;
@@ -247,6 +301,13 @@ int cli_mpi_bcast(cli_mpi *m, void *buf, size_t bytes)
 {
     return m->bcast(buf, (long long)bytes);
 }
+
+int cli_mpi_share(cli_mpi *m, int k, const void *whole, size_t bytes, int64_t n0, void **out)
+{
+    return m->share(k, whole, (long long)bytes, (long long)n0, out);
+}
+
+void cli_mpi_free(cli_mpi *m, void *p) { m->free_rows(p); }
 
 int cli_mpi_call(cli_mpi *m, const int64_t *dims, void *const *ptrs)
 {

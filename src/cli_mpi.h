@@ -22,6 +22,17 @@ int cli_mpi_size(const cli_mpi *m);
 int cli_mpi_agree(cli_mpi *m, int status);
 /* Rank 0's BYTES at BUF copied to every rank's BUF. 0, or -1. */
 int cli_mpi_bcast(cli_mpi *m, void *buf, size_t bytes);
+/* Input tensor K (parameter order) of BYTES with N0 first-mode rows, the
+   file's contents in WHOLE on rank 0 (ignored elsewhere), to every rank:
+   by rows (rank q receiving its block, MPI_Scatterv) when the program
+   takes K so and it is large enough (TX_MPI_DIST_MIN), else whole
+   (broadcast). Collective. 0 and *OUT the memory (cli_mpi_free); 1 if the
+   program takes K only whole (nothing done: broadcast it); -1 if out of
+   memory or a message failed, on every rank alike. */
+int cli_mpi_share(cli_mpi *m, int k, const void *whole, size_t bytes, int64_t n0, void **out);
+
+/* Frees what cli_mpi_share gave. */
+void cli_mpi_free(cli_mpi *m, void *p);
 /* Runs the program on every rank: the symbolic dims, then the tensors'
    pointers in parameter order. Its return code (the same on every rank). */
 int cli_mpi_call(cli_mpi *m, const int64_t *dims, void *const *ptrs);

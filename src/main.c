@@ -514,6 +514,7 @@ typedef struct {
     const char *file;
     tx_tensor_info info;
     void *data;
+    int rows; /* --mpi: data is cli_mpi_share's (maybe by rows over the ranks) */
     int64_t shape[32];
 } run_binding;
 
@@ -822,7 +823,9 @@ static int mpi_start(tx_program *p, tx_ctx *ctx, const char *file, int nmaps, cl
 }
 
 /* Rank 0's STATUS to every rank; then each input rank 0 read (shape, then
-   data) to the others, who bind it. */
+   data) to the others, who bind it: an input the program takes by rows
+   is scattered in blocks of rows (cli_mpi_share), every other one
+   broadcast. */
 static int mpi_share_inputs(cli_mpi *m, tx_program *p, tx_ctx *ctx, run_binding *all, int ntensors, int status)
 {
     int rank = cli_mpi_rank(m);
@@ -838,6 +841,28 @@ static int mpi_share_inputs(cli_mpi *m, tx_program *p, tx_ctx *ctx, run_binding 
             bad = 1;
         int64_t n = count_elems(b->shape, b->info.ndim);
         size_t bytes = (size_t)(n > 0 ? n : 0) * elem_size(b->info.dtype);
+        if (!bad && b->info.io == TX_IN) { /* by rows, if the program takes it so */
+            void *mem = NULL;
+            int sh = cli_mpi_share(m, k, rank == 0 ? b->data : NULL, bytes, b->info.ndim ? b->shape[0] : 1, &mem);
+            if (sh == 0) {
+                if (rank == 0)
+                    free(b->data);
+                b->data = mem;
+                b->rows = 1;
+                if (tx_bind(p, b->name, b->data, b->info.ndim, b->shape) != TX_OK)
+                    bad = (fprintf(stderr, "txc: rank %d: tensor '%s': %s\n", rank, b->name, tx_errmsg(ctx)), 1);
+            } else if (sh < 0)
+                bad = (fprintf(stderr, "txc: rank %d: tensor '%s': out of memory (or a failed message) sharing "
+                                       "it across the ranks\n", rank, b->name), 1);
+            if (sh <= 0) {
+                if (cli_mpi_agree(m, bad)) {
+                    fprintf(stderr, "txc: rank %d: tensor '%s' could not be shared across the ranks\n", rank,
+                            b->name);
+                    st = EXIT_RUNTIME;
+                }
+                continue;
+            }
+        }
         if (!bad && rank != 0) {
             b->data = malloc(bytes ? bytes : 1);
             if (!b->data)
@@ -1149,6 +1174,12 @@ static int cmd_run(int argc, char **argv)
         status = (fprintf(stderr, "txc: %s\n", err), EXIT_RUNTIME);
     if (mpi) { /* the exit status of rank 0's writing, on every rank */
         status = cli_mpi_agree(mpi, status);
+        for (int k = 0; k < ntensors; k++) /* memory of the loaded program's, freed while it is there */
+            if (all[k].rows) {
+                cli_mpi_free(mpi, all[k].data);
+                all[k].data = NULL;
+                all[k].rows = 0;
+            }
         cli_mpi_close(mpi);
     }
     if (outs)

@@ -278,7 +278,8 @@ def check_memory(txc, ranks, env, td):
     """Large intermediates (T = A·B and tanh(T) transposed, 480 x 480 f64,
     1.8 MB, above the default TX_MPI_DIST_MIN of 1 MiB) at the default
     threshold: on P > 1 ranks each rank holds 1/P of each (the rows of 480/P
-    first-mode indices), and the result equals the single process's."""
+    first-mode indices), and the result equals the single process's; with
+    the inputs from files, A and B are held so too."""
     src = os.path.join(td, 'big.tx')
     with open(src, 'w') as f:
         f.write('in A[n,n], B[n,n];\ntmp T[n,n];\nout D[n,n];\nT("i,j") = A("i,k") * B("k,j");\n'
@@ -291,9 +292,19 @@ def check_memory(txc, ranks, env, td):
     if rc != 0:
         return ['memory: single process: exit %d: %s' % (rc, run_num.one_line(err))]
     fails = []
-    for p in [q for q in ranks if q > 1]:
-        out = os.path.join(td, 'big%d.npy' % p)
-        rc, _, err = run(mpirun(p, [txc, 'run', '--mpi', '-q'] + args + ['D=' + out]), e)
+    # the same inputs from files: rank 0 reads them and scatters their rows (two more distributed tensors)
+    rng = np.random.default_rng(5)
+    np.save(os.path.join(td, 'bigA.npy'), rng.random((480, 480)) - 0.5)
+    np.save(os.path.join(td, 'bigB.npy'), rng.random((480, 480)) - 0.5)
+    files = [src, '-D', 'n=480', 'A=' + os.path.join(td, 'bigA.npy'), 'B=' + os.path.join(td, 'bigB.npy')]
+    onef = os.path.join(td, 'bigf1.npy')
+    rc, _, err = run([txc, 'run'] + files + ['D=' + onef, '-q'], e)
+    if rc != 0:
+        return ['memory: single process, inputs from files: exit %d: %s' % (rc, run_num.one_line(err))]
+    for p, inputs in [(q, i) for q in ranks if q > 1 for i in ('random', 'files')]:
+        out = os.path.join(td, 'big%d%s.npy' % (p, inputs))
+        rc, _, err = run(mpirun(p, [txc, 'run', '--mpi', '-q'] + (args if inputs == 'random' else files) +
+                                ['D=' + out]), e)
         if rc != 0:
             fails.append('memory -np %d: exit %d: %s' % (p, rc, run_num.one_line(err)))
             continue
@@ -301,12 +312,17 @@ def check_memory(txc, ranks, env, td):
         per = [sum(1 for f in found if f[0] == r) for r in range(p)]
         if not found or len(set(per)) != 1:
             fails.append('memory -np %d: ranks traced %s distributed tensors, want the same on each' % (p, per))
+        elif inputs == 'files' and per[0] != nrandom + 2:
+            fails.append('memory -np %d: %d distributed tensors with the inputs from files, want %d (A and B '
+                         'scattered by rows too)' % (p, per[0], nrandom + 2))
+        if inputs == 'random':
+            nrandom = per[0]
         for r, _, mine, whole, lo, hi, n0 in found:
             if whole != 480 * 480 * 8 or mine != whole // p or hi - lo != 480 // p:
                 fails.append('memory -np %d: rank %d holds %d of %d bytes, want 1/%d' % (p, r, mine, whole, p))
-        w = same(np.load(out), np.load(one), 1e-11)
+        w = same(np.load(out), np.load(one if inputs == 'random' else onef), 1e-11)
         if w:
-            fails.append('memory -np %d: %s' % (p, w))
+            fails.append('memory -np %d (%s inputs): %s' % (p, inputs, w))
     return fails
 
 
@@ -344,17 +360,21 @@ def check_failure(txc, env, td):
                 fails.append('not positive definite, distributed, -np %d: rank %d did not say so' % (p, r))
         if os.path.exists(outl) or os.path.exists(outc):
             fails.append('not positive definite, distributed, -np %d: an output file was written' % p)
-    # an allocation failing on one rank only (TX_MPI_FAIL_ALLOC=R:K, the runtime's test hook): a whole
-    # buffer (the first and second allocation), and one held by rows (TX_MPI_DIST_MIN=64): every rank
-    # says out of memory, exit 3, no output file (without the agreement the other rank waited for ever)
+    # an allocation failing on one rank only (TX_MPI_FAIL_ALLOC=R:K, the runtime's test hook): the input
+    # A's memory (the first allocation: scattered by rows), a whole buffer (the second and third), and one
+    # held by rows (TX_MPI_DIST_MIN=64, A whole): every rank says out of memory, exit 3, no output file
+    # (without the agreement the other rank waited for ever)
     good = os.path.join(td, 'good.npy')
     np.save(good, 3 * np.eye(6) + 0.1)
-    for what, extra in (('whole, 1st', {'TX_MPI_FAIL_ALLOC': '1:1'}), ('whole, 2nd', {'TX_MPI_FAIL_ALLOC': '1:2'}),
-                        ('by rows', {'TX_MPI_FAIL_ALLOC': '1:1', 'TX_MPI_DIST_MIN': '64'})):
+    for what, extra, says in (
+            ('input', {'TX_MPI_FAIL_ALLOC': '1:1'}, "rank %d: tensor 'A': out of memory"),
+            ('whole, 1st', {'TX_MPI_FAIL_ALLOC': '1:2'}, 'rank %d: ' + src2 + ': out of memory'),
+            ('whole, 2nd', {'TX_MPI_FAIL_ALLOC': '1:3'}, 'rank %d: ' + src2 + ': out of memory'),
+            ('by rows', {'TX_MPI_FAIL_ALLOC': '1:2', 'TX_MPI_DIST_MIN': '64'}, 'rank %d: ' + src2 + ': out of memory')):
         e2 = dict(env)
         e2.update(extra)
         rc, _, err = run(mpirun(2, [txc, 'run', '--mpi', src2, 'A=' + good, 'L=' + outl, 'C=' + outc]), e2)
-        if rc != 3 or any('rank %d: %s: out of memory' % (r, src2) not in err for r in (0, 1)):
+        if rc != 3 or any(says % r not in err for r in (0, 1)):
             fails.append('allocation failing on rank 1 (%s): exit %d: %s' % (what, rc, run_num.one_line(err)))
         if os.path.exists(outl) or os.path.exists(outc):
             fails.append('allocation failing on rank 1 (%s): an output file was written' % what)
@@ -493,13 +513,15 @@ def main(argv):
         env = mpi_env(os.path.join(td, 'cache'))
         groups = [('%s' % f, lambda f=f, t=t: check_case(txc, f, t, ranks, env, td)) for f, t in cases]
         mpidir = os.path.join(HERE, 'mpi')
-        chain_must = ('by distributed rows (A replicated, B replicated, C by its rows)',
-                      'by distributed rows (A by its rows, B replicated, C replicated after)',
+        # the inputs A, B, C come by rows too (scattered by txc run --mpi); ccd.tx's --random inputs stay
+        # replicated, for the GEMMs of replicated operands
+        chain_must = ('by distributed rows (A by its rows, B by slabs in turn, C by its rows)',
+                      'by distributed rows (A by its rows, B by slabs in turn, C replicated after)',
                       'a sum of a distributed tensor by partial sums', "a loop nest on each rank's rows")
-        chain_grid_must = ('pdgemm with distributed operands (C^T = op(B)^T op(A)^T): A taken from its whole copy, '
-                           'B taken from its whole copy, C back to its rows by pdgemr2d',
+        chain_grid_must = ('pdgemm with distributed operands (C^T = op(B)^T op(A)^T): A from its rows by pdgemr2d, '
+                           'B from its rows by pdgemr2d, C back to its rows by pdgemr2d',
                            'pdgemm with distributed operands (C = op(A) op(B)): A from its rows by pdgemr2d, '
-                           'B taken from its whole copy, C replicated')
+                           'B from its rows by pdgemr2d, C replicated')
         extra = [('chain', lambda: check_case(txc, os.path.join(mpidir, 'chain.tx'), True, ranks, env, td, True,
                                               chain_must)),
                  ('chain_c128', lambda: check_case(txc, os.path.join(mpidir, 'chain_c128.tx'), True, ranks, env,

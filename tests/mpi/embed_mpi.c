@@ -2,8 +2,11 @@
  * embed_mpi.c - a C program of our own calling the standalone MPI-target
  * function of examples/matmul.tx (txc examples/matmul.tx --target mpi -o
  * matmul_mpi.c --header matmul_mpi.h), as tx_mpi(7) describes: every rank
- * passes the whole, identical inputs and gets the whole output. Each rank
- * checks C = A B against a triple loop and prints "embed_mpi: ok".
+ * passes the whole, identical inputs and gets the whole output; then again
+ * with A in memory from matmul_alloc_rows (TX_MPI_DIST_MIN=0 in the test's
+ * environment: held by rows), each rank writing only its own rows of it.
+ * Each rank checks C = A B against a triple loop both times and prints
+ * "embed_mpi: ok".
  *
  *   mpicc -I. embed_mpi.c matmul_mpi.c -lscalapack-openmpi -llapacke -lopenblas -lm
  *   mpirun -np 4 ./a.out
@@ -37,6 +40,33 @@ int main(int argc, char **argv)
                 s += a[i * K + k] * b[k * M + j];
             err = fmax(err, fabs(s - c[i * M + j]));
         }
+    /* A by rows: each rank writes its own rows only */
+    int64_t lo = 0, hi = 0;
+    double *ar = matmul_rows(0) ? matmul_alloc_rows(MPI_COMM_WORLD, sizeof(double) * N * K, N, &lo, &hi) : NULL;
+    int size = 1;
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (!ar || lo < 0 || hi > N || lo > hi || (size > 1 && hi - lo == N)) { /* by rows on several ranks */
+        printf("embed_mpi: rank %d: matmul_rows(0) %d, matmul_alloc_rows gave %p, rows %lld..%lld\n", rank,
+               matmul_rows(0), (void *)ar, (long long)lo, (long long)hi);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    for (int64_t i = lo * K; i < hi * K; i++)
+        ar[i] = sin(0.1 * (double)i);
+    for (int i = 0; i < N * M; i++)
+        c[i] = -1;
+    int code2 = matmul(MPI_COMM_WORLD, N, K, M, ar, b, c);
+    for (int i = 0; i < N; i++)
+        for (int j = 0; j < M; j++) {
+            double s = 0;
+            for (int k = 0; k < K; k++)
+                s += a[i * K + k] * b[k * M + j];
+            err = fmax(err, fabs(s - c[i * M + j]));
+        }
+    matmul_free_rows(ar);
+    if (!code)
+        code = code2;
+    if (matmul_rows(1) != 1 || matmul_rows(2) != 0 || matmul_rows(3) != 0) /* B: an input; C: the output */
+        code = code ? code : -100;
     if (code != 0 || err > 1e-10)
         printf("embed_mpi: rank %d: code %d (%s), max error %g\n", rank, code, matmul_error(code), err);
     else
