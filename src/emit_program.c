@@ -320,7 +320,7 @@ static int emit_mpi_whole(emitter *E, const g_value *v, int after)
     const g_value *t[8];
     int n = 0;
     if (v->op == OP_LINALG) {
-        for (int i = 0; i < v->nin && n < 6; i++)
+        for (int i = 0; i < v->nin && n < 6 && !mpi_plan_la_rows(v); i++) /* else taken as they are */
             t[n++] = v->in[i];
         if (v->nout == 1)
             t[n++] = v;

@@ -232,6 +232,13 @@ int mpi_plan_gemm_direct(const graph *g, const g_value *v)
            whole_operand(g, b->a) && whole_operand(g, b->b);
 }
 
+int mpi_plan_la_rows(const g_value *v)
+{
+    return v->op == OP_LINALG && v->dt == DT_F64 &&
+           (v->la == LA_CHOL || v->la == LA_INV || v->la == LA_SOLVE || v->la == LA_EIGH || v->la == LA_QR ||
+            v->la == LA_SVD);
+}
+
 #define DIST_MIN_BYTES 1048576.0
 
 /* Whether the runtime holds tensor B by rows on P ranks (at the default
@@ -492,7 +499,13 @@ void mpi_plan_print(const graph *g, int p, tx_buf *out)
                 t[n++] = v;
             }
             double gw = gather_dist(g, t, n, p, &nd);
-            if (nd) {
+            if (nd && v->op == OP_LINALG && mpi_plan_la_rows(v) && is_scalapack(g, v, p)) {
+                /* to the grid by pdgemr2d and pdtran: (P-1)/P^2 of each */
+                double mw = gw / p;
+                buf_printf(out, "%d distributed tensor%s moved to the grid by pdgemr2d and pdtran (%.4g words), "
+                           "then ", nd, nd == 1 ? "" : "s", mw);
+                total += mw;
+            } else if (nd) {
                 buf_printf(out, "%d distributed tensor%s gathered whole (%.4g words), then ", nd,
                            nd == 1 ? "" : "s", gw);
                 total += gw;

@@ -955,6 +955,11 @@ int mpi_plan_rows_misread(const g_value *v, int R, int var, const g_value *val);
    distributed (then partial sums per rank and one exchange). */
 int mpi_plan_rows_sum(const graph *g, const g_value *v);
 int mpi_plan_gemm_direct(const graph *g, const g_value *v);
+/* Whether matrix function V takes inputs that may be distributed as they
+   are (the runtime moves them to the grid by pdgemr2d and pdtran, or
+   gathers them for a call too small for the grid): f64 cholesky, inv,
+   solve, eigh, qr and svd; the others are gathered around the call. */
+int mpi_plan_la_rows(const g_value *v);
 
 /* ---- jit.c, jit_cc.c: loaders, which compile generated C and load it here ---- */
 typedef int (*jit_entry)(void *const *args);

@@ -360,6 +360,22 @@ def check_failure(txc, env, td):
                 fails.append('not positive definite, distributed, -np %d: rank %d did not say so' % (p, r))
         if os.path.exists(outl) or os.path.exists(outc):
             fails.append('not positive definite, distributed, -np %d: an output file was written' % p)
+    # a NaN in rows another rank holds: the input A is scattered by rows and S = 2 A is distributed, so
+    # the check runs on each rank's rows (the rank holding row 4 finds it, the others learn it); every
+    # rank says so, exit 3, no output (the MPI target's messages do not carry the element's index)
+    a = 3 * np.eye(6) + 0.1
+    a[4, 2] = np.nan
+    np.save(os.path.join(td, 'nan.npy'), a)
+    for p in (2, 3):
+        rc, _, err = run(mpirun(p, [txc, 'run', '--mpi', src2, 'A=' + os.path.join(td, 'nan.npy'), 'L=' + outl,
+                                    'C=' + outc]), env)
+        if rc != 3 or 'distributed tensor' not in err:
+            fails.append('NaN, distributed, -np %d: exit %d: %s' % (p, rc, run_num.one_line(err)))
+        for r in range(p):
+            if 'rank %d: %s:6: cholesky: an argument has a NaN or an infinity' % (r, src2) not in err:
+                fails.append('NaN, distributed, -np %d: rank %d did not say so: %s' % (p, r, run_num.one_line(err)))
+        if os.path.exists(outl) or os.path.exists(outc):
+            fails.append('NaN, distributed, -np %d: an output file was written' % p)
     # an allocation failing on one rank only (TX_MPI_FAIL_ALLOC=R:K, the runtime's test hook): the input
     # A's memory (the first allocation: scattered by rows), a whole buffer (the second and third), and one
     # held by rows (TX_MPI_DIST_MIN=64, A whole): every rank says out of memory, exit 3, no output file
@@ -474,6 +490,14 @@ def check_graph(txc):
         rc, out, err = run([txc, 'graph', src, '--target', 'mpi', '--ranks', str(p), '-D', 'n=1000'], None)
         if rc != 0 or want not in out:
             fails.append('graph T·T --ranks %d: no %r: %s' % (p, want, run_num.one_line(out + err)))
+    # cholesky of a distributed S (n = 1000) on 4 ranks: S moved to the grid by pdgemr2d and pdtran,
+    # (3/4)/4 · 1e6 = 1.875e5 words, instead of gathered whole (7.5e5)
+    with open(src, 'w') as f:
+        f.write('in A[n,n];\ntmp S[n,n];\nout L[n,n];\nS("i,j") = A("i,j") * 2;\nL("i,j") = cholesky(S("i,j"));\n')
+    rc, out, err = run([txc, 'graph', src, '--target', 'mpi', '--ranks', '4', '-D', 'n=1000'], None)
+    want = '1 distributed tensor moved to the grid by pdgemr2d and pdtran (1.875e+05 words), then pdpotrf order 1000'
+    if rc != 0 or want not in out:
+        fails.append('graph cholesky of a distributed tensor: no %r: %s' % (want, run_num.one_line(out + err)))
     os.unlink(src)
     rc, out, err = run([txc, 'graph', mm, '--ranks', '4'], None)
     if rc != 2 or '--ranks goes with --target mpi' not in err:
@@ -538,7 +562,8 @@ def main(argv):
                                                    ('from its rows by pdgemr2d', 'back to its rows by pdgemr2d'))),
                  ('grid_trans_rows', lambda: check_case(txc, os.path.join(mpidir, 'grid_trans.tx'), True,
                                                         sorted(set(ranks + [3])), env, td, True)),
-                 ('la_fed', lambda: check_case(txc, os.path.join(mpidir, 'la_fed.tx'), True, ranks, env, td, True)),
+                 ('la_fed', lambda: check_case(txc, os.path.join(mpidir, 'la_fed.tx'), True, ranks, env, td, True,
+                                               ('operand from its rows by pdgemr2d and pdtran',))),
                  ('memory', lambda: check_memory(txc, ranks, env, td)),
                  ('ccd', lambda: check_ccd(txc, ranks, env, td)),
                  ('pieces', lambda: check_pieces(txc, ranks, env)),
