@@ -169,9 +169,11 @@ static int put_strided_call(emitter *E, const g_value *v, const mode_seq *sa, co
             emit_need_contiguous(E, operand_var(p->b));
             ok = 0;
         }
-        if (ok)
-            put(E, "*tx_c = (%s)(tx_alpha * cblas_%sdot((int)%lld, tx_a, %lld, tx_b, %lld)%s);\n",
-                ctype(v->dt), x, (long long)size, (long long)inc[0], (long long)inc[1],
+        if (ok) /* on a distributed target, an f64 dot takes distributed operands (tx_mpi_ddot) */
+            put(E, "*tx_c = (%s)(tx_alpha * %s%sdot(%s(int)%lld, tx_a, %lld, tx_b, %lld)%s);\n", ctype(v->dt),
+                mpi_plan_dot_rows(E->T->distributed, v) ? "tx_mpi_" : "cblas_", x,
+                mpi_plan_dot_rows(E->T->distributed, v) ? "tx_comm, " : "", (long long)size, (long long)inc[0],
+                (long long)inc[1],
                 p->store && p->store->store_op != '=' ? " + tx_beta * *tx_c" : "");
         return ok;
     }
@@ -366,7 +368,8 @@ void emit_blas(emitter *E, const g_value *v)
         put_assign_c(E, depth + 1, "(*tx_c)", v->dt, '=', val);
         put(E, "%*s}\n", 4 * depth, "");
     } else if (p->nm == 0 && p->nn == 0) {
-        put(E, "*tx_c = (%s)(tx_alpha * cblas_%sdot(", t, x);
+        int mpi_dot = mpi_plan_dot_rows(E->T->distributed, v); /* tx_mpi_ddot takes distributed operands */
+        put(E, "*tx_c = (%s)(tx_alpha * %s%sdot(%s", t, mpi_dot ? "tx_mpi_" : "cblas_", x, mpi_dot ? "tx_comm, " : "");
         put_group_size(E, &sa, p->k, p->nk);
         put(E, ", tx_a, ");
         put_stride(E, &sa, ak);

@@ -324,7 +324,7 @@ static int emit_mpi_whole(emitter *E, const g_value *v, int after)
             t[n++] = v->in[i];
         if (v->nout == 1)
             t[n++] = v;
-    } else if (v->blas && !v->inlined && !mpi_plan_gemm_direct(E->g, v)) {
+    } else if (v->blas && !v->inlined && !mpi_plan_gemm_direct(E->g, v) && !mpi_plan_dot_rows(1, v)) {
         t[n++] = v->blas->a;
         t[n++] = v->blas->b;
         t[n++] = v->blas->store ? v->blas->store : v;

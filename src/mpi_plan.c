@@ -239,6 +239,12 @@ int mpi_plan_la_rows(const g_value *v)
             v->la == LA_SVD);
 }
 
+int mpi_plan_dot_rows(int distributed, const g_value *v)
+{
+    return distributed && v->blas && v->blas->nm == 0 && v->blas->nn == 0 && v->dt == DT_F64 && v->blas->nb == 0 &&
+           v->blas->nl == 0;
+}
+
 #define DIST_MIN_BYTES 1048576.0
 
 /* Whether the runtime holds tensor B by rows on P ranks (at the default
@@ -365,6 +371,14 @@ static double print_rows_statement(const graph *g, const g_value *v, int p, tx_b
                    rg.b_ring ? "by slabs in turn" : rg.dB ? "gathered" : "replicated",
                    rg.dC ? "by its rows" : "replicated after", words);
         return words;
+    }
+    const g_value *da = b ? base_of(b->a) : NULL, *db = b ? base_of(b->b) : NULL;
+    if (b && mpi_plan_dot_rows(1, v) && (is_dist(g, da, p) || is_dist(g, db, p)) &&
+        (!is_dist(g, da, p) || !is_dist(g, db, p) ||
+         (graph_extent_estimate(g, da->ext[0]) == graph_extent_estimate(g, db->ext[0]) &&
+          graph_value_elements(g, da) == graph_value_elements(g, db)))) { /* else gathered (below) */
+        buf_printf(out, "dot of distributed tensors: partial dots, one MPI_Allgather: %.4g words\n", (double)(p - 1));
+        return p - 1;
     }
     if (b || v->op == OP_LINALG || v->op == OP_PART)
         return -1;

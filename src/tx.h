@@ -960,6 +960,10 @@ int mpi_plan_gemm_direct(const graph *g, const g_value *v);
    gathers them for a call too small for the grid): f64 cholesky, inv,
    solve, eigh, qr and svd; the others are gathered around the call. */
 int mpi_plan_la_rows(const g_value *v);
+/* Whether BLAS call V is an f64 dot that, on a DISTRIBUTED target, takes
+   operands that may be distributed as they are (tx_mpi_ddot: partial dots
+   and one exchange). */
+int mpi_plan_dot_rows(int distributed, const g_value *v);
 
 /* ---- jit.c, jit_cc.c: loaders, which compile generated C and load it here ---- */
 typedef int (*jit_entry)(void *const *args);
