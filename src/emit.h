@@ -330,9 +330,10 @@ int blk_rows_of(emitter *E, const g_value *x, int label, int outer);
 /* The same for X the product of two such tensors (exponents 1, scale 1,
    real): blk_accumulate_rows then adds the rows of the product. */
 int blk_product_rows_of(emitter *E, const g_value *x, int label, int outer);
-/* Opens the loop over the row LABEL (extent EXT) for blk_accumulate_rows:
-   spans of up to eight blocks (the rows of the summed tensor are read in
-   longer runs, the span of the row staying in L1), over the kernel's
+/* Opens the loop over the row LABEL (extent EXT) for blk_accumulate_rows
+   and for emit_block_loop's statements whose primitives need no scratch
+   block: spans of up to eight blocks (the rows of the summed tensor are
+   read in longer runs, the span of the row staying in L1), over the kernel's
    range of blocks when RANGE, else the whole row; tx_bn and LABEL's
    variable set. Returns the depth inside. */
 int open_rows_span(emitter *E, int label, tx_extent ext, int depth, int range);

@@ -710,7 +710,8 @@ static void put_block_bounds(emitter *E, int label, tx_extent ext, int depth)
 void emit_block_loop(emitter *E, const g_value *x, const int *labels, const tx_extent *ext, int rank,
                      int target_var, const g_value *temp, dtype tdt, int op)
 {
-    int depth = 2;
+    int depth = 2, span = 0;
+    tx_buf body_buf, *saved_body = NULL;
     emit_use(E, TXS_PRIM);
     open_loops(E, labels, ext, rank - 1, &depth, 1);
     int L = labels[rank - 1];
@@ -724,9 +725,10 @@ void emit_block_loop(emitter *E, const g_value *x, const int *labels, const tx_e
         depth++;
         put(E, "%*sconst int64_t tx_i = tx_ib * TX_BLOCK;\n", 4 * depth, "");
         put_block_bounds(E, L, ext[rank - 1], depth);
-    } else {
-        put_block_loop_head(E, L, ext[rank - 1], depth);
+    } else { /* the loop head waits for the body: see below */
+        span = 1;
         depth++;
+        saved_body = emit_capture_begin(E, &body_buf);
     }
     blk_state B = {0, 0, depth, L, tdt == DT_F32};
     const int64_t *stride = emit_var_strides(E, target_var);
@@ -753,6 +755,18 @@ void emit_block_loop(emitter *E, const g_value *x, const int *labels, const tx_e
         }
     }
     depth--;
+    if (span) {
+        /* primitives that read and write memory directly, with no scratch
+           block, run over spans of up to eight blocks of the row: fewer
+           calls, longer runs (i,j->ij of 1000^2 on this machine's EPYC,
+           through the library: 422 us in blocks) */
+        const char *body = emit_capture_end(E, saved_body);
+        if (!strstr(body, "tx_blk") && !strstr(body, "tx_q") && !strstr(body, "tx_f"))
+            open_rows_span(E, L, ext[rank - 1], depth, 0);
+        else
+            put_block_loop_head(E, L, ext[rank - 1], depth);
+        put(E, "%s", body);
+    }
     put(E, "%*s}\n", 4 * depth, "");
 }
 
