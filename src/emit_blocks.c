@@ -826,8 +826,11 @@ void emit_block_reduce(emitter *E, const g_value *x, int label, tx_extent ext, r
     }
     int f32 = 0;
     if (!x->inlined && x->dt == DT_F32 && (x->op == OP_INDEX || emit_is_computed(x))) {
-        /* contiguous f32 in memory: each block folded from the floats,
-           converted as they are read (the same bits as through a block) */
+        /* contiguous f32 in memory: each span of up to eight blocks folded
+           from the floats, converted as they are read (a max or a min: the
+           same value as through blocks; a sum or a product: the same
+           bits on every build and thread count, other bits than the
+           fold of an f32 value through blocks) */
         int64_t known;
         tx_buf stride = {0}, *out = E->out;
         E->out = &stride;
@@ -836,7 +839,10 @@ void emit_block_reduce(emitter *E, const g_value *x, int label, tx_extent ext, r
         buf_free(&stride);
         f32 = known == 1;
     }
-    put_block_loop_head(E, label, ext, depth);
+    if (f32) /* spans of up to eight blocks: fewer calls, each folding a longer run */
+        open_rows_span(E, label, ext, depth, 0);
+    else
+        put_block_loop_head(E, label, ext, depth);
     depth++;
     if (f32) {
         put(E, "%*stx_acc = tx_p_redf_%s(tx_bn, &", 4 * depth, "", name[red]);
