@@ -51,15 +51,20 @@ case_() { # name args...
         t=$(run 2 "$@"); b2=$(echo "$t $b2" | awk '{print ($1 < $2) ? $1 : $2}')
         i=$((i + 1))
     done
-    echo "$name $b1 $b2" | awk '{printf "| %-36s | %8.3f | %8.3f | %5.2f |\n", $1, $2, $3, $2 / $3}'
+    echo "$name $b1 $b2" | awk '{printf "| %-40s | %8.3f | %8.3f | %5.2f |\n", $1, $2, $3, $2 / $3}'
 }
 echo "| case | 1 rank (s) | 2 ranks (s) | speed-up |"
 echo "|---|---|---|---|"
-case_ "matmul_2000^3_(pdgemm)" examples/matmul.tx A=$D/A.npy B=$D/B.npy C=$D/C.npy
-case_ "cholesky_2500_(pdpotrf)" $D/chol.tx A=$D/S.npy L=$D/L.npy
+case_ "matmul_2000^3_(inputs_by_rows)" examples/matmul.tx A=$D/A.npy B=$D/B.npy C=$D/C.npy
+export TX_MPI_GEMM=pdgemm   # the grid, its operands moved by pdgemr2d
+case_ "matmul_2000^3_(by_rows,_on_the_grid)" examples/matmul.tx A=$D/A.npy B=$D/B.npy C=$D/C.npy
+unset TX_MPI_GEMM
+case_ "cholesky_2500_(pdpotrf,_A_by_rows)" $D/chol.tx A=$D/S.npy L=$D/L.npy
 case_ "ccd_o=12_v=60_(distributed)" examples/ccd.tx --random -D o=12 -D v=60 Tn=$D/Tn.npy R=$D/R.npy E=$D/E.npy
 case_ "chain_n=2000_(distributed)" $D/chain.tx A=$D/A.npy B=$D/B.npy C=$D/B.npy D=$D/D.npy
 export TX_MPI_DIST_MIN=1152921504606846976   # every tensor replicated (phase 2)
+case_ "matmul_2000^3_(replicated,_pdgemm)" examples/matmul.tx A=$D/A.npy B=$D/B.npy C=$D/C.npy
+case_ "cholesky_2500_(replicated)" $D/chol.tx A=$D/S.npy L=$D/L.npy
 case_ "ccd_o=12_v=60_(replicated)" examples/ccd.tx --random -D o=12 -D v=60 Tn=$D/Tn.npy R=$D/R.npy E=$D/E.npy
 case_ "chain_n=2000_(replicated)" $D/chain.tx A=$D/A.npy B=$D/B.npy C=$D/B.npy D=$D/D.npy
 export TX_MPI_GEMM=rows   # the other plan: slabs of C's rows, no panels
@@ -67,12 +72,17 @@ case_ "matmul_2000^3_(rows)" examples/matmul.tx A=$D/A.npy B=$D/B.npy C=$D/C.npy
 case_ "ccd_o=12_v=60_(rows)" examples/ccd.tx --random -D o=12 -D v=60 Tn=$D/Tn.npy R=$D/R.npy E=$D/E.npy
 unset TX_MPI_GEMM TX_MPI_DIST_MIN
 # memory: each rank's peak resident set (GNU time), the chain with its
-# intermediates distributed and replicated, 2 ranks
+# inputs and intermediates distributed and replicated, 2 ranks
 echo
 for dm in 1048576 1152921504606846976; do
     TX_MPI_DIST_MIN=$dm mpirun --oversubscribe -np 2 /usr/bin/time -f "%M" "$TXC" run --mpi -q $D/chain.tx \
         A=$D/A.npy B=$D/B.npy C=$D/B.npy D=$D/D.npy 2>&1 | tr '\n' ' ' |
         awk -v dm=$dm '{printf "    chain n=2000, 2 ranks, TX_MPI_DIST_MIN=%s: peak RSS per rank %s %s kB\n", dm, $1, $2}'
+done
+for dm in 1048576 1152921504606846976; do
+    TX_MPI_DIST_MIN=$dm mpirun --oversubscribe -np 2 /usr/bin/time -f "%M" "$TXC" run --mpi -q $D/chol.tx \
+        A=$D/S.npy L=$D/L.npy 2>&1 | tr '\n' ' ' |
+        awk -v dm=$dm '{printf "    cholesky 2500, 2 ranks, TX_MPI_DIST_MIN=%s: peak RSS per rank %s %s kB\n", dm, $1, $2}'
 done
 # where the time of the 2-rank GEMM goes (rank 0's trace), both plans
 echo
