@@ -32,6 +32,8 @@ struct cli_mpi {
     int (*bcast)(void *, long long);
     int (*share)(int, const void *, long long, long long, void **);
     void (*free_rows)(void *);
+    int (*alloc_out)(int, long long, long long, void **);
+    int (*collect)(void *, void **);
     int (*call)(const int64_t *, void *const *);
     const char *(*error)(int);
     void (*finalize)(void);
@@ -114,6 +116,54 @@ static const char driver_fmt[] =
     "    return 0;\n"
     "}\n"
     "void txc_mpi_free(void *p) { tx_mpi_free(p); }\n"
+    "/* output K of BYTES (N0 first-mode rows): zeroed memory by rows when the\n"
+    "   program takes it so (0, *OUT), 1 if it takes K only whole, -1 if out\n"
+    "   of memory on any rank */\n"
+    "int txc_mpi_alloc_out(int k, long long bytes, long long n0, void **out)\n"
+    "{\n"
+    "    if (!%s_rows(k) || n0 < 1)\n"
+    "        return 1;\n"
+    "    *out = tx_mpi_alloc(MPI_COMM_WORLD, bytes, n0);\n"
+    "    return *out ? 0 : -1;\n"
+    "}\n"
+    "/* The whole tensor P (from txc_mpi_alloc_out or txc_mpi_share) on rank 0:\n"
+    "   its rows gathered there (MPI_Gatherv) into a malloc'd *WHOLE (NULL on\n"
+    "   the other ranks); 1 if P is a whole buffer already (nothing done), -1\n"
+    "   if out of memory on rank 0 (agreed). */\n"
+    "int txc_mpi_collect(void *p, void **whole)\n"
+    "{\n"
+    "    tx_mpi_slab *e = tx_mpi_slab_at(p);\n"
+    "    int r = 0, np = 1, ok = 1;\n"
+    "    *whole = NULL;\n"
+    "    if (!e)\n"
+    "        return 1;\n"
+    "    MPI_Comm_rank(MPI_COMM_WORLD, &r);\n"
+    "    MPI_Comm_size(MPI_COMM_WORLD, &np);\n"
+    "    char *w = r == 0 ? (char *)malloc(e->total ? e->total : 1) : NULL;\n"
+    "    int *cd = (int *)malloc(sizeof(int) * 2 * (size_t)np);\n"
+    "    ok = (r != 0 || w) && cd && e->row <= 2147483647u && e->n0 <= 2147483647;\n"
+    "    MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);\n"
+    "    if (ok) {\n"
+    "        MPI_Datatype row;\n"
+    "        for (int q = 0; q < np; q++) {\n"
+    "            int64_t lo, hi;\n"
+    "            tx_mpi_part(e->n0, np, q, &lo, &hi);\n"
+    "            cd[q] = (int)(hi - lo);\n"
+    "            cd[np + q] = (int)lo;\n"
+    "        }\n"
+    "        MPI_Type_contiguous((int)e->row, MPI_BYTE, &row);\n"
+    "        MPI_Type_commit(&row);\n"
+    "        MPI_Gatherv(e->base + (size_t)e->lo * e->row, cd[r], row, w, cd, cd + np, row, 0, MPI_COMM_WORLD);\n"
+    "        MPI_Type_free(&row);\n"
+    "    }\n"
+    "    free(cd);\n"
+    "    if (!ok) {\n"
+    "        free(w);\n"
+    "        return -1;\n"
+    "    }\n"
+    "    *whole = w;\n"
+    "    return 0;\n"
+    "}\n"
     "int txc_mpi_call(const int64_t *dims, void *const *ptrs) { return %s_argv(MPI_COMM_WORLD, dims, ptrs); }\n"
     "const char *txc_mpi_error(int code) { return %s_error(code); }\n"
     "void txc_mpi_finalize(void) { MPI_Finalize(); }\n";
@@ -196,13 +246,13 @@ static void *sym(cli_mpi *m, const char *name, char *err, size_t errlen)
 cli_mpi *cli_mpi_open(const char *src, size_t len, const char *fn, char *err, size_t errlen)
 {
     const char *cc = getenv("MPICC") && *getenv("MPICC") ? getenv("MPICC") : "mpicc";
-    size_t dlen = sizeof driver_fmt + 3 * strlen(fn);
+    size_t dlen = sizeof driver_fmt + 4 * strlen(fn);
     char *driver = malloc(dlen);
     if (!driver) {
         snprintf(err, errlen, "out of memory");
         return NULL;
     }
-    snprintf(driver, dlen, driver_fmt, fn, fn, fn);
+    snprintf(driver, dlen, driver_fmt, fn, fn, fn, fn);
     uint64_t h = fnv(0xcbf29ce484222325ull, src, len);
     h = fnv(h, driver, strlen(driver));
     h = fnv(h, cc, strlen(cc) + 1);
@@ -273,9 +323,12 @@ cli_mpi *cli_mpi_open(const char *src, size_t len, const char *fn, char *err, si
     m->call = (int (*)(const int64_t *, void *const *))sym(m, "txc_mpi_call", err, errlen);
     m->share = (int (*)(int, const void *, long long, long long, void **))sym(m, "txc_mpi_share", err, errlen);
     m->free_rows = (void (*)(void *))sym(m, "txc_mpi_free", err, errlen);
+    m->alloc_out = (int (*)(int, long long, long long, void **))sym(m, "txc_mpi_alloc_out", err, errlen);
+    m->collect = (int (*)(void *, void **))sym(m, "txc_mpi_collect", err, errlen);
     m->error = (const char *(*)(int))sym(m, "txc_mpi_error", err, errlen);
     m->finalize = (void (*)(void))sym(m, "txc_mpi_finalize", err, errlen);
-    if (!init || !m->agree || !m->bcast || !m->share || !m->free_rows || !m->call || !m->error || !m->finalize) {
+    if (!init || !m->agree || !m->bcast || !m->share || !m->free_rows || !m->alloc_out || !m->collect || !m->call ||
+        !m->error || !m->finalize) {
         free(m);
         m = NULL;
         goto out;
@@ -308,6 +361,13 @@ int cli_mpi_share(cli_mpi *m, int k, const void *whole, size_t bytes, int64_t n0
 }
 
 void cli_mpi_free(cli_mpi *m, void *p) { m->free_rows(p); }
+
+int cli_mpi_alloc_out(cli_mpi *m, int k, size_t bytes, int64_t n0, void **out)
+{
+    return m->alloc_out(k, (long long)bytes, (long long)n0, out);
+}
+
+int cli_mpi_collect(cli_mpi *m, void *p, void **whole) { return m->collect(p, whole); }
 
 int cli_mpi_call(cli_mpi *m, const int64_t *dims, void *const *ptrs)
 {

@@ -31,8 +31,17 @@ int cli_mpi_bcast(cli_mpi *m, void *buf, size_t bytes);
    memory or a message failed, on every rank alike. */
 int cli_mpi_share(cli_mpi *m, int k, const void *whole, size_t bytes, int64_t n0, void **out);
 
-/* Frees what cli_mpi_share gave. */
+/* Frees what cli_mpi_share or cli_mpi_alloc_out gave. */
 void cli_mpi_free(cli_mpi *m, void *p);
+/* Output tensor K of BYTES with N0 first-mode rows: zeroed memory by rows
+   over the ranks when the program takes K so and it is large enough (0
+   and *OUT), else 1 (nothing done: allocate it whole); -1 if out of
+   memory on any rank. Collective. */
+int cli_mpi_alloc_out(cli_mpi *m, int k, size_t bytes, int64_t n0, void **out);
+/* The whole of P (cli_mpi_share's or cli_mpi_alloc_out's) on rank 0: 0
+   and a malloc'd *WHOLE there (NULL elsewhere); 1 if P is whole already;
+   -1 if out of memory on rank 0. Collective. */
+int cli_mpi_collect(cli_mpi *m, void *p, void **whole);
 /* Runs the program on every rank: the symbolic dims, then the tensors'
    pointers in parameter order. Its return code (the same on every rank). */
 int cli_mpi_call(cli_mpi *m, const int64_t *dims, void *const *ptrs);

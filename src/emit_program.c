@@ -393,12 +393,13 @@ static void emit_argv_entry(emitter *E)
         put(E, ", (const tx_sparse_map *)tx_ptrs[%d]", S->ntensors + i);
     put(E, ");\n}\n");
     /* which inputs may come distributed by rows, and the memory for them */
-    put(E, "\n/* 1 if tensor K (in parameter order) is an input the function also\n"
-           "   takes distributed by rows (memory from %s_alloc_rows, each rank\n"
-           "   holding its block of first-mode rows; tx_mpi(7)), else 0 */\n"
+    put(E, "\n/* 1 if tensor K (in parameter order) is one the function also takes\n"
+           "   distributed by rows (memory from %s_alloc_rows, each rank holding\n"
+           "   its block of first-mode rows: an input's filled, an output's written\n"
+           "   by the function; tx_mpi(7)), else 0 */\n"
            "int %s_rows(int k)\n{\n    static const signed char r[] = {", E->o->fn_name, E->o->fn_name);
     for (int i = 0; i < S->ntensors; i++)
-        put(E, "%s%d", i ? ", " : "", S->tensors[i]->io == IO_IN && mpi_plan_rows_var(S, S->tensors[i]->var));
+        put(E, "%s%d", i ? ", " : "", mpi_plan_rows_var(S, S->tensors[i]->var));
     put(E, "%s};\n    return k >= 0 && k < %d ? r[k] : 0;\n}\n", S->ntensors ? "" : "0", S->ntensors);
     put(E, "\n/* Memory for a tensor of BYTES whose first mode has N0 indices: by rows\n"
            "   over COMM's ranks when there are several and it has TX_MPI_DIST_MIN\n"
@@ -663,10 +664,11 @@ int emit_header(graph *g, const tx_target *T, const emit_options *o, tx_buf *out
         o->fn_name);
     if (T->distributed)
         put(&E, " *   comm  MPI_Comm: every rank of it calls %s together, with the same dims and\n"
-                " *         the same contents of every input: the whole row-major array on every\n"
-                " *         rank, or, for an input %s_rows says it takes so, memory from\n"
-                " *         %s_alloc_rows in which each rank has written its block of rows;\n"
-                " *         each rank gets the whole outputs. Contractions run by rows or as\n"
+                " *         the same contents of every input: each tensor the whole row-major array\n"
+                " *         on every rank, or, for one %s_rows says it takes so, memory from\n"
+                " *         %s_alloc_rows holding each rank's block of rows (an input's written\n"
+                " *         by the caller, an output's by the function; a whole output comes back\n"
+                " *         whole on every rank). Contractions run by rows or as\n"
                 " *         pdgemm, matrix functions as ScaLAPACK calls on a 2-D block-cyclic\n"
                 " *         distribution over the ranks (tx_mpi(7)).\n",
             o->fn_name, o->fn_name, o->fn_name);
@@ -736,13 +738,14 @@ int emit_header(graph *g, const tx_target *T, const emit_options *o, tx_buf *out
         put(&E, "\n/* %s with the dims as an array and the tensors (then maps) as an array of\n"
                 "   pointers, in parameter order. */\nint %s_argv(MPI_Comm comm, const int64_t *dims, "
                 "void *const *ptrs);\n"
-                "\n/* 1 if tensor K (in parameter order) is an input %s also takes by rows. */\n"
+                "\n/* 1 if tensor K (in parameter order) is one %s also takes by rows. */\n"
                 "int %s_rows(int k);\n"
-                "\n/* Memory for such an input of BYTES whose first mode has N0 indices, by rows\n"
+                "\n/* Memory for such a tensor of BYTES whose first mode has N0 indices, by rows\n"
                 "   over COMM's ranks when there are several and it has TX_MPI_DIST_MIN bytes or\n"
                 "   more, else whole; collective, NULL on every rank if any rank is out of\n"
-                "   memory. Rank q writes first-mode rows [*LO, *HI) of it (row-major, at their\n"
-                "   places in the whole array), and only those (all of them for a whole buffer). */\n"
+                "   memory; zeroed. Rank q holds first-mode rows [*LO, *HI) of it (row-major, at\n"
+                "   their places in the whole array), fills those of an input, reads those of an\n"
+                "   output, and touches no others (all of them for a whole buffer). */\n"
                 "void *%s_alloc_rows(MPI_Comm comm, int64_t bytes, int64_t n0, int64_t *lo, int64_t *hi);\n"
                 "\n/* Frees what %s_alloc_rows gave. */\nvoid %s_free_rows(void *p);\n",
             o->fn_name, o->fn_name, o->fn_name, o->fn_name, o->fn_name, o->fn_name, o->fn_name);

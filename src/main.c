@@ -841,7 +841,7 @@ static int mpi_share_inputs(cli_mpi *m, tx_program *p, tx_ctx *ctx, run_binding 
             bad = 1;
         int64_t n = count_elems(b->shape, b->info.ndim);
         size_t bytes = (size_t)(n > 0 ? n : 0) * elem_size(b->info.dtype);
-        if (!bad && b->info.io == TX_IN) { /* by rows, if the program takes it so */
+        if (!bad && b->info.io != TX_OUT) { /* by rows, if the program takes it so */
             void *mem = NULL;
             int sh = cli_mpi_share(m, k, rank == 0 ? b->data : NULL, bytes, b->info.ndim ? b->shape[0] : 1, &mem);
             if (sh == 0) {
@@ -920,6 +920,30 @@ static int mpi_run(cli_mpi *m, tx_program *p, tx_ctx *ctx, const char *file, run
     else
         fprintf(stderr, "txc: rank %d: %s: %s\n", rank, file, msg);
     return EXIT_RUNTIME;
+}
+
+/* After the run (STATUS): each output or inout held by rows gathered
+   whole on rank 0 for writing (its rows freed on every rank); the agreed
+   status. */
+static int mpi_collect_outputs(cli_mpi *m, run_binding *all, int ntensors, int status)
+{
+    int rank = cli_mpi_rank(m);
+    for (int k = 0; !status && k < ntensors; k++) {
+        run_binding *b = &all[k];
+        if (!b->rows || b->info.io == TX_IN)
+            continue;
+        void *whole = NULL;
+        int c = cli_mpi_collect(m, b->data, &whole);
+        if (c < 0) {
+            fprintf(stderr, "txc: rank %d: tensor '%s': out of memory gathering it on rank 0\n", rank, b->name);
+            status = EXIT_RUNTIME;
+        } else if (c == 0) {
+            cli_mpi_free(m, b->data);
+            b->data = whole; /* NULL but on rank 0 */
+            b->rows = 0;
+        }
+    }
+    return status;
 }
 
 static int cmd_run(int argc, char **argv)
@@ -1129,6 +1153,18 @@ static int cmd_run(int argc, char **argv)
                 status = EXIT_RUNTIME;
                 break;
             }
+            if (mpi && !is_input) { /* --mpi: by rows, if the program takes it so */
+                int sh = cli_mpi_alloc_out(mpi, k, (size_t)n * es, b->info.ndim ? b->shape[0] : 1, &b->data);
+                if (sh < 0) {
+                    fprintf(stderr, "txc: rank %d: out of memory for tensor '%s'\n", rank, b->name);
+                    status = EXIT_RUNTIME;
+                    break;
+                }
+                if (sh == 0) {
+                    b->rows = 1;
+                    continue;
+                }
+            }
             b->data = calloc((size_t)(n ? n : 1), es);
             if (!b->data) {
                 fprintf(stderr, "txc: out of memory for tensor '%s' (%lld elements)\n", b->name, (long long)n);
@@ -1155,7 +1191,7 @@ static int cmd_run(int argc, char **argv)
     if (watching)
         progress_stop(&pw);
     if (!status && mpi)
-        status = mpi_run(mpi, p, ctx, c.file, all, ntensors);
+        status = mpi_collect_outputs(mpi, all, ntensors, mpi_run(mpi, p, ctx, c.file, all, ntensors));
     else if (!status && run_status != TX_OK) {
         const char *m = tx_errmsg(ctx);
         if (strncmp(m, c.file, strlen(c.file)) == 0) /* it names the file already */

@@ -4,9 +4,9 @@
  * communicates: the section `txc graph --target mpi` prints after the
  * listing. Pure arithmetic on the graph; no MPI here.
  *
- * The rules mirror runtime/mpi.inc: outputs are replicated; an input or
- * an intermediate cleared by mpi_plan_rows_value/_var (f64 or c128, two
- * modes or more; an input as txc run --mpi passes it, FN_rows) is held by rows of its first mode from TX_MPI_DIST_MIN
+ * The rules mirror runtime/mpi.inc: a tensor or an intermediate cleared
+ * by mpi_plan_rows_value/_var (f64 or c128, two modes or more; an input
+ * or output as txc run --mpi passes it, FN_rows) is held by rows of its first mode from TX_MPI_DIST_MIN
  * bytes (default 1 MiB), and the emitter asks the predicates below which
  * statements take such tensors as they are (GEMMs of whole tensors, loop
  * nests by rows, whole sums; the rest gather them); a GEMM of whole
@@ -118,8 +118,7 @@ int mpi_plan_rows_value(const g_value *v)
 int mpi_plan_rows_var(const sema_program *S, int var)
 {
     const sym *t = S->vars[var];
-    return (t->io == IO_TMP || t->io == IO_LET || t->io == IO_IN) && t->rank >= 2 &&
-           (t->dt == DT_F64 || t->dt == DT_C128);
+    return t->rank >= 2 && (t->dt == DT_F64 || t->dt == DT_C128); /* any tensor: in, out, inout, tmp, let */
 }
 
 /* Whether tensor B (a value read in memory: computed, stored or input)

@@ -62,6 +62,7 @@ CASES = [
     ('la_eigh.tx', True), ('la_eigh_gen.tx', False), ('la_qr_tall.tx', True), ('la_qr_wide.tx', True),
     ('la_svd_tall.tx', True), ('la_svd_wide.tx', True), ('la_pow.tx', False), ('la_lstsq.tx', True),
     ('complex_contract.tx', True), ('complex_elementwise.tx', False), ('complex_linalg.tx', False),
+    ('accumulate_inout.tx', False),  # inout tensors: scattered by rows, then gathered for writing
 ]
 
 
@@ -255,14 +256,15 @@ def check_ccd(txc, ranks, env, td):
 
 
 def check_pieces(txc, ranks, env):
-    """A 512^3 GEMM (blocks of 64 divide it evenly): on P > 1 ranks every
-    rank traces its pieces of pdgemm's A, B and C, and each holds 1/P of
-    them (within 5 %)."""
+    """A 512^3 GEMM (blocks of 64 divide it evenly) on the grid
+    (TX_MPI_GEMM=pdgemm: its output C is held by rows and comes back so by
+    pdgemr2d): on P > 1 ranks every rank traces its pieces of pdgemm's
+    three matrices, and each holds 1/P of them (within 5 %)."""
     fails = []
     mm = os.path.join(ROOT, 'examples', 'matmul.tx')
     for p in [q for q in ranks if q > 1]:
         rc, _, err = run(mpirun(p, [txc, 'run', '--mpi', '--random', '-q', mm, '-D', 'n=512', '-D', 'k=512',
-                                    '-D', 'm=512']), env)
+                                    '-D', 'm=512']), dict(env, TX_MPI_GEMM='pdgemm'))
         found = [tuple(int(x) for x in m.groups()[:4]) for m in PIECES.finditer(err)]
         if rc != 0 or sorted(f[0] for f in found) != list(range(p)):
             fails.append('pieces -np %d: exit %d, traced by ranks %s: %s'
@@ -377,16 +379,18 @@ def check_failure(txc, env, td):
         if os.path.exists(outl) or os.path.exists(outc):
             fails.append('NaN, distributed, -np %d: an output file was written' % p)
     # an allocation failing on one rank only (TX_MPI_FAIL_ALLOC=R:K, the runtime's test hook): the input
-    # A's memory (the first allocation: scattered by rows), a whole buffer (the second and third), and one
-    # held by rows (TX_MPI_DIST_MIN=64, A whole): every rank says out of memory, exit 3, no output file
-    # (without the agreement the other rank waited for ever)
+    # A's memory (the first allocation: scattered by rows), the output L's (the second; C's is the third),
+    # the program's own, a whole buffer (the fourth and fifth), and one held by rows (TX_MPI_DIST_MIN=64):
+    # every rank says out of memory, exit 3, no output file (without the agreement the other rank waited
+    # for ever)
     good = os.path.join(td, 'good.npy')
     np.save(good, 3 * np.eye(6) + 0.1)
     for what, extra, says in (
             ('input', {'TX_MPI_FAIL_ALLOC': '1:1'}, "rank %d: tensor 'A': out of memory"),
-            ('whole, 1st', {'TX_MPI_FAIL_ALLOC': '1:2'}, 'rank %d: ' + src2 + ': out of memory'),
-            ('whole, 2nd', {'TX_MPI_FAIL_ALLOC': '1:3'}, 'rank %d: ' + src2 + ': out of memory'),
-            ('by rows', {'TX_MPI_FAIL_ALLOC': '1:2', 'TX_MPI_DIST_MIN': '64'}, 'rank %d: ' + src2 + ': out of memory')):
+            ('output', {'TX_MPI_FAIL_ALLOC': '1:2'}, "rank %d: out of memory for tensor 'L'"),
+            ('whole, 1st', {'TX_MPI_FAIL_ALLOC': '1:4'}, 'rank %d: ' + src2 + ': out of memory'),
+            ('whole, 2nd', {'TX_MPI_FAIL_ALLOC': '1:5'}, 'rank %d: ' + src2 + ': out of memory'),
+            ('by rows', {'TX_MPI_FAIL_ALLOC': '1:4', 'TX_MPI_DIST_MIN': '64'}, 'rank %d: ' + src2 + ': out of memory')):
         e2 = dict(env)
         e2.update(extra)
         rc, _, err = run(mpirun(2, [txc, 'run', '--mpi', src2, 'A=' + good, 'L=' + outl, 'C=' + outc]), e2)
@@ -460,9 +464,10 @@ def check_graph(txc):
     os.unlink(src)
     if rc != 0 or 'pdpotrf order 300, block-cyclic on 2x2' not in out:
         fails.append('graph cholesky: exit %d: %s' % (rc, run_num.one_line(out + err)))
-    # distributed intermediates (tests/mpi/chain.tx, n=400: T and U are 1.28 MB, held by rows), 4 ranks:
-    # A·B into T's rows and the elementwise step on the rows move nothing; U·C replicates D, (3/4)·400·50;
-    # the sum exchanges 2 words with each of 3 ranks; V's rows are replicated, (3/4)·400·400
+    # distributed intermediates (tests/mpi/chain.tx, n=400: T, U and the output V are 1.28 MB, held by
+    # rows), 4 ranks: A·B into T's rows and the elementwise step on the rows move nothing; U·C replicates
+    # D (160 kB, below TX_MPI_DIST_MIN), (3/4)·400·50; the sum exchanges 2 words with each of 3 ranks;
+    # V is written on each rank's rows and stays so
     rc, out, err = run([txc, 'graph', os.path.join(HERE, 'mpi', 'chain.tx'), '--target', 'mpi', '--ranks', '4',
                         '-D', 'n=400', '-D', 'k=300', '-D', 'm=50'], None)
     for want in ['rows-gemm 400x400x300 by distributed rows (A replicated, B replicated, C by its rows): 0 words',
@@ -470,8 +475,8 @@ def check_graph(txc):
                  'rows-gemm 400x50x400 by distributed rows (A by its rows, B replicated, C replicated after): '
                  '1.5e+04 words',
                  'sum of a distributed tensor: partial sums, one MPI_Allgather: 6 words',
-                 "store on each rank's rows: 1.2e+05 words (replicating the result 1.2e+05)",
-                 'MPI total: 1.35e+05 words',
+                 "store on each rank's rows: 0 words (the result stays distributed)",
+                 'MPI total: 1.501e+04 words',
                  '(intermediate): 1.6e+05 words, distributed by rows of its first mode (~4e+04 words per rank)']:
         if rc != 0 or want not in out:
             fails.append('graph chain.tx --ranks 4: no %r: %s' % (want, run_num.one_line(out + err)))
@@ -537,15 +542,16 @@ def main(argv):
         env = mpi_env(os.path.join(td, 'cache'))
         groups = [('%s' % f, lambda f=f, t=t: check_case(txc, f, t, ranks, env, td)) for f, t in cases]
         mpidir = os.path.join(HERE, 'mpi')
-        # the inputs A, B, C come by rows too (scattered by txc run --mpi); ccd.tx's --random inputs stay
-        # replicated, for the GEMMs of replicated operands
+        # the inputs A, B, C come by rows too (scattered by txc run --mpi), and the outputs D and V stay by
+        # rows (gathered on rank 0 to be written); ccd.tx's --random inputs stay replicated, for the GEMMs
+        # of replicated operands
         chain_must = ('by distributed rows (A by its rows, B by slabs in turn, C by its rows)',
-                      'by distributed rows (A by its rows, B by slabs in turn, C replicated after)',
+                      'by distributed rows (A by its rows, B by slabs in turn, C by its rows)',
                       'a sum of a distributed tensor by partial sums', "a loop nest on each rank's rows")
         chain_grid_must = ('pdgemm with distributed operands (C^T = op(B)^T op(A)^T): A from its rows by pdgemr2d, '
                            'B from its rows by pdgemr2d, C back to its rows by pdgemr2d',
-                           'pdgemm with distributed operands (C = op(A) op(B)): A from its rows by pdgemr2d, '
-                           'B from its rows by pdgemr2d, C replicated')
+                           'pdgemm with distributed operands (C^T = op(B)^T op(A)^T): A from its rows by pdgemr2d, '
+                           'B from its rows by pdgemr2d, C back to its rows by pdgemr2d')
         extra = [('chain', lambda: check_case(txc, os.path.join(mpidir, 'chain.tx'), True, ranks, env, td, True,
                                               chain_must)),
                  ('chain_c128', lambda: check_case(txc, os.path.join(mpidir, 'chain_c128.tx'), True, ranks, env,

@@ -4,8 +4,9 @@
  * matmul_mpi.c --header matmul_mpi.h), as tx_mpi(7) describes: every rank
  * passes the whole, identical inputs and gets the whole output; then again
  * with A in memory from matmul_alloc_rows (TX_MPI_DIST_MIN=0 in the test's
- * environment: held by rows), each rank writing only its own rows of it.
- * Each rank checks C = A B against a triple loop both times and prints
+ * environment: held by rows), each rank writing only its own rows of it;
+ * then with C by rows as well, each rank reading only its own rows of it.
+ * Each rank checks C = A B against a triple loop every time and prints
  * "embed_mpi: ok".
  *
  *   mpicc -I. embed_mpi.c matmul_mpi.c -lscalapack-openmpi -llapacke -lopenblas -lm
@@ -65,8 +66,31 @@ int main(int argc, char **argv)
     matmul_free_rows(ar);
     if (!code)
         code = code2;
-    if (matmul_rows(1) != 1 || matmul_rows(2) != 0 || matmul_rows(3) != 0) /* B: an input; C: the output */
+    if (matmul_rows(1) != 1 || matmul_rows(2) != 1 || matmul_rows(3) != 0) /* B, C; no fourth tensor */
         code = code ? code : -100;
+    /* C by rows too: each rank reads its own rows of the product */
+    int64_t clo = 0, chi = 0;
+    double *cr = matmul_alloc_rows(MPI_COMM_WORLD, sizeof(double) * N * M, N, &clo, &chi);
+    ar = matmul_alloc_rows(MPI_COMM_WORLD, sizeof(double) * N * K, N, &lo, &hi);
+    if (!cr || !ar || (size > 1 && chi - clo == N) || clo != lo || chi != hi) {
+        printf("embed_mpi: rank %d: C by rows: %p, rows %lld..%lld\n", rank, (void *)cr, (long long)clo,
+               (long long)chi);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    for (int64_t i = lo * K; i < hi * K; i++)
+        ar[i] = sin(0.1 * (double)i);
+    int code3 = matmul(MPI_COMM_WORLD, N, K, M, ar, b, cr);
+    for (int64_t i = clo; i < chi; i++)
+        for (int j = 0; j < M; j++) {
+            double s = 0;
+            for (int k = 0; k < K; k++)
+                s += a[i * K + k] * b[k * M + j];
+            err = fmax(err, fabs(s - cr[i * M + j]));
+        }
+    matmul_free_rows(ar);
+    matmul_free_rows(cr);
+    if (!code)
+        code = code3;
     if (code != 0 || err > 1e-10)
         printf("embed_mpi: rank %d: code %d (%s), max error %g\n", rank, code, matmul_error(code), err);
     else
