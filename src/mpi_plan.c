@@ -5,7 +5,7 @@
  * listing. Pure arithmetic on the graph; no MPI here.
  *
  * The rules mirror runtime/mpi.inc: a tensor or an intermediate cleared
- * by mpi_plan_rows_value/_var (f64 or c128, two modes or more; an input
+ * by mpi_plan_rows_value/_var (two modes or more, any element type; an input
  * or output as txc run --mpi passes it, FN_rows) is held by rows of its first mode from TX_MPI_DIST_MIN
  * bytes (default 1 MiB), and the emitter asks the predicates below which
  * statements take such tensors as they are (GEMMs of whole tensors, loop
@@ -110,7 +110,7 @@ static const g_value *base_of(const g_value *x)
 
 int mpi_plan_rows_value(const g_value *v)
 {
-    return !v->dead && !v->inlined && v->rank >= 2 && (v->dt == DT_F64 || v->dt == DT_C128) && !v->nmaps &&
+    return !v->dead && !v->inlined && v->rank >= 2 && !v->nmaps &&
            (v->op == OP_CONTRACT || v->op == OP_ADD || v->op == OP_MAP || v->op == OP_REDUCE) &&
            !(v->blas && v->blas->store);
 }
@@ -118,7 +118,7 @@ int mpi_plan_rows_value(const g_value *v)
 int mpi_plan_rows_var(const sema_program *S, int var)
 {
     const sym *t = S->vars[var];
-    return t->rank >= 2 && (t->dt == DT_F64 || t->dt == DT_C128); /* any tensor: in, out, inout, tmp, let */
+    return t->rank >= 2; /* any tensor (in, out, inout, tmp, let) of any element type */
 }
 
 /* Whether tensor B (a value read in memory: computed, stored or input)
@@ -227,8 +227,8 @@ static const g_value *rows_sum_of(const graph *g, const g_value *v)
 int mpi_plan_gemm_direct(const graph *g, const g_value *v)
 {
     const blas_plan *b = v->blas;
-    return b && b->nm > 0 && b->nn > 0 && b->nb == 0 && b->nl == 0 && (v->dt == DT_F64 || v->dt == DT_C128) &&
-           whole_operand(g, b->a) && whole_operand(g, b->b);
+    return b && b->nm > 0 && b->nn > 0 && b->nb == 0 && b->nl == 0 && whole_operand(g, b->a) &&
+           whole_operand(g, b->b);
 }
 
 int mpi_plan_la_rows(const g_value *v)
@@ -335,7 +335,7 @@ static int rows_gemm_of(const graph *g, const g_value *v, int p, rows_gemm *r)
     double rows = (r->dA && !r->a_own ? f * m * k : 0) + (r->dB ? f * k * n : 0) + (r->dC ? 0 : f * m * n);
     double on_grid = (r->dA ? f / p * m * k : 0) + (r->dB ? f / p * k * n : 0) + m * k / pr + k * n / pc +
                      (r->dC ? f / p * m * n : f * m * n);
-    r->grid = p > 1 && m * n * k >= GEMM_MIN && k > 0 && on_grid < rows;
+    r->grid = p > 1 && m * n * k >= GEMM_MIN && k > 0 && on_grid < rows && (v->dt == DT_F64 || v->dt == DT_C128);
     return 1;
 }
 

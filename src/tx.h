@@ -939,7 +939,7 @@ void mangle_name(tx_buf *out, const char *prefix, const char *name);
 void mpi_plan_print(const graph *g, int p, tx_buf *out);
 /* Distributed storage on the MPI target (mpi_plan.c): whether computed
    value V, or tmp/let variable VAR, may be held by rows of its first mode
-   (f64/c128, two modes or more); whether V's loop nest, its first loop
+   (two modes or more, any element type); whether V's loop nest, its first loop
    over label R, writes its result by row R and can run on rows (then it
    runs on each rank's rows alone); whether BLAS
    call V is a GEMM of whole tensors, no batch or loop (the runtime then

@@ -5,7 +5,7 @@ against the single-process `txc run` of the same inputs.
     /usr/bin/python3 tests/run_mpi.py [--txc build/txc] [--ranks 1,2,4] [FILES...]
 
 FILES: names of tests/num files, or graph, chain, chain_c128, chain_grid, chain_c128_grid,
-grid_trans, grid_trans_rows, la_fed, memory, ccd,
+grid_trans, grid_trans_rows, f32_rows, la_fed, memory, ccd,
 pieces, failures, embed (default: all).
 `txc graph --target mpi` is checked against hand-derived volumes first, with
 or without MPI.
@@ -63,6 +63,10 @@ CASES = [
     ('la_svd_tall.tx', True), ('la_svd_wide.tx', True), ('la_pow.tx', False), ('la_lstsq.tx', True),
     ('complex_contract.tx', True), ('complex_elementwise.tx', False), ('complex_linalg.tx', False),
     ('accumulate_inout.tx', False),  # inout tensors: scattered by rows, then gathered for writing
+    # f32 and c64 tensors by rows too (GEMMs by rows through sgemm/cgemm; the rest on rows or gathered)
+    ('f32_blocks.tx', False), ('f32_reduce.tx', False), ('fn_f32_softmax.tx', False), ('la_cholesky_f32.tx', False),
+    ('complex64_linalg.tx', False), ('complex_mixed_blas.tx', False), ('complex_reduce.tx', False),
+    ('complex_updates.tx', False),
 ]
 
 
@@ -569,6 +573,10 @@ def main(argv):
                  ('grid_trans_rows', lambda: check_case(txc, os.path.join(mpidir, 'grid_trans.tx'), True,
                                                         sorted(set(ranks + [3])), env, td, True,
                                                         ('a dot of distributed tensors by partial dots',))),
+                 ('f32_rows', lambda: check_case(txc, os.path.join(mpidir, 'f32_rows.tx'), True,
+                                                 sorted(set(ranks + [3])), env, td, True,
+                                                 ('rows-gemm 13x11x7 by distributed rows (A by its rows, B by slabs in '
+                                                  'turn, C by its rows)', 'rows-gemm 13x6x5 by distributed rows'))),
                  ('la_fed', lambda: check_case(txc, os.path.join(mpidir, 'la_fed.tx'), True, ranks, env, td, True,
                                                ('operand from its rows by pdgemr2d and pdtran',))),
                  ('memory', lambda: check_memory(txc, ranks, env, td)),
