@@ -655,35 +655,28 @@ void put_block_loop_head(emitter *E, int label, tx_extent ext, int depth)
     put_block_bounds(E, label, ext, depth + 1);
 }
 
+/* The end of open_rows_span's loop: EXT, or with RANGE the end of the
+   kernel's range of blocks, in elements, within EXT. */
+static void put_span_end(emitter *E, tx_extent ext, int range)
+{
+    if (range) {
+        put(E, "(tx_hi * TX_BLOCK < ");
+        put_extent(E, ext);
+        put(E, " ? tx_hi * TX_BLOCK : ");
+        put_extent(E, ext);
+        put(E, ")");
+    } else
+        put_extent(E, ext);
+}
+
 int open_rows_span(emitter *E, int label, tx_extent ext, int depth, int range)
 {
     put(E, "%*sfor (int64_t tx_i = %s; tx_i < ", 4 * depth, "", range ? "tx_lo * TX_BLOCK" : "0");
-    if (range) {
-        put(E, "(tx_hi * TX_BLOCK < ");
-        put_extent(E, ext);
-        put(E, " ? tx_hi * TX_BLOCK : ");
-        put_extent(E, ext);
-        put(E, ")");
-    } else
-        put_extent(E, ext);
+    put_span_end(E, ext, range);
     put(E, "; tx_i += 8 * TX_BLOCK) {\n%*sconst int64_t tx_bn = ", 4 * depth + 4, "");
-    if (range) {
-        put(E, "(tx_hi * TX_BLOCK < ");
-        put_extent(E, ext);
-        put(E, " ? tx_hi * TX_BLOCK : ");
-        put_extent(E, ext);
-        put(E, ")");
-    } else
-        put_extent(E, ext);
+    put_span_end(E, ext, range);
     put(E, " - tx_i < 8 * TX_BLOCK ? ");
-    if (range) {
-        put(E, "(tx_hi * TX_BLOCK < ");
-        put_extent(E, ext);
-        put(E, " ? tx_hi * TX_BLOCK : ");
-        put_extent(E, ext);
-        put(E, ")");
-    } else
-        put_extent(E, ext);
+    put_span_end(E, ext, range);
     put(E, " - tx_i : 8 * TX_BLOCK;\n%*sconst int64_t ", 4 * depth + 4, "");
     put_label(E, label);
     put(E, " = tx_i;\n");

@@ -18,12 +18,27 @@
 
 #include "matmul_mpi.h"
 
+enum { N = 70, K = 50, M = 90 };
+
+/* The largest difference between rows [LO, HI) of C and those of A B (a
+   triple loop), or ERR if that is larger. */
+static double row_error(const double *a, const double *b, const double *c, int64_t lo, int64_t hi, double err)
+{
+    for (int64_t i = lo; i < hi; i++)
+        for (int j = 0; j < M; j++) {
+            double s = 0;
+            for (int k = 0; k < K; k++)
+                s += a[i * K + k] * b[k * M + j];
+            err = fmax(err, fabs(s - c[i * M + j]));
+        }
+    return err;
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
     int rank;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    enum { N = 70, K = 50, M = 90 };
     double *a = malloc(sizeof(double) * N * K), *b = malloc(sizeof(double) * K * M);
     double *c = malloc(sizeof(double) * N * M);
     if (!a || !b || !c)
@@ -33,14 +48,7 @@ int main(int argc, char **argv)
     for (int i = 0; i < K * M; i++)
         b[i] = cos(0.05 * i);
     int code = matmul(MPI_COMM_WORLD, N, K, M, a, b, c);
-    double err = 0;
-    for (int i = 0; i < N; i++)
-        for (int j = 0; j < M; j++) {
-            double s = 0;
-            for (int k = 0; k < K; k++)
-                s += a[i * K + k] * b[k * M + j];
-            err = fmax(err, fabs(s - c[i * M + j]));
-        }
+    double err = row_error(a, b, c, 0, N, 0);
     /* A by rows: each rank writes its own rows only */
     int64_t lo = 0, hi = 0;
     double *ar = matmul_rows(0) ? matmul_alloc_rows(MPI_COMM_WORLD, sizeof(double) * N * K, N, &lo, &hi) : NULL;
@@ -56,13 +64,7 @@ int main(int argc, char **argv)
     for (int i = 0; i < N * M; i++)
         c[i] = -1;
     int code2 = matmul(MPI_COMM_WORLD, N, K, M, ar, b, c);
-    for (int i = 0; i < N; i++)
-        for (int j = 0; j < M; j++) {
-            double s = 0;
-            for (int k = 0; k < K; k++)
-                s += a[i * K + k] * b[k * M + j];
-            err = fmax(err, fabs(s - c[i * M + j]));
-        }
+    err = row_error(a, b, c, 0, N, err);
     matmul_free_rows(ar);
     if (!code)
         code = code2;
@@ -80,13 +82,7 @@ int main(int argc, char **argv)
     for (int64_t i = lo * K; i < hi * K; i++)
         ar[i] = sin(0.1 * (double)i);
     int code3 = matmul(MPI_COMM_WORLD, N, K, M, ar, b, cr);
-    for (int64_t i = clo; i < chi; i++)
-        for (int j = 0; j < M; j++) {
-            double s = 0;
-            for (int k = 0; k < K; k++)
-                s += a[i * K + k] * b[k * M + j];
-            err = fmax(err, fabs(s - cr[i * M + j]));
-        }
+    err = row_error(a, b, cr, clo, chi, err);
     matmul_free_rows(ar);
     matmul_free_rows(cr);
     if (!code)
