@@ -69,6 +69,7 @@ typedef struct {
     tx_extent range_ext;     /* the call's range is [0, range_ext) ... */
     int range_blocks;        /* ... counted in blocks of TX_BLOCK when set */
     int blk_buffers;         /* scratch blocks the body uses (high-water mark) */
+    int blk_refs;            /* references to scratch blocks emitted so far */
     int row_local;           /* the body addresses a row-local tensor (pass_fuse.c) by tx_rs */
     /* entry loops whose decoded target labels are used: learnt by a first
        emission of a sparse kernel, used by the second */

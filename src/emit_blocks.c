@@ -51,6 +51,7 @@ static void put_scratch(emitter *E, int i)
 {
     if (i + 1 > E->k.blk_buffers)
         E->k.blk_buffers = i + 1;
+    E->k.blk_refs++;
     put(E, "(tx_blk + %d * TX_BLOCK)", i);
 }
 
@@ -703,7 +704,7 @@ static void put_block_bounds(emitter *E, int label, tx_extent ext, int depth)
 void emit_block_loop(emitter *E, const g_value *x, const int *labels, const tx_extent *ext, int rank,
                      int target_var, const g_value *temp, dtype tdt, int op)
 {
-    int depth = 2, span = 0;
+    int depth = 2, span = 0, blk_refs = 0;
     tx_buf body_buf, *saved_body = NULL;
     emit_use(E, TXS_PRIM);
     open_loops(E, labels, ext, rank - 1, &depth, 1);
@@ -721,6 +722,7 @@ void emit_block_loop(emitter *E, const g_value *x, const int *labels, const tx_e
     } else { /* the loop head waits for the body: see below */
         span = 1;
         depth++;
+        blk_refs = E->k.blk_refs;
         saved_body = emit_capture_begin(E, &body_buf);
     }
     blk_state B = {0, 0, depth, L, tdt == DT_F32};
@@ -732,7 +734,8 @@ void emit_block_loop(emitter *E, const g_value *x, const int *labels, const tx_e
     else
         put_value_at(E, temp);
     const char *target = emit_capture_end(E, saved);
-    if (!(tdt == DT_F32 && op == 0 && f32_store(E, &B, x, target, inc, blk_direct(x, target_var, inc, op)))) {
+    int in_f32 = tdt == DT_F32 && op == 0 && f32_store(E, &B, x, target, inc, blk_direct(x, target_var, inc, op));
+    if (!in_f32) {
         int direct = tdt == DT_F64 && blk_direct(x, target_var, inc, op), p = direct ? B.nptr++ : -1;
         if (direct) { /* the top operation writes the target */
             E->blk_dest = 1 + p;
@@ -750,11 +753,12 @@ void emit_block_loop(emitter *E, const g_value *x, const int *labels, const tx_e
     depth--;
     if (span) {
         /* primitives that read and write memory directly, with no scratch
-           block, run over spans of up to eight blocks of the row: fewer
-           calls, longer runs (i,j->ij of 1000^2 on this machine's EPYC,
-           through the library: 422 us in blocks) */
+           block and not through the f32 blocks, run over spans of up to
+           eight blocks of the row:
+           fewer calls, longer runs (i,j->ij of 1000^2 on this machine's
+           EPYC, through the library: 422 us in blocks) */
         const char *body = emit_capture_end(E, saved_body);
-        if (!strstr(body, "tx_blk") && !strstr(body, "tx_q") && !strstr(body, "tx_f"))
+        if (!in_f32 && E->k.blk_refs == blk_refs)
             open_rows_span(E, L, ext[rank - 1], depth, 0);
         else
             put_block_loop_head(E, L, ext[rank - 1], depth);
