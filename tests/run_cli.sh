@@ -103,14 +103,17 @@ if grep -q 'statement 1 (line 3)' err.txt && grep -q 'gemm (contract).*GFLOP/s' 
    grep -q 'profile of one run' err.txt && [ ! -s out.txt ]; then ok; else bad "--profile: $(cat err.txt)"; fi
 
 # progress on a terminal: shown for a long run, erased at the end; never
-# into a pipe, never with -q (script(1) gives txc a terminal)
+# into a pipe, never with -q (script(1) gives txc a terminal). The run
+# must outlast the second tick (0.26 s) whatever the compile takes: n=400
+# runs for about 1 s (n=220 took 0.16 s on an AVX2 EPYC, and under ASan
+# the compile outlasted the first tick, so no statement was ever shown)
 cat > slow.tx <<'TX'
 in A[n,n];
 out D[n,n];
 D("i,j") = tanh(A("i,k") * A("k,j")) * sqrt(abs(A("i,k")) + 1);
 TX
 if command -v script >/dev/null; then
-    TXC_PROGRESS_AFTER=0.01 script -q -c "$TXC run slow.tx --random -D n=220 D=D.npy" /dev/null >tty.txt 2>&1
+    TXC_PROGRESS_AFTER=0.01 script -q -c "$TXC run slow.tx --random -D n=400 D=D.npy" /dev/null >tty.txt 2>&1
     if grep -q 'statement 1 of 1 (line 3)' tty.txt && grep -q "$(printf '\r\033\[K')" tty.txt; then ok
     else bad "progress on a terminal: $(cat -v tty.txt | head -c 300)"; fi
     TXC_PROGRESS_AFTER=0.02 script -q -c "$TXC run slow.tx --random -D n=150 -q D=D.npy" /dev/null >tty.txt 2>&1
