@@ -191,18 +191,19 @@ static blk_val blk_eval_(emitter *E, blk_state *B, const g_value *v)
         }
         d = top ? target : blk_dest(B, a);
         put(E, "%*s", ind, "");
-        if (v->nin == 1 || b.s >= 0) {
+        if (v->nin == 1) { /* c * x: one product (c*x + 0 would lose the sign of a zero) */
+            put(E, "tx_p_muls(tx_bn, ");
+            put_op(E, a.o);
+            put(E, ", ");
+            num_literal(E->out, ca);
+        } else if (b.s >= 0) {
             put(E, "tx_p_scale_add(tx_bn, ");
             num_literal(E->out, ca);
             put(E, ", ");
             put_op(E, a.o);
             put(E, ", ");
-            if (v->nin == 1)
-                put(E, "0.0");
-            else {
-                num_literal(E->out, cb);
-                put(E, " * tx_s%d", b.s);
-            }
+            num_literal(E->out, cb);
+            put(E, " * tx_s%d", b.s);
         } else {
             put(E, "tx_p_axpby(tx_bn, ");
             num_literal(E->out, ca);
@@ -238,7 +239,7 @@ static blk_val blk_eval_(emitter *E, blk_state *B, const g_value *v)
         break;
     }
     case OP_CONTRACT: { /* an elementwise product */
-        int first = 1;
+        int first = 1, scaled = 0;
         /* by a number: a product multiplies by its reciprocal (tx_p_divr),
            an f32 one by the reciprocal rounded to float (tx_p_divrf, the
            f32 path's bits) */
@@ -274,10 +275,12 @@ static blk_val blk_eval_(emitter *E, blk_state *B, const g_value *v)
                     put_op(E, in[1].o);
                 }
                 first = 2;
-            } else {
-                put(E, "tx_p_scale_add(tx_bn, 1.0, ");
+            } else { /* c * x: one product (x + 0 would lose the sign of a zero) */
+                put(E, "tx_p_muls(tx_bn, ");
                 put_op(E, in[0].o);
-                put(E, ", 0.0");
+                put(E, ", ");
+                num_literal(E->out, v->coef);
+                scaled = 1;
             }
         }
         put(E, ", ");
@@ -298,12 +301,12 @@ static blk_val blk_eval_(emitter *E, blk_state *B, const g_value *v)
             put_op(E, d);
             put(E, ");\n");
         }
-        if (v->coef != 1) {
-            put(E, "%*stx_p_scale_add(tx_bn, ", ind, "");
+        if (v->coef != 1 && !scaled) {
+            put(E, "%*stx_p_muls(tx_bn, ", ind, "");
+            put_op(E, d);
+            put(E, ", ");
             num_literal(E->out, v->coef);
             put(E, ", ");
-            put_op(E, d);
-            put(E, ", 0.0, ");
             put_op(E, d);
             put(E, ");\n");
         }
@@ -445,9 +448,32 @@ void blk_accumulate_rows(emitter *E, const blk_state *B, const g_value *x, int o
    function of an f32 argument. */
 static int f32_exact(const g_value *v);
 
+/* A constant factor that is exactly a float (a product of two floats is
+   then exact in double, so rounding it to float once is the float
+   product's bits). */
+static int f32_factor(double c)
+{
+    return (double)(float)c == c && c != 0;
+}
+
+/* The factor of a scaling of one exact float (c*x, -x, x*c as one
+   product), else 0: a form the f32 path takes as a product by c. */
+static double f32_scale(const g_value *v)
+{
+    if (!v->inlined || v->nin != 1 || v->dt != DT_F32 || !f32_exact(v->in[0]))
+        return 0;
+    if (v->op == OP_ADD && f32_factor(v->coef_in[0]))
+        return v->coef_in[0];
+    if (v->op == OP_CONTRACT && ls_empty(v->summed) && v->coef_in[0] == 1 && f32_factor(v->coef))
+        return v->coef;
+    return 0;
+}
+
 /* One operation on exact floats: its operator (0 + 1 - 2 * 3 /), or -1. */
 static int f32_op(const g_value *v)
 {
+    if (f32_scale(v) != 0)
+        return 2;
     if (!v->inlined || v->nin != 2 || v->dt != DT_F32 || v->coef_in[0] != 1)
         return -1;
     if (!f32_exact(v->in[0]) || !f32_exact(v->in[1]))
@@ -573,7 +599,16 @@ static int f32_eval(emitter *E, blk_state *B, const g_value *v, f32_val *r)
         return 1;
     }
     int op = f32_op(v);
-    if (op < 0 || !f32_eval(E, B, v->in[0], &a) || !f32_eval(E, B, v->in[1], &b) || (a.s >= 0 && b.s >= 0))
+    double scale = f32_scale(v);
+    if (scale != 0) { /* x * c: the factor as the second operand */
+        if (!f32_eval(E, B, v->in[0], &a) || a.s >= 0)
+            return 0;
+        b.q = b.buf = -1;
+        b.s = B->nptr++;
+        put(E, "%*sconst float tx_f%d = (float)", ind, "", b.s);
+        num_literal(E->out, scale);
+        put(E, ";\n");
+    } else if (op < 0 || !f32_eval(E, B, v->in[0], &a) || !f32_eval(E, B, v->in[1], &b) || (a.s >= 0 && b.s >= 0))
         return 0;
     put(E, "%*stx_pf_bin(tx_bn, %d, ", ind, "", op);
     put_f32(E, a);

@@ -357,3 +357,27 @@ def test_repeated_calls_through_binding_plans():
     np.testing.assert_allclose(p(A=A, B=B)["C"], A @ B, rtol=1e-12)
     # programs with inout tensors or sparse maps have no plans
     assert tx.compile('inout X[n];\nX("i") += 1;\n')._plans is None
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("expr,ref", [
+    ('X("i,j") * 1.5', lambda X: X * 1.5),
+    ('-X("i,j")', lambda X: -X),
+    ('X("i,j") / 4', lambda X: X / 4),
+    ('-3 * X("i,j") * 0.5', lambda X: X * -1.5),
+    ('2 * X("i,j") * X("i,j")', lambda X: 2 * X * X),
+])
+def test_scaling_bits(dtype, expr, ref):
+    # a product by a constant has numpy's bits, the sign of a zero included
+    # (c*x + 0 turned -0.0 into +0.0), in the f32 and the f64 path, over rows
+    # long enough for the block loops
+    t = "f32" if dtype == np.float32 else "f64"
+    p = tx.compile('in %s X[n,m];\nout %s P[n,m];\nP("i,j") = %s;\n' % (t, t, expr))
+    X = np.random.default_rng(3).standard_normal((3, 1001)).astype(dtype)
+    X[:, ::7] = 0.0
+    X[:, ::11] = -0.0
+    got = p(X=X)["P"]
+    want = ref(X).astype(dtype)
+    assert got.dtype == dtype
+    assert np.array_equal(got.view(np.uint32 if t == "f32" else np.uint64),
+                          want.view(np.uint32 if t == "f32" else np.uint64))
