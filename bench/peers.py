@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """peers.py — tensorexpr against numpy AND torch (CPU) on the kernels of
-issue 13, side by side in one process, f64 (and f32 for softmax and a dense
-layer), with the machine's stream bandwidth and a compile-latency case.
+issue 13, side by side in one process, f64 (and f32 for softmax, a dense
+layer, ReLU and column sums), with the machine's stream bandwidth and a
+compile-latency case.
 
     OPENBLAS_NUM_THREADS=N /usr/bin/python3 bench/peers.py --threads N [--quick]
     /usr/bin/python3 bench/peers.py --report     (appends to bench/results.md)
@@ -204,6 +205,18 @@ def cases(rng, quick):
     add('A*B+C', '%.0e' % N, 'in A[n], B[n], C[n];\nout E[n];\nE("i") = A("i") * B("i") + C("i");\n',
         {'A': A, 'B': Bv, 'C': C}, {'E': np.zeros(N)}, lambda: A * Bv + C,
         lambda t: torch.addcmul(t['C'], t['A'], t['B']), 32.0 * N)
+    n = q(3000, 300)
+    X32 = rng.standard_normal((n, n)).astype(np.float32)
+    add('ReLU f32', '%dx%d' % (n, n), 'in f32 X[n,m];\nout f32 Y[n,m];\nY("i,j") = max(X("i,j"), 0);\n',
+        {'X': X32}, {'Y': np.zeros((n, n), np.float32)}, lambda X32=X32: np.maximum(X32, np.float32(0)),
+        lambda t: torch.relu(t['X']), 8.0 * n * n, True)
+    add('column sums f32', '%dx%d' % (n, n), 'in f32 X[n,m];\nout f32 r[m];\nr("j") = X("i,j");\n',
+        {'X': X32}, {'r': np.zeros(n, np.float32)}, lambda X32=X32: X32.sum(0), lambda t: t['X'].sum(0),
+        4.0 * n * n, True)
+    X = rng.standard_normal((n, n))
+    add('transposed copy', '%dx%d' % (n, n), 'in X[n,m];\nout Y[m,n];\nY("j,i") = X("i,j");\n',
+        {'X': X}, {'Y': np.zeros((n, n))}, lambda X=X: X.T.copy(), lambda t: t['X'].t().contiguous(),
+        16.0 * n * n)
     c = q(128, 48)
     A3, B2 = rng.standard_normal((c, c, c)), rng.standard_normal((c, c))
     add('C(i,j)=A(i,j,k)B(k,j)', 'n=%d' % c, B.read_tx('contract_ijk.tx'), {'A': A3, 'B': B2},

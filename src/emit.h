@@ -325,9 +325,9 @@ blk_op blk_eval(emitter *E, blk_state *B, const g_value *v);
    nothing, for any other X. */
 int blk_accumulate_product(emitter *E, blk_state *B, const g_value *x, const char *row);
 /* Whether the rows of X along LABEL can be summed over the label OUTER by
-   blk_accumulate_rows: X an f64 tensor in memory, LABEL its unit-stride
-   mode, OUTER among its modes. */
-int blk_rows_of(emitter *E, const g_value *x, int label, int outer);
+   blk_accumulate_rows: X a tensor of type DT (f64, or f32 for an f32
+   sum) in memory, LABEL its unit-stride mode, OUTER among its modes. */
+int blk_rows_of(emitter *E, const g_value *x, int label, int outer, dtype dt);
 /* The same for X the product of two such tensors (exponents 1, scale 1,
    real): blk_accumulate_rows then adds the rows of the product. */
 int blk_product_rows_of(emitter *E, const g_value *x, int label, int outer);
@@ -342,7 +342,9 @@ int open_rows_span(emitter *E, int label, tx_extent ext, int depth, int range);
    ROW the block of X summed over every index of label OUTER (extent EXT),
    with no loop over OUTER open: one tx_p_add_rows over X's rows (or
    tx_p_mul_acc_rows over the rows of a product's two tensors), the same
-   bits as one += per index of OUTER in order. */
+   bits as one += per index of OUTER in order. An f32 X goes into an f32
+   row, which it overwrites (tx_p_addf_rows: the sum in double, rounded
+   once). */
 void blk_accumulate_rows(emitter *E, const blk_state *B, const g_value *x, int outer, tx_extent ext, const char *row);
 void put_op(emitter *E, blk_op o);
 /* The blocked loop nest computing elementwise X at every index of

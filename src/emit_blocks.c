@@ -397,9 +397,9 @@ int blk_accumulate_product(emitter *E, blk_state *B, const g_value *x, const cha
     return 1;
 }
 
-int blk_rows_of(emitter *E, const g_value *x, int label, int outer)
+int blk_rows_of(emitter *E, const g_value *x, int label, int outer, dtype dt)
 {
-    if (x->inlined || x->dt != DT_F64 || x->op == OP_CONST)
+    if (x->inlined || x->dt != dt || x->op == OP_CONST)
         return 0;
     int64_t known, kouter;
     tx_buf stride = {0}, *out = E->out;
@@ -414,8 +414,8 @@ int blk_rows_of(emitter *E, const g_value *x, int label, int outer)
 int blk_product_rows_of(emitter *E, const g_value *x, int label, int outer)
 {
     return x->op == OP_CONTRACT && x->inlined && x->nin == 2 && x->coef == 1 && x->coef_in[0] > 0 &&
-           x->coef_in[1] > 0 && !dt_complex(x->dt) && blk_rows_of(E, x->in[0], label, outer) &&
-           blk_rows_of(E, x->in[1], label, outer);
+           x->coef_in[1] > 0 && !dt_complex(x->dt) && blk_rows_of(E, x->in[0], label, outer, DT_F64) &&
+           blk_rows_of(E, x->in[1], label, outer, DT_F64);
 }
 
 void blk_accumulate_rows(emitter *E, const blk_state *B, const g_value *x, int outer, tx_extent ext, const char *row)
@@ -424,7 +424,7 @@ void blk_accumulate_rows(emitter *E, const blk_state *B, const g_value *x, int o
     int64_t known;
     put(E, "%*s{\n%*sconst int64_t ", ind, "", ind + 4, "");
     put_label(E, outer);
-    put(E, " = 0;\n%*stx_p_%s_rows(tx_bn, ", ind + 4, "", x->inlined ? "mul_acc" : "add");
+    put(E, " = 0;\n%*stx_p_%s_rows(tx_bn, ", ind + 4, "", x->inlined ? "mul_acc" : x->dt == DT_F32 ? "addf" : "add");
     put_extent(E, ext);
     for (int i = 0; i < (x->inlined ? 2 : 1); i++) { /* the tensor, or the product's two */
         const g_value *w = x->inlined ? x->in[i] : x;
@@ -474,6 +474,12 @@ static int f32_op(const g_value *v)
 {
     if (f32_scale(v) != 0)
         return 2;
+    /* a square (x*x) and a square root of an exact float: one rounding
+       (the double square is exact; sqrt rounded to double, then to float,
+       is sqrtf's correctly rounded result: 53 >= 2*24 + 2) */
+    if (v->inlined && v->op == OP_MAP && v->nin == 1 && v->dt == DT_F32 && f32_exact(v->in[0]) &&
+        ((v->fn == MAP_POW && v->fn_arg == 2) || v->fn == MAP_SQRT))
+        return 2;
     if (!v->inlined || v->nin != 2 || v->dt != DT_F32 || v->coef_in[0] != 1)
         return -1;
     if (!f32_exact(v->in[0]) || !f32_exact(v->in[1]))
@@ -497,7 +503,14 @@ static int f32_exact(const g_value *v)
         return !dt_complex(v->dt) && (double)(float)v->coef == v->coef;
     if (!v->inlined)
         return v->dt == DT_F32 && (v->op != OP_INPUT || v->rank == 0);
-    return v->op == OP_MAP && v->dt == DT_F32 && v->in[0]->dt == DT_F32 &&
+    if (v->op != OP_MAP || v->dt != DT_F32)
+        return 0;
+    /* abs, max and min of exact floats select or flip one: exact */
+    if (v->fn == MAP_ABS)
+        return f32_exact(v->in[0]);
+    if (v->fn == MAP_MAX || v->fn == MAP_MIN)
+        return v->nin == 2 && f32_exact(v->in[0]) && f32_exact(v->in[1]);
+    return v->in[0]->dt == DT_F32 &&
            (v->fn == MAP_EXP || v->fn == MAP_LOG || v->fn == MAP_SIN || v->fn == MAP_COS || v->fn == MAP_TANH) &&
            f32_rounded(v->in[0]);
 }
@@ -586,7 +599,27 @@ static int f32_eval(emitter *E, blk_state *B, const g_value *v, f32_val *r)
         return 1;
     }
     f32_val a, b;
-    if (v->op == OP_MAP) {
+    if (v->op == OP_MAP && (v->fn == MAP_POW || v->fn == MAP_MAX || v->fn == MAP_MIN)) {
+        /* x*x, max, min: tx_pf_bin's 2, 4, 5 */
+        if (!f32_eval(E, B, v->in[0], &a))
+            return 0;
+        if (v->fn == MAP_POW)
+            b = a;
+        else if (!f32_eval(E, B, v->in[1], &b))
+            return 0;
+        if (a.s >= 0 && b.s >= 0)
+            return 0;
+        put(E, "%*stx_pf_bin(tx_bn, %d, ", ind, "", v->fn == MAP_POW ? 2 : v->fn == MAP_MAX ? 4 : 5);
+        put_f32(E, a);
+        put(E, ", ");
+        put_f32(E, b);
+        put(E, ", ");
+        E->blk_dest = top;
+        put_f32_dest(E, B, a, b, r);
+        put(E, ");\n");
+        return 1;
+    }
+    if (v->op == OP_MAP) { /* exp, log, sqrt, abs, sin, cos, tanh */
         if (!f32_eval(E, B, v->in[0], &a) || a.s >= 0)
             return 0;
         put(E, "%*stx_pf_map(tx_bn, %d, ", ind, "", (int)v->fn);
@@ -788,12 +821,12 @@ void emit_block_loop(emitter *E, const g_value *x, const int *labels, const tx_e
     depth--;
     if (span) {
         /* primitives that read and write memory directly, with no scratch
-           block and not through the f32 blocks, run over spans of up to
-           eight blocks of the row:
-           fewer calls, longer runs (i,j->ij of 1000^2 on this machine's
-           EPYC, through the library: 422 us in blocks) */
+           block (f64 or f32), run over spans of up to eight blocks of the
+           row: fewer calls, longer runs (i,j->ij of 1000^2 on this
+           machine's EPYC, through the library: 422 us in blocks; f32
+           X*1.5 over 2000^2 ...) */
         const char *body = emit_capture_end(E, saved_body);
-        if (!in_f32 && E->k.blk_refs == blk_refs)
+        if (E->k.blk_refs == blk_refs)
             open_rows_span(E, L, ext[rank - 1], depth, 0);
         else
             put_block_loop_head(E, L, ext[rank - 1], depth);

@@ -71,6 +71,9 @@ typedef void pf_load_fn(int64_t, const float *, int64_t, float *);
 typedef void pf_bin_fn(int64_t, int, const float *, int64_t, const float *, int64_t, float *);
 typedef void pf_map_fn(int64_t, int, const float *, float *);
 typedef void pf_store_fn(int64_t, const float *, float *, int64_t);
+typedef void addf_rows_fn(int64_t, int64_t, const float *, int64_t, float *);
+typedef void tile_f64_fn(int64_t, int64_t, const double *, int64_t, int64_t, double *, int64_t);
+typedef void tile_f32_fn(int64_t, int64_t, const float *, int64_t, int64_t, float *, int64_t);
 typedef void cmp_fn(int64_t, int, const double *, const double *, double *);
 typedef void where_fn(int64_t, const double *, const double *, const double *, double *);
 
@@ -216,6 +219,7 @@ static const char *const tested[] = {
     "tx_p_muls", "tx_p_divs", "tx_p_map_f32", "tx_p_red_chunked",
     "tx_pf_load", "tx_pf_bin", "tx_pf_map", "tx_pf_store", "tx_p_cmp", "tx_p_where",
     "tx_p_divr", "tx_p_divrf", "tx_p_redf_sum", "tx_p_redf_prod", "tx_p_redf_max", "tx_p_redf_min",
+    "tx_p_tile_f64", "tx_pf_tile", "tx_p_addf_rows",
 };
 
 START_TEST(every_prim_is_tested)
@@ -901,12 +905,89 @@ START_TEST(vector_math_f32)
 }
 END_TEST
 
+/* The f32 sum over an outer label, on every set: each element the sum
+   of its column in double from 0, rows in order, rounded to float once,
+   for every length (past TX_BLOCK too) and row counts around the four
+   rows of a pass; nothing written past the row. */
+START_TEST(f32_sum_of_rows)
+{
+    int s = _i;
+    SKIP_UNLESS_RUNS(s);
+    addf_rows_fn *addf = (addf_rows_fn *)prim(s, "tx_p_addf_rows");
+    guarded gd = guard_new();
+    static const int64_t ks[] = {0, 1, 3, 4, 5, 9, 33};
+    for (int l = 0; l < NLEN; l++)
+        for (size_t q = 0; q < sizeof ks / sizeof ks[0]; q++) {
+            int64_t n = lengths[l], k = ks[q], ld = n + 5;
+            float *m = malloc((size_t)(k * ld + 1) * sizeof(float));
+            for (int64_t i = 0; i < k * ld; i++)
+                m[i] = (float)ldexp(2 * u01() - 1, (int)(rng() % 41) - 20);
+            float *d = guard_end(gd, n, sizeof(float));
+            addf(n, k, m, ld, d);
+            for (int64_t i = 0; i < n; i++) {
+                volatile double want = 0;
+                for (int64_t r = 0; r < k; r++)
+                    want += (double)m[r * ld + i];
+                float wf = (float)want;
+                ck_assert_msg(memcmp(&d[i], &wf, sizeof wf) == 0, "%s addf_rows(k=%ld) n=%ld [%ld]: %a, want %a",
+                              set_names[s], (long)k, (long)n, (long)i, d[i], wf);
+            }
+            free(m);
+        }
+    guard_free(gd);
+}
+END_TEST
+
+/* The tiles of a permuting copy, on every set: every element of the
+   R x C tile where it belongs (d[i*ld + j] = s[i*sb + j*st]), for tile
+   sides 0..9 and 61..64 (the 4x4 blocks and every remainder), the
+   source's rows contiguous (sb 1, a transpose) or not, and nothing of the
+   destination's rows written past C (the gap up to ld is left alone). */
+START_TEST(copy_tiles)
+{
+    int s = _i;
+    SKIP_UNLESS_RUNS(s);
+    tile_f64_fn *t64 = (tile_f64_fn *)prim(s, "tx_p_tile_f64");
+    tile_f32_fn *t32 = (tile_f32_fn *)prim(s, "tx_pf_tile");
+    static const int64_t sides[] = {0, 1, 2, 3, 4, 5, 7, 8, 9, 61, 63, 64};
+    const int ns = (int)(sizeof sides / sizeof sides[0]);
+    enum { LD = 67, ST = 70 }; /* destination row, source column steps */
+    static double src[3 * 64 * ST], dst[64 * LD];
+    static float srcf[3 * 64 * ST], dstf[64 * LD];
+    for (int64_t i = 0; i < 3 * 64 * ST; i++) {
+        src[i] = (double)i + 0.5;
+        srcf[i] = (float)i + 0.25f;
+    }
+    for (int x = 0; x < ns; x++)
+        for (int y = 0; y < ns; y++)
+            for (int64_t sb = 1; sb <= 3; sb += 2) {
+                int64_t r = sides[x], c = sides[y];
+                for (int64_t i = 0; i < 64 * LD; i++) {
+                    dst[i] = -1;
+                    dstf[i] = -1;
+                }
+                t64(r, c, src, sb, ST, dst, LD);
+                t32(r, c, srcf, sb, ST, dstf, LD);
+                for (int64_t i = 0; i < 64; i++)
+                    for (int64_t j = 0; j < LD; j++) {
+                        int in = i < r && j < c;
+                        double want = in ? src[i * sb + j * ST] : -1;
+                        float wantf = in ? srcf[i * sb + j * ST] : -1;
+                        ck_assert_msg(same_bits(dst[i * LD + j], want) && dstf[i * LD + j] == wantf,
+                                      "%s tile r=%ld c=%ld sb=%ld at (%ld, %ld)", set_names[s], (long)r, (long)c,
+                                      (long)sb, (long)i, (long)j);
+                    }
+            }
+}
+END_TEST
+
 /* The f32 blocks, on every set: tx_pf_bin gives the bits of the double
    operation rounded to float (what the double blocks store), for blocks
    and single numbers on either side, special values included (a block
    divided by a number: multiplied by the reciprocal rounded to float, as
-   tx_p_divrf, whose bits these are); tx_pf_map
-   the bits of tx_p_map_f32 of the same floats; tx_pf_load and
+   tx_p_divrf, whose bits these are; max and min: tx_p_max's and
+   tx_p_min's selection, NaNs included); tx_pf_map (exp, log, sqrt,
+   abs, sin, cos, tanh) the bits of tx_p_map_f32 of the same floats; tx_pf_load and
    tx_pf_store copy with their increment and touch nothing else. */
 START_TEST(f32_blocks)
 {
@@ -930,7 +1011,7 @@ START_TEST(f32_blocks)
             a[i] = (float)(x[i] * 3);
             b[i] = (float)(y[i] + (i % 5 == 0 ? 0 : 0.25));
         }
-        for (int op = 0; op < 4; op++)
+        for (int op = 0; op < 6; op++)
             for (int form = 0; form < 3 && n > 0; form++) { /* blocks, a number on the right, on the left */
                 bin(n, op, a, form != 2, b, form != 1, d);
                 for (int64_t i = 0; i < n; i++) {
@@ -938,14 +1019,16 @@ START_TEST(f32_blocks)
                     /* a block by a number: times the reciprocal rounded to float (tx_p_divrf) */
                     int inv = op == 3 && form == 1 && fabs(q) >= 0x1p-125 && fabs(q) <= 0x1p125;
                     float want = (float)(op == 0 ? p + q : op == 1 ? p - q : op == 2 ? p * q
+                                         : op == 4 ? (p > q || p != p ? p : q) /* tx_p_max's */
+                                         : op == 5 ? (p < q || p != p ? p : q)
                                          : inv ? p * (double)(float)(1 / q) : p / q);
                     ck_assert_msg(memcmp(&d[i], &want, sizeof want) == 0 || (d[i] != d[i] && want != want),
                                   "%s pf_bin op %d form %d n=%ld [%ld]: %a, want %a", set_names[s], op, form,
                                   (long)n, (long)i, d[i], want);
                 }
             }
-        static const int fns[] = {2, 3, 6, 7, 8};
-        for (int k = 0; k < 5; k++) {
+        static const int fns[] = {2, 3, 4, 5, 6, 7, 8};
+        for (int k = 0; k < 7; k++) {
             for (int64_t i = 0; i < n; i++) {
                 a[i] = fns[k] == 3 ? fabsf(a[i]) : a[i];
                 x[i] = a[i];
@@ -1265,6 +1348,8 @@ int main(void)
     tcase_add_loop_test(tc, vector_math_any_position, 0, NSETS);
     tcase_add_loop_test(tc, vector_math_f32, 0, NSETS);
     tcase_add_loop_test(tc, f32_blocks, 0, NSETS);
+    tcase_add_loop_test(tc, copy_tiles, 0, NSETS);
+    tcase_add_loop_test(tc, f32_sum_of_rows, 0, NSETS);
     tcase_add_loop_test(tc, comparisons_and_where, 0, NSETS);
     tcase_add_loop_test(tc, chunked_reductions, 0, NSETS);
     tcase_add_loop_test(tc, sparse_map_helpers, 0, NSETS);

@@ -381,3 +381,88 @@ def test_scaling_bits(dtype, expr, ref):
     assert got.dtype == dtype
     assert np.array_equal(got.view(np.uint32 if t == "f32" else np.uint64),
                           want.view(np.uint32 if t == "f32" else np.uint64))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape,perm", [
+    ((300, 170), (1, 0)), ((5, 9), (1, 0)), ((67, 130), (1, 0)),
+    ((7, 130, 65), (2, 0, 1)), ((65, 3, 129), (2, 1, 0)), ((9, 66, 70), (0, 2, 1)),
+])
+@pytest.mark.parametrize("layout", ["C", "F", "view"])
+def test_permuting_copies(dtype, shape, perm, layout):
+    # a transposing store copies tile by tile (tx_p_tile_f64, tx_pf_tile):
+    # every element where numpy's transpose puts it, for ragged tiles, any
+    # input strides, and on 1 and 2 threads
+    labels = "ijk"[:len(shape)]
+    t = "f32" if dtype == np.float32 else "f64"
+    dims = ["d%d" % i for i in range(len(shape))]
+    src = 'in %s X[%s];\nout %s P[%s];\nP("%s") = X("%s");\n' % (
+        t, ",".join(dims), t, ",".join(dims[p] for p in perm),
+        ",".join(labels[p] for p in perm), ",".join(labels))
+    X = np.random.default_rng(5).standard_normal(shape).astype(dtype)
+    if layout == "F":
+        X = np.asfortranarray(X)
+    elif layout == "view":
+        X = np.random.default_rng(6).standard_normal(tuple(2 * n for n in shape)).astype(dtype)[
+            tuple(slice(None, None, 2) for _ in shape)]
+    want = np.transpose(X, perm)
+    for threads in (1, 2):
+        got = tx.compile(src, threads=threads)(X=X)["P"]
+        assert np.array_equal(got, want)
+
+
+@pytest.mark.parametrize("shape,src_labels,out_labels", [
+    ((1500, 300), "j,i", "i"), ((3, 1001), "j,i", "i"), ((40, 7, 600), "k,i,j", "i,j"),
+    ((50, 2000), "j,i", "i"),
+])
+@pytest.mark.parametrize("layout", ["C", "view"])
+def test_f32_sums_over_outer_label(shape, src_labels, out_labels, layout):
+    # an f32 sum over a tensor's outer label runs down its rows
+    # (tx_p_addf_rows): the sum in double, rounded to float once, on 1 and 2
+    # threads; numpy's float32 sum (pairwise, in float) is further off
+    summed = [c for c in src_labels.split(",") if c not in out_labels.split(",")]
+    axis = src_labels.split(",").index(summed[0])
+    dims = ["d%d" % i for i in range(len(shape))]
+    out_dims = [dims[src_labels.split(",").index(c)] for c in out_labels.split(",")]
+    src = 'in f32 X[%s];\nout f32 r[%s];\nr("%s") = X("%s");\n' % (
+        ",".join(dims), ",".join(out_dims), out_labels, src_labels)
+    X = np.random.default_rng(8).standard_normal(shape).astype(np.float32)
+    if layout == "view":
+        X = np.random.default_rng(9).standard_normal((shape[0],) + shape[1:-1] + (2 * shape[-1],)).astype(
+            np.float32)[..., ::2]
+    want = X.astype(np.float64).sum(axis=axis)
+    for threads in (1, 2):
+        got = tx.compile(src, threads=threads)(X=X)["r"]
+        assert got.dtype == np.float32
+        np.testing.assert_allclose(got, want.astype(np.float32), rtol=2e-7, atol=1e-6)
+
+
+@pytest.mark.parametrize("expr,ref", [
+    ('max(X("i,j"), 0)', lambda X, Y: np.maximum(X, np.float32(0))),
+    ('min(X("i,j"), Y("i,j"))', lambda X, Y: np.minimum(X, Y)),
+    ('max(0.5, X("i,j"))', lambda X, Y: np.maximum(np.float32(0.5), X)),
+    ('X("i,j")^2', lambda X, Y: X * X),
+    ('sqrt(abs(X("i,j")))', lambda X, Y: np.sqrt(np.abs(X))),
+    ('abs(X("i,j"))', lambda X, Y: np.abs(X)),
+    ('min(max(X("i,j"), -1), 1)', lambda X, Y: np.minimum(np.maximum(X, np.float32(-1)), np.float32(1))),
+    ('sqrt(X("i,j"))', lambda X, Y: np.sqrt(X)),
+])
+def test_f32_select_and_roots_bits(expr, ref):
+    # abs, max, min, squares and square roots of f32 values run in f32
+    # blocks (tx_pf_bin 4/5, tx_pf_map 4/5) with the bits numpy's float32
+    # ufuncs give, NaNs, infinities and signed zeros included (where a NaN
+    # meets a NaN, any NaN)
+    src = 'in f32 X[n,m], Y[n,m];\nout f32 P[n,m];\nP("i,j") = %s;\n' % expr
+    rng = np.random.default_rng(11)
+    X = rng.standard_normal((3, 1001)).astype(np.float32)
+    Y = rng.standard_normal((3, 1001)).astype(np.float32)
+    X[:, ::13] = np.nan
+    Y[:, ::17] = np.nan
+    X[:, 5::19] = -0.0
+    X[:, 7::23] = np.inf
+    X[:, 9::29] = -np.inf
+    with np.errstate(invalid="ignore"):
+        got = tx.compile(src)(X=X, Y=Y)["P"]
+        want = ref(X, Y)
+    same = (got.view(np.uint32) == want.view(np.uint32)) | (np.isnan(got) & np.isnan(want))
+    assert same.all(), (got[~same][:5], want[~same][:5])
