@@ -343,7 +343,7 @@ int open_rows_span(emitter *E, int label, tx_extent ext, int depth, int range);
    with no loop over OUTER open: one tx_p_add_rows over X's rows (or
    tx_p_mul_acc_rows over the rows of a product's two tensors), the same
    bits as one += per index of OUTER in order. An f32 X goes into an f32
-   row, which it overwrites (tx_p_addf_rows: the sum in double, rounded
+   row (tx_p_addf_rows: the row's value plus the sum, in double, rounded
    once). */
 void blk_accumulate_rows(emitter *E, const blk_state *B, const g_value *x, int outer, tx_extent ext, const char *row);
 void put_op(emitter *E, blk_op o);

@@ -557,6 +557,20 @@ static void put_f32_dest(emitter *E, blk_state *B, f32_val a, f32_val b, f32_val
     put_scratch(E, d->buf);
 }
 
+/* tx_pf_bin's call for A OP B into *R (the store's target when TOP, as
+   put_f32_dest) */
+static void put_f32_bin(emitter *E, blk_state *B, int op, f32_val a, f32_val b, int top, f32_val *r)
+{
+    put(E, "%*stx_pf_bin(tx_bn, %d, ", 4 * B->depth, "", op);
+    put_f32(E, a);
+    put(E, ", ");
+    put_f32(E, b);
+    put(E, ", ");
+    E->blk_dest = top;
+    put_f32_dest(E, B, a, b, r);
+    put(E, ");\n");
+}
+
 /* Emits V's block in the f32 path into *R; 0 if V has a form it does
    not take (an operation of two numbers, a function of one number). */
 static int f32_eval(emitter *E, blk_state *B, const g_value *v, f32_val *r)
@@ -609,14 +623,7 @@ static int f32_eval(emitter *E, blk_state *B, const g_value *v, f32_val *r)
             return 0;
         if (a.s >= 0 && b.s >= 0)
             return 0;
-        put(E, "%*stx_pf_bin(tx_bn, %d, ", ind, "", v->fn == MAP_POW ? 2 : v->fn == MAP_MAX ? 4 : 5);
-        put_f32(E, a);
-        put(E, ", ");
-        put_f32(E, b);
-        put(E, ", ");
-        E->blk_dest = top;
-        put_f32_dest(E, B, a, b, r);
-        put(E, ");\n");
+        put_f32_bin(E, B, v->fn == MAP_POW ? 2 : v->fn == MAP_MAX ? 4 : 5, a, b, top, r);
         return 1;
     }
     if (v->op == OP_MAP) { /* exp, log, sqrt, abs, sin, cos, tanh */
@@ -643,14 +650,7 @@ static int f32_eval(emitter *E, blk_state *B, const g_value *v, f32_val *r)
         put(E, ";\n");
     } else if (op < 0 || !f32_eval(E, B, v->in[0], &a) || !f32_eval(E, B, v->in[1], &b) || (a.s >= 0 && b.s >= 0))
         return 0;
-    put(E, "%*stx_pf_bin(tx_bn, %d, ", ind, "", op);
-    put_f32(E, a);
-    put(E, ", ");
-    put_f32(E, b);
-    put(E, ", ");
-    E->blk_dest = top;
-    put_f32_dest(E, B, a, b, r);
-    put(E, ");\n");
+    put_f32_bin(E, B, op, a, b, top, r);
     return 1;
 }
 

@@ -119,8 +119,9 @@ static const g_value *largest_leaf(emitter *E, const g_value *v, const g_value *
 
 /* Is V an f32 sum of one f32 tensor over one label whose rows (along V's
    last label) are contiguous? emit_reduce_outer then sums each span of
-   the row in double and stores it rounded once (tx_p_addf_rows): the
-   other f32 sums keep their double accumulator in the nest (tx_acc). */
+   the row (zeroed first) in double and stores it rounded once
+   (tx_p_addf_rows): the other f32 sums keep their double accumulator in
+   the nest (tx_acc). */
 static int f32_sum_of_rows(emitter *E, const g_value *v, const int *summed, int nsum)
 {
     if (v->dt != DT_F32 || nsum != 1 || v->nin != 1)
@@ -184,7 +185,7 @@ static void emit_reduce_outer(emitter *E, const g_value *v, const int *summed, c
     }
     int need = 0;
     int64_t len = emit_extent_value(E, LE);
-    int f32 = v->dt == DT_F32; /* f32_sum_of_rows: the row is written once, not filled */
+    int f32 = v->dt == DT_F32; /* f32_sum_of_rows: an f32 row, tx_p_addf_rows adding to it */
     int blocked = red == RED_ADD && (f32 || (!(len >= 0 && len < 16) && blk_supported(x, &need)));
     if (blocked)
         emit_use(E, TXS_PRIM);
@@ -193,20 +194,21 @@ static void emit_reduce_outer(emitter *E, const g_value *v, const int *summed, c
     depth++;
     int range = v->rank == 1 ? -1 : 0;
     /* the row starts at the identity */
-    int d;
-    if (!f32) {
-        d = open_row_loop(E, L, LE, depth, blocked, &range);
-        put(E, "%*s", 4 * d, "");
-        if (blocked) {
-            put(E, "tx_p_fill(tx_bn, 0.0, &");
-            put_value_at(E, v);
-            put(E, ");\n");
-        } else {
-            put_value_at(E, v);
-            put(E, " = %s;\n", red == RED_ADD ? "0.0" : reduce_init(red));
-        }
-        put(E, "%*s}\n", 4 * depth, "");
+    int d = open_row_loop(E, L, LE, depth, blocked, &range);
+    put(E, "%*s", 4 * d, "");
+    if (f32) { /* an f32 row: zeros through tx_pf_load of one 0 */
+        put(E, "{\n%*sconst float tx_z = 0;\n%*stx_pf_load(tx_bn, &tx_z, 0, &", 4 * d + 4, "", 4 * d + 4, "");
+        put_value_at(E, v);
+        put(E, ");\n%*s}\n", 4 * d, "");
+    } else if (blocked) {
+        put(E, "tx_p_fill(tx_bn, 0.0, &");
+        put_value_at(E, v);
+        put(E, ");\n");
+    } else {
+        put_value_at(E, v);
+        put(E, " = %s;\n", red == RED_ADD ? "0.0" : reduce_init(red));
     }
+    put(E, "%*s}\n", 4 * depth, "");
     /* the summed labels, then the row; a tensor (or a product of two)
        summed over its rows takes the innermost summed label inside the
        row (tx_p_add_rows, tx_p_mul_acc_rows) */

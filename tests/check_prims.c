@@ -905,10 +905,10 @@ START_TEST(vector_math_f32)
 }
 END_TEST
 
-/* The f32 sum over an outer label, on every set: each element the sum
-   of its column in double from 0, rows in order, rounded to float once,
-   for every length (past TX_BLOCK too) and row counts around the four
-   rows of a pass; nothing written past the row. */
+/* The f32 sum over an outer label, on every set: each element the row's
+   value plus the sum of its column, in double, rows in order, rounded to
+   float once, for every length (past TX_BLOCK too) and row counts around
+   the four rows of a pass; nothing written past the row. */
 START_TEST(f32_sum_of_rows)
 {
     int s = _i;
@@ -922,10 +922,12 @@ START_TEST(f32_sum_of_rows)
             float *m = malloc((size_t)(k * ld + 1) * sizeof(float));
             for (int64_t i = 0; i < k * ld; i++)
                 m[i] = (float)ldexp(2 * u01() - 1, (int)(rng() % 41) - 20);
-            float *d = guard_end(gd, n, sizeof(float));
+            float *d = guard_end(gd, n, sizeof(float)), *d0 = malloc((size_t)(n + 1) * sizeof(float));
+            for (int64_t i = 0; i < n; i++)
+                d[i] = d0[i] = (float)ldexp(2 * u01() - 1, (int)(rng() % 41) - 20);
             addf(n, k, m, ld, d);
             for (int64_t i = 0; i < n; i++) {
-                volatile double want = 0;
+                volatile double want = d0[i];
                 for (int64_t r = 0; r < k; r++)
                     want += (double)m[r * ld + i];
                 float wf = (float)want;
@@ -933,6 +935,7 @@ START_TEST(f32_sum_of_rows)
                               set_names[s], (long)k, (long)n, (long)i, d[i], wf);
             }
             free(m);
+            free(d0);
         }
     guard_free(gd);
 }
