@@ -1337,8 +1337,15 @@ int tx_run(tx_program *p)
                 msg = p->code.errs[i].msg;
                 nomem = p->code.errs[i].nomem;
             }
-        if (strstr(msg, "%lld"))
-            st = fail(p->ctx, nomem ? TX_ERR_NOMEM : TX_ERR_RUN, msg, (long long)detail);
+        /* the detail goes where the message's last "%lld" is; the message
+           is never a format (it holds the .tx file's name, which may
+           have a '%' of its own) */
+        const char *slot = NULL;
+        for (const char *q = strstr(msg, "%lld"); q; q = strstr(q + 1, "%lld"))
+            slot = q;
+        if (slot)
+            st = fail(p->ctx, nomem ? TX_ERR_NOMEM : TX_ERR_RUN, "%.*s%lld%s", (int)(slot - msg), msg,
+                      (long long)detail, slot + 4);
         else
             st = fail(p->ctx, nomem ? TX_ERR_NOMEM : TX_ERR_RUN, "%s", msg);
         goto out;

@@ -36,7 +36,9 @@ struct cli_mpi {
     int (*collect)(void *, void **);
     int (*call)(const int64_t *, void *const *);
     const char *(*error)(int);
+    long long (*detail)(void);
     void (*finalize)(void);
+    char msg[1024]; /* cli_mpi_error's */
 };
 
 /* The driver, appended to the program's C; FN is the program function. */
@@ -155,7 +157,8 @@ static const char driver_fmt[] =
     "    return 0;\n"
     "}\n"
     "int txc_mpi_call(const int64_t *dims, void *const *ptrs) { return %s_argv(MPI_COMM_WORLD, dims, ptrs); }\n"
-    "const char *txc_mpi_error(int code) { return %s_error(code); }\n"
+    "const char *txc_mpi_error(int code) { return %s_error_format(code); }\n"
+    "long long txc_mpi_detail(void) { return (long long)%s_detail(); }\n"
     "void txc_mpi_finalize(void) { MPI_Finalize(); }\n";
 
 static const char *const link_libs[] = {"-lscalapack-openmpi", "-llapacke", "-lopenblas", "-lm"};
@@ -236,13 +239,13 @@ static void *sym(cli_mpi *m, const char *name, char *err, size_t errlen)
 cli_mpi *cli_mpi_open(const char *src, size_t len, const char *fn, char *err, size_t errlen)
 {
     const char *cc = getenv("MPICC") && *getenv("MPICC") ? getenv("MPICC") : "mpicc";
-    size_t dlen = sizeof driver_fmt + 4 * strlen(fn);
+    size_t dlen = sizeof driver_fmt + 5 * strlen(fn);
     char *driver = malloc(dlen);
     if (!driver) {
         snprintf(err, errlen, "out of memory");
         return NULL;
     }
-    snprintf(driver, dlen, driver_fmt, fn, fn, fn, fn);
+    snprintf(driver, dlen, driver_fmt, fn, fn, fn, fn, fn);
     uint64_t h = fnv(0xcbf29ce484222325ull, src, len);
     h = fnv(h, driver, strlen(driver));
     h = fnv(h, cc, strlen(cc) + 1);
@@ -316,9 +319,10 @@ cli_mpi *cli_mpi_open(const char *src, size_t len, const char *fn, char *err, si
     m->alloc_out = (int (*)(int, long long, long long, void **))sym(m, "txc_mpi_alloc_out", err, errlen);
     m->collect = (int (*)(void *, void **))sym(m, "txc_mpi_collect", err, errlen);
     m->error = (const char *(*)(int))sym(m, "txc_mpi_error", err, errlen);
+    m->detail = (long long (*)(void))sym(m, "txc_mpi_detail", err, errlen);
     m->finalize = (void (*)(void))sym(m, "txc_mpi_finalize", err, errlen);
     if (!init || !m->agree || !m->bcast || !m->share || !m->free_rows || !m->alloc_out || !m->collect || !m->call ||
-        !m->error || !m->finalize) {
+        !m->error || !m->detail || !m->finalize) {
         free(m);
         m = NULL;
         goto out;
@@ -364,7 +368,18 @@ int cli_mpi_call(cli_mpi *m, const int64_t *dims, void *const *ptrs)
     return m->call(dims, ptrs);
 }
 
-const char *cli_mpi_error(cli_mpi *m, int code) { return m->error(code); }
+const char *cli_mpi_error(cli_mpi *m, int code)
+{
+    /* the detail goes where the message's last "%lld" is (the message is
+       no format: it holds the .tx file's name, which may have a '%') */
+    const char *f = m->error(code), *slot = NULL;
+    for (const char *q = strstr(f, "%lld"); q; q = strstr(q + 1, "%lld"))
+        slot = q;
+    if (!slot)
+        return f;
+    snprintf(m->msg, sizeof m->msg, "%.*s%lld%s", (int)(slot - f), f, m->detail(), slot + 4);
+    return m->msg;
+}
 
 void cli_mpi_close(cli_mpi *m)
 {

@@ -45,7 +45,9 @@ int cli_mpi_collect(cli_mpi *m, void *p, void **whole);
 /* Runs the program on every rank: the symbolic dims, then the tensors'
    pointers in parameter order. Its return code (the same on every rank). */
 int cli_mpi_call(cli_mpi *m, const int64_t *dims, void *const *ptrs);
-/* What code means (the program's FN_error). */
+/* What code means: the program's FN_error, with the detail of the failure
+   (a leading minor, a zero pivot, an element) where the message has one;
+   valid until the next call. */
 const char *cli_mpi_error(cli_mpi *m, int code);
 /* Finalises MPI (the object stays loaded until exit). NULL: no-op. */
 void cli_mpi_close(cli_mpi *m);

@@ -193,6 +193,8 @@ void emit_linalg(emitter *E, const g_value *v, g_value *const *parts)
             other ? code : outcomes[i].info, code);
         if (E->T->entry == TX_ENTRY_ARGV) /* the loader reads the detail */
             put(E, other ? "*tx_detailp = tx_info; " : "*tx_detailp = tx_detail; ");
+        else if (E->T->distributed) /* FN_detail reads it */
+            put(E, other ? "tx_mpi_detail = tx_info; " : "tx_mpi_detail = tx_detail; ");
         put(E, "goto tx_done; }\n");
     }
     put(E, "        (void)tx_detail;\n    }\n");

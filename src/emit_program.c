@@ -620,6 +620,18 @@ body_done:
             put(&E, ";\n");
         }
         put(&E, "    default: return \"unknown error\";\n    }\n}\n\n");
+        if (T->distributed) { /* the detail the static table leaves out, and where it goes */
+            put(&E, "static int64_t tx_mpi_detail; /* of the last failing outcome on this rank */\n\n"
+                    "int64_t %s_detail(void)\n{\n    return tx_mpi_detail;\n}\n\n"
+                    "const char *%s_error_format(int code)\n{\n    switch (code) {\n", o->fn_name, o->fn_name);
+            for (int i = 0; i < E.nerrs; i++)
+                if (strstr(E.errs[i].msg, "%lld")) {
+                    put(&E, "    case %d: return ", E.errs[i].code);
+                    string_literal(out, E.errs[i].msg);
+                    put(&E, ";\n");
+                }
+            put(&E, "    default: return %s_error(code);\n    }\n}\n\n", o->fn_name);
+        }
     }
     buf_put(out, body.p ? body.p : "", body.len);
     if (T->distributed)

@@ -6,7 +6,8 @@
 #  - the message names the file and line of the call (FILE:LINE:) and the call,
 #    and says what is wrong ("not positive definite", "singular");
 #  - every output file that existed before the run is left untouched, also
-#    outputs of statements that ran before the failing one.
+#    outputs of statements that ran before the failing one;
+#  - a '%' in the file's name reaches the message as it is.
 # A control run with good matrices must succeed (exit 0) and replace the file.
 # Prints "N passed, N failed"; exits non-zero if anything failed.
 #
@@ -140,6 +141,10 @@ check solve-singular solve.tx 6 solve "singular" A=sing.npy b=b.npy B=out1.npy x
 check solve-zero solve.tx 6 solve "singular" A=zero.npy b=b3.npy B=out1.npy x=out2.npy
 check solve-matrix-rhs solvemat.tx 6 solve "singular" A=sing.npy R=R.npy B=out1.npy X=out2.npy
 check pow-negative-singular powneg.tx 6 "pow\|inv" "singular" A=sing.npy B=out1.npy P=out2.npy
+# a file name with '%' in it: the message is no format (it crashed txc, a
+# segmentation fault, while the detail was put into the message)
+cp chol.tx 'c%s%n%lld.tx'
+check percent-in-file-name 'c%s%n%lld.tx' 6 cholesky "minor 3)" A=notpd.npy B=out1.npy L=out2.npy
 
 # controls: the same programs on good matrices succeed and write their outputs
 control() {

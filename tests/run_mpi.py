@@ -347,7 +347,7 @@ def check_failure(txc, env, td):
     if rc != 3:
         fails.append('not positive definite, -np 2: exit %d, want 3: %s' % (rc, run_num.one_line(err)))
     for r in (0, 1):
-        if 'rank %d: %s:4: cholesky: matrix is not positive definite' % (r, src) not in err:
+        if 'rank %d: %s:4: cholesky: matrix is not positive definite (leading minor 5)' % (r, src) not in err:
             fails.append('not positive definite, -np 2: rank %d did not say so: %s' % (r, run_num.one_line(err)))
     if os.path.exists(outl) or os.path.exists(outc):
         fails.append('not positive definite, -np 2: an output file was written')
@@ -362,13 +362,13 @@ def check_failure(txc, env, td):
         if rc != 3 or 'distributed tensor' not in err:
             fails.append('not positive definite, distributed, -np %d: exit %d: %s' % (p, rc, run_num.one_line(err)))
         for r in range(p):
-            if 'rank %d: %s:6: cholesky: matrix is not positive definite' % (r, src2) not in err:
+            if 'rank %d: %s:6: cholesky: matrix is not positive definite (leading minor 5)' % (r, src2) not in err:
                 fails.append('not positive definite, distributed, -np %d: rank %d did not say so' % (p, r))
         if os.path.exists(outl) or os.path.exists(outc):
             fails.append('not positive definite, distributed, -np %d: an output file was written' % p)
     # a NaN in rows another rank holds: the input A is scattered by rows and S = 2 A is distributed, so
     # the check runs on each rank's rows (the rank holding row 4 finds it, the others learn it); every
-    # rank says so, exit 3, no output (the MPI target's messages do not carry the element's index)
+    # rank says so with the element's index (row-major, from 0, as one process says it), exit 3, no output
     a = 3 * np.eye(6) + 0.1
     a[4, 2] = np.nan
     np.save(os.path.join(td, 'nan.npy'), a)
@@ -378,7 +378,8 @@ def check_failure(txc, env, td):
         if rc != 3 or 'distributed tensor' not in err:
             fails.append('NaN, distributed, -np %d: exit %d: %s' % (p, rc, run_num.one_line(err)))
         for r in range(p):
-            if 'rank %d: %s:6: cholesky: an argument has a NaN or an infinity' % (r, src2) not in err:
+            if ('rank %d: %s:6: cholesky: an argument has a NaN or an infinity (element 26, counting row-major'
+                    % (r, src2)) not in err:
                 fails.append('NaN, distributed, -np %d: rank %d did not say so: %s' % (p, r, run_num.one_line(err)))
         if os.path.exists(outl) or os.path.exists(outc):
             fails.append('NaN, distributed, -np %d: an output file was written' % p)

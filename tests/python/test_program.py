@@ -466,3 +466,15 @@ def test_f32_select_and_roots_bits(expr, ref):
         want = ref(X, Y)
     same = (got.view(np.uint32) == want.view(np.uint32)) | (np.isnan(got) & np.isnan(want))
     assert same.all(), (got[~same][:5], want[~same][:5])
+
+
+def test_run_error_with_percent_in_name():
+    # the program's name reaches the run-time message as it is: a '%' in it
+    # is not a format (the detail was printed through the message, which
+    # crashed the interpreter)
+    p = tx.compile('in A[n,n];\nout L[n,n];\nL("i,j") = cholesky(A("i,j"));\n', name="bad%s%n%lld.tx")
+    A = np.eye(5)
+    A[2, 2] = -1
+    with pytest.raises(tx.RunError) as e:
+        p(A=A)
+    assert "bad%s%n%lld.tx:3: cholesky: matrix is not positive definite (leading minor 3)" in str(e.value)
