@@ -117,6 +117,59 @@ TX_VM_DEF1(sin)
 TX_VM_DEF1(cos)
 TX_VM_DEF1(tanh)
 
+/* d = F(a*x + b*y), or F(a*x + c) where y is NULL: the product and the sum
+   rounded as tx_p_axpby and tx_p_scale_add round them (no FMA), in the
+   vector that goes into F (prims.inc's tx_p_map_aff) */
+#define TX_VM_AFF_BLOCK(W, LD, ST, SET, MUL, ADD, CALL)                                             \
+    int64_t i = 0;                                                                                \
+    if (y)                                                                                        \
+        for (; i + W <= n; i += W)                                                                \
+            ST(d + i, CALL(ADD(MUL(SET(a), LD(x + i)), MUL(SET(b), LD(y + i)))));                 \
+    else                                                                                          \
+        for (; i + W <= n; i += W)                                                                \
+            ST(d + i, CALL(ADD(MUL(SET(a), LD(x + i)), SET(c))));                                 \
+    if (i < n) {                                                                                  \
+        double t[W];                                                                              \
+        for (int k = 0; k < W; k++)                                                               \
+            t[k] = i + k < n ? a * x[i + k] + (y ? b * y[i + k] : c) : 1.0;                       \
+        ST(t, CALL(LD(t)));                                                                       \
+        for (int k = 0; i + k < n; k++)                                                           \
+            d[i + k] = t[k];                                                                      \
+    }
+
+typedef void tx_vm_aff_fn(int64_t, double, const double *, double, const double *, double, double *);
+
+#define TX_VM_DEF_AFF(f)                                                                          \
+    TX_V4 static void tx_vm_##f##_aff_v4(int64_t n, double a, const double *x, double b, const double *y, \
+                                         double c, double *d)                                     \
+    {                                                                                             \
+        TX_VM_AFF_BLOCK(8, _mm512_loadu_pd, _mm512_storeu_pd, _mm512_set1_pd, _mm512_mul_pd, _mm512_add_pd, \
+                        tx_sleef8_##f)                                                            \
+    }                                                                                             \
+    TX_V3 static void tx_vm_##f##_aff_v3(int64_t n, double a, const double *x, double b, const double *y, \
+                                         double c, double *d)                                     \
+    {                                                                                             \
+        TX_VM_AFF_BLOCK(4, _mm256_loadu_pd, _mm256_storeu_pd, _mm256_set1_pd, _mm256_mul_pd, _mm256_add_pd, \
+                        tx_sleef4_##f)                                                            \
+    }                                                                                             \
+    static void tx_vm_##f##_aff_v1(int64_t n, double a, const double *x, double b, const double *y, double c, \
+                                   double *d)                                                     \
+    {                                                                                             \
+        TX_VM_AFF_BLOCK(2, _mm_loadu_pd, _mm_storeu_pd, _mm_set1_pd, _mm_mul_pd, _mm_add_pd, tx_sleef2_##f) \
+    }                                                                                             \
+    __attribute__((no_sanitize_address, no_sanitize_undefined)) static tx_vm_aff_fn *tx_vm_##f##_aff_pick(void) \
+    {                                                                                             \
+        int l = tx_rt_level();                                                                    \
+        return l == 4 ? tx_vm_##f##_aff_v4 : l == 3 ? tx_vm_##f##_aff_v3 : tx_vm_##f##_aff_v1;     \
+    }                                                                                             \
+    static void tx_vm_##f##_aff(int64_t, double, const double *, double, const double *, double, double *) \
+        __attribute__((ifunc("tx_vm_" #f "_aff_pick")));
+TX_VM_DEF_AFF(exp)
+TX_VM_DEF_AFF(log)
+TX_VM_DEF_AFF(sin)
+TX_VM_DEF_AFF(cos)
+TX_VM_DEF_AFF(tanh)
+
 /* pow(x, p): the exponent broadcast */
 #define TX_POW8(v) tx_sleef8_pow(v, _mm512_set1_pd(p))
 #define TX_POW4(v) tx_sleef4_pow(v, _mm256_set1_pd(p))
@@ -192,6 +245,60 @@ TX_VMF_DEF1(log)
 TX_VMF_DEF1(sin)
 TX_VMF_DEF1(cos)
 TX_VMF_DEF1(tanh)
+
+/* d = F(x OP y[i]) or F(x OP c) where y is NULL, OP 0 +, 1 -, 2 *, in
+   float (tx_pf_bin's), in the vector that goes into F (prims.inc's
+   tx_pf_map_bin) */
+#define TX_VMF_OP_(ADD, SUB, MUL, u, v) (op == 0 ? ADD(u, v) : op == 1 ? SUB(u, v) : MUL(u, v))
+#define TX_VMF_BIN_BLOCK(W, LD, ST, SET, ADD, SUB, MUL, CALL)                                       \
+    int64_t i = 0;                                                                                \
+    if (y)                                                                                        \
+        for (; i + W <= n; i += W)                                                                \
+            ST(d + i, CALL(TX_VMF_OP_(ADD, SUB, MUL, LD(x + i), LD(y + i))));                     \
+    else                                                                                          \
+        for (; i + W <= n; i += W)                                                                \
+            ST(d + i, CALL(TX_VMF_OP_(ADD, SUB, MUL, LD(x + i), SET(c))));                        \
+    if (i < n) {                                                                                  \
+        float t[W];                                                                               \
+        for (int k = 0; k < W; k++) {                                                             \
+            float u = i + k < n ? x[i + k] : 0, v = i + k < n ? (y ? y[i + k] : c) : 0;           \
+            t[k] = i + k < n ? (op == 0 ? u + v : op == 1 ? u - v : u * v) : 1.0f;                \
+        }                                                                                         \
+        ST(t, CALL(LD(t)));                                                                       \
+        for (int k = 0; i + k < n; k++)                                                           \
+            d[i + k] = t[k];                                                                      \
+    }
+
+typedef void tx_vmf_bin_fn(int64_t, int, const float *, const float *, float, float *);
+
+#define TX_VMF_DEF_BIN(f)                                                                         \
+    TX_V4 static void tx_vmf_##f##_bin_v4(int64_t n, int op, const float *x, const float *y, float c, float *d) \
+    {                                                                                             \
+        TX_VMF_BIN_BLOCK(16, _mm512_loadu_ps, _mm512_storeu_ps, _mm512_set1_ps, _mm512_add_ps, _mm512_sub_ps, \
+                         _mm512_mul_ps, tx_sleef16f_##f)                                          \
+    }                                                                                             \
+    TX_V3 static void tx_vmf_##f##_bin_v3(int64_t n, int op, const float *x, const float *y, float c, float *d) \
+    {                                                                                             \
+        TX_VMF_BIN_BLOCK(8, _mm256_loadu_ps, _mm256_storeu_ps, _mm256_set1_ps, _mm256_add_ps, _mm256_sub_ps, \
+                         _mm256_mul_ps, tx_sleef8f_##f)                                           \
+    }                                                                                             \
+    static void tx_vmf_##f##_bin_v1(int64_t n, int op, const float *x, const float *y, float c, float *d) \
+    {                                                                                             \
+        TX_VMF_BIN_BLOCK(4, _mm_loadu_ps, _mm_storeu_ps, _mm_set1_ps, _mm_add_ps, _mm_sub_ps, _mm_mul_ps, \
+                         tx_sleef4f_##f)                                                          \
+    }                                                                                             \
+    __attribute__((no_sanitize_address, no_sanitize_undefined)) static tx_vmf_bin_fn *tx_vmf_##f##_bin_pick(void) \
+    {                                                                                             \
+        int l = tx_rt_level();                                                                    \
+        return l == 4 ? tx_vmf_##f##_bin_v4 : l == 3 ? tx_vmf_##f##_bin_v3 : tx_vmf_##f##_bin_v1;  \
+    }                                                                                             \
+    static void tx_vmf_##f##_bin(int64_t, int, const float *, const float *, float, float *)      \
+        __attribute__((ifunc("tx_vmf_" #f "_bin_pick")));
+TX_VMF_DEF_BIN(exp)
+TX_VMF_DEF_BIN(log)
+TX_VMF_DEF_BIN(sin)
+TX_VMF_DEF_BIN(cos)
+TX_VMF_DEF_BIN(tanh)
 #define TX_VMF_DEFINED
 #else
 const char *tx_rt_isa(void)

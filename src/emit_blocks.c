@@ -122,6 +122,52 @@ static blk_op blk_dest(blk_state *B, blk_val a)
     return d;
 }
 
+static blk_val blk_eval_(emitter *E, blk_state *B, const g_value *v);
+
+/* exp, log, sin, cos or tanh (the SLEEF functions of tx_p_map) */
+static int map_vector_fn(map_fn f)
+{
+    return f == MAP_EXP || f == MAP_LOG || f == MAP_SIN || f == MAP_COS || f == MAP_TANH;
+}
+
+/* F(a*x + b*y) for V a function of an inlined sum of two terms, in one
+   tx_p_map_aff (the bits of OP_ADD's tx_p_axpby or tx_p_scale_add, then
+   tx_p_map): the sum goes into F in registers instead of through a
+   scratch block. TOP/TARGET and BASE as in blk_eval_. */
+static blk_val blk_map_of_sum(emitter *E, blk_state *B, const g_value *v, int top, blk_op target, int base)
+{
+    const g_value *sum = v->in[0];
+    blk_val a = blk_eval_(E, B, sum->in[0]), b = blk_eval_(E, B, sum->in[1]);
+    double ca = sum->coef_in[0], cb = sum->coef_in[1];
+    if (a.s >= 0 && b.s >= 0)
+        a = blk_val_of(blk_spread(E, B, a));
+    if (a.s >= 0) { /* the block first (x + c and c + x are the same bits) */
+        blk_val t = a;
+        double tc = ca;
+        a = b, ca = cb, b = t, cb = tc;
+    }
+    blk_op d = top ? target : blk_dest(B, a);
+    put(E, "%*stx_p_map_aff(tx_bn, %d, ", 4 * B->depth, "", (int)v->fn);
+    num_literal(E->out, ca);
+    put(E, ", ");
+    put_op(E, a.o);
+    put(E, ", ");
+    num_literal(E->out, cb);
+    if (b.s >= 0) {
+        put(E, ", (const double *)0, ");
+        num_literal(E->out, cb);
+        put(E, " * tx_s%d, ", b.s);
+    } else {
+        put(E, ", ");
+        put_op(E, b.o);
+        put(E, ", 0.0, ");
+    }
+    put_op(E, d);
+    put(E, ");\n");
+    B->nbuf = d.buf >= 0 ? d.buf + 1 : base;
+    return blk_val_of(d);
+}
+
 static blk_val blk_eval_(emitter *E, blk_state *B, const g_value *v)
 {
     int ind = 4 * B->depth, base = B->nbuf, top = E->blk_dest;
@@ -169,6 +215,12 @@ static blk_val blk_eval_(emitter *E, blk_state *B, const g_value *v)
         buf_free(&stride);
         return blk_val_of(r);
     }
+    /* a function of a sum of two terms (exp(x - m), tanh(x + b)) in one
+       pass; not the f32 functions of f32 values (tx_p_map_f32) */
+    if (v->op == OP_MAP && v->nin == 1 && map_vector_fn(v->fn) && v->in[0]->inlined &&
+        v->in[0]->op == OP_ADD && v->in[0]->nin == 2 &&
+        !(B->f32 && v->dt == DT_F32 && v->in[0]->dt == DT_F32))
+        return blk_map_of_sum(E, B, v, top, target, base);
     blk_val in[64];
     in[0] = in[1] = blk_val_of(r);
     for (int i = 0; i < v->nin && i < 64; i++)
@@ -571,6 +623,65 @@ static void put_f32_bin(emitter *E, blk_state *B, int op, f32_val a, f32_val b, 
     put(E, ");\n");
 }
 
+/* tx_pf_map's call for FN of the block A into *R (the store's target when
+   TOP, as put_f32_dest) */
+static void put_f32_map(emitter *E, blk_state *B, map_fn fn, f32_val a, int top, f32_val *r)
+{
+    f32_val none = {-1, -1, -1};
+    put(E, "%*stx_pf_map(tx_bn, %d, ", 4 * B->depth, "", (int)fn);
+    put_f32_ptr(E, a);
+    put(E, ", ");
+    E->blk_dest = top;
+    put_f32_dest(E, B, a, none, r);
+    put(E, ");\n");
+}
+
+static int f32_eval(emitter *E, blk_state *B, const g_value *v, f32_val *r);
+
+/* F(x OP y) for V exp, log, sin, cos or tanh of one +, - or * of f32
+   values, in one tx_pf_map_bin (the bits of tx_pf_bin, then tx_pf_map);
+   c - y, which has no such form, as those two. 0 as f32_eval. */
+static int f32_map_of_op(emitter *E, blk_state *B, const g_value *v, int top, f32_val *r)
+{
+    const g_value *w = v->in[0];
+    int op = f32_op(w);
+    double scale = f32_scale(w);
+    f32_val a, b, t;
+    if (!f32_eval(E, B, w->in[0], &a))
+        return 0;
+    if (scale != 0) { /* x * c */
+        b.q = b.buf = -1;
+        b.s = B->nptr++;
+        put(E, "%*sconst float tx_f%d = (float)", 4 * B->depth, "", b.s);
+        num_literal(E->out, scale);
+        put(E, ";\n");
+    } else if (!f32_eval(E, B, w->in[1], &b))
+        return 0;
+    if (a.s >= 0 && b.s >= 0)
+        return 0;
+    if (a.s >= 0 && op != 1) { /* c + y, c * y: the block first */
+        t = a, a = b, b = t;
+    }
+    if (a.s >= 0) { /* c - y */
+        put_f32_bin(E, B, op, a, b, 0, &t);
+        put_f32_map(E, B, v->fn, t, top, r);
+        return 1;
+    }
+    put(E, "%*stx_pf_map_bin(tx_bn, %d, %d, ", 4 * B->depth, "", (int)v->fn, op);
+    put_f32_ptr(E, a);
+    if (b.s >= 0)
+        put(E, ", (const float *)0, tx_f%d, ", b.s);
+    else {
+        put(E, ", ");
+        put_f32_ptr(E, b);
+        put(E, ", 0.0f, ");
+    }
+    E->blk_dest = top;
+    put_f32_dest(E, B, a, b, r);
+    put(E, ");\n");
+    return 1;
+}
+
 /* Emits V's block in the f32 path into *R; 0 if V has a form it does
    not take (an operation of two numbers, a function of one number). */
 static int f32_eval(emitter *E, blk_state *B, const g_value *v, f32_val *r)
@@ -626,16 +737,13 @@ static int f32_eval(emitter *E, blk_state *B, const g_value *v, f32_val *r)
         put_f32_bin(E, B, v->fn == MAP_POW ? 2 : v->fn == MAP_MAX ? 4 : 5, a, b, top, r);
         return 1;
     }
+    if (v->op == OP_MAP && map_vector_fn(v->fn) && v->in[0]->inlined && v->in[0]->op != OP_MAP &&
+        f32_op(v->in[0]) >= 0 && f32_op(v->in[0]) <= 2)
+        return f32_map_of_op(E, B, v, top, r);
     if (v->op == OP_MAP) { /* exp, log, sqrt, abs, sin, cos, tanh */
         if (!f32_eval(E, B, v->in[0], &a) || a.s >= 0)
             return 0;
-        put(E, "%*stx_pf_map(tx_bn, %d, ", ind, "", (int)v->fn);
-        put_f32_ptr(E, a);
-        put(E, ", ");
-        f32_val none = {-1, -1, -1};
-        E->blk_dest = top;
-        put_f32_dest(E, B, a, none, r);
-        put(E, ");\n");
+        put_f32_map(E, B, v->fn, a, top, r);
         return 1;
     }
     int op = f32_op(v);

@@ -71,6 +71,8 @@ typedef void pf_load_fn(int64_t, const float *, int64_t, float *);
 typedef void pf_bin_fn(int64_t, int, const float *, int64_t, const float *, int64_t, float *);
 typedef void pf_map_fn(int64_t, int, const float *, float *);
 typedef void pf_store_fn(int64_t, const float *, float *, int64_t);
+typedef void map_aff_fn(int64_t, int, double, const double *, double, const double *, double, double *);
+typedef void pf_map_bin_fn(int64_t, int, int, const float *, const float *, float, float *);
 typedef void addf_rows_fn(int64_t, int64_t, const float *, int64_t, float *);
 typedef void tile_f64_fn(int64_t, int64_t, const double *, int64_t, int64_t, double *, int64_t);
 typedef void tile_f32_fn(int64_t, int64_t, const float *, int64_t, int64_t, float *, int64_t);
@@ -219,7 +221,7 @@ static const char *const tested[] = {
     "tx_p_muls", "tx_p_divs", "tx_p_map_f32", "tx_p_red_chunked",
     "tx_pf_load", "tx_pf_bin", "tx_pf_map", "tx_pf_store", "tx_p_cmp", "tx_p_where",
     "tx_p_divr", "tx_p_divrf", "tx_p_redf_sum", "tx_p_redf_prod", "tx_p_redf_max", "tx_p_redf_min",
-    "tx_p_tile_f64", "tx_pf_tile", "tx_p_addf_rows",
+    "tx_p_tile_f64", "tx_pf_tile", "tx_p_addf_rows", "tx_p_map_aff", "tx_pf_map_bin",
 };
 
 START_TEST(every_prim_is_tested)
@@ -905,6 +907,68 @@ START_TEST(vector_math_f32)
 }
 END_TEST
 
+/* A function of a sum in one pass, on every set: tx_p_map_aff gives the
+   bits of tx_p_axpby (or tx_p_scale_add) and then tx_p_map, and
+   tx_pf_map_bin those of tx_pf_bin and then tx_pf_map, for every length,
+   every function, the second operand a block or a number, special values
+   included. */
+START_TEST(maps_of_sums)
+{
+    int s = _i;
+    SKIP_UNLESS_RUNS(s);
+    map_aff_fn *aff = (map_aff_fn *)prim(s, "tx_p_map_aff");
+    axpby_fn *axpby = (axpby_fn *)prim(s, "tx_p_axpby");
+    scale_add_fn *scale_add = (scale_add_fn *)prim(s, "tx_p_scale_add");
+    map_fn *map = (map_fn *)prim(s, "tx_p_map");
+    pf_map_bin_fn *fbin = (pf_map_bin_fn *)prim(s, "tx_pf_map_bin");
+    pf_bin_fn *bin = (pf_bin_fn *)prim(s, "tx_pf_bin");
+    pf_map_fn *fmap = (pf_map_fn *)prim(s, "tx_pf_map");
+    guarded gd = guard_new();
+    static double x[MAXN], y[MAXN], t[MAXN];
+    static float xf[MAXN], yf[MAXN], tf[MAXN];
+    static const int fns[] = {2, 3, 6, 7, 8};
+    static const double coefs[][3] = {{1, 1, -0.75}, {1, -1, 2.5}, {-2, 0.5, 0}};
+    for (int l = 0; l < NLEN; l++) {
+        int64_t n = lengths[l];
+        fill_random(x, n, l % 2);
+        fill_random(y, n, l % 3 == 0);
+        for (int64_t i = 0; i < n; i++) {
+            xf[i] = (float)x[i];
+            yf[i] = (float)(y[i] * 0.5);
+        }
+        for (int k = 0; k < 5; k++) {
+            int fn = fns[k];
+            for (int q = 0; q < 3; q++)
+                for (int withy = 0; withy < 2; withy++) {
+                    double a = coefs[q][0], b = coefs[q][1], c = coefs[q][2];
+                    double *d = guard_end(gd, n, sizeof(double));
+                    aff(n, fn, a, x, b, withy ? y : NULL, c, d);
+                    if (withy)
+                        axpby(n, a, x, b, y, t);
+                    else
+                        scale_add(n, a, x, c, t);
+                    map(n, fn, t, t);
+                    for (int64_t i = 0; i < n; i++)
+                        CHECK_SAME(d[i], t[i], "%s map_aff fn %d q %d y %d n=%ld [%ld]: %a, want %a", set_names[s],
+                                   fn, q, withy, (long)n, (long)i, d[i], t[i]);
+                }
+            for (int op = 0; op < 3; op++)
+                for (int withy = 0; withy < 2; withy++) {
+                    float c = -1.25f, *d = guard_end(gd, n, sizeof(float));
+                    fbin(n, fn, op, xf, withy ? yf : NULL, c, d);
+                    bin(n, op, xf, 1, withy ? yf : &c, withy, tf);
+                    fmap(n, fn, tf, tf);
+                    for (int64_t i = 0; i < n; i++)
+                        ck_assert_msg(memcmp(&d[i], &tf[i], sizeof(float)) == 0 || (d[i] != d[i] && tf[i] != tf[i]),
+                                      "%s pf_map_bin fn %d op %d y %d n=%ld [%ld]: %a, want %a", set_names[s], fn,
+                                      op, withy, (long)n, (long)i, d[i], tf[i]);
+                }
+        }
+    }
+    guard_free(gd);
+}
+END_TEST
+
 /* The f32 sum over an outer label, on every set: each element the row's
    value plus the sum of its column, in double, rows in order, rounded to
    float once, for every length (past TX_BLOCK too) and row counts around
@@ -1353,6 +1417,7 @@ int main(void)
     tcase_add_loop_test(tc, f32_blocks, 0, NSETS);
     tcase_add_loop_test(tc, copy_tiles, 0, NSETS);
     tcase_add_loop_test(tc, f32_sum_of_rows, 0, NSETS);
+    tcase_add_loop_test(tc, maps_of_sums, 0, NSETS);
     tcase_add_loop_test(tc, comparisons_and_where, 0, NSETS);
     tcase_add_loop_test(tc, chunked_reductions, 0, NSETS);
     tcase_add_loop_test(tc, sparse_map_helpers, 0, NSETS);

@@ -478,3 +478,36 @@ def test_run_error_with_percent_in_name():
     with pytest.raises(tx.RunError) as e:
         p(A=A)
     assert "bad%s%n%lld.tx:3: cholesky: matrix is not positive definite (leading minor 3)" in str(e.value)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("expr,ref", [
+    ('exp(X("i,j") - m("i"))', lambda X, b, m: np.exp(X - m[:, None])),
+    ('tanh(X("i,j") + b("j"))', lambda X, b, m: np.tanh(X + b)),
+    ('exp(2 - X("i,j"))', lambda X, b, m: np.exp(2 - X)),
+    ('log(X("i,j") * X("i,j") + 1)', lambda X, b, m: np.log(X * X + 1)),
+    ('sin(X("i,j") * 0.5)', lambda X, b, m: np.sin(X * 0.5)),
+    ('cos(b("j") - X("i,j"))', lambda X, b, m: np.cos(b - X)),
+    ('exp(m("i") - 3 * X("i,j"))', lambda X, b, m: np.exp(m[:, None] - 3 * X)),
+])
+def test_functions_of_sums(dtype, expr, ref):
+    # a function of a sum or product of two terms runs in one pass
+    # (tx_p_map_aff, tx_pf_map_bin; c - y in f32 in two): numpy's values
+    # within a few ulps, NaN and infinities where numpy has them, rows long
+    # enough for spans
+    src = 'in %s X[n,k], b[k], m[n];\nout %s Y[n,k];\nY("i,j") = %s;\n' % (
+        ("f32", "f32", expr) if dtype == np.float32 else ("f64", "f64", expr))
+    rng = np.random.default_rng(12)
+    X = rng.standard_normal((5, 2100)).astype(dtype)
+    X[1, ::37] = np.nan
+    X[2, ::41] = np.inf
+    b = rng.standard_normal(2100).astype(dtype)
+    m = rng.standard_normal(5).astype(dtype)
+    with np.errstate(all="ignore"):
+        got = tx.compile(src)(X=X, b=b, m=m)["Y"]
+        want = ref(X, b, m)  # numpy's own evaluation in the same type
+    assert np.array_equal(np.isnan(got), np.isnan(want))
+    fin = np.isfinite(want)
+    assert np.array_equal(got[~fin & ~np.isnan(want)], want[~fin & ~np.isnan(want)])
+    if dtype == np.float32:
+        np.testing.assert_allclose(got[fin], want[fin], rtol=4e-6, atol=1e-6)  # numpy rounds each step
+    else:
+        np.testing.assert_allclose(got[fin], want[fin], rtol=1e-14, atol=1e-15)
