@@ -478,6 +478,8 @@ def test_run_error_with_percent_in_name():
     with pytest.raises(tx.RunError) as e:
         p(A=A)
     assert "bad%s%n%lld.tx:3: cholesky: matrix is not positive definite (leading minor 3)" in str(e.value)
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("expr,ref", [
     ('exp(X("i,j") - m("i"))', lambda X, b, m: np.exp(X - m[:, None])),
