@@ -124,6 +124,20 @@ static blk_op blk_dest(blk_state *B, blk_val a)
 
 static blk_val blk_eval_(emitter *E, blk_state *B, const g_value *v);
 
+/* The terms A (times CA) and B (times CB) of a sum, a block first: A
+   spread into a block when both are numbers, else swapped with B when A
+   is the number (x + c and c + x are the same bits) */
+static void blk_block_first(emitter *E, blk_state *B, blk_val *a, double *ca, blk_val *b, double *cb)
+{
+    if (a->s >= 0 && b->s >= 0)
+        *a = blk_val_of(blk_spread(E, B, *a));
+    if (a->s >= 0) {
+        blk_val t = *a;
+        double tc = *ca;
+        *a = *b, *ca = *cb, *b = t, *cb = tc;
+    }
+}
+
 /* exp, log, sin, cos or tanh (the SLEEF functions of tx_p_map) */
 static int map_vector_fn(map_fn f)
 {
@@ -139,13 +153,7 @@ static blk_val blk_map_of_sum(emitter *E, blk_state *B, const g_value *v, int to
     const g_value *sum = v->in[0];
     blk_val a = blk_eval_(E, B, sum->in[0]), b = blk_eval_(E, B, sum->in[1]);
     double ca = sum->coef_in[0], cb = sum->coef_in[1];
-    if (a.s >= 0 && b.s >= 0)
-        a = blk_val_of(blk_spread(E, B, a));
-    if (a.s >= 0) { /* the block first (x + c and c + x are the same bits) */
-        blk_val t = a;
-        double tc = ca;
-        a = b, ca = cb, b = t, cb = tc;
-    }
+    blk_block_first(E, B, &a, &ca, &b, &cb);
     blk_op d = top ? target : blk_dest(B, a);
     put(E, "%*stx_p_map_aff(tx_bn, %d, ", 4 * B->depth, "", (int)v->fn);
     num_literal(E->out, ca);
@@ -234,13 +242,7 @@ static blk_val blk_eval_(emitter *E, blk_state *B, const g_value *v)
            constant (x + c and c + x are the same bits) */
         blk_val a = in[0], b = v->nin > 1 ? in[1] : in[0];
         double ca = v->coef_in[0], cb = v->nin > 1 ? v->coef_in[1] : 0;
-        if (v->nin == 1 || (a.s >= 0 && b.s >= 0))
-            a = blk_val_of(blk_spread(E, B, a));
-        if (a.s >= 0) { /* swap: the block first */
-            blk_val t = a;
-            double tc = ca;
-            a = b, ca = cb, b = t, cb = tc;
-        }
+        blk_block_first(E, B, &a, &ca, &b, &cb);
         d = top ? target : blk_dest(B, a);
         put(E, "%*s", ind, "");
         if (v->nin == 1) { /* c * x: one product (c*x + 0 would lose the sign of a zero) */
@@ -609,8 +611,16 @@ static void put_f32_dest(emitter *E, blk_state *B, f32_val a, f32_val b, f32_val
     put_scratch(E, d->buf);
 }
 
-/* tx_pf_bin's call for A OP B into *R (the store's target when TOP, as
-   put_f32_dest) */
+/* The end of a call on A and B: its destination *R (the store's target
+   when TOP, as put_f32_dest), then ");" */
+static void put_f32_call_end(emitter *E, blk_state *B, f32_val a, f32_val b, int top, f32_val *r)
+{
+    E->blk_dest = top;
+    put_f32_dest(E, B, a, b, r);
+    put(E, ");\n");
+}
+
+/* tx_pf_bin's call for A OP B into *R */
 static void put_f32_bin(emitter *E, blk_state *B, int op, f32_val a, f32_val b, int top, f32_val *r)
 {
     put(E, "%*stx_pf_bin(tx_bn, %d, ", 4 * B->depth, "", op);
@@ -618,25 +628,39 @@ static void put_f32_bin(emitter *E, blk_state *B, int op, f32_val a, f32_val b, 
     put(E, ", ");
     put_f32(E, b);
     put(E, ", ");
-    E->blk_dest = top;
-    put_f32_dest(E, B, a, b, r);
-    put(E, ");\n");
+    put_f32_call_end(E, B, a, b, top, r);
 }
 
-/* tx_pf_map's call for FN of the block A into *R (the store's target when
-   TOP, as put_f32_dest) */
+/* tx_pf_map's call for FN of the block A into *R */
 static void put_f32_map(emitter *E, blk_state *B, map_fn fn, f32_val a, int top, f32_val *r)
 {
     f32_val none = {-1, -1, -1};
     put(E, "%*stx_pf_map(tx_bn, %d, ", 4 * B->depth, "", (int)fn);
     put_f32_ptr(E, a);
     put(E, ", ");
-    E->blk_dest = top;
-    put_f32_dest(E, B, a, none, r);
-    put(E, ");\n");
+    put_f32_call_end(E, B, a, none, top, r);
 }
 
 static int f32_eval(emitter *E, blk_state *B, const g_value *v, f32_val *r);
+
+/* The operands of W, one operation of exact floats (f32_op), into *A and
+   *B: a scaling's factor (f32_scale) as a number. 0 if one of them is not
+   taken or both are numbers. */
+static int f32_operands(emitter *E, blk_state *B, const g_value *w, f32_val *a, f32_val *b)
+{
+    double scale = f32_scale(w);
+    if (!f32_eval(E, B, w->in[0], a))
+        return 0;
+    if (scale != 0) { /* x * c */
+        b->q = b->buf = -1;
+        b->s = B->nptr++;
+        put(E, "%*sconst float tx_f%d = (float)", 4 * B->depth, "", b->s);
+        num_literal(E->out, scale);
+        put(E, ";\n");
+    } else if (!f32_eval(E, B, w->in[1], b))
+        return 0;
+    return a->s < 0 || b->s < 0;
+}
 
 /* F(x OP y) for V exp, log, sin, cos or tanh of one +, - or * of f32
    values, in one tx_pf_map_bin (the bits of tx_pf_bin, then tx_pf_map);
@@ -645,19 +669,8 @@ static int f32_map_of_op(emitter *E, blk_state *B, const g_value *v, int top, f3
 {
     const g_value *w = v->in[0];
     int op = f32_op(w);
-    double scale = f32_scale(w);
     f32_val a, b, t;
-    if (!f32_eval(E, B, w->in[0], &a))
-        return 0;
-    if (scale != 0) { /* x * c */
-        b.q = b.buf = -1;
-        b.s = B->nptr++;
-        put(E, "%*sconst float tx_f%d = (float)", 4 * B->depth, "", b.s);
-        num_literal(E->out, scale);
-        put(E, ";\n");
-    } else if (!f32_eval(E, B, w->in[1], &b))
-        return 0;
-    if (a.s >= 0 && b.s >= 0)
+    if (!f32_operands(E, B, w, &a, &b))
         return 0;
     if (a.s >= 0 && op != 1) { /* c + y, c * y: the block first */
         t = a, a = b, b = t;
@@ -676,9 +689,7 @@ static int f32_map_of_op(emitter *E, blk_state *B, const g_value *v, int top, f3
         put_f32_ptr(E, b);
         put(E, ", 0.0f, ");
     }
-    E->blk_dest = top;
-    put_f32_dest(E, B, a, b, r);
-    put(E, ");\n");
+    put_f32_call_end(E, B, a, b, top, r);
     return 1;
 }
 
@@ -747,16 +758,7 @@ static int f32_eval(emitter *E, blk_state *B, const g_value *v, f32_val *r)
         return 1;
     }
     int op = f32_op(v);
-    double scale = f32_scale(v);
-    if (scale != 0) { /* x * c: the factor as the second operand */
-        if (!f32_eval(E, B, v->in[0], &a) || a.s >= 0)
-            return 0;
-        b.q = b.buf = -1;
-        b.s = B->nptr++;
-        put(E, "%*sconst float tx_f%d = (float)", ind, "", b.s);
-        num_literal(E->out, scale);
-        put(E, ";\n");
-    } else if (op < 0 || !f32_eval(E, B, v->in[0], &a) || !f32_eval(E, B, v->in[1], &b) || (a.s >= 0 && b.s >= 0))
+    if (op < 0 || !f32_operands(E, B, v, &a, &b))
         return 0;
     put_f32_bin(E, B, op, a, b, top, r);
     return 1;
