@@ -343,6 +343,36 @@ static int mpi_gathered(emitter *E, int j, int plan)
     return plan == 1 || (plan == 2 && mpi_plan_rows_misread(k->value, k->range_label, var, val));
 }
 
+/* For member J gathered under plan 2 (by rows): the mode tx_mpi_cross
+   takes it by (mpi_plan_rows_cross), or 0 (gathered whole). */
+static int mpi_cross_mode(emitter *E, int j)
+{
+    kernel_ctx *k = &E->k;
+    int nv = k->refs[REF_VAR].n;
+    return mpi_plan_rows_cross(k->value, k->range_label, j < nv ? k->refs[REF_VAR].list[j] : -1,
+                               j < nv ? NULL : E->g->v[k->refs[REF_VALUE].list[j - nv]]);
+}
+
+/* The call that takes member J (named NAME) for a nest by rows reading it
+   across rows at mode D: tx_mpi_cross with the tensor's shape. */
+static void put_mpi_cross(emitter *E, int j, const char *name, int d)
+{
+    kernel_ctx *k = &E->k;
+    int nv = k->refs[REF_VAR].n;
+    const sym *t = j < nv ? SP(E)->vars[k->refs[REF_VAR].list[j]] : NULL;
+    const g_value *val = j < nv ? NULL : E->g->v[k->refs[REF_VALUE].list[j - nv]];
+    int rank = t ? t->rank : val->rank;
+    const tx_extent *ext = t ? t->ext : val->ext;
+    put(E, "        %s = tx_mpi_cross(tx_comm, %s, %d, (const int64_t[]){", name, name, rank);
+    for (int i = 0; i < rank; i++) {
+        put(E, i ? ", " : "");
+        put_extent(E, ext[i]);
+    }
+    put(E, "}, %d, %d, ", d, dt_size(t ? t->dt : val->dt));
+    put_extent(E, k->range_ext);
+    put(E, ");\n");
+}
+
 /* The MPI target's call of a kernel (members M[0..NM)) when it touches
    tensors that may be distributed by rows (runtime/mpi.inc): on each
    rank's rows alone when the loop nest reads and writes them by its
@@ -367,9 +397,15 @@ static int emit_kernel_call_mpi(emitter *E, const member *m, int nm)
     if (nc == 1 && mpi_plan_rows_sum(E->g, v))
         return 3;
     int rows = k->has_range && !k->range_blocks && mpi_plan_rows_kernel(E->g, v, k->range_label);
-    for (int j = 0; j < nv + nval; j++) /* gathered whole: all of them, or those read across rows */
-        if (mpi_gathered(E, j, rows ? 2 : 1))
+    for (int j = 0; j < nv + nval; j++) { /* gathered whole: all of them, or those read across rows */
+        if (!mpi_gathered(E, j, rows ? 2 : 1))
+            continue;
+        int d = rows ? mpi_cross_mode(E, j) : 0;
+        if (d)
+            put_mpi_cross(E, j, m[j].name, d);
+        else
             put(E, "        %s = tx_mpi_whole(tx_comm, %s);\n", m[j].name, m[j].name);
+    }
     return rows ? 2 : 1;
 }
 
@@ -405,7 +441,7 @@ static void emit_kernel_call_mpi_end(emitter *E, int id, const member *m, int nm
         put(E, "        }\n        if (tx_status != 0)\n            goto tx_done;\n    }\n");
         return;
     }
-    put(E, "        void *tx_rp[] = {");
+    put(E, "        const void *tx_rp[] = {");
     int first = 1;
     for (int j = 0; j < nv + nval; j++)
         if (j < nv ? mpi_plan_rows_var(S, k->refs[REF_VAR].list[j])
@@ -438,7 +474,8 @@ static void emit_kernel_call_mpi_end(emitter *E, int id, const member *m, int nm
     put(E, "        }\n");
     for (int j = 0; j < nv + nval; j++)
         if (mpi_gathered(E, j, 2))
-            put(E, "        %s = tx_mpi_unwhole(%s);\n", m[j].name, m[j].name);
+            put(E, "        %s = tx_mpi_%s(%s);\n", m[j].name, mpi_cross_mode(E, j) ? "uncross" : "unwhole",
+                m[j].name);
     put(E, "        if (tx_status != 0)\n            goto tx_done;\n    }\n");
 }
 

@@ -169,6 +169,45 @@ int mpi_plan_rows_misread(const g_value *v, int R, int var, const g_value *val)
     return rows_misread(v, R, var, val);
 }
 
+/* Whether every read of tensor T in X's nest is at row R of its first
+   mode or has R in one mode *D >= 1 (the same for all reads). */
+static int rows_cross(const g_value *x, int R, int var, const g_value *val, int *d)
+{
+    for (int i = 0; i < x->nin; i++) {
+        const g_value *w = x->in[i];
+        if (w->inlined) {
+            if (!rows_cross(w, R, var, val, d))
+                return 0;
+            continue;
+        }
+        const g_value *b = w->op == OP_INDEX ? w->in[0] : w;
+        int is = val ? b == val : (b->op == OP_STORE || b->op == OP_INPUT) && b->var == var;
+        if (!is)
+            continue;
+        /* the labels of its modes: the view's, or a computed value's own */
+        const int *lab = w->op == OP_INDEX ? w->idx_label : b->op != OP_STORE && b->op != OP_INPUT ? b->label : NULL;
+        if (!lab || b->rank == 0)
+            return 0;
+        if (lab[0] == R)
+            continue;
+        int m = 1;
+        while (m < b->rank && lab[m] != R)
+            m++;
+        if (m == b->rank || (*d && *d != m))
+            return 0;
+        *d = m;
+    }
+    return 1;
+}
+
+int mpi_plan_rows_cross(const g_value *v, int R, int var, const g_value *val)
+{
+    if (val ? val == v : v->op == OP_STORE && v->var == var)
+        return 0; /* written by the nest too */
+    int d = 0;
+    return rows_cross(v, R, var, val, &d) ? d : 0;
+}
+
 int mpi_plan_rows_kernel(const graph *g, const g_value *v, int R)
 {
     if (R < 0 || v->rank < 1 || v->nmaps)
@@ -262,6 +301,16 @@ static double words_of(const graph *g, const g_value *x)
     return graph_value_elements(g, x) * (x->dt == DT_C128 ? 2 : 1);
 }
 
+/* The words the rank receiving most takes of tensor X read across its
+   rows through mode D (tx_mpi_cross): of the rows other ranks hold, the
+   indices of mode D in its part, blocks of ceil(n/P) of each extent. */
+static double cross_words(const graph *g, const g_value *x, int d, int p)
+{
+    double n0 = graph_extent_estimate(g, x->ext[0]), nd = graph_extent_estimate(g, x->ext[d]);
+    double own = ceil(n0 / p) / n0, part = ceil(nd / p) / nd;
+    return p > 1 && own < 1 ? words_of(g, x) * part * (1 - own) : 0;
+}
+
 /* Adds the tensors X's loop nest reads (through the values fused into
    it) to T[*N] (at most 32, each once). */
 static void touched(const g_value *x, const g_value **t, int *n)
@@ -302,7 +351,7 @@ static double gather_dist(const graph *g, const g_value **t, int n, int p, int *
    tx_mpi_gemm_grid_cheaper in runtime/mpi.inc, written again here). */
 typedef struct {
     double m, n, k;
-    int dA, dB, dC, a_own, b_ring, grid;
+    int dA, dB, dC, a_own, b_ring, b_cols, grid;
 } rows_gemm;
 
 static int rows_gemm_of(const graph *g, const g_value *v, int p, rows_gemm *r)
@@ -329,13 +378,24 @@ static int rows_gemm_of(const graph *g, const g_value *v, int p, rows_gemm *r)
     r->b_ring = 0;
     for (int i = 0; r->dB && i < b->nk; i++)
         r->b_ring |= b->k[i] == fb; /* B held by rows of k: broadcast slab by slab, never whole */
+    /* B held by rows of n (read transposed), C overwritten and B's rows on
+       every rank: B may stay where it is (tx_mpi_gemm_cols), each rank
+       computing a block of C's columns from the whole A */
+    int cols_ok = 0;
+    for (int i = 0; r->dB && i < b->nn; i++)
+        cols_ok |= b->n[i] == fb;
+    cols_ok = cols_ok && !(b->store && b->store->store_op != '=') && graph_extent_estimate(g, B->ext[0]) >= p;
     int pr, pc;
     grid(p, &pr, &pc);
     double f = (double)(p - 1) / p, m = r->m, n = r->n, k = r->k;
     double rows = (r->dA && !r->a_own ? f * m * k : 0) + (r->dB ? f * k * n : 0) + (r->dC ? 0 : f * m * n);
+    double c0 = graph_extent_estimate(g, C->ext[0]), share = r->dC ? ceil(c0 / p) / c0 : 1;
+    double cols = (r->dA ? f * m * k : 0) + f * share * m * n; /* on the rank receiving most */
     double on_grid = (r->dA ? f / p * m * k : 0) + (r->dB ? f / p * k * n : 0) + m * k / pr + k * n / pc +
                      (r->dC ? f / p * m * n : f * m * n);
-    r->grid = p > 1 && m * n * k >= GEMM_MIN && k > 0 && on_grid < rows && (v->dt == DT_F64 || v->dt == DT_C128);
+    double best = cols_ok && cols < rows ? cols : rows;
+    r->grid = p > 1 && m * n * k >= GEMM_MIN && k > 0 && on_grid < best && (v->dt == DT_F64 || v->dt == DT_C128);
+    r->b_cols = !r->grid && p > 1 && cols_ok && cols < rows;
     return 1;
 }
 
@@ -362,6 +422,15 @@ static double print_rows_statement(const graph *g, const g_value *v, int p, tx_b
                        rg.dA ? "from its rows by pdgemr2d" : "replicated", rg.dB ? "from its rows by pdgemr2d" : "replicated",
                        rg.dC ? "back to its rows by pdgemr2d" : "replicated after", moved + summa + cw, moved, summa, cw);
             return moved + summa + cw;
+        }
+        if (rg.b_cols) {
+            const g_value *C = b->store ? b->store : v;
+            double c0 = graph_extent_estimate(g, C->ext[0]), share = rg.dC ? ceil(c0 / p) / c0 : 1;
+            double aw = rg.dA ? gather_words(words_of(g, A), p) : 0, cw = f * share * m * nn * w;
+            buf_printf(out, "rows-gemm %.0fx%.0fx%.0f with B stationary (A %s, B by its rows: C's columns, C %s "
+                            "by all-to-all): %.4g words (A %.4g, C %.4g)\n", m, nn, kk,
+                       rg.dA ? "gathered" : "replicated", rg.dC ? "to its rows" : "replicated", aw + cw, aw, cw);
+            return aw + cw;
         }
         double words = (rg.dA && !rg.a_own ? gather_words(words_of(g, A), p) : 0) +
                        (rg.dB ? gather_words(words_of(g, B), p) : 0) + (rg.dC ? 0 : gather_words(m * nn * w, p));
@@ -394,24 +463,34 @@ static double print_rows_statement(const graph *g, const g_value *v, int p, tx_b
     }
     int R = v->op == OP_STORE ? v->store_label[0] : v->rank > 0 ? v->label[0] : -1;
     if (mpi_plan_rows_kernel(g, v, R)) {
-        double w = is_dist(g, v, p) ? 0 : gather_words(words_of(g, v), p), gv = 0;
-        int ng = 0;
-        for (int i = 0; i < n - 1; i++) /* the tensors it reads elsewhere than at its rows: gathered */
-            if (is_dist(g, t[i], p) &&
-                rows_misread(v, R, t[i]->op == OP_STORE || t[i]->op == OP_INPUT ? t[i]->var : -1,
-                             t[i]->op == OP_STORE || t[i]->op == OP_INPUT ? NULL : t[i])) {
+        double w = is_dist(g, v, p) ? 0 : gather_words(words_of(g, v), p), gv = 0, cv = 0;
+        int ng = 0, nc = 0;
+        for (int i = 0; i < n - 1; i++) { /* the tensors it reads elsewhere than at its rows */
+            int st = t[i]->op == OP_STORE || t[i]->op == OP_INPUT, var = st ? t[i]->var : -1;
+            const g_value *val = st ? NULL : t[i];
+            if (!is_dist(g, t[i], p) || !rows_misread(v, R, var, val))
+                continue;
+            int d = mpi_plan_rows_cross(v, R, var, val);
+            if (d) { /* all-to-all: of the others' rows, the part of mode d in this rank's range */
+                cv += cross_words(g, t[i], d, p);
+                nc++;
+            } else { /* gathered whole */
                 gv += gather_words(words_of(g, t[i]), p);
                 ng++;
             }
+        }
         buf_printf(out, "%s on each rank's rows", what);
+        if (nc)
+            buf_printf(out, ", %d distributed tensor%s read across rows by the part of the other mode in "
+                            "its rows (all-to-all, %.4g words)", nc, nc == 1 ? "" : "s", cv);
         if (ng)
             buf_printf(out, ", %d distributed tensor%s read across rows gathered whole (%.4g words)", ng,
                        ng == 1 ? "" : "s", gv);
         if (w > 0)
-            buf_printf(out, ": %.4g words (replicating the result %.4g)\n", w + gv, w);
+            buf_printf(out, ": %.4g words (replicating the result %.4g)\n", w + gv + cv, w);
         else
-            buf_printf(out, ": %.4g words (the result stays distributed)\n", gv);
-        return w + gv;
+            buf_printf(out, ": %.4g words (the result stays distributed)\n", gv + cv);
+        return w + gv + cv;
     }
     buf_printf(out, "%s local on every rank, %d distributed tensor%s gathered whole: %.4g words\n", what, nd,
                nd == 1 ? "" : "s", gw);

@@ -951,6 +951,12 @@ int mpi_plan_rows_kernel(const graph *g, const g_value *v, int R);
    than at row R of its first mode (such a tensor is gathered whole for a
    nest that runs by rows). */
 int mpi_plan_rows_misread(const g_value *v, int R, int var, const g_value *val);
+/* For such a tensor: the mode D >= 1 if every read of it in V's nest is
+   at row R of its first mode or has R in mode D (one D for all reads),
+   and V does not write it: each rank then needs only the part of mode D
+   in its range, which tx_mpi_cross moves (all-to-all) instead of
+   gathering the whole tensor. 0 otherwise. */
+int mpi_plan_rows_cross(const g_value *v, int R, int var, const g_value *val);
 /* Whether V is the sum of every element of one tensor that may be
    distributed (then partial sums per rank and one exchange). */
 int mpi_plan_rows_sum(const graph *g, const g_value *v);

@@ -4,7 +4,8 @@ against the single-process `txc run` of the same inputs.
 
     /usr/bin/python3 tests/run_mpi.py [--txc build/txc] [--ranks 1,2,4] [FILES...]
 
-FILES: names of tests/num files, or graph, chain, chain_c128, chain_grid, chain_c128_grid,
+FILES: names of tests/num files, or graph, chain, chain_c128, cross, stationary,
+stationary_whole, warnings, chain_grid, chain_c128_grid,
 grid_trans, grid_trans_rows, f32_rows, la_fed, memory, ccd,
 pieces, failures, embed (default: all).
 `txc graph --target mpi` is checked against hand-derived volumes first, with
@@ -22,7 +23,9 @@ the whole matrices (each entry on one rank); a 512^3 GEMM shows each rank
 holding 1/P of pdgemm's operands and result. Distributed storage:
 tests/mpi/chain.tx (A·B, an elementwise step, ·C, a sum: each on the
 ranks' rows, traced), tests/mpi/chain_c128.tx (the same in c128, and a
-transposed read that gathers) and tests/mpi/la_fed.tx (every matrix function fed
+transposed read), tests/mpi/cross.tx (reads across rows: each rank
+receives only its part of the mode read through, traced),
+tests/mpi/stationary.tx (a GEMM with its distributed B stationary) and tests/mpi/la_fed.tx (every matrix function fed
 by distributed intermediates) must show distributed tensors with each
 rank holding about 1/P of each; at the default threshold a 480x480
 intermediate is held exactly 1/P per rank (memory). Also: the example
@@ -169,6 +172,29 @@ def dist_wrong(err, p):
     return None
 
 
+CROSS = re.compile(r'^tx_mpi: rank (\d+) of (\d+) received (\d+) of (\d+) bytes of a distributed tensor read '
+                   r'across its rows \(mode (\d+), part (\d+)\.\.(\d+) of (\d+)\)$', re.M)
+
+
+def cross_wrong(err, p):
+    """What is wrong with the reads across rows (tx_mpi_cross) traced by a
+    run on P > 1 ranks (None if nothing): there are some, on every rank
+    alike, and each rank received no more than its part of the mode it
+    reads through (hi - lo of nr indices): about 1/P of the tensor, where
+    gathering it whole would receive (P-1)/P."""
+    found = [tuple(int(x) for x in m.groups()) for m in CROSS.finditer(err)]
+    if not found:
+        return 'no read across rows was traced'
+    per = [sum(1 for f in found if f[0] == r) for r in range(p)]
+    if len(set(per)) != 1 or any(f[1] != p for f in found):
+        return 'ranks traced %s reads across rows, want the same on each of %d' % (per, p)
+    for r, _, got, total, d, lo, hi, nr in found:
+        if got * nr > total * (hi - lo) or (lo, hi) != (min(nr, r * -(-nr // p)), min(nr, (r + 1) * -(-nr // p))):
+            return 'rank %d received %d of %d bytes for part %d..%d of %d of mode %d: more than its part' % (
+                r, got, total, lo, hi, nr, d)
+    return None
+
+
 def check_case(txc, fname, must_trace, ranks, env, td, dist=False, must=()):
     """Failure lines for one test file at every rank count (DIST: it must
     show distributed tensors, each rank holding about 1/P of each; MUST:
@@ -196,6 +222,9 @@ def check_case(txc, fname, must_trace, ranks, env, td, dist=False, must=()):
         if w:
             fails.append('%s: %s' % (where, w))
         w = dist_wrong(err, p) if dist and p > 1 else None
+        if w:
+            fails.append('%s: %s' % (where, w))
+        w = cross_wrong(err, p) if 'read across its rows' in must and p > 1 else None
         if w:
             fails.append('%s: %s' % (where, w))
         for m in must if p > 1 else ():
@@ -416,6 +445,22 @@ def check_failure(txc, env, td):
     return fails
 
 
+def check_warnings(txc, td):
+    """The MPI target's C of tests/mpi/*.tx and examples/ccd.tx compiles
+    with mpicc -Wall -Wextra -Werror (a const input passed to the runtime's
+    gathers and redistributions once warned)."""
+    fails = []
+    srcs = sorted(os.path.join(HERE, 'mpi', f) for f in os.listdir(os.path.join(HERE, 'mpi')) if f.endswith('.tx'))
+    for src in srcs + [os.path.join(ROOT, 'examples', 'ccd.tx')]:
+        c, o = os.path.join(td, 'warn_mpi.c'), os.path.join(td, 'warn_mpi.o')
+        rc, _, err = run([txc, src, '--target', 'mpi', '-o', c], None)
+        if rc == 0:
+            rc, _, err = run(['mpicc', '-O2', '-std=c99', '-Wall', '-Wextra', '-Werror', '-c', c, '-o', o], None)
+        if rc != 0:
+            fails.append('%s --target mpi: %s' % (os.path.basename(src), run_num.one_line(err)))
+    return fails
+
+
 def check_embed(txc, ranks, env, td):
     """The standalone --target mpi C, called by tests/mpi/embed_mpi.c."""
     c, h = os.path.join(td, 'matmul_mpi.c'), os.path.join(td, 'matmul_mpi.h')
@@ -508,6 +553,32 @@ def check_graph(txc):
     want = '1 distributed tensor moved to the grid by pdgemr2d and pdtran (1.875e+05 words), then pdpotrf order 1000'
     if rc != 0 or want not in out:
         fails.append('graph cholesky of a distributed tensor: no %r: %s' % (want, run_num.one_line(out + err)))
+    # a transposed read of a distributed S (n = 1000, 4 ranks): W's rows i need S(j,i) for their own i
+    # only: of the other ranks' rows (3/4), the quarter of mode 1 in the rank's rows, (3/4)(1/4)·1e6 =
+    # 1.875e5 words by all-to-all; with 3 ranks, blocks of 334: (1 - 334/1000)(334/1000)·1e6 = 2.224e5;
+    # a read of every column (S("j,k") with no i: X(i) * S(j,k)) gathers S whole, (3/4)·1e6 = 7.5e5
+    with open(src, 'w') as f:
+        f.write('in A[n,n], x[n];\ntmp S[n,n];\nout W[n,n], Y[n,n,n];\nS("i,j") = A("i,j") * 2;\n'
+                'W("i,j") = S("i,j") - S("j,i");\nY("i,j,k") = x("i") * S("j,k");\n')
+    for p, want in [(4, "store on each rank's rows, 1 distributed tensor read across rows by the part of the other "
+                        "mode in its rows (all-to-all, 1.875e+05 words): 1.875e+05 words (the result stays "
+                        "distributed)"),
+                    (3, 'all-to-all, 2.224e+05 words'),
+                    (4, 'read across rows gathered whole (7.5e+05 words)')]:
+        rc, out, err = run([txc, 'graph', src, '--target', 'mpi', '--ranks', str(p), '-D', 'n=1000'], None)
+        if rc != 0 or want not in out:
+            fails.append('graph transposed read --ranks %d: no %r: %s' % (p, want, run_num.one_line(out + err)))
+    # B stationary: R(i,a) = T(i,c) V(a,c), i = 200, a = c = 1000, 4 ranks, every tensor distributed: by rows
+    # V would be gathered, (3/4)·1e6 = 7.5e5 words; with V stationary, T is gathered, (3/4)·2e5 = 1.5e5, and
+    # each rank receives (3/4) of its quarter of R's 2e5 words, 3.75e4: 1.875e5 in all (the grid: 8.625e5)
+    with open(src, 'w') as f:
+        f.write('in T[i,c], V[a,c];\nout R[i,a];\nR("i,a") = T("i,c") * V("a,c");\n')
+    rc, out, err = run([txc, 'graph', src, '--target', 'mpi', '--ranks', '4', '-D', 'i=200', '-D', 'a=1000',
+                        '-D', 'c=1000'], None)
+    want = ("rows-gemm 200x1000x1000 with B stationary (A gathered, B by its rows: C's columns, C to its rows by "
+            "all-to-all): 1.875e+05 words (A 1.5e+05, C 3.75e+04)")
+    if rc != 0 or want not in out:
+        fails.append('graph B stationary: no %r: %s' % (want, run_num.one_line(out + err)))
     os.unlink(src)
     rc, out, err = run([txc, 'graph', mm, '--ranks', '4'], None)
     if rc != 2 or '--ranks goes with --target mpi' not in err:
@@ -560,7 +631,24 @@ def main(argv):
         extra = [('chain', lambda: check_case(txc, os.path.join(mpidir, 'chain.tx'), True, ranks, env, td, True,
                                               chain_must)),
                  ('chain_c128', lambda: check_case(txc, os.path.join(mpidir, 'chain_c128.tx'), True, ranks, env,
-                                                   td, True, ('a sum of a distributed tensor by partial sums',))),
+                                                   td, True, ('a sum of a distributed tensor by partial sums',
+                                                              'read across its rows'))),
+                 # reads across rows: the part of the other mode moved all-to-all (tx_mpi_cross), on 3 ranks too
+                 # (uneven parts)
+                 ('cross', lambda: check_case(txc, os.path.join(mpidir, 'cross.tx'), False, sorted(set(ranks + [3])),
+                                              env, td, True, ('read across its rows',
+                                                              "a loop nest on each rank's rows"))),
+                 # a GEMM whose transposed B is held by rows of C's columns: B stationary, C's blocks to its rows
+                 # by all-to-all (every tensor distributed), or to every rank (only V, Vc and Vf, 3600 bytes or more
+                 # distributed, TX_MPI_DIST_MIN=3000); on 3 ranks too (uneven blocks)
+                 ('stationary', lambda: check_case(txc, os.path.join(mpidir, 'stationary.tx'), True,
+                                                   sorted(set(ranks + [3])), env, td, True,
+                                                   ("with B stationary (A gathered, B by its rows: C's columns, C to "
+                                                    "its rows)",))),
+                 ('stationary_whole', lambda: check_case(txc, os.path.join(mpidir, 'stationary.tx'), True,
+                                                         sorted(set(ranks + [3])), dict(env, TX_MPI_DIST_MIN='3000'),
+                                                         td, True, ("with B stationary (A replicated, B by its rows: "
+                                                                    "C's columns, C replicated after)",))),
                  # the GEMMs on the grid instead (TX_MPI_GEMM=pdgemm): distributed operands and results
                  # move between their rows and the block-cyclic pieces by pdgemr2d
                  ('chain_grid', lambda: check_case(txc, os.path.join(mpidir, 'chain.tx'), True, ranks,
@@ -584,7 +672,8 @@ def main(argv):
                  ('ccd', lambda: check_ccd(txc, ranks, env, td)),
                  ('pieces', lambda: check_pieces(txc, ranks, env)),
                  ('failures', lambda: check_failure(txc, env, td)),
-                 ('embed', lambda: check_embed(txc, ranks, env, td))]
+                 ('embed', lambda: check_embed(txc, ranks, env, td)),
+                 ('warnings', lambda: check_warnings(txc, td))]
         groups += [g for g in extra if not files or g[0] in files]
         for name, fn in groups:
             try:
