@@ -389,10 +389,12 @@ static int rows_gemm_of(const graph *g, const g_value *v, int p, rows_gemm *r)
     grid(p, &pr, &pc);
     double f = (double)(p - 1) / p, m = r->m, n = r->n, k = r->k;
     double rows = (r->dA && !r->a_own ? f * m * k : 0) + (r->dB ? f * k * n : 0) + (r->dC ? 0 : f * m * n);
+    /* C's share: a distributed C goes back to its rows, the most of which
+       a rank holds is ceil(n0/P) of n0 (all P ranks only when n0 >= P) */
     double c0 = graph_extent_estimate(g, C->ext[0]), share = r->dC ? ceil(c0 / p) / c0 : 1;
     double cols = (r->dA ? f * m * k : 0) + f * share * m * n; /* on the rank receiving most */
     double on_grid = (r->dA ? f / p * m * k : 0) + (r->dB ? f / p * k * n : 0) + m * k / pr + k * n / pc +
-                     (r->dC ? f / p * m * n : f * m * n);
+                     f * share * m * n;
     double best = cols_ok && cols < rows ? cols : rows;
     r->grid = p > 1 && m * n * k >= GEMM_MIN && k > 0 && on_grid < best && (v->dt == DT_F64 || v->dt == DT_C128);
     r->b_cols = !r->grid && p > 1 && cols_ok && cols < rows;
@@ -416,7 +418,9 @@ static double print_rows_statement(const graph *g, const g_value *v, int p, tx_b
             int pr, pc;
             grid(p, &pr, &pc);
             double moved = (rg.dA ? f / p * words_of(g, A) : 0) + (rg.dB ? f / p * words_of(g, B) : 0);
-            double summa = w * (m * kk / pr + kk * nn / pc), cw = rg.dC ? f / p * m * nn * w : f * m * nn * w;
+            const g_value *C = b->store ? b->store : v;
+            double c0 = graph_extent_estimate(g, C->ext[0]), share = rg.dC ? ceil(c0 / p) / c0 : 1;
+            double summa = w * (m * kk / pr + kk * nn / pc), cw = f * share * m * nn * w;
             buf_printf(out, "%s %.0fx%.0fx%.0f on the %dx%d grid (A %s, B %s, C %s): %.4g words (pdgemr2d %.4g, "
                             "panels %.4g, C %.4g)\n", v->dt == DT_C128 ? "pzgemm" : "pdgemm", m, nn, kk, pr, pc,
                        rg.dA ? "from its rows by pdgemr2d" : "replicated", rg.dB ? "from its rows by pdgemr2d" : "replicated",

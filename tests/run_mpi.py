@@ -532,7 +532,8 @@ def check_graph(txc):
             fails.append('graph chain.tx --ranks 4: no %r: %s' % (want, run_num.one_line(out + err)))
     # U = T·T of distributed tensors, n = 1000 (hand-derived): by rows on 9 ranks, B broadcast by slabs:
     # (8/9)·1e6 = 8.889e5 words; on the 4x4 grid of 16 ranks: pdgemr2d (15/256)·1e6 for each of A and B
-    # (1.172e5 together), panels 1e6/4 + 1e6/4 = 5e5, C back by pdgemr2d (15/256)·1e6 = 5.859e4; 6.758e5 in all
+    # (1.172e5 together), panels 1e6/4 + 1e6/4 = 5e5, C back to its rows by pdgemr2d, the rank holding most
+    # (63 of the 1000 rows) receiving 15/16 of them, (15/16)·0.063·1e6 = 5.906e4; 6.762e5 in all
     src = os.path.join(tempfile.gettempdir(), 'txmpi_sq_%d.tx' % os.getpid())
     with open(src, 'w') as f:
         f.write('in A[n,n], B[n,n];\ntmp T[n,n], U[n,n];\nout s;\nT("i,j") = A("i,k") * B("k,j");\n'
@@ -540,8 +541,8 @@ def check_graph(txc):
     for p, want in [(9, 'rows-gemm 1000x1000x1000 by distributed rows (A by its rows, B by slabs in turn, C by its '
                         'rows): 8.889e+05 words'),
                     (16, 'pdgemm 1000x1000x1000 on the 4x4 grid (A from its rows by pdgemr2d, B from its rows by '
-                         'pdgemr2d, C back to its rows by pdgemr2d): 6.758e+05 words (pdgemr2d 1.172e+05, panels '
-                         '5e+05, C 5.859e+04)')]:
+                         'pdgemr2d, C back to its rows by pdgemr2d): 6.762e+05 words (pdgemr2d 1.172e+05, panels '
+                         '5e+05, C 5.906e+04)')]:
         rc, out, err = run([txc, 'graph', src, '--target', 'mpi', '--ranks', str(p), '-D', 'n=1000'], None)
         if rc != 0 or want not in out:
             fails.append('graph T·T --ranks %d: no %r: %s' % (p, want, run_num.one_line(out + err)))
