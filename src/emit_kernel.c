@@ -433,8 +433,10 @@ static void emit_kernel_call_mpi_end(emitter *E, int id, const member *m, int nm
             if (j < nv ? mpi_plan_rows_var(S, k->refs[REF_VAR].list[j])
                        : mpi_plan_rows_value(E->g->v[k->refs[REF_VALUE].list[j - nv]])) {
                 put(E, "        if (tx_mpi_slab_at(%s))\n", m[j].name);
-                put(E, "            tx_mpi_sum_rows(tx_comm, %s, %d, %.17g, (double *)tx_v%d);\n", m[j].name,
-                    v->dt == DT_C128 ? 2 : 1, v->coef, v->id);
+                put(E, "            tx_mpi_sum_rows%s(tx_comm, %s, %d, %.17g, (%s *)tx_v%d);\n",
+                    v->dt == DT_F32 || v->dt == DT_C64 ? "_f" : "", m[j].name,
+                    v->dt == DT_C128 || v->dt == DT_C64 ? 2 : 1, v->coef,
+                    v->dt == DT_F32 || v->dt == DT_C64 ? "float" : "double", v->id);
                 put(E, "        else {\n");
             }
         emit_kernel_call(E, id, c, 0);

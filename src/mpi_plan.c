@@ -250,8 +250,7 @@ static int whole_operand(const graph *g, const g_value *x)
 
 static const g_value *rows_sum_of(const graph *g, const g_value *v)
 {
-    if (v->op != OP_CONTRACT || v->rank != 0 || v->nin != 1 || v->coef_in[0] != 1 || v->blas || v->nmaps ||
-        (v->dt != DT_F64 && v->dt != DT_C128))
+    if (v->op != OP_CONTRACT || v->rank != 0 || v->nin != 1 || v->coef_in[0] != 1 || v->blas || v->nmaps)
         return NULL;
     const g_value *x = v->in[0], *b = base_of(x);
     if (x->inlined || !b || b->dt != v->dt || !rows_tensor(g, b) || !whole_operand(g, x))

@@ -666,7 +666,8 @@ def main(argv):
                  ('f32_rows', lambda: check_case(txc, os.path.join(mpidir, 'f32_rows.tx'), True,
                                                  sorted(set(ranks + [3])), env, td, True,
                                                  ('rows-gemm 13x11x7 by distributed rows (A by its rows, B by slabs in '
-                                                  'turn, C by its rows)', 'rows-gemm 13x6x5 by distributed rows'))),
+                                                  'turn, C by its rows)', 'rows-gemm 13x6x5 by distributed rows',
+                                                  'a sum of a distributed tensor by partial sums'))),
                  ('la_fed', lambda: check_case(txc, os.path.join(mpidir, 'la_fed.tx'), True, ranks, env, td, True,
                                                ('operand from its rows by pdgemr2d and pdtran',))),
                  ('memory', lambda: check_memory(txc, ranks, env, td)),
