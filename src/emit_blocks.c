@@ -144,18 +144,29 @@ static int map_vector_fn(map_fn f)
     return f == MAP_EXP || f == MAP_LOG || f == MAP_SIN || f == MAP_COS || f == MAP_TANH;
 }
 
-/* F(a*x + b*y) for V a function of an inlined sum of two terms, in one
-   tx_p_map_aff (the bits of OP_ADD's tx_p_axpby or tx_p_scale_add, then
-   tx_p_map): the sum goes into F in registers instead of through a
-   scratch block. TOP/TARGET and BASE as in blk_eval_. */
-static blk_val blk_map_of_sum(emitter *E, blk_state *B, const g_value *v, int top, blk_op target, int base)
+/* Whether W is an inlined sum of two terms (a*x + b*y, a*x + c). */
+static int is_sum_of_two(const g_value *w)
 {
-    const g_value *sum = v->in[0];
-    blk_val a = blk_eval_(E, B, sum->in[0]), b = blk_eval_(E, B, sum->in[1]);
-    double ca = sum->coef_in[0], cb = sum->coef_in[1];
-    blk_block_first(E, B, &a, &ca, &b, &cb);
-    blk_op d = top ? target : blk_dest(B, a);
-    put(E, "%*stx_p_map_aff(tx_bn, %d, ", 4 * B->depth, "", (int)v->fn);
+    return w->inlined && w->op == OP_ADD && w->nin == 2;
+}
+
+/* The terms of SUM, an inlined sum of two terms, evaluated and put block
+   first (blk_block_first): *A times *CA, *B times *CB. */
+static void blk_sum_terms(emitter *E, blk_state *B, const g_value *sum, blk_val *a, double *ca, blk_val *b,
+                          double *cb)
+{
+    *a = blk_eval_(E, B, sum->in[0]);
+    *b = blk_eval_(E, B, sum->in[1]);
+    *ca = sum->coef_in[0];
+    *cb = sum->coef_in[1];
+    blk_block_first(E, B, a, ca, b, cb);
+}
+
+/* The arguments "a, x, b, y, c" of a primitive that takes the sum a*x +
+   b*y, or a*x + c with y NULL (tx_p_map_aff, tx_p_mul_aff, tx_p_sq_aff),
+   for the terms blk_sum_terms gave. */
+static void put_sum_args(emitter *E, blk_val a, double ca, blk_val b, double cb)
+{
     num_literal(E->out, ca);
     put(E, ", ");
     put_op(E, a.o);
@@ -164,12 +175,71 @@ static blk_val blk_map_of_sum(emitter *E, blk_state *B, const g_value *v, int to
     if (b.s >= 0) {
         put(E, ", (const double *)0, ");
         num_literal(E->out, cb);
-        put(E, " * tx_s%d, ", b.s);
+        put(E, " * tx_s%d", b.s);
     } else {
         put(E, ", ");
         put_op(E, b.o);
-        put(E, ", 0.0, ");
+        put(E, ", 0.0");
     }
+}
+
+/* F(a*x + b*y) for V a function of an inlined sum of two terms, in one
+   tx_p_map_aff (the bits of OP_ADD's tx_p_axpby or tx_p_scale_add, then
+   tx_p_map): the sum goes into F in registers instead of through a
+   scratch block. TOP/TARGET and BASE as in blk_eval_. */
+static blk_val blk_map_of_sum(emitter *E, blk_state *B, const g_value *v, int top, blk_op target, int base)
+{
+    blk_val a, b;
+    double ca, cb;
+    blk_sum_terms(E, B, v->in[0], &a, &ca, &b, &cb);
+    blk_op d = top ? target : blk_dest(B, a);
+    put(E, "%*stx_p_map_aff(tx_bn, %d, ", 4 * B->depth, "", (int)v->fn);
+    put_sum_args(E, a, ca, b, cb);
+    put(E, ", ");
+    put_op(E, d);
+    put(E, ");\n");
+    B->nbuf = d.buf >= 0 ? d.buf + 1 : base;
+    return blk_val_of(d);
+}
+
+/* Whether V is an f64 product of two factors (no scale, no division) one
+   of which is an inlined f64 sum of two terms (x - mean in a variance or
+   a normalisation, (x - y) * w), or the square of such a sum: computed in
+   one pass with the sum in registers (blk_product_of_sum). */
+static int product_of_sum(const g_value *v)
+{
+    if (v->dt != DT_F64)
+        return 0;
+    if (v->op == OP_MAP)
+        return v->fn == MAP_POW && v->fn_arg == 2 && v->nin == 1 && is_sum_of_two(v->in[0]) &&
+               v->in[0]->dt == DT_F64;
+    return v->op == OP_CONTRACT && v->nin == 2 && v->coef == 1 && v->coef_in[0] == 1 && v->coef_in[1] == 1 &&
+           ((is_sum_of_two(v->in[1]) && v->in[1]->dt == DT_F64) || (is_sum_of_two(v->in[0]) && v->in[0]->dt == DT_F64));
+}
+
+/* V as product_of_sum clears it: y * (a*x + b*z) (the sum the second
+   factor, or the first: the order of tx_p_mul's operands kept) in one
+   tx_p_mul_aff, (a*x + b*z)^2 in one tx_p_sq_aff: the bits of the sum
+   through a scratch block, then tx_p_mul or tx_p_pow. TOP/TARGET and BASE
+   as in blk_eval_. */
+static blk_val blk_product_of_sum(emitter *E, blk_state *B, const g_value *v, int top, blk_op target, int base)
+{
+    blk_val a, b, y = {{-1, -1}, -1};
+    double ca, cb;
+    int sq = v->op == OP_MAP, si = !sq && is_sum_of_two(v->in[1]); /* the sum's factor */
+    if (!sq)
+        y = blk_val_of(blk_spread(E, B, blk_eval_(E, B, v->in[1 - si])));
+    blk_sum_terms(E, B, v->in[si], &a, &ca, &b, &cb);
+    blk_op d = top ? target : blk_dest(B, sq ? a : y);
+    if (sq)
+        put(E, "%*stx_p_sq_aff(tx_bn, ", 4 * B->depth, "");
+    else {
+        put(E, "%*stx_p_mul_aff(tx_bn, %d, ", 4 * B->depth, "", si == 0);
+        put_op(E, y.o);
+        put(E, ", ");
+    }
+    put_sum_args(E, a, ca, b, cb);
+    put(E, ", ");
     put_op(E, d);
     put(E, ");\n");
     B->nbuf = d.buf >= 0 ? d.buf + 1 : base;
@@ -229,6 +299,8 @@ static blk_val blk_eval_(emitter *E, blk_state *B, const g_value *v)
         v->in[0]->op == OP_ADD && v->in[0]->nin == 2 &&
         !(B->f32 && v->dt == DT_F32 && v->in[0]->dt == DT_F32))
         return blk_map_of_sum(E, B, v, top, target, base);
+    if (product_of_sum(v))
+        return blk_product_of_sum(E, B, v, top, target, base);
     blk_val in[64];
     in[0] = in[1] = blk_val_of(r);
     for (int i = 0; i < v->nin && i < 64; i++)

@@ -72,6 +72,8 @@ typedef void pf_bin_fn(int64_t, int, const float *, int64_t, const float *, int6
 typedef void pf_map_fn(int64_t, int, const float *, float *);
 typedef void pf_store_fn(int64_t, const float *, float *, int64_t);
 typedef void map_aff_fn(int64_t, int, double, const double *, double, const double *, double, double *);
+typedef void mul_aff_fn(int64_t, int, const double *, double, const double *, double, const double *, double, double *);
+typedef void sq_aff_fn(int64_t, double, const double *, double, const double *, double, double *);
 typedef void pf_map_bin_fn(int64_t, int, int, const float *, const float *, float, float *);
 typedef void addf_rows_fn(int64_t, int64_t, const float *, int64_t, float *);
 typedef void tile_f64_fn(int64_t, int64_t, const double *, int64_t, int64_t, double *, int64_t);
@@ -222,6 +224,7 @@ static const char *const tested[] = {
     "tx_pf_load", "tx_pf_bin", "tx_pf_map", "tx_pf_store", "tx_p_cmp", "tx_p_where",
     "tx_p_divr", "tx_p_divrf", "tx_p_redf_sum", "tx_p_redf_prod", "tx_p_redf_max", "tx_p_redf_min",
     "tx_p_tile_f64", "tx_pf_tile", "tx_p_addf_rows", "tx_p_map_aff", "tx_pf_map_bin",
+    "tx_p_mul_aff", "tx_p_sq_aff",
 };
 
 START_TEST(every_prim_is_tested)
@@ -969,6 +972,68 @@ START_TEST(maps_of_sums)
 }
 END_TEST
 
+/* Products and squares of a sum in one pass, on every set: tx_p_mul_aff
+   and tx_p_sq_aff give the bits (any NaN for a NaN: which operand's
+   payload a product of two NaNs keeps is the compiler's choice) of the sum
+   through tx_p_axpby or tx_p_scale_add, then tx_p_mul (either operand
+   order) or tx_p_pow(2), for coefficients that take each case of
+   tx_p_axpby, with infinities, NaNs and signed zeros in the data, in
+   place too; nothing written past the block. */
+START_TEST(products_of_sums)
+{
+    int s = _i;
+    SKIP_UNLESS_RUNS(s);
+    mul_aff_fn *mul_aff = (mul_aff_fn *)prim(s, "tx_p_mul_aff");
+    sq_aff_fn *sq_aff = (sq_aff_fn *)prim(s, "tx_p_sq_aff");
+    axpby_fn *axpby = (axpby_fn *)prim(s, "tx_p_axpby");
+    scale_add_fn *scale_add = (scale_add_fn *)prim(s, "tx_p_scale_add");
+    binary_fn *mul = (binary_fn *)prim(s, "tx_p_mul");
+    pow_fn *pw = (pow_fn *)prim(s, "tx_p_pow");
+    guarded gd = guard_new();
+    static double x[MAXN], y[MAXN], z[MAXN], t[MAXN], w[MAXN];
+    static const double coefs[][3] = {{1, 1, -0.75}, {1, -1, 2.5}, {-2, 0.5, 0}, {1, 0.5, -0.0}};
+    for (int l = 0; l < NLEN; l++) {
+        int64_t n = lengths[l];
+        fill_random(x, n, 1);
+        fill_random(y, n, l % 2);
+        fill_random(z, n, l % 3 != 2);
+        for (int q = 0; q < 4; q++)
+            for (int withz = 0; withz < 2; withz++) {
+                double a = coefs[q][0], b = coefs[q][1], c = coefs[q][2];
+                if (withz)
+                    axpby(n, a, x, b, z, t);
+                else
+                    scale_add(n, a, x, c, t);
+                for (int first = 0; first < 3; first++) { /* 2: sq_aff */
+                    double *d = guard_end(gd, n, sizeof(double));
+                    if (first < 2)
+                        mul_aff(n, first, y, a, x, b, withz ? z : NULL, c, d);
+                    else
+                        sq_aff(n, a, x, b, withz ? z : NULL, c, d);
+                    if (first == 0)
+                        mul(n, y, t, w);
+                    else if (first == 1)
+                        mul(n, t, y, w);
+                    else
+                        pw(n, t, 2.0, w);
+                    for (int64_t i = 0; i < n; i++)
+                        CHECK_SAME(d[i], w[i], "%s %s q %d z %d first %d n=%ld [%ld]: %a, want %a",
+                                      set_names[s], first < 2 ? "mul_aff" : "sq_aff", q, withz, first, (long)n,
+                                      (long)i, d[i], w[i]);
+                }
+                /* in place: d the block y (the product) or x (the square) */
+                for (int64_t i = 0; i < n; i++)
+                    w[i] = y[i];
+                mul_aff(n, 0, w, a, x, b, withz ? z : NULL, c, w);
+                for (int64_t i = 0; i < n; i++)
+                    CHECK_SAME(w[i], y[i] * t[i], "%s mul_aff in place q %d z %d n=%ld [%ld]",
+                                  set_names[s], q, withz, (long)n, (long)i);
+            }
+    }
+    guard_free(gd);
+}
+END_TEST
+
 /* The f32 sum over an outer label, on every set: each element the row's
    value plus the sum of its column, in double, rows in order, rounded to
    float once, for every length (past TX_BLOCK too) and row counts around
@@ -1418,6 +1483,7 @@ int main(void)
     tcase_add_loop_test(tc, copy_tiles, 0, NSETS);
     tcase_add_loop_test(tc, f32_sum_of_rows, 0, NSETS);
     tcase_add_loop_test(tc, maps_of_sums, 0, NSETS);
+    tcase_add_loop_test(tc, products_of_sums, 0, NSETS);
     tcase_add_loop_test(tc, comparisons_and_where, 0, NSETS);
     tcase_add_loop_test(tc, chunked_reductions, 0, NSETS);
     tcase_add_loop_test(tc, sparse_map_helpers, 0, NSETS);

@@ -513,3 +513,33 @@ def test_functions_of_sums(dtype, expr, ref):
         np.testing.assert_allclose(got[fin], want[fin], rtol=4e-6, atol=1e-6)  # numpy rounds each step
     else:
         np.testing.assert_allclose(got[fin], want[fin], rtol=1e-14, atol=1e-15)
+
+
+@pytest.mark.parametrize("expr,ref,prim", [
+    ('(X("i,j") - m("i")) * b("j")', lambda X, b, m: (X - m[:, None]) * b, "tx_p_mul_aff"),
+    ('b("j") * (X("i,j") + 2)', lambda X, b, m: b * (X + 2), "tx_p_mul_aff"),
+    ('(X("i,j") - m("i")) * (X("i,j") + b("j"))', lambda X, b, m: (X - m[:, None]) * (X + b), "tx_p_mul_aff"),
+    ('(X("i,j") - m("i"))^2', lambda X, b, m: np.square(X - m[:, None]), "tx_p_sq_aff"),
+    ('(X("i,j") - 2 * b("j"))^2', lambda X, b, m: np.square(X - 2 * b), "tx_p_sq_aff"),
+])
+def test_products_of_sums(expr, ref, prim):
+    # an f64 product of a block and a sum of two terms, or the square of
+    # such a sum, runs in one pass (the sum in a register): numpy's bits
+    # exactly (the same roundings, in the same order), NaN and infinities
+    # included, rows long enough for spans
+    src = 'in X[n,k], b[k], m[n];\nout Y[n,k];\nY("i,j") = %s;\n' % expr
+    rng = np.random.default_rng(13)
+    X = rng.standard_normal((5, 2100))
+    X[1, ::37] = np.nan
+    X[2, ::41] = np.inf
+    X[3, ::43] = -0.0
+    b = rng.standard_normal(2100)
+    m = rng.standard_normal(5)
+    prog = tx.compile(src)
+    assert prim in prog.c_source()
+    with np.errstate(all="ignore"):
+        got = prog(X=X, b=b, m=m)["Y"]
+        want = ref(X, b, m)
+    np.testing.assert_array_equal(got, want)
+    num = ~np.isnan(want)  # signed zeros kept (a NaN's sign is the compiler's choice)
+    assert np.array_equal(np.signbit(got[num]), np.signbit(want[num]))
