@@ -491,6 +491,37 @@ static blk_val blk_eval_(emitter *E, blk_state *B, const g_value *v)
     return blk_val_of(d);
 }
 
+/* A sum over the block of X, the square of an f64 sum of two terms, or
+   such a square divided by a number (a variance's (x - mean)^2 / n, a mean
+   square error's): one tx_p_red_sq_aff into tx_acc (the bits of
+   tx_p_sq_aff, tx_p_divr and tx_p_red_sum). 0 if X is not of that shape
+   (nothing emitted). */
+static int blk_sum_of_squares(emitter *E, blk_state *B, const g_value *x)
+{
+    const g_value *sq = x;
+    int div = x->inlined && x->op == OP_CONTRACT && x->dt == DT_F64 && x->nin == 2 && x->coef == 1 &&
+              x->coef_in[0] == 1 && x->coef_in[1] == -1 && x->in[1]->rank == 0 && !x->in[1]->inlined &&
+              (x->in[1]->op == OP_CONST || x->in[1]->dt == DT_F64); /* a number, not a block */
+    if (div)
+        sq = x->in[0];
+    if (!sq->inlined || sq->op != OP_MAP || !product_of_sum(sq))
+        return 0;
+    blk_val a, b, dv = {{-1, -1}, -1};
+    double ca, cb;
+    if (div)
+        dv = blk_eval_(E, B, x->in[1]);
+    if (div && dv.s < 0)
+        TX_ASSERT(!"a number of rank 0 is not a number");
+    blk_sum_terms(E, B, sq->in[0], &a, &ca, &b, &cb);
+    put(E, "%*stx_acc = tx_p_red_sq_aff(tx_bn, ", 4 * B->depth, "");
+    put_sum_args(E, a, ca, b, cb);
+    if (div)
+        put(E, ", 1, tx_s%d, tx_acc);\n", dv.s);
+    else
+        put(E, ", 0, 0.0, tx_acc);\n");
+    return 1;
+}
+
 /* Emits code leaving the block of V's values in a scratch buffer (or a
    direct pointer for a unit-stride f64 leaf) and returns which. Buffers
    are a stack: those above the result are free again afterwards. */
@@ -1100,6 +1131,11 @@ void emit_block_reduce(emitter *E, const g_value *x, int label, tx_extent ext, r
         return;
     }
     blk_state B = {0, 0, depth, label, 0};
+    if (red == RED_ADD && blk_sum_of_squares(E, &B, x)) {
+        depth--;
+        put(E, "%*s}\n", 4 * depth, "");
+        return;
+    }
     blk_op r = blk_eval(E, &B, x);
     put(E, "%*stx_acc = tx_p_red_%s(tx_bn, ", 4 * depth, "", name[red]);
     put_op(E, r);

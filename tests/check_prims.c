@@ -74,6 +74,7 @@ typedef void pf_store_fn(int64_t, const float *, float *, int64_t);
 typedef void map_aff_fn(int64_t, int, double, const double *, double, const double *, double, double *);
 typedef void mul_aff_fn(int64_t, int, const double *, double, const double *, double, const double *, double, double *);
 typedef void sq_aff_fn(int64_t, double, const double *, double, const double *, double, double *);
+typedef double red_sq_aff_fn(int64_t, double, const double *, double, const double *, double, int, double, double);
 typedef void pf_map_bin_fn(int64_t, int, int, const float *, const float *, float, float *);
 typedef void addf_rows_fn(int64_t, int64_t, const float *, int64_t, float *);
 typedef void tile_f64_fn(int64_t, int64_t, const double *, int64_t, int64_t, double *, int64_t);
@@ -224,7 +225,7 @@ static const char *const tested[] = {
     "tx_pf_load", "tx_pf_bin", "tx_pf_map", "tx_pf_store", "tx_p_cmp", "tx_p_where",
     "tx_p_divr", "tx_p_divrf", "tx_p_redf_sum", "tx_p_redf_prod", "tx_p_redf_max", "tx_p_redf_min",
     "tx_p_tile_f64", "tx_pf_tile", "tx_p_addf_rows", "tx_p_map_aff", "tx_pf_map_bin",
-    "tx_p_mul_aff", "tx_p_sq_aff",
+    "tx_p_mul_aff", "tx_p_sq_aff", "tx_p_red_sq_aff",
 };
 
 START_TEST(every_prim_is_tested)
@@ -972,11 +973,12 @@ START_TEST(maps_of_sums)
 }
 END_TEST
 
-/* Products and squares of a sum in one pass, on every set: tx_p_mul_aff
-   and tx_p_sq_aff give the bits (any NaN for a NaN: which operand's
+/* Products and squares of a sum in one pass, on every set: tx_p_mul_aff,
+   tx_p_sq_aff and tx_p_red_sq_aff give the bits (any NaN for a NaN: which operand's
    payload a product of two NaNs keeps is the compiler's choice) of the sum
    through tx_p_axpby or tx_p_scale_add, then tx_p_mul (either operand
-   order) or tx_p_pow(2), for coefficients that take each case of
+   order) or tx_p_pow(2) (then tx_p_divr, by numbers that take both of
+   its ways, and tx_p_red_sum), for coefficients that take each case of
    tx_p_axpby, with infinities, NaNs and signed zeros in the data, in
    place too; nothing written past the block. */
 START_TEST(products_of_sums)
@@ -989,6 +991,9 @@ START_TEST(products_of_sums)
     scale_add_fn *scale_add = (scale_add_fn *)prim(s, "tx_p_scale_add");
     binary_fn *mul = (binary_fn *)prim(s, "tx_p_mul");
     pow_fn *pw = (pow_fn *)prim(s, "tx_p_pow");
+    red_sq_aff_fn *red_sq = (red_sq_aff_fn *)prim(s, "tx_p_red_sq_aff");
+    scalar_fn *divr = (scalar_fn *)prim(s, "tx_p_divr");
+    red_fn *red_sum = (red_fn *)prim(s, "tx_p_red_sum");
     guarded gd = guard_new();
     static double x[MAXN], y[MAXN], z[MAXN], t[MAXN], w[MAXN];
     static const double coefs[][3] = {{1, 1, -0.75}, {1, -1, 2.5}, {-2, 0.5, 0}, {1, 0.5, -0.0}};
@@ -1020,6 +1025,20 @@ START_TEST(products_of_sums)
                         CHECK_SAME(d[i], w[i], "%s %s q %d z %d first %d n=%ld [%ld]: %a, want %a",
                                       set_names[s], first < 2 ? "mul_aff" : "sq_aff", q, withz, first, (long)n,
                                       (long)i, d[i], w[i]);
+                }
+                /* the sum of the squares, each divided by a number or not:
+                   tx_p_sq_aff, tx_p_divr, tx_p_red_sum */
+                static const double dvs[] = {1024, 3, 0x1p-1030, 0.0, -7};
+                for (int k = 0; k < 6; k++) {
+                    int div = k < 5;
+                    double dv = div ? dvs[k] : 0, acc = 0.375 * (q + 1), r1, r2;
+                    sq_aff(n, a, x, b, withz ? z : NULL, c, w);
+                    if (div)
+                        divr(n, w, dv, w);
+                    r1 = red_sum(n, w, acc);
+                    r2 = red_sq(n, a, x, b, withz ? z : NULL, c, div, dv, acc);
+                    CHECK_SAME(r2, r1, "%s red_sq_aff q %d z %d div %d dv %a n=%ld: %a, want %a", set_names[s], q,
+                               withz, div, dv, (long)n, r2, r1);
                 }
                 /* in place: d the block y (the product) or x (the square) */
                 for (int64_t i = 0; i < n; i++)

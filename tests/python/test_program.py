@@ -543,3 +543,27 @@ def test_products_of_sums(expr, ref, prim):
     np.testing.assert_array_equal(got, want)
     num = ~np.isnan(want)  # signed zeros kept (a NaN's sign is the compiler's choice)
     assert np.array_equal(np.signbit(got[num]), np.signbit(want[num]))
+
+
+@pytest.mark.parametrize("expr,ref", [
+    ('(X("i,j") - mu("i"))^2 / k', lambda X, Z: ((X - X.mean(1)[:, None]) ** 2).mean(1)),
+    ('(X("i,j") - Z("i,j"))^2', lambda X, Z: ((X - Z) ** 2).sum(1)),
+    ('(X("i,j") * 2 + 1)^2 / 3', lambda X, Z: ((X * 2 + 1) ** 2 / 3).sum(1)),
+])
+def test_sums_of_squares(expr, ref):
+    # a sum of squares of a sum of two terms (a variance, a mean square
+    # error), each divided by a number or not, folds in one pass
+    # (tx_p_red_sq_aff): numpy's values; a NaN or an infinity in a row
+    # gives numpy's NaN or infinity
+    src = ('in X[n,k], Z[n,k];\nout v[n];\nlet mu("i") = X("i,j") / k;\nv("i") = %s;\n' % expr)
+    rng = np.random.default_rng(14)
+    X = rng.standard_normal((6, 3001))
+    Z = rng.standard_normal((6, 3001))
+    X[1, 17] = np.nan
+    X[2, 29] = np.inf
+    prog = tx.compile(src)
+    assert "tx_p_red_sq_aff" in prog.c_source()
+    with np.errstate(all="ignore"):
+        got = prog(X=X, Z=Z)["v"]
+        want = ref(X, Z)
+    np.testing.assert_allclose(got, want, rtol=1e-13)
