@@ -183,6 +183,19 @@ static void put_sum_args(emitter *E, blk_val a, double ca, blk_val b, double cb)
     }
 }
 
+/* The end of a call that takes a sum (put_sum_args), its result D: the
+   scratch blocks above D free again (BASE when D is no block). */
+static blk_val put_sum_call_end(emitter *E, blk_state *B, blk_val a, double ca, blk_val b, double cb, blk_op d,
+                                int base)
+{
+    put_sum_args(E, a, ca, b, cb);
+    put(E, ", ");
+    put_op(E, d);
+    put(E, ");\n");
+    B->nbuf = d.buf >= 0 ? d.buf + 1 : base;
+    return blk_val_of(d);
+}
+
 /* F(a*x + b*y) for V a function of an inlined sum of two terms, in one
    tx_p_map_aff (the bits of OP_ADD's tx_p_axpby or tx_p_scale_add, then
    tx_p_map): the sum goes into F in registers instead of through a
@@ -194,12 +207,7 @@ static blk_val blk_map_of_sum(emitter *E, blk_state *B, const g_value *v, int to
     blk_sum_terms(E, B, v->in[0], &a, &ca, &b, &cb);
     blk_op d = top ? target : blk_dest(B, a);
     put(E, "%*stx_p_map_aff(tx_bn, %d, ", 4 * B->depth, "", (int)v->fn);
-    put_sum_args(E, a, ca, b, cb);
-    put(E, ", ");
-    put_op(E, d);
-    put(E, ");\n");
-    B->nbuf = d.buf >= 0 ? d.buf + 1 : base;
-    return blk_val_of(d);
+    return put_sum_call_end(E, B, a, ca, b, cb, d, base);
 }
 
 /* Whether V is an f64 product of two factors (no scale, no division) one
@@ -238,12 +246,7 @@ static blk_val blk_product_of_sum(emitter *E, blk_state *B, const g_value *v, in
         put_op(E, y.o);
         put(E, ", ");
     }
-    put_sum_args(E, a, ca, b, cb);
-    put(E, ", ");
-    put_op(E, d);
-    put(E, ");\n");
-    B->nbuf = d.buf >= 0 ? d.buf + 1 : base;
-    return blk_val_of(d);
+    return put_sum_call_end(E, B, a, ca, b, cb, d, base);
 }
 
 static blk_val blk_eval_(emitter *E, blk_state *B, const g_value *v)
