@@ -350,6 +350,7 @@ static double gather_dist(const graph *g, const g_value **t, int n, int p, int *
    tx_mpi_gemm_grid_cheaper in runtime/mpi.inc, written again here). */
 typedef struct {
     double m, n, k;
+    double c_share; /* the most of C's rows a rank receives, as a fraction (1: C replicated) */
     int dA, dB, dC, a_own, b_ring, b_cols, grid;
 } rows_gemm;
 
@@ -391,6 +392,7 @@ static int rows_gemm_of(const graph *g, const g_value *v, int p, rows_gemm *r)
     /* C's share: a distributed C goes back to its rows, the most of which
        a rank holds is ceil(n0/P) of n0 (all P ranks only when n0 >= P) */
     double c0 = graph_extent_estimate(g, C->ext[0]), share = r->dC ? ceil(c0 / p) / c0 : 1;
+    r->c_share = share;
     double cols = (r->dA ? f * m * k : 0) + f * share * m * n; /* on the rank receiving most */
     double on_grid = (r->dA ? f / p * m * k : 0) + (r->dB ? f / p * k * n : 0) + m * k / pr + k * n / pc +
                      f * share * m * n;
@@ -417,9 +419,7 @@ static double print_rows_statement(const graph *g, const g_value *v, int p, tx_b
             int pr, pc;
             grid(p, &pr, &pc);
             double moved = (rg.dA ? f / p * words_of(g, A) : 0) + (rg.dB ? f / p * words_of(g, B) : 0);
-            const g_value *C = b->store ? b->store : v;
-            double c0 = graph_extent_estimate(g, C->ext[0]), share = rg.dC ? ceil(c0 / p) / c0 : 1;
-            double summa = w * (m * kk / pr + kk * nn / pc), cw = f * share * m * nn * w;
+            double summa = w * (m * kk / pr + kk * nn / pc), cw = f * rg.c_share * m * nn * w;
             buf_printf(out, "%s %.0fx%.0fx%.0f on the %dx%d grid (A %s, B %s, C %s): %.4g words (pdgemr2d %.4g, "
                             "panels %.4g, C %.4g)\n", v->dt == DT_C128 ? "pzgemm" : "pdgemm", m, nn, kk, pr, pc,
                        rg.dA ? "from its rows by pdgemr2d" : "replicated", rg.dB ? "from its rows by pdgemr2d" : "replicated",
@@ -427,9 +427,7 @@ static double print_rows_statement(const graph *g, const g_value *v, int p, tx_b
             return moved + summa + cw;
         }
         if (rg.b_cols) {
-            const g_value *C = b->store ? b->store : v;
-            double c0 = graph_extent_estimate(g, C->ext[0]), share = rg.dC ? ceil(c0 / p) / c0 : 1;
-            double aw = rg.dA ? gather_words(words_of(g, A), p) : 0, cw = f * share * m * nn * w;
+            double aw = rg.dA ? gather_words(words_of(g, A), p) : 0, cw = f * rg.c_share * m * nn * w;
             buf_printf(out, "rows-gemm %.0fx%.0fx%.0f with B stationary (A %s, B by its rows: C's columns, C %s "
                             "by all-to-all): %.4g words (A %.4g, C %.4g)\n", m, nn, kk,
                        rg.dA ? "gathered" : "replicated", rg.dC ? "to its rows" : "replicated", aw + cw, aw, cw);
