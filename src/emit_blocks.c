@@ -249,6 +249,116 @@ static blk_val blk_product_of_sum(emitter *E, blk_state *B, const g_value *v, in
     return put_sum_call_end(E, B, a, ca, b, cb, d, base);
 }
 
+/* Whether blk_eval_ gives V as one number for the block (tx_sS), not a
+   block: a constant, an operand that does not vary along the blocked
+   label, or a copy of one. */
+static int blk_is_number(emitter *E, blk_state *B, const g_value *v)
+{
+    if (v->inlined)
+        return v->op == OP_CONTRACT && v->nin == 1 && v->coef_in[0] > 0 && v->coef == 1 &&
+               blk_is_number(E, B, v->in[0]);
+    if (v->op == OP_CONST)
+        return 1;
+    int64_t known;
+    tx_buf stride = {0}, *out = E->out;
+    E->out = &stride;
+    put_label_stride(E, v, B->label, &known);
+    E->out = out;
+    buf_free(&stride);
+    return known == 0;
+}
+
+/* Whether V is an inlined f64 product of two factors (no scale, no
+   division) that are both blocks. */
+static int product_of_blocks(emitter *E, blk_state *B, const g_value *v)
+{
+    return v->inlined && v->op == OP_CONTRACT && v->dt == DT_F64 && v->nin == 2 && v->coef == 1 &&
+           v->coef_in[0] == 1 && v->coef_in[1] == 1 && !blk_is_number(E, B, v->in[0]) &&
+           !blk_is_number(E, B, v->in[1]);
+}
+
+/* Whether Y is an inlined f64 block divided by a number (tx_p_divr's
+   y / c: g / s in a normalisation). */
+static int block_over_number(emitter *E, blk_state *B, const g_value *y)
+{
+    return y->inlined && y->op == OP_CONTRACT && y->dt == DT_F64 && y->nin == 2 && y->coef == 1 &&
+           y->coef_in[0] == 1 && y->coef_in[1] < 0 && !blk_is_number(E, B, y->in[0]) &&
+           blk_is_number(E, B, y->in[1]);
+}
+
+/* For V an inlined f64 sum of two terms: the term (0 or 1) that is, with
+   coefficient 1, a product blk_product_with_a_term computes with the other
+   term added, or -1. */
+static int product_term(emitter *E, blk_state *B, const g_value *v)
+{
+    if (!v->inlined || v->op != OP_ADD || v->nin != 2 || v->dt != DT_F64)
+        return -1;
+    for (int i = 0; i < 2; i++) {
+        const g_value *p = v->in[i];
+        if (v->coef_in[i] == 1 && p->inlined && p->op == OP_CONTRACT &&
+            (product_of_sum(p) || product_of_blocks(E, B, p)))
+            return i;
+    }
+    return -1;
+}
+
+/* V as product_term clears it, p + c*w with p its term PI: one
+   tx_p_mul_add (p = x * y) or tx_p_mul_aff_add (p = y * (a*x + b*z), y
+   divided by a number in the same pass when block_over_number), the other
+   term added in the same pass: the bits of the product through a scratch
+   block, then OP_ADD's tx_p_axpby or tx_p_scale_add (1*p is p, and the
+   sum's operands may be swapped). TOP/TARGET and BASE as in blk_eval_. */
+static blk_val blk_product_with_a_term(emitter *E, blk_state *B, const g_value *v, int pi, int top, blk_op target,
+                                       int base)
+{
+    const g_value *p = v->in[pi];
+    blk_val w, d;
+    if (!product_of_sum(p)) { /* x * y + c*w */
+        blk_val x = blk_eval_(E, B, p->in[0]), y = blk_eval_(E, B, p->in[1]);
+        w = blk_eval_(E, B, v->in[1 - pi]);
+        d = blk_val_of(top ? target : blk_dest(B, x));
+        put(E, "%*stx_p_mul_add(tx_bn, ", 4 * B->depth, "");
+        put_op(E, x.o);
+        put(E, ", ");
+        put_op(E, y.o);
+    } else { /* y * (a*x + b*z) + c*w, y perhaps divided by a number */
+        blk_val a, b, y, dv = {{-1, -1}, -1};
+        double ca, cb;
+        int si = is_sum_of_two(p->in[1]), div = block_over_number(E, B, p->in[1 - si]);
+        if (div) {
+            y = blk_eval_(E, B, p->in[1 - si]->in[0]);
+            dv = blk_eval_(E, B, p->in[1 - si]->in[1]);
+        } else
+            y = blk_val_of(blk_spread(E, B, blk_eval_(E, B, p->in[1 - si])));
+        blk_sum_terms(E, B, p->in[si], &a, &ca, &b, &cb);
+        w = blk_eval_(E, B, v->in[1 - pi]);
+        d = blk_val_of(top ? target : blk_dest(B, y));
+        put(E, "%*stx_p_mul_aff_add(tx_bn, %d, ", 4 * B->depth, "", si == 0);
+        put_op(E, y.o);
+        if (div)
+            put(E, ", 1, tx_s%d, ", dv.s);
+        else
+            put(E, ", 0, 0.0, ");
+        put_sum_args(E, a, ca, b, cb);
+    }
+    /* the term: e, w, f (f = c*s for a number s) */
+    put(E, ", ");
+    num_literal(E->out, v->coef_in[1 - pi]);
+    if (w.s >= 0) {
+        put(E, ", (const double *)0, ");
+        num_literal(E->out, v->coef_in[1 - pi]);
+        put(E, " * tx_s%d, ", w.s);
+    } else {
+        put(E, ", ");
+        put_op(E, w.o);
+        put(E, ", 0.0, ");
+    }
+    put_op(E, d.o);
+    put(E, ");\n");
+    B->nbuf = d.o.buf >= 0 ? d.o.buf + 1 : base;
+    return d;
+}
+
 static blk_val blk_eval_(emitter *E, blk_state *B, const g_value *v)
 {
     int ind = 4 * B->depth, base = B->nbuf, top = E->blk_dest;
@@ -304,6 +414,9 @@ static blk_val blk_eval_(emitter *E, blk_state *B, const g_value *v)
         return blk_map_of_sum(E, B, v, top, target, base);
     if (product_of_sum(v))
         return blk_product_of_sum(E, B, v, top, target, base);
+    int pi = product_term(E, B, v);
+    if (pi >= 0)
+        return blk_product_with_a_term(E, B, v, pi, top, target, base);
     blk_val in[64];
     in[0] = in[1] = blk_val_of(r);
     for (int i = 0; i < v->nin && i < 64; i++)

@@ -73,6 +73,9 @@ typedef void pf_map_fn(int64_t, int, const float *, float *);
 typedef void pf_store_fn(int64_t, const float *, float *, int64_t);
 typedef void map_aff_fn(int64_t, int, double, const double *, double, const double *, double, double *);
 typedef void mul_aff_fn(int64_t, int, const double *, double, const double *, double, const double *, double, double *);
+typedef void mul_add_fn(int64_t, const double *, const double *, double, const double *, double, double *);
+typedef void mul_aff_add_fn(int64_t, int, const double *, int, double, double, const double *, double, const double *,
+                            double, double, const double *, double, double *);
 typedef void sq_aff_fn(int64_t, double, const double *, double, const double *, double, double *);
 typedef double red_sq_aff_fn(int64_t, double, const double *, double, const double *, double, int, double, double);
 typedef void pf_map_bin_fn(int64_t, int, int, const float *, const float *, float, float *);
@@ -225,7 +228,7 @@ static const char *const tested[] = {
     "tx_pf_load", "tx_pf_bin", "tx_pf_map", "tx_pf_store", "tx_p_cmp", "tx_p_where",
     "tx_p_divr", "tx_p_divrf", "tx_p_redf_sum", "tx_p_redf_prod", "tx_p_redf_max", "tx_p_redf_min",
     "tx_p_tile_f64", "tx_pf_tile", "tx_p_addf_rows", "tx_p_map_aff", "tx_pf_map_bin",
-    "tx_p_mul_aff", "tx_p_sq_aff", "tx_p_red_sq_aff",
+    "tx_p_mul_aff", "tx_p_sq_aff", "tx_p_red_sq_aff", "tx_p_mul_add", "tx_p_mul_aff_add",
 };
 
 START_TEST(every_prim_is_tested)
@@ -1053,6 +1056,104 @@ START_TEST(products_of_sums)
 }
 END_TEST
 
+/* A product with a term added in one pass, on every set: tx_p_mul_add and
+   tx_p_mul_aff_add give the bits (any NaN for a NaN) of the product
+   through a scratch block (tx_p_mul; tx_p_divr then tx_p_mul_aff), then
+   tx_p_axpby(1, p, e, w) or tx_p_scale_add(1, p, f), for coefficients e
+   that take each case of tx_p_axpby, divisors that take both ways of
+   tx_p_divr, infinities, NaNs and signed zeros in the data, in place too
+   (d the block w or x); nothing written past the block. */
+START_TEST(products_with_a_term)
+{
+    int s = _i;
+    SKIP_UNLESS_RUNS(s);
+    mul_add_fn *mul_add = (mul_add_fn *)prim(s, "tx_p_mul_add");
+    mul_aff_add_fn *mul_aff_add = (mul_aff_add_fn *)prim(s, "tx_p_mul_aff_add");
+    mul_aff_fn *mul_aff = (mul_aff_fn *)prim(s, "tx_p_mul_aff");
+    axpby_fn *axpby = (axpby_fn *)prim(s, "tx_p_axpby");
+    scale_add_fn *scale_add = (scale_add_fn *)prim(s, "tx_p_scale_add");
+    binary_fn *mul = (binary_fn *)prim(s, "tx_p_mul");
+    scalar_fn *divr = (scalar_fn *)prim(s, "tx_p_divr");
+    guarded gd = guard_new();
+    static double x[MAXN], y[MAXN], z[MAXN], w[MAXN], p[MAXN], yd[MAXN], want[MAXN], tmp[MAXN];
+    static const double coefs[][3] = {{1, 1, -0.75}, {1, -1, 2.5}, {-2, 0.5, 0}, {1, 0.5, -0.0}};
+    static const double es[] = {1, -1, 0.5};
+    static const double dvs[] = {1024, 3, 0x1p-1030, -0.0, -7};
+    for (int l = 0; l < NLEN; l++) {
+        int64_t n = lengths[l];
+        fill_random(x, n, 1);
+        fill_random(y, n, l % 2);
+        fill_random(z, n, l % 3 != 2);
+        fill_random(w, n, l % 2 == 0);
+        for (int k = 0; k < 3; k++)
+            for (int withw = 0; withw < 2; withw++) {
+                double e = es[k], f = withw ? 0 : (k == 2 ? -0.0 : 1.25 * k);
+                /* x * y + e*w */
+                mul(n, x, y, p);
+                if (withw)
+                    axpby(n, 1.0, p, e, w, want);
+                else
+                    scale_add(n, 1.0, p, f, want);
+                double *d = guard_end(gd, n, sizeof(double));
+                mul_add(n, x, y, e, withw ? w : NULL, f, d);
+                for (int64_t i = 0; i < n; i++)
+                    CHECK_SAME(d[i], want[i], "%s mul_add e %g w %d n=%ld [%ld]: %a, want %a", set_names[s], e,
+                               withw, (long)n, (long)i, d[i], want[i]);
+                for (int64_t i = 0; i < n; i++)
+                    tmp[i] = withw ? w[i] : x[i];
+                if (withw)
+                    mul_add(n, x, y, e, tmp, f, tmp);
+                else
+                    mul_add(n, tmp, y, e, NULL, f, tmp);
+                for (int64_t i = 0; i < n; i++)
+                    CHECK_SAME(tmp[i], want[i], "%s mul_add in place e %g w %d n=%ld [%ld]", set_names[s], e, withw,
+                               (long)n, (long)i);
+                /* (y or y/dv) * (a*x + b*z or a*x + c) + e*w */
+                for (int q = 0; q < 4; q++)
+                    for (int withz = 0; withz < 2; withz++)
+                        for (int dk = 0; dk < 6; dk++) {
+                            int div = dk < 5;
+                            double a = coefs[q][0], b = coefs[q][1], c = coefs[q][2], dv = div ? dvs[dk] : 0;
+                            for (int64_t i = 0; i < n; i++)
+                                yd[i] = y[i];
+                            if (div)
+                                divr(n, y, dv, yd);
+                            for (int first = 0; first < 2; first++) {
+                                mul_aff(n, first, yd, a, x, b, withz ? z : NULL, c, p);
+                                if (withw)
+                                    axpby(n, 1.0, p, e, w, want);
+                                else
+                                    scale_add(n, 1.0, p, f, want);
+                                d = guard_end(gd, n, sizeof(double));
+                                mul_aff_add(n, first, y, div, dv, a, x, b, withz ? z : NULL, c, e, withw ? w : NULL, f,
+                                            d);
+                                for (int64_t i = 0; i < n; i++)
+                                    CHECK_SAME(d[i], want[i],
+                                               "%s mul_aff_add q %d z %d div %d dv %a first %d e %g w %d n=%ld [%ld]: "
+                                               "%a, want %a",
+                                               set_names[s], q, withz, div, dv, first, e, withw, (long)n, (long)i,
+                                               d[i], want[i]);
+                            }
+                            /* in place: d the block w (or x without w) */
+                            for (int64_t i = 0; i < n; i++)
+                                tmp[i] = withw ? w[i] : x[i];
+                            mul_aff(n, 0, yd, a, x, b, withz ? z : NULL, c, p);
+                            if (withw)
+                                axpby(n, 1.0, p, e, w, want);
+                            else
+                                scale_add(n, 1.0, p, f, want);
+                            mul_aff_add(n, 0, y, div, dv, a, withw ? x : tmp, b, withz ? z : NULL, c, e,
+                                        withw ? tmp : NULL, f, tmp);
+                            for (int64_t i = 0; i < n; i++)
+                                CHECK_SAME(tmp[i], want[i], "%s mul_aff_add in place q %d z %d div %d w %d n=%ld [%ld]",
+                                           set_names[s], q, withz, div, withw, (long)n, (long)i);
+                        }
+            }
+    }
+    guard_free(gd);
+}
+END_TEST
+
 /* The f32 sum over an outer label, on every set: each element the row's
    value plus the sum of its column, in double, rows in order, rounded to
    float once, for every length (past TX_BLOCK too) and row counts around
@@ -1503,6 +1604,7 @@ int main(void)
     tcase_add_loop_test(tc, f32_sum_of_rows, 0, NSETS);
     tcase_add_loop_test(tc, maps_of_sums, 0, NSETS);
     tcase_add_loop_test(tc, products_of_sums, 0, NSETS);
+    tcase_add_loop_test(tc, products_with_a_term, 0, NSETS);
     tcase_add_loop_test(tc, comparisons_and_where, 0, NSETS);
     tcase_add_loop_test(tc, chunked_reductions, 0, NSETS);
     tcase_add_loop_test(tc, sparse_map_helpers, 0, NSETS);

@@ -545,6 +545,44 @@ def test_products_of_sums(expr, ref, prim):
     assert np.array_equal(np.signbit(got[num]), np.signbit(want[num]))
 
 
+def _recip_times(b, m):
+    # tx_p_divr's b / m: b times the reciprocal of the row's number
+    return b[None, :] * (1.0 / m[:, None])
+
+
+@pytest.mark.parametrize("expr,ref,prim", [
+    ('X("i,j") * b("j") + m("i")', lambda X, b, m: X * b + m[:, None], "tx_p_mul_add"),
+    ('X("i,j") * b("j") - 2', lambda X, b, m: X * b - 2, "tx_p_mul_add"),
+    ('m("i") - X("i,j") + X("i,j") * b("j")', lambda X, b, m: (m[:, None] - X) + X * b, "tx_p_mul_add"),
+    ('(X("i,j") - m("i")) * b("j") + b("j")', lambda X, b, m: (X - m[:, None]) * b + b, "tx_p_mul_aff_add"),
+    ('b("j") * (X("i,j") + 2) - X("i,j")', lambda X, b, m: b * (X + 2) - X, "tx_p_mul_aff_add"),
+    ('(X("i,j") - m("i")) / m("i") * b("j") + b("j")',
+     lambda X, b, m: _recip_times(b, m) * (X - m[:, None]) + b, "tx_p_mul_aff_add"),
+])
+def test_products_with_a_term(expr, ref, prim):
+    # an f64 product (of two blocks, or of a block and a sum of two terms,
+    # the block perhaps divided by a number) with a term added runs in one
+    # pass (x * g + b, a layer norm's last step): the bits of the product
+    # rounded, then the sum, NaN, infinities and signed zeros included
+    src = 'in X[n,k], b[k], m[n];\nout Y[n,k];\nY("i,j") = %s;\n' % expr
+    rng = np.random.default_rng(15)
+    X = rng.standard_normal((5, 2100))
+    X[1, ::37] = np.nan
+    X[2, ::41] = np.inf
+    X[3, ::43] = -0.0
+    b = rng.standard_normal(2100)
+    b[::53] = -0.0
+    m = rng.standard_normal(5)
+    prog = tx.compile(src)
+    assert prim in prog.c_source()
+    with np.errstate(all="ignore"):
+        got = prog(X=X, b=b, m=m)["Y"]
+        want = ref(X, b, m)
+    np.testing.assert_array_equal(got, want)
+    num = ~np.isnan(want)
+    assert np.array_equal(np.signbit(got[num]), np.signbit(want[num]))
+
+
 @pytest.mark.parametrize("expr,ref", [
     ('(X("i,j") - mu("i"))^2 / k', lambda X, Z: ((X - X.mean(1)[:, None]) ** 2).mean(1)),
     ('(X("i,j") - Z("i,j"))^2', lambda X, Z: ((X - Z) ** 2).sum(1)),
