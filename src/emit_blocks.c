@@ -249,6 +249,61 @@ static blk_val blk_product_of_sum(emitter *E, blk_state *B, const g_value *v, in
     return put_sum_call_end(E, B, a, ca, b, cb, d, base);
 }
 
+/* Whether V is an f64 quotient by an inlined f64 sum of two terms, y / t
+   (no scale) or c / t: computed in one pass with the sum in a register
+   (blk_quotient_of_sum). */
+static int quotient_of_sum(const g_value *v)
+{
+    if (v->op != OP_CONTRACT || v->dt != DT_F64 || (v->coef != 1 && v->nin != 1))
+        return 0;
+    const g_value *t = v->in[v->nin - 1];
+    return ((v->nin == 1 && v->coef_in[0] < 0) || (v->nin == 2 && v->coef_in[0] > 0 && v->coef_in[1] < 0)) &&
+           is_sum_of_two(t) && t->dt == DT_F64;
+}
+
+/* V as quotient_of_sum clears it: y / (a*x + b*z), or c / (a*x + b*z)
+   for a number c (an operand or the product's constant), in one tx_p_div_aff (the bits of the sum
+   through a scratch block, then tx_p_div or tx_p_recip). TOP/TARGET and
+   BASE as in blk_eval_. */
+static blk_val blk_quotient_of_sum(emitter *E, blk_state *B, const g_value *v, int top, blk_op target, int base)
+{
+    blk_val y = {{-1, -1}, -1}, a, b;
+    double ca, cb;
+    if (v->nin == 2)
+        y = blk_eval_(E, B, v->in[0]);
+    blk_sum_terms(E, B, v->in[v->nin - 1], &a, &ca, &b, &cb);
+    blk_op d = top ? target : blk_dest(B, a);
+    put(E, "%*stx_p_div_aff(tx_bn, ", 4 * B->depth, "");
+    if (v->nin == 1) {
+        put(E, "(const double *)0, ");
+        num_literal(E->out, v->coef);
+        put(E, ", ");
+    }
+    else if (y.s >= 0)
+        put(E, "(const double *)0, tx_s%d, ", y.s);
+    else {
+        put_op(E, y.o);
+        put(E, ", 0.0, ");
+    }
+    return put_sum_call_end(E, B, a, ca, b, cb, d, base);
+}
+
+/* For V exp, log or cos (whose values at -0 and +0 are the same) of an
+   inlined f64 block times a number (exp(-x) in a logistic): the number,
+   else 0. Computed as tx_p_map_aff's f(c*x + 0) in one pass. */
+static double map_of_scaled(const g_value *v)
+{
+    if (v->op != OP_MAP || v->nin != 1 || v->dt != DT_F64 ||
+        (v->fn != MAP_EXP && v->fn != MAP_LOG && v->fn != MAP_COS))
+        return 0;
+    const g_value *x = v->in[0];
+    if (!x->inlined || x->dt != DT_F64 || x->nin != 1)
+        return 0;
+    if (x->op == OP_CONTRACT && x->coef_in[0] > 0 && x->coef != 1)
+        return x->coef;
+    return x->op == OP_ADD && x->coef_in[0] != 1 ? x->coef_in[0] : 0;
+}
+
 /* Whether blk_eval_ gives V as one number for the block (tx_sS), not a
    block: a constant, an operand that does not vary along the blocked
    label, or a copy of one. */
@@ -414,6 +469,22 @@ static blk_val blk_eval_(emitter *E, blk_state *B, const g_value *v)
         return blk_map_of_sum(E, B, v, top, target, base);
     if (product_of_sum(v))
         return blk_product_of_sum(E, B, v, top, target, base);
+    if (quotient_of_sum(v))
+        return blk_quotient_of_sum(E, B, v, top, target, base);
+    double scale = map_of_scaled(v);
+    if (scale != 0) {
+        blk_val x = blk_val_of(blk_spread(E, B, blk_eval_(E, B, v->in[0]->in[0])));
+        blk_op d = top ? target : blk_dest(B, x);
+        put(E, "%*stx_p_map_aff(tx_bn, %d, ", ind, "", (int)v->fn);
+        num_literal(E->out, scale);
+        put(E, ", ");
+        put_op(E, x.o);
+        put(E, ", 0.0, (const double *)0, 0.0, ");
+        put_op(E, d);
+        put(E, ");\n");
+        B->nbuf = d.buf >= 0 ? d.buf + 1 : base;
+        return blk_val_of(d);
+    }
     int pi = product_term(E, B, v);
     if (pi >= 0)
         return blk_product_with_a_term(E, B, v, pi, top, target, base);
@@ -502,9 +573,12 @@ static blk_val blk_eval_(emitter *E, blk_state *B, const g_value *v)
         } else {
             d = top ? target : blk_dest(B, in[0]);
             put(E, "%*s", ind, "");
-            if (v->coef_in[0] < 0) {
-                put(E, "tx_p_recip(tx_bn, 1.0, ");
+            if (v->coef_in[0] < 0) { /* c / x, numpy's c / x (not (1 / x) * c) when it is all */
+                put(E, "tx_p_recip(tx_bn, ");
+                num_literal(E->out, v->nin == 1 ? v->coef : 1.0);
+                put(E, ", ");
                 put_op(E, in[0].o);
+                scaled = v->nin == 1;
             } else if (v->nin >= 2) {
                 int sc = in[1].s >= 0;
                 put(E, "tx_p_%s%s(tx_bn, ", v->coef_in[1] < 0 ? "div" : "mul",
@@ -555,6 +629,18 @@ static blk_val blk_eval_(emitter *E, blk_state *B, const g_value *v)
         break;
     }
     case OP_MAP: {
+        if ((v->fn == MAP_MAX || v->fn == MAP_MIN) && v->nin == 2 && (in[0].s >= 0 || in[1].s >= 0)) {
+            /* with a number: tx_p_maxs, tx_p_mins, the number not spread */
+            int cfirst = in[1].s < 0;
+            blk_val xv = blk_val_of(blk_spread(E, B, cfirst ? in[1] : in[0]));
+            d = top ? target : blk_dest(B, xv);
+            put(E, "%*stx_p_%ss(tx_bn, ", ind, "", v->fn == MAP_MAX ? "max" : "min");
+            put_op(E, xv.o);
+            put(E, ", tx_s%d, %d, ", cfirst ? in[0].s : in[1].s, cfirst);
+            put_op(E, d);
+            put(E, ");\n");
+            break;
+        }
         blk_op x = blk_spread(E, B, in[0]), y = {-1, -1}, z = {-1, -1};
         if (v->nin >= 2)
             y = blk_spread(E, B, in[1]);

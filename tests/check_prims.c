@@ -76,6 +76,9 @@ typedef void mul_aff_fn(int64_t, int, const double *, double, const double *, do
 typedef void mul_add_fn(int64_t, const double *, const double *, double, const double *, double, double *);
 typedef void mul_aff_add_fn(int64_t, int, const double *, int, double, double, const double *, double, const double *,
                             double, double, const double *, double, double *);
+typedef void div_aff_fn(int64_t, const double *, double, double, const double *, double, const double *, double,
+                        double *);
+typedef void minmax_s_fn(int64_t, const double *, double, int, double *);
 typedef void sq_aff_fn(int64_t, double, const double *, double, const double *, double, double *);
 typedef double red_sq_aff_fn(int64_t, double, const double *, double, const double *, double, int, double, double);
 typedef void pf_map_bin_fn(int64_t, int, int, const float *, const float *, float, float *);
@@ -228,7 +231,7 @@ static const char *const tested[] = {
     "tx_pf_load", "tx_pf_bin", "tx_pf_map", "tx_pf_store", "tx_p_cmp", "tx_p_where",
     "tx_p_divr", "tx_p_divrf", "tx_p_redf_sum", "tx_p_redf_prod", "tx_p_redf_max", "tx_p_redf_min",
     "tx_p_tile_f64", "tx_pf_tile", "tx_p_addf_rows", "tx_p_map_aff", "tx_pf_map_bin",
-    "tx_p_mul_aff", "tx_p_sq_aff", "tx_p_red_sq_aff", "tx_p_mul_add", "tx_p_mul_aff_add",
+    "tx_p_mul_aff", "tx_p_sq_aff", "tx_p_red_sq_aff", "tx_p_mul_add", "tx_p_mul_aff_add", "tx_p_maxs", "tx_p_mins", "tx_p_div_aff",
 };
 
 START_TEST(every_prim_is_tested)
@@ -983,7 +986,8 @@ END_TEST
    order) or tx_p_pow(2) (then tx_p_divr, by numbers that take both of
    its ways, and tx_p_red_sum), for coefficients that take each case of
    tx_p_axpby, with infinities, NaNs and signed zeros in the data, in
-   place too; nothing written past the block. */
+   place too; nothing written past the block. tx_p_div_aff likewise: the
+   sum, then tx_p_div or tx_p_recip. */
 START_TEST(products_of_sums)
 {
     int s = _i;
@@ -997,6 +1001,9 @@ START_TEST(products_of_sums)
     red_sq_aff_fn *red_sq = (red_sq_aff_fn *)prim(s, "tx_p_red_sq_aff");
     scalar_fn *divr = (scalar_fn *)prim(s, "tx_p_divr");
     red_fn *red_sum = (red_fn *)prim(s, "tx_p_red_sum");
+    div_aff_fn *div_aff = (div_aff_fn *)prim(s, "tx_p_div_aff");
+    binary_fn *dvd = (binary_fn *)prim(s, "tx_p_div");
+    recip_fn *recip = (recip_fn *)prim(s, "tx_p_recip");
     guarded gd = guard_new();
     static double x[MAXN], y[MAXN], z[MAXN], t[MAXN], w[MAXN];
     static const double coefs[][3] = {{1, 1, -0.75}, {1, -1, 2.5}, {-2, 0.5, 0}, {1, 0.5, -0.0}};
@@ -1050,6 +1057,24 @@ START_TEST(products_of_sums)
                 for (int64_t i = 0; i < n; i++)
                     CHECK_SAME(w[i], y[i] * t[i], "%s mul_aff in place q %d z %d n=%ld [%ld]",
                                   set_names[s], q, withz, (long)n, (long)i);
+                /* quotients: y / t (tx_p_div) and 1 / t (tx_p_recip), in place too */
+                for (int withy = 0; withy < 2; withy++) {
+                    double *d = guard_end(gd, n, sizeof(double));
+                    div_aff(n, withy ? y : NULL, 1.0, a, x, b, withz ? z : NULL, c, d);
+                    if (withy)
+                        dvd(n, y, t, w);
+                    else
+                        recip(n, 1.0, t, w);
+                    for (int64_t i = 0; i < n; i++)
+                        CHECK_SAME(d[i], w[i], "%s div_aff q %d z %d y %d n=%ld [%ld]: %a, want %a", set_names[s], q,
+                                   withz, withy, (long)n, (long)i, d[i], w[i]);
+                }
+                for (int64_t i = 0; i < n; i++)
+                    w[i] = x[i];
+                div_aff(n, y, 1.0, a, w, b, withz ? z : NULL, c, w);
+                for (int64_t i = 0; i < n; i++)
+                    CHECK_SAME(w[i], y[i] / t[i], "%s div_aff in place q %d z %d n=%ld [%ld]", set_names[s], q, withz,
+                               (long)n, (long)i);
             }
     }
     guard_free(gd);
@@ -1149,6 +1174,52 @@ START_TEST(products_with_a_term)
                                            set_names[s], q, withz, div, withw, (long)n, (long)i);
                         }
             }
+    }
+    guard_free(gd);
+}
+END_TEST
+
+/* max and min of a block and a number, on every set: tx_p_maxs and
+   tx_p_mins give the bits of tx_p_max and tx_p_min with the number spread
+   over a block, in either operand order (which one a NaN or an equal
+   zero of the other sign keeps), in place too; nothing written past the
+   block. */
+START_TEST(max_min_of_a_number)
+{
+    int s = _i;
+    SKIP_UNLESS_RUNS(s);
+    minmax_s_fn *fs[2] = {(minmax_s_fn *)prim(s, "tx_p_maxs"), (minmax_s_fn *)prim(s, "tx_p_mins")};
+    binary_fn *fb[2] = {(binary_fn *)prim(s, "tx_p_max"), (binary_fn *)prim(s, "tx_p_min")};
+    guarded gd = guard_new();
+    static double x[MAXN], c[MAXN], want[MAXN], tmp[MAXN];
+    static const double cs[] = {0, -0.0, 1.5, -1, NAN, INFINITY, -INFINITY};
+    for (int l = 0; l < NLEN; l++) {
+        int64_t n = lengths[l];
+        fill_random(x, n, 1);
+        for (int64_t i = 0; i < n; i += 5)
+            x[i] = i % 10 ? 0.0 : -0.0; /* zeros of both signs against the zeros below */
+        for (size_t k = 0; k < sizeof cs / sizeof cs[0]; k++)
+            for (int op = 0; op < 2; op++)
+                for (int cfirst = 0; cfirst < 2; cfirst++) {
+                    for (int64_t i = 0; i < n; i++)
+                        c[i] = cs[k];
+                    if (cfirst)
+                        fb[op](n, c, x, want);
+                    else
+                        fb[op](n, x, c, want);
+                    double *d = guard_end(gd, n, sizeof(double));
+                    fs[op](n, x, cs[k], cfirst, d);
+                    for (int64_t i = 0; i < n; i++)
+                        ck_assert_msg(same_bits(d[i], want[i]), "%s %s(%a) cfirst %d n=%ld [%ld]: %a, want %a",
+                                      set_names[s], op ? "mins" : "maxs", cs[k], cfirst, (long)n, (long)i, d[i],
+                                      want[i]);
+                    for (int64_t i = 0; i < n; i++)
+                        tmp[i] = x[i];
+                    fs[op](n, tmp, cs[k], cfirst, tmp);
+                    for (int64_t i = 0; i < n; i++)
+                        ck_assert_msg(same_bits(tmp[i], want[i]), "%s %s in place n=%ld [%ld]", set_names[s],
+                                      op ? "mins" : "maxs", (long)n, (long)i);
+                }
     }
     guard_free(gd);
 }
@@ -1605,6 +1676,7 @@ int main(void)
     tcase_add_loop_test(tc, maps_of_sums, 0, NSETS);
     tcase_add_loop_test(tc, products_of_sums, 0, NSETS);
     tcase_add_loop_test(tc, products_with_a_term, 0, NSETS);
+    tcase_add_loop_test(tc, max_min_of_a_number, 0, NSETS);
     tcase_add_loop_test(tc, comparisons_and_where, 0, NSETS);
     tcase_add_loop_test(tc, chunked_reductions, 0, NSETS);
     tcase_add_loop_test(tc, sparse_map_helpers, 0, NSETS);

@@ -545,6 +545,96 @@ def test_products_of_sums(expr, ref, prim):
     assert np.array_equal(np.signbit(got[num]), np.signbit(want[num]))
 
 
+@pytest.mark.parametrize("expr,ref", [
+    ('max(X("i,j"), 0)', lambda X: np.maximum(X, 0)),
+    ('max(0, X("i,j"))', lambda X: np.maximum(0, X)),
+    ('min(max(X("i,j"), -1), 1)', lambda X: np.minimum(np.maximum(X, -1), 1)),
+    ('min(2, X("i,j")) * 3', lambda X: np.minimum(2, X) * 3),
+])
+def test_max_min_of_a_number(expr, ref):
+    # max and min of a block and a number run without spreading the
+    # number over a block (tx_p_maxs, tx_p_mins): numpy's values, a NaN
+    # wins, infinities kept
+    src = 'in X[n,k];\nout Y[n,k];\nY("i,j") = %s;\n' % expr
+    rng = np.random.default_rng(16)
+    X = rng.standard_normal((4, 1500))
+    X[1, ::37] = np.nan
+    X[2, ::41] = np.inf
+    X[3, ::43] = -np.inf
+    prog = tx.compile(src)
+    assert "tx_p_maxs" in prog.c_source() or "tx_p_mins" in prog.c_source()
+    got = prog(X=X)["Y"]
+    np.testing.assert_array_equal(got, ref(X))
+
+
+@pytest.mark.parametrize("expr,ref", [
+    ('1 / (X("i,j") + 2)', lambda X, b, m: 1 / (X + 2)),
+    ('X("i,j") / (b("j") - m("i"))', lambda X, b, m: X / (b - m[:, None])),
+    ('3 / (X("i,j") * 2 - b("j"))', lambda X, b, m: 3 / (X * 2 - b)),
+    ('m("i") / (X("i,j") + X("i,j"))', lambda X, b, m: m[:, None] / (X + X)),
+])
+def test_quotients_of_sums(expr, ref):
+    # a quotient by a sum of two terms runs in one pass (tx_p_div_aff, the
+    # sum in a register): numpy's bits, NaN, infinities and signed zeros
+    # included
+    src = 'in X[n,k], b[k], m[n];\nout Y[n,k];\nY("i,j") = %s;\n' % expr
+    rng = np.random.default_rng(17)
+    X = rng.standard_normal((5, 2100))
+    X[1, ::37] = np.nan
+    X[2, ::41] = np.inf
+    X[3, ::43] = -0.0
+    X[4, ::47] = -2.0  # a zero denominator in the first form
+    b = rng.standard_normal(2100)
+    m = rng.standard_normal(5)
+    prog = tx.compile(src)
+    assert "tx_p_div_aff" in prog.c_source()
+    with np.errstate(all="ignore"):
+        got = prog(X=X, b=b, m=m)["Y"]
+        want = ref(X, b, m)
+    np.testing.assert_array_equal(got, want)
+    num = ~np.isnan(want)
+    assert np.array_equal(np.signbit(got[num]), np.signbit(want[num]))
+
+
+def test_number_over_block():
+    # c / x is numpy's c / x (one rounding), not (1 / x) * c
+    src = 'in X[n,k];\nout Y[n,k];\nY("i,j") = 3 / X("i,j");\n'
+    X = np.random.default_rng(19).standard_normal((3, 1500))
+    X[1, ::7] = -0.0
+    with np.errstate(all="ignore"):
+        np.testing.assert_array_equal(tx.compile(src)(X=X)["Y"], 3 / X)
+
+
+@pytest.mark.parametrize("expr,ref", [
+    ('1 / (1 + exp(-X("i,j")))', lambda X: 1 / (1 + np.exp(-X))),
+    ('X("i,j") / (1 + exp(-X("i,j")))', lambda X: X / (1 + np.exp(-X))),
+    ('log(X("i,j") * 0.5)', lambda X: np.log(X * 0.5)),
+    ('cos(X("i,j") * -3)', lambda X: np.cos(X * -3)),
+])
+def test_functions_of_scaled_blocks(expr, ref):
+    # exp, log or cos of c*x runs as f(c*x + 0) in one pass (tx_p_map_aff;
+    # these functions are the same at -0 and +0): numpy's values to SLEEF's
+    # accuracy, NaN and infinities in place, exp(-0) and log(+-0) exact
+    src = 'in X[n,k];\nout Y[n,k];\nY("i,j") = %s;\n' % expr
+    rng = np.random.default_rng(18)
+    X = np.abs(rng.standard_normal((4, 1700))) if "log" in expr else rng.standard_normal((4, 1700))
+    X[1, ::37] = np.nan
+    X[2, ::41] = np.inf
+    X[3, ::43] = -0.0
+    X[3, ::44] = 0.0
+    prog = tx.compile(src)
+    assert "tx_p_map_aff" in prog.c_source()
+    with np.errstate(all="ignore"):
+        got = prog(X=X)["Y"]
+        want = ref(X)
+    assert np.array_equal(np.isnan(got), np.isnan(want))
+    fin = np.isfinite(want)
+    assert np.array_equal(got[~fin & ~np.isnan(want)], want[~fin & ~np.isnan(want)])
+    np.testing.assert_allclose(got[fin], want[fin], rtol=4e-16 * 8, atol=0)
+    zeros = (X == 0)
+    np.testing.assert_array_equal(got[zeros], want[zeros])
+
+
 def _recip_times(b, m):
     # tx_p_divr's b / m: b times the reciprocal of the row's number
     return b[None, :] * (1.0 / m[:, None])
