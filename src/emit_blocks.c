@@ -288,13 +288,14 @@ static blk_val blk_quotient_of_sum(emitter *E, blk_state *B, const g_value *v, i
     return put_sum_call_end(E, B, a, ca, b, cb, d, base);
 }
 
-/* For V exp, log or cos (whose values at -0 and +0 are the same) of an
-   inlined f64 block times a number (exp(-x) in a logistic): the number,
-   else 0. Computed as tx_p_map_aff's f(c*x + 0) in one pass. */
+/* For V exp, log, sin, cos or tanh of an inlined f64 block times a
+   number (exp(-x) in a logistic, tanh(c*u) in a GELU): the number, else 0.
+   Computed as tx_p_map_aff's f(c*x + -0.0) in one pass: adding -0.0 is
+   exact for every value, zeros of either sign included, so the bits are
+   those of tx_p_muls then tx_p_map. */
 static double map_of_scaled(const g_value *v)
 {
-    if (v->op != OP_MAP || v->nin != 1 || v->dt != DT_F64 ||
-        (v->fn != MAP_EXP && v->fn != MAP_LOG && v->fn != MAP_COS))
+    if (v->op != OP_MAP || v->nin != 1 || v->dt != DT_F64 || !map_vector_fn(v->fn))
         return 0;
     const g_value *x = v->in[0];
     if (!x->inlined || x->dt != DT_F64 || x->nin != 1)
@@ -479,7 +480,7 @@ static blk_val blk_eval_(emitter *E, blk_state *B, const g_value *v)
         num_literal(E->out, scale);
         put(E, ", ");
         put_op(E, x.o);
-        put(E, ", 0.0, (const double *)0, 0.0, ");
+        put(E, ", 0.0, (const double *)0, -0.0, ");
         put_op(E, d);
         put(E, ");\n");
         B->nbuf = d.buf >= 0 ? d.buf + 1 : base;
@@ -637,6 +638,39 @@ static blk_val blk_eval_(emitter *E, blk_state *B, const g_value *v)
             put(E, "%*stx_p_%ss(tx_bn, ", ind, "", v->fn == MAP_MAX ? "max" : "min");
             put_op(E, xv.o);
             put(E, ", tx_s%d, %d, ", cfirst ? in[0].s : in[1].s, cfirst);
+            put_op(E, d);
+            put(E, ");\n");
+            break;
+        }
+        if (v->fn >= MAP_LT && v->fn <= MAP_NE && v->nin == 2 && (in[0].s >= 0 || in[1].s >= 0)) {
+            /* against a number: tx_p_cmps, c OP x as x OP' c (OP' mirrored) */
+            static const int mirror[] = {2, 3, 0, 1, 4, 5};
+            int cfirst = in[1].s < 0, op = (int)(v->fn - MAP_LT);
+            blk_val xv = blk_val_of(blk_spread(E, B, cfirst ? in[1] : in[0]));
+            d = top ? target : blk_dest(B, xv);
+            put(E, "%*stx_p_cmps(tx_bn, %d, ", ind, "", cfirst ? mirror[op] : op);
+            put_op(E, xv.o);
+            put(E, ", tx_s%d, ", cfirst ? in[0].s : in[1].s);
+            put_op(E, d);
+            put(E, ");\n");
+            break;
+        }
+        if (v->fn == MAP_WHERE && v->nin == 3 && (in[1].s >= 0 || in[2].s >= 0)) {
+            /* a branch a number: tx_p_where_s, the number not spread */
+            blk_val cv = blk_val_of(blk_spread(E, B, in[0]));
+            d = top ? target : blk_dest(B, cv);
+            put(E, "%*stx_p_where_s(tx_bn, ", ind, "");
+            put_op(E, cv.o);
+            for (int k = 1; k <= 2; k++) {
+                if (in[k].s >= 0)
+                    put(E, ", (const double *)0, tx_s%d", in[k].s);
+                else {
+                    put(E, ", ");
+                    put_op(E, in[k].o);
+                    put(E, ", 0.0");
+                }
+            }
+            put(E, ", ");
             put_op(E, d);
             put(E, ");\n");
             break;

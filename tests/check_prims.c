@@ -78,6 +78,8 @@ typedef void mul_aff_add_fn(int64_t, int, const double *, int, double, double, c
                             double, double, const double *, double, double *);
 typedef void div_aff_fn(int64_t, const double *, double, double, const double *, double, const double *, double,
                         double *);
+typedef void cmps_fn(int64_t, int, const double *, double, double *);
+typedef void where_s_fn(int64_t, const double *, const double *, double, const double *, double, double *);
 typedef void minmax_s_fn(int64_t, const double *, double, int, double *);
 typedef void sq_aff_fn(int64_t, double, const double *, double, const double *, double, double *);
 typedef double red_sq_aff_fn(int64_t, double, const double *, double, const double *, double, int, double, double);
@@ -231,7 +233,7 @@ static const char *const tested[] = {
     "tx_pf_load", "tx_pf_bin", "tx_pf_map", "tx_pf_store", "tx_p_cmp", "tx_p_where",
     "tx_p_divr", "tx_p_divrf", "tx_p_redf_sum", "tx_p_redf_prod", "tx_p_redf_max", "tx_p_redf_min",
     "tx_p_tile_f64", "tx_pf_tile", "tx_p_addf_rows", "tx_p_map_aff", "tx_pf_map_bin",
-    "tx_p_mul_aff", "tx_p_sq_aff", "tx_p_red_sq_aff", "tx_p_mul_add", "tx_p_mul_aff_add", "tx_p_maxs", "tx_p_mins", "tx_p_div_aff",
+    "tx_p_mul_aff", "tx_p_sq_aff", "tx_p_red_sq_aff", "tx_p_mul_add", "tx_p_mul_aff_add", "tx_p_maxs", "tx_p_mins", "tx_p_div_aff", "tx_p_cmps", "tx_p_where_s",
 };
 
 START_TEST(every_prim_is_tested)
@@ -1395,13 +1397,16 @@ END_TEST
 
 /* tx_p_cmp and tx_p_where, on every set, against C's scalar forms (the
    scalar path's): 1 or 0, false with a NaN but !=; where picks a where c
-   is not 0 (NaN included), b else, the bits of the one it picks */
+   is not 0 (NaN included), b else, the bits of the one it picks; their
+   forms with a number, tx_p_cmps and tx_p_where_s, against them */
 START_TEST(comparisons_and_where)
 {
     int s = _i;
     SKIP_UNLESS_RUNS(s);
     cmp_fn *cmp = (cmp_fn *)prim(s, "tx_p_cmp");
     where_fn *wh = (where_fn *)prim(s, "tx_p_where");
+    cmps_fn *cmps = (cmps_fn *)prim(s, "tx_p_cmps");
+    where_s_fn *where_s = (where_s_fn *)prim(s, "tx_p_where_s");
     guarded gx = guard_new(), gy = guard_new(), gz = guard_new(), gd = guard_new();
     for (int l = 0; l < NLEN; l++) {
         int64_t n = lengths[l];
@@ -1427,6 +1432,32 @@ START_TEST(comparisons_and_where)
         for (int64_t i = 0; i < n; i++)
             ck_assert_msg(same_bits(d[i], z[i] != 0 ? x[i] : y[i]), "%s where n=%ld [%ld]", set_names[s], (long)n,
                           (long)i);
+        /* with a number: tx_p_cmps is tx_p_cmp against the number spread;
+           tx_p_where_s is tx_p_where with the number-branch spread */
+        static const double ks[] = {0, -0.0, 0.5, NAN, -INFINITY};
+        static double kb[MAXN], w[MAXN];
+        for (size_t k = 0; k < sizeof ks / sizeof ks[0]; k++) {
+            for (int64_t i = 0; i < n; i++)
+                kb[i] = ks[k];
+            for (int op = 0; op < 6; op++) {
+                cmp(n, op, x, kb, w);
+                cmps(n, op, x, ks[k], d);
+                for (int64_t i = 0; i < n; i++)
+                    ck_assert_msg(same_bits(d[i], w[i]), "%s cmps %d %a n=%ld [%ld]", set_names[s], op, ks[k],
+                                  (long)n, (long)i);
+            }
+            for (int form = 0; form < 3; form++) { /* a number, b number, both */
+                wh(n, z, form != 0 ? kb : x, form != 1 ? kb : y, w);
+                where_s(n, z, form != 0 ? NULL : x, ks[k], form != 1 ? NULL : y, ks[k], d);
+                for (int64_t i = 0; i < n; i++)
+                    ck_assert_msg(same_bits(d[i], w[i]), "%s where_s form %d %a n=%ld [%ld]", set_names[s], form,
+                                  ks[k], (long)n, (long)i);
+            }
+        }
+        where_s(n, z, x, 0, y, 0, d);
+        for (int64_t i = 0; i < n; i++)
+            ck_assert_msg(same_bits(d[i], z[i] != 0 ? x[i] : y[i]), "%s where_s blocks n=%ld [%ld]", set_names[s],
+                          (long)n, (long)i);
     }
     guard_free(gx);
     guard_free(gy);

@@ -610,11 +610,14 @@ def test_number_over_block():
     ('X("i,j") / (1 + exp(-X("i,j")))', lambda X: X / (1 + np.exp(-X))),
     ('log(X("i,j") * 0.5)', lambda X: np.log(X * 0.5)),
     ('cos(X("i,j") * -3)', lambda X: np.cos(X * -3)),
+    ('tanh(X("i,j") * 0.75)', lambda X: np.tanh(X * 0.75)),
+    ('sin(-X("i,j"))', lambda X: np.sin(-X)),
 ])
 def test_functions_of_scaled_blocks(expr, ref):
-    # exp, log or cos of c*x runs as f(c*x + 0) in one pass (tx_p_map_aff;
-    # these functions are the same at -0 and +0): numpy's values to SLEEF's
-    # accuracy, NaN and infinities in place, exp(-0) and log(+-0) exact
+    # exp, log, sin, cos or tanh of c*x runs as f(c*x + -0.0) in one pass
+    # (tx_p_map_aff; adding -0.0 changes no value): numpy's values to
+    # SLEEF's accuracy, NaN and infinities in place, the zeros exact with
+    # their signs (tanh(-0) is -0)
     src = 'in X[n,k];\nout Y[n,k];\nY("i,j") = %s;\n' % expr
     rng = np.random.default_rng(18)
     X = np.abs(rng.standard_normal((4, 1700))) if "log" in expr else rng.standard_normal((4, 1700))
@@ -633,6 +636,35 @@ def test_functions_of_scaled_blocks(expr, ref):
     np.testing.assert_allclose(got[fin], want[fin], rtol=4e-16 * 8, atol=0)
     zeros = (X == 0)
     np.testing.assert_array_equal(got[zeros], want[zeros])
+    assert np.array_equal(np.signbit(got[zeros]), np.signbit(want[zeros]))
+
+
+@pytest.mark.parametrize("expr,ref,prim", [
+    ('where(X("i,j") > 0, X("i,j"), 0.01 * X("i,j"))', lambda X: np.where(X > 0, X, 0.01 * X), "tx_p_cmps"),
+    ('where(X("i,j") > 0, X("i,j"), 0)', lambda X: np.where(X > 0, X, 0.0), "tx_p_where_s"),
+    ('where(0.5 <= X("i,j"), 1, X("i,j"))', lambda X: np.where(0.5 <= X, 1.0, X), "tx_p_where_s"),
+    ('(X("i,j") != 0) + (1 > X("i,j")) * 2', lambda X: (X != 0) + (1 > X) * 2.0, "tx_p_cmps"),
+    ('where(X("i,j") == -1, 2, 3)', lambda X: np.where(X == -1, 2.0, 3.0), "tx_p_where_s"),
+])
+def test_comparisons_with_a_number(expr, ref, prim):
+    # a comparison with a number, and where() with a number for a branch,
+    # run without spreading the number over a block (tx_p_cmps,
+    # tx_p_where_s): numpy's values, NaN compared as numpy compares it
+    src = 'in X[n,k];\nout Y[n,k];\nY("i,j") = %s;\n' % expr
+    rng = np.random.default_rng(20)
+    X = rng.standard_normal((4, 1500))
+    X[1, ::37] = np.nan
+    X[2, ::41] = -1.0
+    X[3, ::43] = -0.0
+    X[3, ::44] = 0.5
+    prog = tx.compile(src)
+    assert prim in prog.c_source()
+    with np.errstate(all="ignore"):
+        got = prog(X=X)["Y"]
+        want = ref(X)
+    np.testing.assert_array_equal(got, want)
+    num = ~np.isnan(want)
+    assert np.array_equal(np.signbit(got[num]), np.signbit(want[num]))
 
 
 def _recip_times(b, m):

@@ -415,14 +415,19 @@ END_TEST
 START_TEST(emit_blocks_compare)
 {
     /* comparisons and where() run block by block (tx_p_cmp, tx_p_where),
-       not element by element */
-    const char *src = "in X[n,m], v[m];\nout R[n,m], M[n,m];\n"
-                      "R(\"i,j\") = where(X(\"i,j\") > 0, X(\"i,j\"), 0);\n"
-                      "M(\"i,j\") = (X(\"i,j\") <= v(\"j\")) * 2;\n";
+       not element by element; with a number, the number is not spread
+       over a block (tx_p_cmps, tx_p_where_s; 0 < X is X > 0) */
+    const char *src = "in X[n,m], v[m];\nout R[n,m], M[n,m], W[n,m];\n"
+                      "R(\"i,j\") = where(0 < X(\"i,j\"), X(\"i,j\"), 0);\n"
+                      "M(\"i,j\") = (X(\"i,j\") <= v(\"j\")) * 2;\n"
+                      "W(\"i,j\") = where(X(\"i,j\") > v(\"j\"), X(\"i,j\"), v(\"j\"));\n";
     char *c = emit_for(src, &target_c99, 2);
+    ck_assert_msg(strstr(c, "tx_p_where_s(tx_bn") != NULL, "%s", c);
+    ck_assert_msg(strstr(c, "tx_p_cmps(tx_bn, 2,") != NULL, "%s", c); /* 0 < X: X > 0 */
     ck_assert_msg(strstr(c, "tx_p_where(tx_bn") != NULL, "%s", c);
     ck_assert_msg(strstr(c, "tx_p_cmp(tx_bn, 2,") != NULL, "%s", c); /* > */
     ck_assert_msg(strstr(c, "tx_p_cmp(tx_bn, 1,") != NULL, "%s", c); /* <= */
+    ck_assert_msg(strstr(c, "tx_p_fill(tx_bn") == NULL, "%s", c);
     free(c);
 }
 END_TEST
