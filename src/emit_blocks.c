@@ -305,6 +305,24 @@ static double map_of_scaled(const g_value *v)
     return x->op == OP_ADD && x->coef_in[0] != 1 ? x->coef_in[0] : 0;
 }
 
+/* V as map_of_scaled clears it, f(c*x) for the number SCALE: one
+   tx_p_map_aff of c*x + -0.0. TOP/TARGET and BASE as in blk_eval_. */
+static blk_val blk_map_of_scaled(emitter *E, blk_state *B, const g_value *v, double scale, int top, blk_op target,
+                                 int base)
+{
+    blk_val x = blk_val_of(blk_spread(E, B, blk_eval_(E, B, v->in[0]->in[0])));
+    blk_op d = top ? target : blk_dest(B, x);
+    put(E, "%*stx_p_map_aff(tx_bn, %d, ", 4 * B->depth, "", (int)v->fn);
+    num_literal(E->out, scale);
+    put(E, ", ");
+    put_op(E, x.o);
+    put(E, ", 0.0, (const double *)0, -0.0, ");
+    put_op(E, d);
+    put(E, ");\n");
+    B->nbuf = d.buf >= 0 ? d.buf + 1 : base;
+    return blk_val_of(d);
+}
+
 /* Whether blk_eval_ gives V as one number for the block (tx_sS), not a
    block: a constant, an operand that does not vary along the blocked
    label, or a copy of one. */
@@ -473,19 +491,8 @@ static blk_val blk_eval_(emitter *E, blk_state *B, const g_value *v)
     if (quotient_of_sum(v))
         return blk_quotient_of_sum(E, B, v, top, target, base);
     double scale = map_of_scaled(v);
-    if (scale != 0) {
-        blk_val x = blk_val_of(blk_spread(E, B, blk_eval_(E, B, v->in[0]->in[0])));
-        blk_op d = top ? target : blk_dest(B, x);
-        put(E, "%*stx_p_map_aff(tx_bn, %d, ", ind, "", (int)v->fn);
-        num_literal(E->out, scale);
-        put(E, ", ");
-        put_op(E, x.o);
-        put(E, ", 0.0, (const double *)0, -0.0, ");
-        put_op(E, d);
-        put(E, ");\n");
-        B->nbuf = d.buf >= 0 ? d.buf + 1 : base;
-        return blk_val_of(d);
-    }
+    if (scale != 0)
+        return blk_map_of_scaled(E, B, v, scale, top, target, base);
     int pi = product_term(E, B, v);
     if (pi >= 0)
         return blk_product_with_a_term(E, B, v, pi, top, target, base);
