@@ -15,7 +15,10 @@ a mismatch exits with status 1. Without torch its column reads "-".
 
 Memory-bound kernels report their traffic (the bytes a kernel must move at
 least: each input read once, each output written once) as a share of the
-stream triad bandwidth measured in the same run.
+stream triad bandwidth measured right after the kernel's timing (the VM's
+bandwidth moves by up to 2x within minutes, so one measurement at the
+start of the run is no yardstick for a kernel timed minutes later); the
+header keeps the measurement at the start too.
 """
 import os
 import subprocess
@@ -237,11 +240,11 @@ def cases(rng, quick):
     return out
 
 
-def stream(threads):
+def stream(threads, n=4 * 10 ** 7, reps=10):
     exe = os.path.join(B.OUTDIR, 'stream')
     if not os.path.exists(exe):
         B.die('%s is missing: run `sh bench/run.sh`' % exe)
-    r = subprocess.run([exe, str(4 * 10 ** 7 if not QUICK else 4 * 10 ** 6), str(threads), '10'],
+    r = subprocess.run([exe, str(n if not QUICK else n // 10), str(threads), str(reps)],
                        capture_output=True, text=True, check=True)
     copy, triad = (float(v) for v in r.stdout.split())
     return {'copy': copy, 'triad': triad}
@@ -312,6 +315,8 @@ def run(threads):
         txl.free_program(p)
         r = {'kernel': name, 'size': size, 'f32': f32, 'bytes': nbytes}
         r.update({k: med[k] for k in med})
+        if nbytes:  # the yardstick of this kernel: stream triad measured beside it
+            r['triad'] = stream(threads, 2 * 10 ** 7, 5)['triad']
         rows.append(r)
         print('  %-26s %-16s tx %-10s numpy %-10s torch %-10s' % (
             name, size, B.fmt_time(r['tx']), B.fmt_time(r['numpy']),
@@ -342,7 +347,9 @@ def table(d):
              t, '' if t == 1 else 's', d['stream']['copy'], d['stream']['triad'], 100 * d['other_load'],
              ' — NOT quiet: every figure, the stream bandwidth included, is noisy' if d['other_load'] > 0.1 else ''),
          '',
-         '| kernel | size | tx | numpy | torch | numpy/tx | torch/tx | best/tx | tx GB/s (% triad) |',
+         'The last column: the traffic of a memory-bound kernel, and its share of the stream triad '
+         'measured right after that kernel was timed (GB/s in brackets).', '',
+         '| kernel | size | tx | numpy | torch | numpy/tx | torch/tx | best/tx | tx GB/s (% of triad beside it) |',
          '|---|---|---|---|---|---|---|---|---|']
     ratios_np, ratios_best = [], []
     for r in d['rows']:
@@ -353,7 +360,8 @@ def table(d):
         bw = ''
         if r['bytes']:
             g = r['bytes'] / r['tx'] / 1e9
-            bw = '%.1f (%.0f %%)' % (g, 100 * g / d['stream']['triad'])
+            tri = r.get('triad', d['stream']['triad'])
+            bw = '%.1f (%.0f %% of %.1f)' % (g, 100 * g / tri, tri)
         L.append('| %s | %s | %s | %s | %s | %.2f | %s | %s%.2f%s | %s |' % (
             r['kernel'], r['size'], B.fmt_time(r['tx']), B.fmt_time(r['numpy']),
             B.fmt_time(r['torch']) if 'torch' in r else '-', tn,

@@ -144,6 +144,15 @@ static int map_vector_fn(map_fn f)
     return f == MAP_EXP || f == MAP_LOG || f == MAP_SIN || f == MAP_COS || f == MAP_TANH;
 }
 
+/* f64 or f32: a value the double blocks hold as doubles, rounded to
+   float only when an f32 tensor stores it (the one-pass forms below give
+   the bits of their chains for both; a division by a number keeps f64,
+   whose reciprocal is not rounded to float, tx_p_divr) */
+static int real_dt(dtype d)
+{
+    return d == DT_F64 || d == DT_F32;
+}
+
 /* Whether W is an inlined sum of two terms (a*x + b*y, a*x + c). */
 static int is_sum_of_two(const g_value *w)
 {
@@ -210,19 +219,19 @@ static blk_val blk_map_of_sum(emitter *E, blk_state *B, const g_value *v, int to
     return put_sum_call_end(E, B, a, ca, b, cb, d, base);
 }
 
-/* Whether V is an f64 product of two factors (no scale, no division) one
-   of which is an inlined f64 sum of two terms (x - mean in a variance or
+/* Whether V is a real (real_dt) product of two factors (no scale, no
+   division) one of which is an inlined real sum of two terms (x - mean in a variance or
    a normalisation, (x - y) * w), or the square of such a sum: computed in
    one pass with the sum in registers (blk_product_of_sum). */
 static int product_of_sum(const g_value *v)
 {
-    if (v->dt != DT_F64)
+    if (!real_dt(v->dt))
         return 0;
     if (v->op == OP_MAP)
         return v->fn == MAP_POW && v->fn_arg == 2 && v->nin == 1 && is_sum_of_two(v->in[0]) &&
-               v->in[0]->dt == DT_F64;
+               real_dt(v->in[0]->dt);
     return v->op == OP_CONTRACT && v->nin == 2 && v->coef == 1 && v->coef_in[0] == 1 && v->coef_in[1] == 1 &&
-           ((is_sum_of_two(v->in[1]) && v->in[1]->dt == DT_F64) || (is_sum_of_two(v->in[0]) && v->in[0]->dt == DT_F64));
+           ((is_sum_of_two(v->in[1]) && real_dt(v->in[1]->dt)) || (is_sum_of_two(v->in[0]) && real_dt(v->in[0]->dt)));
 }
 
 /* V as product_of_sum clears it: y * (a*x + b*z) (the sum the second
@@ -249,16 +258,16 @@ static blk_val blk_product_of_sum(emitter *E, blk_state *B, const g_value *v, in
     return put_sum_call_end(E, B, a, ca, b, cb, d, base);
 }
 
-/* Whether V is an f64 quotient by an inlined f64 sum of two terms, y / t
+/* Whether V is a real quotient by an inlined real sum of two terms, y / t
    (no scale) or c / t: computed in one pass with the sum in a register
    (blk_quotient_of_sum). */
 static int quotient_of_sum(const g_value *v)
 {
-    if (v->op != OP_CONTRACT || v->dt != DT_F64 || (v->coef != 1 && v->nin != 1))
+    if (v->op != OP_CONTRACT || !real_dt(v->dt) || (v->coef != 1 && v->nin != 1))
         return 0;
     const g_value *t = v->in[v->nin - 1];
     return ((v->nin == 1 && v->coef_in[0] < 0) || (v->nin == 2 && v->coef_in[0] > 0 && v->coef_in[1] < 0)) &&
-           is_sum_of_two(t) && t->dt == DT_F64;
+           is_sum_of_two(t) && real_dt(t->dt);
 }
 
 /* V as quotient_of_sum clears it: y / (a*x + b*z), or c / (a*x + b*z)
@@ -342,11 +351,11 @@ static int blk_is_number(emitter *E, blk_state *B, const g_value *v)
     return known == 0;
 }
 
-/* Whether V is an inlined f64 product of two factors (no scale, no
+/* Whether V is an inlined real product of two factors (no scale, no
    division) that are both blocks. */
 static int product_of_blocks(emitter *E, blk_state *B, const g_value *v)
 {
-    return v->inlined && v->op == OP_CONTRACT && v->dt == DT_F64 && v->nin == 2 && v->coef == 1 &&
+    return v->inlined && v->op == OP_CONTRACT && real_dt(v->dt) && v->nin == 2 && v->coef == 1 &&
            v->coef_in[0] == 1 && v->coef_in[1] == 1 && !blk_is_number(E, B, v->in[0]) &&
            !blk_is_number(E, B, v->in[1]);
 }
@@ -360,12 +369,12 @@ static int block_over_number(emitter *E, blk_state *B, const g_value *y)
            blk_is_number(E, B, y->in[1]);
 }
 
-/* For V an inlined f64 sum of two terms: the term (0 or 1) that is, with
+/* For V an inlined real sum of two terms: the term (0 or 1) that is, with
    coefficient 1, a product blk_product_with_a_term computes with the other
    term added, or -1. */
 static int product_term(emitter *E, blk_state *B, const g_value *v)
 {
-    if (!v->inlined || v->op != OP_ADD || v->nin != 2 || v->dt != DT_F64)
+    if (!v->inlined || v->op != OP_ADD || v->nin != 2 || !real_dt(v->dt))
         return -1;
     for (int i = 0; i < 2; i++) {
         const g_value *p = v->in[i];

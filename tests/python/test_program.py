@@ -522,12 +522,15 @@ def test_functions_of_sums(dtype, expr, ref):
     ('(X("i,j") - m("i"))^2', lambda X, b, m: np.square(X - m[:, None]), "tx_p_sq_aff"),
     ('(X("i,j") - 2 * b("j"))^2', lambda X, b, m: np.square(X - 2 * b), "tx_p_sq_aff"),
 ])
-def test_products_of_sums(expr, ref, prim):
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_products_of_sums(expr, ref, prim, dtype):
     # an f64 product of a block and a sum of two terms, or the square of
     # such a sum, runs in one pass (the sum in a register): numpy's bits
     # exactly (the same roundings, in the same order), NaN and infinities
-    # included, rows long enough for spans
-    src = 'in X[n,k], b[k], m[n];\nout Y[n,k];\nY("i,j") = %s;\n' % expr
+    # included, rows long enough for spans; f32 tensors likewise, in double
+    # and rounded once when stored
+    t = "f32 " if dtype == np.float32 else ""
+    src = 'in %sX[n,k], b[k], m[n];\nout %sY[n,k];\nY("i,j") = %s;\n' % (t, t, expr)
     rng = np.random.default_rng(13)
     X = rng.standard_normal((5, 2100))
     X[1, ::37] = np.nan
@@ -535,11 +538,13 @@ def test_products_of_sums(expr, ref, prim):
     X[3, ::43] = -0.0
     b = rng.standard_normal(2100)
     m = rng.standard_normal(5)
+    if dtype == np.float32:
+        X, b, m = X.astype(np.float32), b.astype(np.float32), m.astype(np.float32)
     prog = tx.compile(src)
     assert prim in prog.c_source()
     with np.errstate(all="ignore"):
         got = prog(X=X, b=b, m=m)["Y"]
-        want = ref(X, b, m)
+        want = ref(X.astype(np.float64), b.astype(np.float64), m.astype(np.float64)).astype(dtype)
     np.testing.assert_array_equal(got, want)
     num = ~np.isnan(want)  # signed zeros kept (a NaN's sign is the compiler's choice)
     assert np.array_equal(np.signbit(got[num]), np.signbit(want[num]))
@@ -573,11 +578,13 @@ def test_max_min_of_a_number(expr, ref):
     ('3 / (X("i,j") * 2 - b("j"))', lambda X, b, m: 3 / (X * 2 - b)),
     ('m("i") / (X("i,j") + X("i,j"))', lambda X, b, m: m[:, None] / (X + X)),
 ])
-def test_quotients_of_sums(expr, ref):
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_quotients_of_sums(expr, ref, dtype):
     # a quotient by a sum of two terms runs in one pass (tx_p_div_aff, the
     # sum in a register): numpy's bits, NaN, infinities and signed zeros
-    # included
-    src = 'in X[n,k], b[k], m[n];\nout Y[n,k];\nY("i,j") = %s;\n' % expr
+    # included; f32 tensors likewise, in double and rounded once when stored
+    t = "f32 " if dtype == np.float32 else ""
+    src = 'in %sX[n,k], b[k], m[n];\nout %sY[n,k];\nY("i,j") = %s;\n' % (t, t, expr)
     rng = np.random.default_rng(17)
     X = rng.standard_normal((5, 2100))
     X[1, ::37] = np.nan
@@ -586,11 +593,13 @@ def test_quotients_of_sums(expr, ref):
     X[4, ::47] = -2.0  # a zero denominator in the first form
     b = rng.standard_normal(2100)
     m = rng.standard_normal(5)
+    if dtype == np.float32:
+        X, b, m = X.astype(np.float32), b.astype(np.float32), m.astype(np.float32)
     prog = tx.compile(src)
     assert "tx_p_div_aff" in prog.c_source()
     with np.errstate(all="ignore"):
         got = prog(X=X, b=b, m=m)["Y"]
-        want = ref(X, b, m)
+        want = ref(X.astype(np.float64), b.astype(np.float64), m.astype(np.float64)).astype(dtype)
     np.testing.assert_array_equal(got, want)
     num = ~np.isnan(want)
     assert np.array_equal(np.signbit(got[num]), np.signbit(want[num]))
@@ -681,12 +690,19 @@ def _recip_times(b, m):
     ('(X("i,j") - m("i")) / m("i") * b("j") + b("j")',
      lambda X, b, m: _recip_times(b, m) * (X - m[:, None]) + b, "tx_p_mul_aff_add"),
 ])
-def test_products_with_a_term(expr, ref, prim):
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_products_with_a_term(expr, ref, prim, dtype):
     # an f64 product (of two blocks, or of a block and a sum of two terms,
     # the block perhaps divided by a number) with a term added runs in one
     # pass (x * g + b, a layer norm's last step): the bits of the product
-    # rounded, then the sum, NaN, infinities and signed zeros included
-    src = 'in X[n,k], b[k], m[n];\nout Y[n,k];\nY("i,j") = %s;\n' % expr
+    # rounded, then the sum, NaN, infinities and signed zeros included. f32
+    # tensors likewise, in double and rounded once when stored (the f32 form
+    # of a division by a number, whose reciprocal is rounded to float, is
+    # not fused)
+    if dtype == np.float32 and "/" in expr:
+        pytest.skip("an f32 division by a number rounds its reciprocal to float")
+    t = "f32 " if dtype == np.float32 else ""
+    src = 'in %sX[n,k], b[k], m[n];\nout %sY[n,k];\nY("i,j") = %s;\n' % (t, t, expr)
     rng = np.random.default_rng(15)
     X = rng.standard_normal((5, 2100))
     X[1, ::37] = np.nan
@@ -695,11 +711,13 @@ def test_products_with_a_term(expr, ref, prim):
     b = rng.standard_normal(2100)
     b[::53] = -0.0
     m = rng.standard_normal(5)
+    if dtype == np.float32:  # all three f32, the arithmetic in double
+        X, b, m = X.astype(np.float32), b.astype(np.float32), m.astype(np.float32)
     prog = tx.compile(src)
     assert prim in prog.c_source()
     with np.errstate(all="ignore"):
         got = prog(X=X, b=b, m=m)["Y"]
-        want = ref(X, b, m)
+        want = ref(X.astype(np.float64), b.astype(np.float64), m.astype(np.float64)).astype(dtype)
     np.testing.assert_array_equal(got, want)
     num = ~np.isnan(want)
     assert np.array_equal(np.signbit(got[num]), np.signbit(want[num]))
