@@ -515,6 +515,35 @@ def test_functions_of_sums(dtype, expr, ref):
         np.testing.assert_allclose(got[fin], want[fin], rtol=1e-14, atol=1e-15)
 
 
+def _rows_case(expr, ref, prim, dtype, seed, extra=None):
+    # Y("i,j") = EXPR over X[5,2100] (NaN, infinities and -0 in its rows),
+    # b[2100], m[5], all f64 or all f32; PRIM must be in the C; the result
+    # equals REF's numpy evaluation in double (rounded once to f32), bit
+    # for bit, the signs of zeros included (a NaN's sign is the compiler's
+    # choice). EXTRA(X, b) adds special values.
+    t = "f32 " if dtype == np.float32 else ""
+    src = 'in %sX[n,k], b[k], m[n];\nout %sY[n,k];\nY("i,j") = %s;\n' % (t, t, expr)
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((5, 2100))
+    X[1, ::37] = np.nan
+    X[2, ::41] = np.inf
+    X[3, ::43] = -0.0
+    b = rng.standard_normal(2100)
+    m = rng.standard_normal(5)
+    if extra:
+        extra(X, b)
+    if dtype == np.float32:  # all three f32, the arithmetic in double
+        X, b, m = X.astype(np.float32), b.astype(np.float32), m.astype(np.float32)
+    prog = tx.compile(src)
+    assert prim in prog.c_source()
+    with np.errstate(all="ignore"):
+        got = prog(X=X, b=b, m=m)["Y"]
+        want = ref(X.astype(np.float64), b.astype(np.float64), m.astype(np.float64)).astype(dtype)
+    np.testing.assert_array_equal(got, want)
+    num = ~np.isnan(want)
+    assert np.array_equal(np.signbit(got[num]), np.signbit(want[num]))
+
+
 @pytest.mark.parametrize("expr,ref,prim", [
     ('(X("i,j") - m("i")) * b("j")', lambda X, b, m: (X - m[:, None]) * b, "tx_p_mul_aff"),
     ('b("j") * (X("i,j") + 2)', lambda X, b, m: b * (X + 2), "tx_p_mul_aff"),
@@ -529,25 +558,7 @@ def test_products_of_sums(expr, ref, prim, dtype):
     # exactly (the same roundings, in the same order), NaN and infinities
     # included, rows long enough for spans; f32 tensors likewise, in double
     # and rounded once when stored
-    t = "f32 " if dtype == np.float32 else ""
-    src = 'in %sX[n,k], b[k], m[n];\nout %sY[n,k];\nY("i,j") = %s;\n' % (t, t, expr)
-    rng = np.random.default_rng(13)
-    X = rng.standard_normal((5, 2100))
-    X[1, ::37] = np.nan
-    X[2, ::41] = np.inf
-    X[3, ::43] = -0.0
-    b = rng.standard_normal(2100)
-    m = rng.standard_normal(5)
-    if dtype == np.float32:
-        X, b, m = X.astype(np.float32), b.astype(np.float32), m.astype(np.float32)
-    prog = tx.compile(src)
-    assert prim in prog.c_source()
-    with np.errstate(all="ignore"):
-        got = prog(X=X, b=b, m=m)["Y"]
-        want = ref(X.astype(np.float64), b.astype(np.float64), m.astype(np.float64)).astype(dtype)
-    np.testing.assert_array_equal(got, want)
-    num = ~np.isnan(want)  # signed zeros kept (a NaN's sign is the compiler's choice)
-    assert np.array_equal(np.signbit(got[num]), np.signbit(want[num]))
+    _rows_case(expr, ref, prim, dtype, 13)
 
 
 @pytest.mark.parametrize("expr,ref", [
@@ -582,27 +593,10 @@ def test_max_min_of_a_number(expr, ref):
 def test_quotients_of_sums(expr, ref, dtype):
     # a quotient by a sum of two terms runs in one pass (tx_p_div_aff, the
     # sum in a register): numpy's bits, NaN, infinities and signed zeros
-    # included; f32 tensors likewise, in double and rounded once when stored
-    t = "f32 " if dtype == np.float32 else ""
-    src = 'in %sX[n,k], b[k], m[n];\nout %sY[n,k];\nY("i,j") = %s;\n' % (t, t, expr)
-    rng = np.random.default_rng(17)
-    X = rng.standard_normal((5, 2100))
-    X[1, ::37] = np.nan
-    X[2, ::41] = np.inf
-    X[3, ::43] = -0.0
-    X[4, ::47] = -2.0  # a zero denominator in the first form
-    b = rng.standard_normal(2100)
-    m = rng.standard_normal(5)
-    if dtype == np.float32:
-        X, b, m = X.astype(np.float32), b.astype(np.float32), m.astype(np.float32)
-    prog = tx.compile(src)
-    assert "tx_p_div_aff" in prog.c_source()
-    with np.errstate(all="ignore"):
-        got = prog(X=X, b=b, m=m)["Y"]
-        want = ref(X.astype(np.float64), b.astype(np.float64), m.astype(np.float64)).astype(dtype)
-    np.testing.assert_array_equal(got, want)
-    num = ~np.isnan(want)
-    assert np.array_equal(np.signbit(got[num]), np.signbit(want[num]))
+    # included, a zero denominator in the first form; f32 tensors likewise
+    def zero_denominators(X, b):
+        X[4, ::47] = -2.0
+    _rows_case(expr, ref, "tx_p_div_aff", dtype, 17, zero_denominators)
 
 
 def test_number_over_block():
@@ -701,26 +695,10 @@ def test_products_with_a_term(expr, ref, prim, dtype):
     # not fused)
     if dtype == np.float32 and "/" in expr:
         pytest.skip("an f32 division by a number rounds its reciprocal to float")
-    t = "f32 " if dtype == np.float32 else ""
-    src = 'in %sX[n,k], b[k], m[n];\nout %sY[n,k];\nY("i,j") = %s;\n' % (t, t, expr)
-    rng = np.random.default_rng(15)
-    X = rng.standard_normal((5, 2100))
-    X[1, ::37] = np.nan
-    X[2, ::41] = np.inf
-    X[3, ::43] = -0.0
-    b = rng.standard_normal(2100)
-    b[::53] = -0.0
-    m = rng.standard_normal(5)
-    if dtype == np.float32:  # all three f32, the arithmetic in double
-        X, b, m = X.astype(np.float32), b.astype(np.float32), m.astype(np.float32)
-    prog = tx.compile(src)
-    assert prim in prog.c_source()
-    with np.errstate(all="ignore"):
-        got = prog(X=X, b=b, m=m)["Y"]
-        want = ref(X.astype(np.float64), b.astype(np.float64), m.astype(np.float64)).astype(dtype)
-    np.testing.assert_array_equal(got, want)
-    num = ~np.isnan(want)
-    assert np.array_equal(np.signbit(got[num]), np.signbit(want[num]))
+
+    def negative_zeros(X, b):
+        b[::53] = -0.0
+    _rows_case(expr, ref, prim, dtype, 15, negative_zeros)
 
 
 @pytest.mark.parametrize("expr,ref", [
