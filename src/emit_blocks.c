@@ -171,15 +171,10 @@ static void blk_sum_terms(emitter *E, blk_state *B, const g_value *sum, blk_val 
     blk_block_first(E, B, a, ca, b, cb);
 }
 
-/* The arguments "a, x, b, y, c" of a primitive that takes the sum a*x +
-   b*y, or a*x + c with y NULL (tx_p_map_aff, tx_p_mul_aff, tx_p_sq_aff),
-   for the terms blk_sum_terms gave. */
-static void put_sum_args(emitter *E, blk_val a, double ca, blk_val b, double cb)
+/* The arguments "b, y, c" of a primitive's term CB*B: y the block B and
+   c 0, or y NULL and c = CB times B when B is a number. */
+static void put_term_args(emitter *E, blk_val b, double cb)
 {
-    num_literal(E->out, ca);
-    put(E, ", ");
-    put_op(E, a.o);
-    put(E, ", ");
     num_literal(E->out, cb);
     if (b.s >= 0) {
         put(E, ", (const double *)0, ");
@@ -192,17 +187,35 @@ static void put_sum_args(emitter *E, blk_val a, double ca, blk_val b, double cb)
     }
 }
 
-/* The end of a call that takes a sum (put_sum_args), its result D: the
-   scratch blocks above D free again (BASE when D is no block). */
-static blk_val put_sum_call_end(emitter *E, blk_state *B, blk_val a, double ca, blk_val b, double cb, blk_op d,
-                                int base)
+/* The arguments "a, x, b, y, c" of a primitive that takes the sum a*x +
+   b*y, or a*x + c with y NULL (tx_p_map_aff, tx_p_mul_aff, tx_p_sq_aff),
+   for the terms blk_sum_terms gave. */
+static void put_sum_args(emitter *E, blk_val a, double ca, blk_val b, double cb)
 {
-    put_sum_args(E, a, ca, b, cb);
+    num_literal(E->out, ca);
+    put(E, ", ");
+    put_op(E, a.o);
+    put(E, ", ");
+    put_term_args(E, b, cb);
+}
+
+/* The end of a primitive's call, its result D: the scratch blocks above
+   D free again (BASE when D is no block). */
+static blk_val put_call_end(emitter *E, blk_state *B, blk_op d, int base)
+{
     put(E, ", ");
     put_op(E, d);
     put(E, ");\n");
     B->nbuf = d.buf >= 0 ? d.buf + 1 : base;
     return blk_val_of(d);
+}
+
+/* The end of a call that takes a sum (put_sum_args), its result D. */
+static blk_val put_sum_call_end(emitter *E, blk_state *B, blk_val a, double ca, blk_val b, double cb, blk_op d,
+                                int base)
+{
+    put_sum_args(E, a, ca, b, cb);
+    return put_call_end(E, B, d, base);
 }
 
 /* F(a*x + b*y) for V a function of an inlined sum of two terms, in one
@@ -220,9 +233,9 @@ static blk_val blk_map_of_sum(emitter *E, blk_state *B, const g_value *v, int to
 }
 
 /* Whether V is a real (real_dt) product of two factors (no scale, no
-   division) one of which is an inlined real sum of two terms (x - mean in a variance or
-   a normalisation, (x - y) * w), or the square of such a sum: computed in
-   one pass with the sum in registers (blk_product_of_sum). */
+   division) one of which is an inlined real sum of two terms (x - mean in
+   a variance or a normalisation, (x - y) * w), or the square of such a
+   sum: computed in one pass with the sum in registers (blk_product_of_sum). */
 static int product_of_sum(const g_value *v)
 {
     if (!real_dt(v->dt))
@@ -271,9 +284,9 @@ static int quotient_of_sum(const g_value *v)
 }
 
 /* V as quotient_of_sum clears it: y / (a*x + b*z), or c / (a*x + b*z)
-   for a number c (an operand or the product's constant), in one tx_p_div_aff (the bits of the sum
-   through a scratch block, then tx_p_div or tx_p_recip). TOP/TARGET and
-   BASE as in blk_eval_. */
+   for a number c (an operand or the product's constant), in one
+   tx_p_div_aff (the bits of the sum through a scratch block, then
+   tx_p_div or tx_p_recip). TOP/TARGET and BASE as in blk_eval_. */
 static blk_val blk_quotient_of_sum(emitter *E, blk_state *B, const g_value *v, int top, blk_op target, int base)
 {
     blk_val y = {{-1, -1}, -1}, a, b;
@@ -287,8 +300,7 @@ static blk_val blk_quotient_of_sum(emitter *E, blk_state *B, const g_value *v, i
         put(E, "(const double *)0, ");
         num_literal(E->out, v->coef);
         put(E, ", ");
-    }
-    else if (y.s >= 0)
+    } else if (y.s >= 0)
         put(E, "(const double *)0, tx_s%d, ", y.s);
     else {
         put_op(E, y.o);
@@ -325,11 +337,8 @@ static blk_val blk_map_of_scaled(emitter *E, blk_state *B, const g_value *v, dou
     num_literal(E->out, scale);
     put(E, ", ");
     put_op(E, x.o);
-    put(E, ", 0.0, (const double *)0, -0.0, ");
-    put_op(E, d);
-    put(E, ");\n");
-    B->nbuf = d.buf >= 0 ? d.buf + 1 : base;
-    return blk_val_of(d);
+    put(E, ", 0.0, (const double *)0, -0.0");
+    return put_call_end(E, B, d, base);
 }
 
 /* Whether blk_eval_ gives V as one number for the block (tx_sS), not a
@@ -395,11 +404,12 @@ static blk_val blk_product_with_a_term(emitter *E, blk_state *B, const g_value *
                                        int base)
 {
     const g_value *p = v->in[pi];
-    blk_val w, d;
+    blk_val w;
+    blk_op d;
     if (!product_of_sum(p)) { /* x * y + c*w */
         blk_val x = blk_eval_(E, B, p->in[0]), y = blk_eval_(E, B, p->in[1]);
         w = blk_eval_(E, B, v->in[1 - pi]);
-        d = blk_val_of(top ? target : blk_dest(B, x));
+        d = top ? target : blk_dest(B, x);
         put(E, "%*stx_p_mul_add(tx_bn, ", 4 * B->depth, "");
         put_op(E, x.o);
         put(E, ", ");
@@ -415,7 +425,7 @@ static blk_val blk_product_with_a_term(emitter *E, blk_state *B, const g_value *
             y = blk_val_of(blk_spread(E, B, blk_eval_(E, B, p->in[1 - si])));
         blk_sum_terms(E, B, p->in[si], &a, &ca, &b, &cb);
         w = blk_eval_(E, B, v->in[1 - pi]);
-        d = blk_val_of(top ? target : blk_dest(B, y));
+        d = top ? target : blk_dest(B, y);
         put(E, "%*stx_p_mul_aff_add(tx_bn, %d, ", 4 * B->depth, "", si == 0);
         put_op(E, y.o);
         if (div)
@@ -424,22 +434,9 @@ static blk_val blk_product_with_a_term(emitter *E, blk_state *B, const g_value *
             put(E, ", 0, 0.0, ");
         put_sum_args(E, a, ca, b, cb);
     }
-    /* the term: e, w, f (f = c*s for a number s) */
-    put(E, ", ");
-    num_literal(E->out, v->coef_in[1 - pi]);
-    if (w.s >= 0) {
-        put(E, ", (const double *)0, ");
-        num_literal(E->out, v->coef_in[1 - pi]);
-        put(E, " * tx_s%d, ", w.s);
-    } else {
-        put(E, ", ");
-        put_op(E, w.o);
-        put(E, ", 0.0, ");
-    }
-    put_op(E, d.o);
-    put(E, ");\n");
-    B->nbuf = d.o.buf >= 0 ? d.o.buf + 1 : base;
-    return d;
+    put(E, ", "); /* the term: e, w, f */
+    put_term_args(E, w, v->coef_in[1 - pi]);
+    return put_call_end(E, B, d, base);
 }
 
 static blk_val blk_eval_(emitter *E, blk_state *B, const g_value *v)
