@@ -369,13 +369,17 @@ static int product_of_blocks(emitter *E, blk_state *B, const g_value *v)
            !blk_is_number(E, B, v->in[1]);
 }
 
-/* Whether Y is an inlined f64 block divided by a number (tx_p_divr's
-   y / c: g / s in a normalisation). */
+/* Whether Y is an inlined real block divided by a number (y / c: g / s
+   in a normalisation): 1 for an f64 product (tx_p_divr's division), 2 for
+   an f32 one (tx_p_divrf's), else 0: the DIV of tx_p_mul_aff_add and
+   tx_p_red_sq_aff. */
 static int block_over_number(emitter *E, blk_state *B, const g_value *y)
 {
-    return y->inlined && y->op == OP_CONTRACT && y->dt == DT_F64 && y->nin == 2 && y->coef == 1 &&
-           y->coef_in[0] == 1 && y->coef_in[1] < 0 && !blk_is_number(E, B, y->in[0]) &&
-           blk_is_number(E, B, y->in[1]);
+    if (!(y->inlined && y->op == OP_CONTRACT && real_dt(y->dt) && y->nin == 2 && y->coef == 1 &&
+          y->coef_in[0] == 1 && y->coef_in[1] < 0 && !blk_is_number(E, B, y->in[0]) &&
+          blk_is_number(E, B, y->in[1])))
+        return 0;
+    return y->dt == DT_F64 ? 1 : 2;
 }
 
 /* For V an inlined real sum of two terms: the term (0 or 1) that is, with
@@ -429,7 +433,7 @@ static blk_val blk_product_with_a_term(emitter *E, blk_state *B, const g_value *
         put(E, "%*stx_p_mul_aff_add(tx_bn, %d, ", 4 * B->depth, "", si == 0);
         put_op(E, y.o);
         if (div)
-            put(E, ", 1, tx_s%d, ", dv.s);
+            put(E, ", %d, tx_s%d, ", div, dv.s);
         else
             put(E, ", 0, 0.0, ");
         put_sum_args(E, a, ca, b, cb);
@@ -502,9 +506,16 @@ static blk_val blk_eval_(emitter *E, blk_state *B, const g_value *v)
     int pi = product_term(E, B, v);
     if (pi >= 0)
         return blk_product_with_a_term(E, B, v, pi, top, target, base);
+    /* a sum of three terms or more whose last is a product of two blocks
+       with coefficient 1: that product joins the sum of the others in
+       its pass (tx_p_mul_add: x*y + 1*d is d + x*y, the same bits) */
+    const g_value *lp = v->inlined && v->op == OP_ADD && v->nin >= 3 && real_dt(v->dt) &&
+                                v->coef_in[v->nin - 1] == 1 && product_of_blocks(E, B, v->in[v->nin - 1])
+                            ? v->in[v->nin - 1]
+                            : NULL;
     blk_val in[64];
     in[0] = in[1] = blk_val_of(r);
-    for (int i = 0; i < v->nin && i < 64; i++)
+    for (int i = 0; i < v->nin - (lp != NULL) && i < 64; i++)
         in[i] = blk_eval_(E, B, v->in[i]);
     if (v->op == OP_CONTRACT && v->nin == 1 && v->coef_in[0] > 0 && v->coef == 1)
         return in[0]; /* a copy (a relayout for BLAS): the operand's block as it is, not 1*x+0 */
@@ -544,7 +555,7 @@ static blk_val blk_eval_(emitter *E, blk_state *B, const g_value *v)
         put(E, ", ");
         put_op(E, d);
         put(E, ");\n");
-        for (int i = 2; i < v->nin; i++) {
+        for (int i = 2; i < v->nin - (lp != NULL); i++) {
             if (in[i].s >= 0) {
                 put(E, "%*stx_p_scale_add(tx_bn, 1.0, ", ind, "");
                 put_op(E, d);
@@ -560,6 +571,18 @@ static blk_val blk_eval_(emitter *E, blk_state *B, const g_value *v)
                 put_op(E, in[i].o);
                 put(E, ", ");
             }
+            put_op(E, d);
+            put(E, ");\n");
+        }
+        if (lp) {
+            blk_val x = blk_eval_(E, B, lp->in[0]), y = blk_eval_(E, B, lp->in[1]);
+            put(E, "%*stx_p_mul_add(tx_bn, ", ind, "");
+            put_op(E, x.o);
+            put(E, ", ");
+            put_op(E, y.o);
+            put(E, ", 1.0, ");
+            put_op(E, d);
+            put(E, ", 0.0, ");
             put_op(E, d);
             put(E, ");\n");
         }
@@ -740,19 +763,21 @@ static blk_val blk_eval_(emitter *E, blk_state *B, const g_value *v)
     return blk_val_of(d);
 }
 
-/* A sum over the block of X, the square of an f64 sum of two terms, or
+/* A sum over the block of X, the square of a real sum of two terms, or
    such a square divided by a number (a variance's (x - mean)^2 / n, a mean
    square error's): one tx_p_red_sq_aff into tx_acc (the bits of
-   tx_p_sq_aff, tx_p_divr and tx_p_red_sum). 0 if X is not of that shape
-   (nothing emitted). */
+   tx_p_sq_aff, tx_p_divr or tx_p_divrf, and tx_p_red_sum). 0 if X is not
+   of that shape (nothing emitted). */
 static int blk_sum_of_squares(emitter *E, blk_state *B, const g_value *x)
 {
     const g_value *sq = x;
-    int div = x->inlined && x->op == OP_CONTRACT && x->dt == DT_F64 && x->nin == 2 && x->coef == 1 &&
+    int div = x->inlined && x->op == OP_CONTRACT && real_dt(x->dt) && x->nin == 2 && x->coef == 1 &&
               x->coef_in[0] == 1 && x->coef_in[1] == -1 && x->in[1]->rank == 0 && !x->in[1]->inlined &&
-              (x->in[1]->op == OP_CONST || x->in[1]->dt == DT_F64); /* a number, not a block */
-    if (div)
+              (x->in[1]->op == OP_CONST || real_dt(x->in[1]->dt)); /* a number, not a block */
+    if (div) {
         sq = x->in[0];
+        div = x->dt == DT_F64 ? 1 : 2; /* tx_p_divr's division, or tx_p_divrf's */
+    }
     if (!sq->inlined || sq->op != OP_MAP || !product_of_sum(sq))
         return 0;
     blk_val a, b, dv = {{-1, -1}, -1};
@@ -765,7 +790,7 @@ static int blk_sum_of_squares(emitter *E, blk_state *B, const g_value *x)
     put(E, "%*stx_acc = tx_p_red_sq_aff(tx_bn, ", 4 * B->depth, "");
     put_sum_args(E, a, ca, b, cb);
     if (div)
-        put(E, ", 1, tx_s%d, tx_acc);\n", dv.s);
+        put(E, ", %d, tx_s%d, tx_acc);\n", div, dv.s);
     else
         put(E, ", 0, 0.0, tx_acc);\n");
     return 1;

@@ -1002,6 +1002,7 @@ START_TEST(products_of_sums)
     pow_fn *pw = (pow_fn *)prim(s, "tx_p_pow");
     red_sq_aff_fn *red_sq = (red_sq_aff_fn *)prim(s, "tx_p_red_sq_aff");
     scalar_fn *divr = (scalar_fn *)prim(s, "tx_p_divr");
+    scalar_fn *divrf = (scalar_fn *)prim(s, "tx_p_divrf");
     red_fn *red_sum = (red_fn *)prim(s, "tx_p_red_sum");
     div_aff_fn *div_aff = (div_aff_fn *)prim(s, "tx_p_div_aff");
     binary_fn *dvd = (binary_fn *)prim(s, "tx_p_div");
@@ -1039,14 +1040,16 @@ START_TEST(products_of_sums)
                                       (long)i, d[i], w[i]);
                 }
                 /* the sum of the squares, each divided by a number or not:
-                   tx_p_sq_aff, tx_p_divr, tx_p_red_sum */
-                static const double dvs[] = {1024, 3, 0x1p-1030, 0.0, -7};
-                for (int k = 0; k < 6; k++) {
-                    int div = k < 5;
-                    double dv = div ? dvs[k] : 0, acc = 0.375 * (q + 1), r1, r2;
+                   tx_p_sq_aff, tx_p_divr (div 1) or tx_p_divrf (div 2, an
+                   f32 product's: 3 and 2^-126 tell the two apart), then
+                   tx_p_red_sum */
+                static const double dvs[] = {1024, 3, 0x1p-1030, 0.0, -7, 0x1p-126, 0x1p126};
+                for (int k = 0; k < 15; k++) {
+                    int div = k < 14 ? 1 + k / 7 : 0;
+                    double dv = div ? dvs[k % 7] : 0, acc = 0.375 * (q + 1), r1, r2;
                     sq_aff(n, a, x, b, withz ? z : NULL, c, w);
                     if (div)
-                        divr(n, w, dv, w);
+                        (div == 1 ? divr : divrf)(n, w, dv, w);
                     r1 = red_sum(n, w, acc);
                     r2 = red_sq(n, a, x, b, withz ? z : NULL, c, div, dv, acc);
                     CHECK_SAME(r2, r1, "%s red_sq_aff q %d z %d div %d dv %a n=%ld: %a, want %a", set_names[s], q,
@@ -1101,11 +1104,14 @@ START_TEST(products_with_a_term)
     scale_add_fn *scale_add = (scale_add_fn *)prim(s, "tx_p_scale_add");
     binary_fn *mul = (binary_fn *)prim(s, "tx_p_mul");
     scalar_fn *divr = (scalar_fn *)prim(s, "tx_p_divr");
+    scalar_fn *divrf = (scalar_fn *)prim(s, "tx_p_divrf");
     guarded gd = guard_new();
     static double x[MAXN], y[MAXN], z[MAXN], w[MAXN], p[MAXN], yd[MAXN], want[MAXN], tmp[MAXN];
     static const double coefs[][3] = {{1, 1, -0.75}, {1, -1, 2.5}, {-2, 0.5, 0}, {1, 0.5, -0.0}};
     static const double es[] = {1, -1, 0.5};
-    static const double dvs[] = {1024, 3, 0x1p-1030, -0.0, -7};
+    /* div 1 divides as tx_p_divr, div 2 as tx_p_divrf (an f32 product's:
+       3 and 2^-126 tell the two apart) */
+    static const double dvs[] = {1024, 3, 0x1p-1030, -0.0, -7, 0x1p-126, 0x1p126};
     for (int l = 0; l < NLEN; l++) {
         int64_t n = lengths[l];
         fill_random(x, n, 1);
@@ -1138,13 +1144,13 @@ START_TEST(products_with_a_term)
                 /* (y or y/dv) * (a*x + b*z or a*x + c) + e*w */
                 for (int q = 0; q < 4; q++)
                     for (int withz = 0; withz < 2; withz++)
-                        for (int dk = 0; dk < 6; dk++) {
-                            int div = dk < 5;
-                            double a = coefs[q][0], b = coefs[q][1], c = coefs[q][2], dv = div ? dvs[dk] : 0;
+                        for (int dk = 0; dk < 15; dk++) {
+                            int div = dk < 14 ? 1 + dk / 7 : 0;
+                            double a = coefs[q][0], b = coefs[q][1], c = coefs[q][2], dv = div ? dvs[dk % 7] : 0;
                             for (int64_t i = 0; i < n; i++)
                                 yd[i] = y[i];
                             if (div)
-                                divr(n, y, dv, yd);
+                                (div == 1 ? divr : divrf)(n, y, dv, yd);
                             for (int first = 0; first < 2; first++) {
                                 mul_aff(n, first, yd, a, x, b, withz ? z : NULL, c, p);
                                 if (withw)

@@ -1,6 +1,8 @@
 """tensorexpr.compile/load and Program calls: outputs, out=, dims, sparse
 maps, errors, the generated C, the graph, threads and the GIL."""
+import functools
 import os
+import re
 import threading
 import time
 
@@ -515,6 +517,12 @@ def test_functions_of_sums(dtype, expr, ref):
         np.testing.assert_allclose(got[fin], want[fin], rtol=1e-14, atol=1e-15)
 
 
+def _calls(prog, prim):
+    # whether PROG's generated C calls primitive PRIM on a block (its
+    # definition is in the text of every program that uses the primitives)
+    return re.search(r"\b%s\(tx_" % prim, prog.c_source()) is not None
+
+
 def _rows_case(expr, ref, prim, dtype, seed, extra=None):
     # Y("i,j") = EXPR over X[5,2100] (NaN, infinities and -0 in its rows),
     # b[2100], m[5], all f64 or all f32; PRIM must be in the C; the result
@@ -535,7 +543,7 @@ def _rows_case(expr, ref, prim, dtype, seed, extra=None):
     if dtype == np.float32:  # all three f32, the arithmetic in double
         X, b, m = X.astype(np.float32), b.astype(np.float32), m.astype(np.float32)
     prog = tx.compile(src)
-    assert prim in prog.c_source()
+    assert _calls(prog, prim)
     with np.errstate(all="ignore"):
         got = prog(X=X, b=b, m=m)["Y"]
         want = ref(X.astype(np.float64), b.astype(np.float64), m.astype(np.float64)).astype(dtype)
@@ -578,7 +586,7 @@ def test_max_min_of_a_number(expr, ref):
     X[2, ::41] = np.inf
     X[3, ::43] = -np.inf
     prog = tx.compile(src)
-    assert "tx_p_maxs" in prog.c_source() or "tx_p_mins" in prog.c_source()
+    assert _calls(prog, "tx_p_maxs") or _calls(prog, "tx_p_mins")
     got = prog(X=X)["Y"]
     np.testing.assert_array_equal(got, ref(X))
 
@@ -629,7 +637,7 @@ def test_functions_of_scaled_blocks(expr, ref):
     X[3, ::43] = -0.0
     X[3, ::44] = 0.0
     prog = tx.compile(src)
-    assert "tx_p_map_aff" in prog.c_source()
+    assert _calls(prog, "tx_p_map_aff")
     with np.errstate(all="ignore"):
         got = prog(X=X)["Y"]
         want = ref(X)
@@ -661,7 +669,7 @@ def test_comparisons_with_a_number(expr, ref, prim):
     X[3, ::43] = -0.0
     X[3, ::44] = 0.5
     prog = tx.compile(src)
-    assert prim in prog.c_source()
+    assert _calls(prog, prim)
     with np.errstate(all="ignore"):
         got = prog(X=X)["Y"]
         want = ref(X)
@@ -670,9 +678,11 @@ def test_comparisons_with_a_number(expr, ref, prim):
     assert np.array_equal(np.signbit(got[num]), np.signbit(want[num]))
 
 
-def _recip_times(b, m):
-    # tx_p_divr's b / m: b times the reciprocal of the row's number
-    return b[None, :] * (1.0 / m[:, None])
+def _recip_times(b, m, f32=False):
+    # tx_p_divr's b / m: b times the reciprocal of the row's number; an f32
+    # product's (tx_p_divrf) rounds that reciprocal to float first
+    r = 1.0 / m[:, None]
+    return b[None, :] * (r.astype(np.float32).astype(np.float64) if f32 else r)
 
 
 @pytest.mark.parametrize("expr,ref,prim", [
@@ -682,7 +692,7 @@ def _recip_times(b, m):
     ('(X("i,j") - m("i")) * b("j") + b("j")', lambda X, b, m: (X - m[:, None]) * b + b, "tx_p_mul_aff_add"),
     ('b("j") * (X("i,j") + 2) - X("i,j")', lambda X, b, m: b * (X + 2) - X, "tx_p_mul_aff_add"),
     ('(X("i,j") - m("i")) / m("i") * b("j") + b("j")',
-     lambda X, b, m: _recip_times(b, m) * (X - m[:, None]) + b, "tx_p_mul_aff_add"),
+     lambda X, b, m, f32=False: _recip_times(b, m, f32) * (X - m[:, None]) + b, "tx_p_mul_aff_add"),
 ])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_products_with_a_term(expr, ref, prim, dtype):
@@ -690,11 +700,11 @@ def test_products_with_a_term(expr, ref, prim, dtype):
     # the block perhaps divided by a number) with a term added runs in one
     # pass (x * g + b, a layer norm's last step): the bits of the product
     # rounded, then the sum, NaN, infinities and signed zeros included. f32
-    # tensors likewise, in double and rounded once when stored (the f32 form
-    # of a division by a number, whose reciprocal is rounded to float, is
-    # not fused)
+    # tensors likewise, in double and rounded once when stored; an f32
+    # division by a number, in the same pass, multiplies by the reciprocal
+    # rounded to float (tx(5))
     if dtype == np.float32 and "/" in expr:
-        pytest.skip("an f32 division by a number rounds its reciprocal to float")
+        ref = functools.partial(ref, f32=True)
 
     def negative_zeros(X, b):
         b[::53] = -0.0
@@ -706,20 +716,24 @@ def test_products_with_a_term(expr, ref, prim, dtype):
     ('(X("i,j") - Z("i,j"))^2', lambda X, Z: ((X - Z) ** 2).sum(1)),
     ('(X("i,j") * 2 + 1)^2 / 3', lambda X, Z: ((X * 2 + 1) ** 2 / 3).sum(1)),
 ])
-def test_sums_of_squares(expr, ref):
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_sums_of_squares(expr, ref, dtype):
     # a sum of squares of a sum of two terms (a variance, a mean square
     # error), each divided by a number or not, folds in one pass
-    # (tx_p_red_sq_aff): numpy's values; a NaN or an infinity in a row
-    # gives numpy's NaN or infinity
-    src = ('in X[n,k], Z[n,k];\nout v[n];\nlet mu("i") = X("i,j") / k;\nv("i") = %s;\n' % expr)
+    # (tx_p_red_sq_aff), f32 tensors too (in double, the division's
+    # reciprocal rounded to float, check_prims compares the bits): numpy's
+    # values; a NaN or an infinity in a row gives numpy's NaN or infinity
+    t = "f32 " if dtype == np.float32 else ""
+    src = ('in %sX[n,k], Z[n,k];\nout %sv[n];\nlet mu("i") = X("i,j") / k;\nv("i") = %s;\n' % (t, t, expr))
     rng = np.random.default_rng(14)
-    X = rng.standard_normal((6, 3001))
-    Z = rng.standard_normal((6, 3001))
+    X = rng.standard_normal((6, 3001)).astype(dtype)
+    Z = rng.standard_normal((6, 3001)).astype(dtype)
     X[1, 17] = np.nan
     X[2, 29] = np.inf
     prog = tx.compile(src)
-    assert "tx_p_red_sq_aff" in prog.c_source()
+    assert _calls(prog, "tx_p_red_sq_aff")
     with np.errstate(all="ignore"):
         got = prog(X=X, Z=Z)["v"]
-        want = ref(X, Z)
-    np.testing.assert_allclose(got, want, rtol=1e-13)
+        want = ref(X.astype(np.float64), Z.astype(np.float64))
+    assert got.dtype == dtype
+    np.testing.assert_allclose(got, want, rtol=1e-13 if dtype == np.float64 else 1e-6)
