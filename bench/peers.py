@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """peers.py — tensorexpr against numpy AND torch (CPU) on the kernels of
-issue 13, side by side in one process, f64 (and f32 for softmax, a dense
-layer, ReLU and column sums), with the machine's stream bandwidth and a
+issue 13, side by side in one process, f64 (and f32 for softmax, layer
+norm, a dense layer, ReLU and column sums), with the machine's stream bandwidth and a
 compile-latency case.
 
     OPENBLAS_NUM_THREADS=N /usr/bin/python3 bench/peers.py --threads N [--quick]
@@ -103,8 +103,8 @@ out r[n];
 let mx("i") = reduce(max, X("i,j"));
 r("i") = mx("i") + log(reduce(+, exp(X("i,k") - mx("i"))));
 '''
-LAYERNORM = '''in X[n,m], g[m], b[m];
-out Y[n,m];
+LAYERNORM = '''in {t} X[n,m], g[m], b[m];
+out {t} Y[n,m];
 let mu("i") = X("i,j") / m;
 let D("i,j") = X("i,j") - mu("i");
 let var("i") = D("i,j")^2 / m;
@@ -166,9 +166,13 @@ def cases(rng, quick):
     n, m = q(1000, 200), q(1024, 256)
     X = rng.standard_normal((n, m))
     g, b = rng.standard_normal(m), rng.standard_normal(m)
-    add('layer norm', '%dx%d' % (n, m), LAYERNORM, {'X': X, 'g': g, 'b': b}, {'Y': np.zeros((n, m))},
-        lambda X=X, g=g, b=b: layernorm_np(X, g, b),
+    add('layer norm', '%dx%d' % (n, m), LAYERNORM.format(t='f64'), {'X': X, 'g': g, 'b': b},
+        {'Y': np.zeros((n, m))}, lambda X=X, g=g, b=b: layernorm_np(X, g, b),
         lambda t, m=m: torch.nn.functional.layer_norm(t['X'], (m,), t['g'], t['b'], 1e-5), 16.0 * n * m)
+    X32, g32, b32 = X.astype(np.float32), g.astype(np.float32), b.astype(np.float32)
+    add('layer norm f32', '%dx%d' % (n, m), LAYERNORM.format(t='f32'), {'X': X32, 'g': g32, 'b': b32},
+        {'Y': np.zeros((n, m), np.float32)}, lambda X32=X32, g32=g32, b32=b32: layernorm_np(X32, g32, b32),
+        lambda t, m=m: torch.nn.functional.layer_norm(t['X'], (m,), t['g'], t['b'], 1e-5), 8.0 * n * m, True)
     for (n, k, m) in [(q(1000, 200), q(500, 100), q(500, 100)), (64, 256, 256)]:
         Xd = rng.standard_normal((n, k)) / np.sqrt(k)
         W = rng.standard_normal((k, m))
