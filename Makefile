@@ -220,7 +220,12 @@ fuzz: deps
 	ASAN_OPTIONS=detect_leaks=1 $(FUZZ_DIR)/fuzz_compile -max_total_time=$(FUZZ_SECONDS) -max_len=4096 \
 	    -timeout=20 -rss_limit_mb=4096 -print_final_stats=1 $(FUZZ_DIR)/corpus 2>&1 | tail -25
 
+# the benchmarks' second peer: Debian's torch, installed when missing if
+# we are root (else its columns read "-")
+BENCH_PACKAGES := python3-torch
+
 bench: deps
+	@$(MAKE) -s deps DEB_PACKAGES="$(BENCH_PACKAGES)" || echo "make bench: without $(BENCH_PACKAGES), torch's columns read -"
 	$(MAKE) all
 	sh bench/run.sh
 
