@@ -285,6 +285,27 @@ def _build(subscripts, ops, dtype, order="K"):
     return e
 
 
+def _value_typed(ops):
+    """Whether numpy may type the result of OPS (arrays) by the value of a
+    0-d one: a 0-d operand among operands of two dtypes or more."""
+    return any([o.ndim == 0 for o in ops]) and len(set([o.dtype for o in ops])) > 1
+
+
+def _value_dtype(ops):
+    """numpy's result type for OPS (arrays) where it differs from the
+    promotion of their dtypes, else None. numpy before 2.0 types a 0-d
+    operand by its value (np.result_type(x32, np.float64(0.5)) is float32:
+    einsum then computes in float32), numpy 2 by its dtype (NEP 50); this
+    asks the installed numpy."""
+    if not _value_typed(ops):
+        return None
+    try:
+        by_value, by_dtype = np.result_type(*ops), np.result_type(*[o.dtype for o in ops])
+    except TypeError:
+        return None
+    return by_value if by_value != by_dtype and by_value in _F else None
+
+
 def _get(key, subscripts, ops, dtype, order="K"):
     e = _cache.get(key)
     if e is not None:
@@ -298,7 +319,7 @@ def _get(key, subscripts, ops, dtype, order="K"):
                     del _cache[k]
                     _direct.pop(_direct_key(k), None)
             _cache[key] = e
-            if e.direct and dtype is None and order == "K":
+            if e.direct and dtype is None and order == "K" and not _value_typed(ops):
                 _direct[_direct_key(key)] = (e.mem_shape, e.out_dtype, e.ptrs, e.lock, e.args, e.prog, e.out0,
                                              e.perm)
         return e
@@ -309,7 +330,10 @@ def einsum(subscripts, *operands, out=None, dtype=None, order="K", casting="safe
     tensorexpr kernel compiled once per (subscripts, shapes, strides, dtypes)
     and cached. float32, float64, complex64 and complex128, mixed as numpy
     mixes them (float32 with complex128 is complex128, float64 with
-    complex64 is complex128); integer and bool operands need dtype=.
+    complex64 is complex128; a 0-d operand typed by its value where the
+    installed numpy does so, before numpy 2.0: a float64 number with a
+    float32 matrix computes in float32); integer and bool operands need
+    dtype=.
     order is numpy's: 'C' a C-ordered result, 'F' a Fortran-ordered one,
     'A' Fortran when every operand is, else C; 'K' (the default) lets a
     contraction of two operands lay its result out as its matrix product
@@ -443,6 +467,8 @@ def einsum(subscripts, *operands, out=None, dtype=None, order="K", casting="safe
     if not isinstance(subscripts, str):
         subscripts, operands = _interleaved((subscripts,) + operands)
     ops = [o if type(o) is np.ndarray else np.asarray(o) for o in operands]
+    if dtype is None:  # a 0-d operand may type the result by its value (numpy < 2): computed in that type
+        dtype = _value_dtype(ops)
     if order == "A":
         order = "F" if all(o.flags.f_contiguous for o in ops) else "C"
     key = _key(subscripts, dtype, ops) + (() if order == "K" else (order,))

@@ -79,6 +79,25 @@ def test_mixed_dtypes_and_dtype_argument():
         tx.einsum("ij->j", i)
 
 
+@pytest.mark.parametrize("subs", [",ij->ij", "ij,->ij", ",ij->", "i,,i->"])
+def test_number_operands_typed_as_numpy_types_them(subs):
+    # a 0-d operand among operands of other dtypes: numpy before 2.0 types
+    # the result by its value (a 0-d float64 holding 0.5 with a float32
+    # matrix gives float32, one holding 1e300 float64; complex likewise),
+    # numpy 2 by its dtype; tensorexpr asks the installed numpy. Called
+    # again and again with both values, from the cache and the direct path
+    m32 = arr(3, 4, dtype=np.float32)
+    for value in [np.float64(0.5), np.array(1e300), np.float64(0.25), np.array(0.5 + 1j), np.float32(2), 3.0]:
+        ops = [np.asarray(value) if not t else (m32 if t == "ij" else m32[0]) for t in subs.split("->")[0].split(",")]
+        for _ in range(3):
+            with np.errstate(all="ignore"):
+                want = np.einsum(subs, *ops)
+                got = tx.einsum(subs, *ops)
+            assert np.asarray(got).dtype == np.asarray(want).dtype, (subs, value)
+            assert type(got) is type(want), (subs, value)
+            close(got, want, np.float32 if np.asarray(want).dtype in (np.float32, np.complex64) else np.float64)
+
+
 def carr(*shape, dtype=np.complex128):
     return (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(dtype)
 
