@@ -189,7 +189,12 @@ def _build(subscripts, ops, dtype, order="K"):
             elif n != 1 and n != ext[c]:
                 raise ValueError("operands could not be broadcast together with remapped shapes "
                                  "[original->remapped]: label '%s' has extents %d and %d" % (_label(c), ext[c], n))
-    if dtype is not None:
+    # one operand, nothing summed: numpy returns a view (a transpose, a
+    # diagonal) of the operand, whatever dtype= says, and so does this
+    view = len(ops) == 1 and set(outl) == set(expanded[0])
+    if view:
+        out_dtype = ops[0].dtype
+    elif dtype is not None:
         dtype = np.dtype(dtype)
         check_numeric(np.empty(0, dtype), "einsum dtype=")
         if dtype not in _F:
@@ -213,9 +218,7 @@ def _build(subscripts, ops, dtype, order="K"):
     e.view = None
     if e.zeros:
         return e
-    if len(ops) == 1 and set(outl) == set(expanded[0]) and (dtype is None or dtype == ops[0].dtype):
-        # one operand, nothing summed: numpy returns a view (a transpose, a
-        # diagonal), and so does this; the strides are part of the cache key
+    if view:  # the strides are part of the cache key
         t, a = expanded[0], ops[0]
         if len(set(t)) == len(t):
             e.view = (tuple(t.index(c) for c in outl), None)
@@ -340,7 +343,9 @@ def einsum(subscripts, *operands, out=None, dtype=None, order="K", casting="safe
     makes it, returned as a transposed view (as numpy.einsum(optimize=True)
     and torch.einsum return it), which spares a permuting copy; with one
     operand a view where nothing is summed, else C order. casting applies
-    to out=; optimize is accepted and ignored (tensorexpr picks the
+    to dtype= (the operands' cast: by default float64 to float32 is a
+    TypeError) and to out=; a view of one operand ignores dtype=, as
+    numpy's does. optimize is accepted and ignored (tensorexpr picks the
     contraction order)."""
     # the common call first: ndarrays (exactly: their data pointer is read
     # from the object), no dtype= or out=, whose (subscripts, shapes,
@@ -467,6 +472,7 @@ def einsum(subscripts, *operands, out=None, dtype=None, order="K", casting="safe
     if not isinstance(subscripts, str):
         subscripts, operands = _interleaved((subscripts,) + operands)
     ops = [o if type(o) is np.ndarray else np.asarray(o) for o in operands]
+    cast_check = dtype is not None  # numpy casts the operands to dtype= by casting=
     if dtype is None:  # a 0-d operand may type the result by its value (numpy < 2): computed in that type
         dtype = _value_dtype(ops)
     if order == "A":
@@ -481,6 +487,11 @@ def einsum(subscripts, *operands, out=None, dtype=None, order="K", casting="safe
                                  "complex128; pass "
                                  "dtype=float (or convert the operand)" % (k, o.dtype))
         e = _get(key, subscripts, ops, dtype, order)
+    if cast_check and e.view is None:
+        for o in ops:
+            if not np.can_cast(o, e.out_dtype, casting=casting):
+                raise TypeError("Cannot cast array data from %r to %r according to the rule %r"
+                                % (o.dtype, e.out_dtype, casting))
     if out is not None:
         if not isinstance(out, np.ndarray):
             raise TypeError("einsum: out must be a numpy array")

@@ -98,6 +98,27 @@ def test_number_operands_typed_as_numpy_types_them(subs):
             close(got, want, np.float32 if np.asarray(want).dtype in (np.float32, np.complex64) else np.float64)
 
 
+@pytest.mark.filterwarnings("ignore::numpy.ComplexWarning")  # the unsafe complex to real casts, both sides
+def test_dtype_argument_casts_safely_and_views_ignore_it():
+    # numpy casts the operands to dtype= by casting= ('safe' by default:
+    # float64 to float32 is a TypeError), except where it returns a view of
+    # one operand (a transpose, a diagonal): there dtype= is not used
+    x64, x32 = arr(3, 4), arr(3, 4, dtype=np.float32)
+    for subs, ops, dt in [("ij,jk", (x64, x64.T), np.float32), ("ij->i", (x64,), np.float32),
+                          ("ij,j->i", (arr(3, 4, dtype=np.complex128), x64[0]), np.float64)]:
+        with pytest.raises(TypeError):
+            np.einsum(subs, *ops, dtype=dt)
+        with pytest.raises(TypeError, match="according to the rule 'safe'"):
+            tx.einsum(subs, *ops, dtype=dt)
+        close(tx.einsum(subs, *ops, dtype=dt, casting="unsafe"), np.einsum(subs, *ops, dtype=dt, casting="unsafe"),
+              np.float32 if dt == np.float32 else np.float64)
+    for subs, ops, dt in [("ij->ji", (x64,), np.float32), ("ii->i", (arr(3, 3, dtype=np.float32),), np.float64),
+                          ("ij->ji", (np.arange(6).reshape(2, 3),), np.float64), ("ij", (x32,), np.complex128)]:
+        want, got = np.einsum(subs, *ops, dtype=dt), tx.einsum(subs, *ops, dtype=dt)
+        assert got.dtype == want.dtype == ops[0].dtype
+        np.testing.assert_array_equal(got, want)
+
+
 def carr(*shape, dtype=np.complex128):
     return (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(dtype)
 
