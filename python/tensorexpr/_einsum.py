@@ -495,6 +495,8 @@ def einsum(subscripts, *operands, out=None, dtype=None, order="K", casting="safe
     if out is not None:
         if not isinstance(out, np.ndarray):
             raise TypeError("einsum: out must be a numpy array")
+        if not out.flags.writeable:  # numpy: ValueError too
+            raise ValueError("einsum: out is read-only")
         if out.shape != e.out_shape:
             raise ValueError("einsum: out has shape %s; the result's is %s" % (out.shape, e.out_shape))
         if not np.can_cast(e.out_dtype, out.dtype, casting="safe" if casting == "safe" else casting):

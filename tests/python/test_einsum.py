@@ -182,6 +182,24 @@ def test_out():
     close(S, ref)
 
 
+@pytest.mark.parametrize("subs", ["ij,jk->ik", "ij,jk->ki", "ij->j", "ij,ij->ij"])
+def test_read_only_out_is_refused(subs):
+    # numpy raises ValueError for a read-only out=, and writes nothing; so
+    # does this, on the first call and on a repeated one (the direct path)
+    a, b = arr(3, 4), arr(4, 5)
+    ops = (a, b if "jk" in subs else a) if "," in subs else (a,)
+    shape = np.einsum(subs, *ops).shape
+    for _ in range(2):
+        o = np.zeros(shape)
+        tx.einsum(subs, *ops, out=np.zeros(shape))  # the program is cached
+        o.flags.writeable = False
+        with pytest.raises(ValueError):
+            np.einsum(subs, *ops, out=o)
+        with pytest.raises(ValueError, match="read-only"):
+            tx.einsum(subs, *ops, out=o)
+        assert not o.any()
+
+
 def test_zero_extent():
     close(tx.einsum("ij,jk->ik", arr(3, 0), arr(0, 4)), np.einsum("ij,jk->ik", arr(3, 0), arr(0, 4)))
     close(tx.einsum("ij->i", arr(0, 3)), np.einsum("ij->i", arr(0, 3)))
