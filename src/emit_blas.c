@@ -146,11 +146,21 @@ static int operand_var(const g_value *w)
     return w->op == OP_INDEX ? w->in[0]->var : -1;
 }
 
+/* What a dot's statement adds to tx_alpha * dot for store OP ('=', '+',
+   '-') in SUMMED loops over summed labels: nothing (the dot is all), the
+   old C (+= and -=), or the old C from the second call of the loops on
+   (the first writes C; beta = 0 must not read C, which may hold anything,
+   even NaN). */
+static const char *dot_tail(int op, int summed)
+{
+    return op == '=' && !summed ? "" : op == '=' ? " + (tx_beta == 0 ? 0 : tx_beta * *tx_c)" : " + tx_beta * *tx_c";
+}
+
 /* The call of a plan whose operands include a strided binding: its layout
-   decided from the strides. 0 if BLAS cannot read one of them (that one is
-   then marked to be staged). */
+   decided from the strides, in SUMMED loops over summed labels. 0 if BLAS
+   cannot read one of them (that one is then marked to be staged). */
 static int put_strided_call(emitter *E, const g_value *v, const mode_seq *sa, const mode_seq *sb,
-                            const mode_seq *sc, const char *x, int cvar)
+                            const mode_seq *sc, const char *x, int cvar, int summed)
 {
     const blas_plan *p = v->blas;
     int ta, tb, tc, ok = 1;
@@ -173,8 +183,7 @@ static int put_strided_call(emitter *E, const g_value *v, const mode_seq *sa, co
             put(E, "*tx_c = (%s)(tx_alpha * %s%sdot(%s(int)%lld, tx_a, %lld, tx_b, %lld)%s);\n", ctype(v->dt),
                 mpi_plan_dot_rows(E->T->distributed, v) ? "tx_mpi_" : "cblas_", x,
                 mpi_plan_dot_rows(E->T->distributed, v) ? "tx_comm, " : "", (long long)size, (long long)inc[0],
-                (long long)inc[1],
-                p->store && p->store->store_op != '=' ? " + tx_beta * *tx_c" : "");
+                (long long)inc[1], dot_tail(p->store ? p->store->store_op : '=', summed));
         return ok;
     }
     if (p->nn == 0 || p->nm == 0) { /* gemv: y = M v */
@@ -351,7 +360,7 @@ void emit_blas(emitter *E, const g_value *v)
         /* when it cannot, the code is made again with the operand staged;
            a row-major operand it cannot read has a leading dimension past
            BLAS's int, which the check above has already refused */
-        if (!put_strided_call(E, v, &sa, &sb, &sc, x, p->store ? p->store->var : -1))
+        if (!put_strided_call(E, v, &sa, &sb, &sc, x, p->store ? p->store->var : -1, summed_loops))
             put(E, "{ tx_status = %d; goto tx_done; }\n", too_large);
     } else if (p->nm == 0 && p->nn == 0 && cx) { /* the unconjugated dot, then C = alpha dot (+ C) */
         put(E, "{\n%*s%s tx_d;\n%*scblas_%sdotu_sub(", 4 * depth + 4, "", t, 4 * depth + 4, "", x);
@@ -375,9 +384,7 @@ void emit_blas(emitter *E, const g_value *v)
         put_stride(E, &sa, ak);
         put(E, ", tx_b, ");
         put_stride(E, &sb, bk);
-        /* beta = 0 must not read C, which may hold anything (even NaN) */
-        put(E, ")%s);\n", op == '=' && !summed_loops ? "" : op == '=' ? " + (tx_beta == 0 ? 0 : tx_beta * *tx_c)"
-                                                                    : " + tx_beta * *tx_c");
+        put(E, ")%s);\n", dot_tail(op, summed_loops));
     } else if (p->nn == 0) { /* y[m] = A[m x k] x[k] */
         put_gemv(E, x, &sa, p->m, p->nm, p->k, p->nk, "tx_a", "tx_b", &sb, bk, &sc, cm);
     } else if (p->nm == 0) { /* y[n] = B[k x n]^T x[k] */

@@ -374,7 +374,10 @@ STRIDED = [("ij,jk->ik", [(6, 5), (5, 7)]), ("ij,j->i", [(6, 5), (5,)]), ("i,i->
            # reductions whose loop order follows the layout (the summed label outside
            # when the output's label has the smallest stride), rows longer than a block
            ("ij->j", [(37, 300)]), ("ij->i", [(300, 37)]), ("ijk->ik", [(5, 6, 300)]),
-           ("ijk,jk->ik", [(5, 6, 300), (6, 300)]), ("ijk->j", [(7, 5, 40)])]
+           ("ijk,jk->ik", [(5, 6, 300), (6, 300)]), ("ijk->j", [(7, 5, 40)]),
+           # dots in loops over a summed label: each call adds to the last
+           # (a strided operand's dot once kept only the last call's)
+           ("bcd,cb->d", [(130, 3, 3), (3, 130)]), ("bc,cb->", [(130, 3), (3, 130)])]
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
