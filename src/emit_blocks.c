@@ -369,17 +369,23 @@ static int product_of_blocks(emitter *E, blk_state *B, const g_value *v)
            !blk_is_number(E, B, v->in[1]);
 }
 
+/* How a real product of type DT divides by a number, as the DIV of
+   tx_p_mul_aff_add and tx_p_red_sq_aff (tx_p_div_recip): 1 an f64 one
+   (tx_p_divr's division), 2 an f32 one (tx_p_divrf's). */
+static int number_division(dtype dt)
+{
+    return dt == DT_F64 ? 1 : 2;
+}
+
 /* Whether Y is an inlined real block divided by a number (y / c: g / s
-   in a normalisation): 1 for an f64 product (tx_p_divr's division), 2 for
-   an f32 one (tx_p_divrf's), else 0: the DIV of tx_p_mul_aff_add and
-   tx_p_red_sq_aff. */
+   in a normalisation): its number_division, else 0. */
 static int block_over_number(emitter *E, blk_state *B, const g_value *y)
 {
     if (!(y->inlined && y->op == OP_CONTRACT && real_dt(y->dt) && y->nin == 2 && y->coef == 1 &&
           y->coef_in[0] == 1 && y->coef_in[1] < 0 && !blk_is_number(E, B, y->in[0]) &&
           blk_is_number(E, B, y->in[1])))
         return 0;
-    return y->dt == DT_F64 ? 1 : 2;
+    return number_division(y->dt);
 }
 
 /* For V an inlined real sum of two terms: the term (0 or 1) that is, with
@@ -396,6 +402,17 @@ static int product_term(emitter *E, blk_state *B, const g_value *v)
             return i;
     }
     return -1;
+}
+
+/* For V an inlined real sum of three terms or more: its last term when
+   that is a product of two blocks with coefficient 1, which then joins the
+   sum of the others in their last pass (tx_p_mul_add: x*y + 1*d is
+   d + x*y, the same bits), else NULL. */
+static const g_value *last_product_term(emitter *E, blk_state *B, const g_value *v)
+{
+    if (!v->inlined || v->op != OP_ADD || v->nin < 3 || !real_dt(v->dt) || v->coef_in[v->nin - 1] != 1)
+        return NULL;
+    return product_of_blocks(E, B, v->in[v->nin - 1]) ? v->in[v->nin - 1] : NULL;
 }
 
 /* V as product_term clears it, p + c*w with p its term PI: one
@@ -506,13 +523,7 @@ static blk_val blk_eval_(emitter *E, blk_state *B, const g_value *v)
     int pi = product_term(E, B, v);
     if (pi >= 0)
         return blk_product_with_a_term(E, B, v, pi, top, target, base);
-    /* a sum of three terms or more whose last is a product of two blocks
-       with coefficient 1: that product joins the sum of the others in
-       its pass (tx_p_mul_add: x*y + 1*d is d + x*y, the same bits) */
-    const g_value *lp = v->inlined && v->op == OP_ADD && v->nin >= 3 && real_dt(v->dt) &&
-                                v->coef_in[v->nin - 1] == 1 && product_of_blocks(E, B, v->in[v->nin - 1])
-                            ? v->in[v->nin - 1]
-                            : NULL;
+    const g_value *lp = last_product_term(E, B, v);
     blk_val in[64];
     in[0] = in[1] = blk_val_of(r);
     for (int i = 0; i < v->nin - (lp != NULL) && i < 64; i++)
@@ -580,9 +591,9 @@ static blk_val blk_eval_(emitter *E, blk_state *B, const g_value *v)
             put_op(E, x.o);
             put(E, ", ");
             put_op(E, y.o);
-            put(E, ", 1.0, ");
-            put_op(E, d);
-            put(E, ", 0.0, ");
+            put(E, ", ");
+            put_term_args(E, blk_val_of(d), 1.0);
+            put(E, ", ");
             put_op(E, d);
             put(E, ");\n");
         }
@@ -776,7 +787,7 @@ static int blk_sum_of_squares(emitter *E, blk_state *B, const g_value *x)
               (x->in[1]->op == OP_CONST || real_dt(x->in[1]->dt)); /* a number, not a block */
     if (div) {
         sq = x->in[0];
-        div = x->dt == DT_F64 ? 1 : 2; /* tx_p_divr's division, or tx_p_divrf's */
+        div = number_division(x->dt);
     }
     if (!sq->inlined || sq->op != OP_MAP || !product_of_sum(sq))
         return 0;
