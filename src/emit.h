@@ -119,6 +119,8 @@ typedef struct emitter {
     int blk_dest;            /* emit_blocks.c: 1 + N, the next block operation writes the pointer
                                 tx_pN (f64) or tx_qN (f32), the store's target, instead of a
                                 scratch block; 0: none */
+    int blk_dest_f32;        /* with blk_dest: tx_pN is the f32 target (float *), which only a
+                                typed primitive (prims.inc's TX_P_TYPED) writes */
 } emitter;
 
 static inline sema_program *SP(emitter *E) { return E->g->S; }
@@ -308,15 +310,19 @@ typedef struct {
     int nbuf, nptr, depth, label;
     int f32; /* the result is stored as f32: functions of f32 values may run in f32 */
 } blk_state;
-/* An operand of a primitive: a scratch buffer or a direct pointer. */
+/* An operand of a primitive: a scratch buffer (BUF >= 0) or a direct
+   pointer tx_pPTR, a double one or, when F32, a float one (an f32 tensor
+   read in place, or the f32 target), which only the typed forms of the
+   primitives take: F32 1 until the call that takes it has chosen its
+   typed form (blk_typed), 2 after. */
 typedef struct {
-    int buf, ptr;
+    int buf, ptr, f32;
 } blk_op;
 /* Can the primitives evaluate V (with the values fused into it)? Counts
    its nodes into *NEED (scratch buffers at most). */
 int blk_supported(const g_value *v, int *need);
 /* Code leaving the block of V's values in a scratch buffer or a direct
-   pointer; returns which. */
+   double pointer; returns which. */
 blk_op blk_eval(emitter *E, blk_state *B, const g_value *v);
 /* Adds the block of X, a product of two operands (exponents 1, scale 1),
    to the f64 row whose element at the block's start is the C text ROW,

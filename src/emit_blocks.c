@@ -57,6 +57,7 @@ static void put_scratch(emitter *E, int i)
 
 void put_op(emitter *E, blk_op o)
 {
+    TX_ASSERT(o.f32 != 1); /* a float pointer only where blk_typed chose a typed form */
     if (o.ptr >= 0)
         put(E, "tx_p%d", o.ptr);
     else
@@ -106,7 +107,7 @@ static blk_op blk_spread(emitter *E, blk_state *B, blk_val v)
 {
     if (v.s < 0)
         return v.o;
-    blk_op r = {B->nbuf++, -1};
+    blk_op r = {B->nbuf++, -1, 0};
     put(E, "%*stx_p_fill(tx_bn, tx_s%d, ", 4 * B->depth, "", v.s);
     put_scratch(E, r.buf);
     put(E, ");\n");
@@ -118,8 +119,87 @@ static blk_op blk_spread(emitter *E, blk_state *B, blk_val v)
    buffer so that no operand is overwritten before it is read. */
 static blk_op blk_dest(blk_state *B, blk_val a)
 {
-    blk_op d = {a.s < 0 && a.o.buf >= 0 ? a.o.buf : B->nbuf++, -1};
+    blk_op d = {a.s < 0 && a.o.buf >= 0 ? a.o.buf : B->nbuf++, -1, 0};
     return d;
+}
+
+/* The destination of a top operation (TOP set, TARGET the store's
+   target) that a primitive computes in MULTI steps (a later step reading
+   what the first wrote) or not, with TYPED forms or not: the target,
+   unless it is the f32 target and the primitive cannot write it (a
+   result rounded to float between steps would change the bits), else
+   blk_dest for first operand A. */
+static blk_op blk_out(blk_state *B, int top, blk_op target, blk_val a, int typed, int multi)
+{
+    if (top && (!target.f32 || (typed && !multi)))
+        return target;
+    return blk_dest(B, a);
+}
+
+/* Operand V as doubles: an f32 tensor read in place converted into a
+   fresh scratch block, anything else as it is. */
+static blk_val blk_double(emitter *E, blk_state *B, blk_val v)
+{
+    if (v.s >= 0 || !v.o.f32)
+        return v;
+    blk_op r = {B->nbuf++, -1, 0};
+    put(E, "%*stx_p_load_f32(tx_bn, tx_p%d, 1, ", 4 * B->depth, "", v.o.ptr);
+    put_scratch(E, r.buf);
+    put(E, ");\n");
+    return blk_val_of(r);
+}
+
+/* The form of the primitive about to be put, given its operands OPS (N
+   of them; NULLs, numbers and absent blocks ignored) and its destination
+   D (NULL for a reduction), TYPED when it has prims.inc's TX_P_TYPED
+   forms. When every block operand is an f32 tensor read in place:
+   "_fd", or "_ff" when D is the f32 target. Else the operands are made
+   doubles (blk_double) and the form is "_df" when D is the f32 target,
+   "" otherwise. The operands and D that a typed form takes as floats
+   are marked for put_op (F32 2). */
+static int blk_reads_floats(blk_val *ops[], int n, int typed)
+{
+    int nf = 0, nd = 0;
+    for (int i = 0; i < n; i++)
+        if (ops[i] && ops[i]->s < 0 && (ops[i]->o.buf >= 0 || ops[i]->o.ptr >= 0)) {
+            if (ops[i]->o.f32)
+                nf++;
+            else
+                nd++;
+        }
+    return typed && nf > 0 && nd == 0;
+}
+
+static const char *blk_typed(emitter *E, blk_state *B, blk_val *ops[], int n, blk_op *d, int typed)
+{
+    int in_f = blk_reads_floats(ops, n, typed), out_f = d && d->f32;
+    TX_ASSERT(typed || !out_f);
+    for (int i = 0; i < n; i++)
+        if (ops[i] && ops[i]->s < 0 && ops[i]->o.f32) {
+            if (in_f)
+                ops[i]->o.f32 = 2;
+            else
+                *ops[i] = blk_double(E, B, *ops[i]);
+        }
+    if (out_f)
+        d->f32 = 2;
+    return in_f ? (out_f ? "_ff" : "_fd") : out_f ? "_df" : "";
+}
+
+/* blk_typed for a call whose destination is still to be chosen: the
+   operands made doubles first unless a typed form reads them all as
+   floats, then *D = blk_out(B, TOP, TARGET, *OPS[FIRST], TYPED, MULTI),
+   FIRST the operand the result may overwrite (-1: none). */
+static const char *blk_call(emitter *E, blk_state *B, blk_val *ops[], int n, int first, int typed, int multi,
+                            int top, blk_op target, blk_op *d)
+{
+    if (!blk_reads_floats(ops, n, typed))
+        for (int i = 0; i < n; i++)
+            if (ops[i])
+                *ops[i] = blk_double(E, B, *ops[i]);
+    blk_val none = {{-1, -1, 0}, -1};
+    *d = blk_out(B, top, target, first >= 0 ? *ops[first] : none, typed, multi);
+    return blk_typed(E, B, ops, n, d, typed);
 }
 
 static blk_val blk_eval_(emitter *E, blk_state *B, const g_value *v);
@@ -177,7 +257,7 @@ static void put_term_args(emitter *E, blk_val b, double cb)
 {
     num_literal(E->out, cb);
     if (b.s >= 0) {
-        put(E, ", (const double *)0, ");
+        put(E, ", 0, ");
         num_literal(E->out, cb);
         put(E, " * tx_s%d", b.s);
     } else {
@@ -227,7 +307,9 @@ static blk_val blk_map_of_sum(emitter *E, blk_state *B, const g_value *v, int to
     blk_val a, b;
     double ca, cb;
     blk_sum_terms(E, B, v->in[0], &a, &ca, &b, &cb);
-    blk_op d = top ? target : blk_dest(B, a);
+    blk_val *ops[] = {&a, &b};
+    blk_op d;
+    blk_call(E, B, ops, 2, 0, 0, 0, top, target, &d);
     put(E, "%*stx_p_map_aff(tx_bn, %d, ", 4 * B->depth, "", (int)v->fn);
     return put_sum_call_end(E, B, a, ca, b, cb, d, base);
 }
@@ -254,17 +336,19 @@ static int product_of_sum(const g_value *v)
    as in blk_eval_. */
 static blk_val blk_product_of_sum(emitter *E, blk_state *B, const g_value *v, int top, blk_op target, int base)
 {
-    blk_val a, b, y = {{-1, -1}, -1};
+    blk_val a, b, y = {{-1, -1, 0}, -1};
     double ca, cb;
     int sq = v->op == OP_MAP, si = !sq && is_sum_of_two(v->in[1]); /* the sum's factor */
     if (!sq)
         y = blk_val_of(blk_spread(E, B, blk_eval_(E, B, v->in[1 - si])));
     blk_sum_terms(E, B, v->in[si], &a, &ca, &b, &cb);
-    blk_op d = top ? target : blk_dest(B, sq ? a : y);
+    blk_val *ops[] = {&a, &b, &y};
+    blk_op d;
+    const char *f = blk_call(E, B, ops, 3, sq ? 0 : 2, 1, 0, top, target, &d);
     if (sq)
-        put(E, "%*stx_p_sq_aff(tx_bn, ", 4 * B->depth, "");
+        put(E, "%*stx_p_sq_aff%s(tx_bn, ", 4 * B->depth, "", f);
     else {
-        put(E, "%*stx_p_mul_aff(tx_bn, %d, ", 4 * B->depth, "", si == 0);
+        put(E, "%*stx_p_mul_aff%s(tx_bn, %d, ", 4 * B->depth, "", f, si == 0);
         put_op(E, y.o);
         put(E, ", ");
     }
@@ -289,19 +373,21 @@ static int quotient_of_sum(const g_value *v)
    tx_p_div or tx_p_recip). TOP/TARGET and BASE as in blk_eval_. */
 static blk_val blk_quotient_of_sum(emitter *E, blk_state *B, const g_value *v, int top, blk_op target, int base)
 {
-    blk_val y = {{-1, -1}, -1}, a, b;
+    blk_val y = {{-1, -1, 0}, -1}, a, b;
     double ca, cb;
     if (v->nin == 2)
         y = blk_eval_(E, B, v->in[0]);
     blk_sum_terms(E, B, v->in[v->nin - 1], &a, &ca, &b, &cb);
-    blk_op d = top ? target : blk_dest(B, a);
-    put(E, "%*stx_p_div_aff(tx_bn, ", 4 * B->depth, "");
+    blk_val *ops[] = {&a, &b, &y};
+    blk_op d;
+    const char *f = blk_call(E, B, ops, 3, 0, 1, 0, top, target, &d);
+    put(E, "%*stx_p_div_aff%s(tx_bn, ", 4 * B->depth, "", f);
     if (v->nin == 1) {
-        put(E, "(const double *)0, ");
+        put(E, "0, ");
         num_literal(E->out, v->coef);
         put(E, ", ");
     } else if (y.s >= 0)
-        put(E, "(const double *)0, tx_s%d, ", y.s);
+        put(E, "0, tx_s%d, ", y.s);
     else {
         put_op(E, y.o);
         put(E, ", 0.0, ");
@@ -332,7 +418,9 @@ static blk_val blk_map_of_scaled(emitter *E, blk_state *B, const g_value *v, dou
                                  int base)
 {
     blk_val x = blk_val_of(blk_spread(E, B, blk_eval_(E, B, v->in[0]->in[0])));
-    blk_op d = top ? target : blk_dest(B, x);
+    blk_val *ops[] = {&x};
+    blk_op d;
+    blk_call(E, B, ops, 1, 0, 0, 0, top, target, &d);
     put(E, "%*stx_p_map_aff(tx_bn, %d, ", 4 * B->depth, "", (int)v->fn);
     num_literal(E->out, scale);
     put(E, ", ");
@@ -430,13 +518,14 @@ static blk_val blk_product_with_a_term(emitter *E, blk_state *B, const g_value *
     if (!product_of_sum(p)) { /* x * y + c*w */
         blk_val x = blk_eval_(E, B, p->in[0]), y = blk_eval_(E, B, p->in[1]);
         w = blk_eval_(E, B, v->in[1 - pi]);
-        d = top ? target : blk_dest(B, x);
-        put(E, "%*stx_p_mul_add(tx_bn, ", 4 * B->depth, "");
+        blk_val *ops[] = {&x, &y, &w};
+        const char *f = blk_call(E, B, ops, 3, 0, 1, 0, top, target, &d);
+        put(E, "%*stx_p_mul_add%s(tx_bn, ", 4 * B->depth, "", f);
         put_op(E, x.o);
         put(E, ", ");
         put_op(E, y.o);
     } else { /* y * (a*x + b*z) + c*w, y perhaps divided by a number */
-        blk_val a, b, y, dv = {{-1, -1}, -1};
+        blk_val a, b, y, dv = {{-1, -1, 0}, -1};
         double ca, cb;
         int si = is_sum_of_two(p->in[1]), div = block_over_number(E, B, p->in[1 - si]);
         if (div) {
@@ -446,8 +535,9 @@ static blk_val blk_product_with_a_term(emitter *E, blk_state *B, const g_value *
             y = blk_val_of(blk_spread(E, B, blk_eval_(E, B, p->in[1 - si])));
         blk_sum_terms(E, B, p->in[si], &a, &ca, &b, &cb);
         w = blk_eval_(E, B, v->in[1 - pi]);
-        d = top ? target : blk_dest(B, y);
-        put(E, "%*stx_p_mul_aff_add(tx_bn, %d, ", 4 * B->depth, "", si == 0);
+        blk_val *ops[] = {&y, &a, &b, &w};
+        const char *f = blk_call(E, B, ops, 4, 0, 1, 0, top, target, &d);
+        put(E, "%*stx_p_mul_aff_add%s(tx_bn, %d, ", 4 * B->depth, "", f, si == 0);
         put_op(E, y.o);
         if (div)
             put(E, ", %d, tx_s%d, ", div, dv.s);
@@ -463,8 +553,8 @@ static blk_val blk_product_with_a_term(emitter *E, blk_state *B, const g_value *
 static blk_val blk_eval_(emitter *E, blk_state *B, const g_value *v)
 {
     int ind = 4 * B->depth, base = B->nbuf, top = E->blk_dest;
-    blk_op r = {base, -1}, target = {-1, top - 1};
-    E->blk_dest = 0; /* for the top operation only */
+    blk_op r = {base, -1, 0}, target = {-1, top - 1, top && E->blk_dest_f32};
+    E->blk_dest = E->blk_dest_f32 = 0; /* for the top operation only */
     if (!v->inlined) {
         if (v->op == OP_CONST) {
             blk_val c = {r, B->nptr++};
@@ -490,10 +580,12 @@ static blk_val blk_eval_(emitter *E, blk_state *B, const g_value *v)
             buf_free(&stride);
             return c;
         }
-        if (known == 1 && v->dt == DT_F64) {
+        if (known == 1 && (v->dt == DT_F64 || v->dt == DT_F32)) {
+            /* read in place: an f32 tensor by the typed forms (blk_typed) */
             r.buf = -1;
             r.ptr = B->nptr++;
-            put(E, "%*sconst double *tx_p%d = &", ind, "", r.ptr);
+            r.f32 = v->dt == DT_F32;
+            put(E, "%*sconst %s *tx_p%d = &", ind, "", r.f32 ? "float" : "double", r.ptr);
             put_access(E, v);
             put(E, ";\n");
         } else {
@@ -538,15 +630,16 @@ static blk_val blk_eval_(emitter *E, blk_state *B, const g_value *v)
         blk_val a = in[0], b = v->nin > 1 ? in[1] : in[0];
         double ca = v->coef_in[0], cb = v->nin > 1 ? v->coef_in[1] : 0;
         blk_block_first(E, B, &a, &ca, &b, &cb);
-        d = top ? target : blk_dest(B, a);
+        blk_val *ops[] = {&a, v->nin > 1 ? &b : NULL};
+        const char *f = blk_call(E, B, ops, 2, 0, 1, v->nin > 2 || lp, top, target, &d);
         put(E, "%*s", ind, "");
         if (v->nin == 1) { /* c * x: one product (c*x + 0 would lose the sign of a zero) */
-            put(E, "tx_p_muls(tx_bn, ");
+            put(E, "tx_p_muls%s(tx_bn, ", f);
             put_op(E, a.o);
             put(E, ", ");
             num_literal(E->out, ca);
         } else if (b.s >= 0) {
-            put(E, "tx_p_scale_add(tx_bn, ");
+            put(E, "tx_p_scale_add%s(tx_bn, ", f);
             num_literal(E->out, ca);
             put(E, ", ");
             put_op(E, a.o);
@@ -554,7 +647,7 @@ static blk_val blk_eval_(emitter *E, blk_state *B, const g_value *v)
             num_literal(E->out, cb);
             put(E, " * tx_s%d", b.s);
         } else {
-            put(E, "tx_p_axpby(tx_bn, ");
+            put(E, "tx_p_axpby%s(tx_bn, ", f);
             num_literal(E->out, ca);
             put(E, ", ");
             put_op(E, a.o);
@@ -567,6 +660,8 @@ static blk_val blk_eval_(emitter *E, blk_state *B, const g_value *v)
         put_op(E, d);
         put(E, ");\n");
         for (int i = 2; i < v->nin - (lp != NULL); i++) {
+            blk_val dv = blk_val_of(d), *ops_i[] = {&dv, &in[i]};
+            blk_typed(E, B, ops_i, 2, &d, 0);
             if (in[i].s >= 0) {
                 put(E, "%*stx_p_scale_add(tx_bn, 1.0, ", ind, "");
                 put_op(E, d);
@@ -586,7 +681,9 @@ static blk_val blk_eval_(emitter *E, blk_state *B, const g_value *v)
             put(E, ");\n");
         }
         if (lp) {
-            blk_val x = blk_eval_(E, B, lp->in[0]), y = blk_eval_(E, B, lp->in[1]);
+            blk_val x = blk_eval_(E, B, lp->in[0]), y = blk_eval_(E, B, lp->in[1]), dv = blk_val_of(d);
+            blk_val *ops_p[] = {&x, &y, &dv};
+            blk_typed(E, B, ops_p, 3, &d, 0);
             put(E, "%*stx_p_mul_add(tx_bn, ", ind, "");
             put_op(E, x.o);
             put(E, ", ");
@@ -607,30 +704,34 @@ static blk_val blk_eval_(emitter *E, blk_state *B, const g_value *v)
         const char *divs = v->dt == DT_F64 ? "r" : v->dt == DT_F32 ? "rf" : "s";
         if (v->coef_in[0] < 0 || v->nin < 2 || (in[0].s >= 0 && in[1].s >= 0))
             in[0] = blk_val_of(blk_spread(E, B, in[0]));
+        /* more than one call: a third factor, a scale after two, or a
+           second factor after a reciprocal */
+        int multi = v->nin > 2 || (v->nin == 2 && (v->coef != 1 || v->coef_in[0] < 0));
+        blk_val *ops[] = {&in[0], v->nin > 1 ? &in[1] : NULL};
         if (in[0].s >= 0) { /* c * y, c / y */
-            d = top ? target : blk_dest(B, in[1]);
+            const char *f = blk_call(E, B, ops, 2, 1, real_dt(v->dt), multi, top, target, &d);
             put(E, "%*s", ind, "");
             if (v->coef_in[1] < 0)
-                put(E, "tx_p_recip(tx_bn, tx_s%d, ", in[0].s);
+                put(E, "tx_p_recip%s(tx_bn, tx_s%d, ", f, in[0].s);
             else
-                put(E, "tx_p_muls(tx_bn, ");
+                put(E, "tx_p_muls%s(tx_bn, ", f);
             put_op(E, in[1].o);
             if (v->coef_in[1] >= 0)
                 put(E, ", tx_s%d", in[0].s);
             first = 2;
         } else {
-            d = top ? target : blk_dest(B, in[0]);
+            const char *f = blk_call(E, B, ops, 2, 0, real_dt(v->dt), multi, top, target, &d);
             put(E, "%*s", ind, "");
             if (v->coef_in[0] < 0) { /* c / x, numpy's c / x (not (1 / x) * c) when it is all */
-                put(E, "tx_p_recip(tx_bn, ");
+                put(E, "tx_p_recip%s(tx_bn, ", f);
                 num_literal(E->out, v->nin == 1 ? v->coef : 1.0);
                 put(E, ", ");
                 put_op(E, in[0].o);
                 scaled = v->nin == 1;
             } else if (v->nin >= 2) {
                 int sc = in[1].s >= 0;
-                put(E, "tx_p_%s%s(tx_bn, ", v->coef_in[1] < 0 ? "div" : "mul",
-                    !sc ? "" : v->coef_in[1] < 0 ? divs : "s");
+                put(E, "tx_p_%s%s%s(tx_bn, ", v->coef_in[1] < 0 ? "div" : "mul",
+                    !sc ? "" : v->coef_in[1] < 0 ? divs : "s", f);
                 put_op(E, in[0].o);
                 if (sc)
                     put(E, ", tx_s%d", in[1].s);
@@ -640,7 +741,7 @@ static blk_val blk_eval_(emitter *E, blk_state *B, const g_value *v)
                 }
                 first = 2;
             } else { /* c * x: one product (x + 0 would lose the sign of a zero) */
-                put(E, "tx_p_muls(tx_bn, ");
+                put(E, "tx_p_muls%s(tx_bn, ", f);
                 put_op(E, in[0].o);
                 put(E, ", ");
                 num_literal(E->out, v->coef);
@@ -652,6 +753,8 @@ static blk_val blk_eval_(emitter *E, blk_state *B, const g_value *v)
         put(E, ");\n");
         for (int i = first; i < v->nin; i++) {
             int sc = in[i].s >= 0;
+            blk_val dv = blk_val_of(d), *ops_i[] = {&dv, &in[i]};
+            blk_typed(E, B, ops_i, 2, &d, 0);
             put(E, "%*stx_p_%s%s(tx_bn, ", ind, "", v->coef_in[i] < 0 ? "div" : "mul",
                 !sc ? "" : v->coef_in[i] < 0 ? divs : "s");
             put_op(E, d);
@@ -680,8 +783,8 @@ static blk_val blk_eval_(emitter *E, blk_state *B, const g_value *v)
         if ((v->fn == MAP_MAX || v->fn == MAP_MIN) && v->nin == 2 && (in[0].s >= 0 || in[1].s >= 0)) {
             /* with a number: tx_p_maxs, tx_p_mins, the number not spread */
             int cfirst = in[1].s < 0;
-            blk_val xv = blk_val_of(blk_spread(E, B, cfirst ? in[1] : in[0]));
-            d = top ? target : blk_dest(B, xv);
+            blk_val xv = blk_val_of(blk_spread(E, B, cfirst ? in[1] : in[0])), *ops[] = {&xv};
+            blk_call(E, B, ops, 1, 0, 0, 0, top, target, &d);
             put(E, "%*stx_p_%ss(tx_bn, ", ind, "", v->fn == MAP_MAX ? "max" : "min");
             put_op(E, xv.o);
             put(E, ", tx_s%d, %d, ", cfirst ? in[0].s : in[1].s, cfirst);
@@ -693,8 +796,8 @@ static blk_val blk_eval_(emitter *E, blk_state *B, const g_value *v)
             /* against a number: tx_p_cmps, c OP x as x OP' c (OP' mirrored) */
             static const int mirror[] = {2, 3, 0, 1, 4, 5};
             int cfirst = in[1].s < 0, op = (int)(v->fn - MAP_LT);
-            blk_val xv = blk_val_of(blk_spread(E, B, cfirst ? in[1] : in[0]));
-            d = top ? target : blk_dest(B, xv);
+            blk_val xv = blk_val_of(blk_spread(E, B, cfirst ? in[1] : in[0])), *ops[] = {&xv};
+            blk_call(E, B, ops, 1, 0, 0, 0, top, target, &d);
             put(E, "%*stx_p_cmps(tx_bn, %d, ", ind, "", cfirst ? mirror[op] : op);
             put_op(E, xv.o);
             put(E, ", tx_s%d, ", cfirst ? in[0].s : in[1].s);
@@ -704,8 +807,8 @@ static blk_val blk_eval_(emitter *E, blk_state *B, const g_value *v)
         }
         if (v->fn == MAP_WHERE && v->nin == 3 && (in[1].s >= 0 || in[2].s >= 0)) {
             /* a branch a number: tx_p_where_s, the number not spread */
-            blk_val cv = blk_val_of(blk_spread(E, B, in[0]));
-            d = top ? target : blk_dest(B, cv);
+            blk_val cv = blk_val_of(blk_spread(E, B, in[0])), *ops[] = {&cv, &in[1], &in[2]};
+            blk_call(E, B, ops, 3, 0, 0, 0, top, target, &d);
             put(E, "%*stx_p_where_s(tx_bn, ", ind, "");
             put_op(E, cv.o);
             for (int k = 1; k <= 2; k++) {
@@ -722,13 +825,14 @@ static blk_val blk_eval_(emitter *E, blk_state *B, const g_value *v)
             put(E, ");\n");
             break;
         }
-        blk_op x = blk_spread(E, B, in[0]), y = {-1, -1}, z = {-1, -1};
+        blk_val xv = blk_val_of(blk_spread(E, B, in[0])), yv = {{-1, -1, 0}, -1}, zv = yv;
         if (v->nin >= 2)
-            y = blk_spread(E, B, in[1]);
+            yv = blk_val_of(blk_spread(E, B, in[1]));
         if (v->nin == 3)
-            z = blk_spread(E, B, in[2]);
-        blk_val xv = blk_val_of(x);
-        d = top ? target : blk_dest(B, xv);
+            zv = blk_val_of(blk_spread(E, B, in[2]));
+        blk_val *ops[] = {&xv, &yv, &zv};
+        blk_call(E, B, ops, 3, 0, 0, 0, top, target, &d);
+        blk_op x = xv.o, y = yv.o, z = zv.o;
         put(E, "%*s", ind, "");
         if (v->fn == MAP_WHERE) { /* both branches, for every element: no traps, the same values */
             put(E, "tx_p_where(tx_bn, ");
@@ -791,14 +895,16 @@ static int blk_sum_of_squares(emitter *E, blk_state *B, const g_value *x)
     }
     if (!sq->inlined || sq->op != OP_MAP || !product_of_sum(sq))
         return 0;
-    blk_val a, b, dv = {{-1, -1}, -1};
+    blk_val a, b, dv = {{-1, -1, 0}, -1};
     double ca, cb;
     if (div)
         dv = blk_eval_(E, B, x->in[1]);
     if (div && dv.s < 0)
         TX_ASSERT(!"a number of rank 0 is not a number");
     blk_sum_terms(E, B, sq->in[0], &a, &ca, &b, &cb);
-    put(E, "%*stx_acc = tx_p_red_sq_aff(tx_bn, ", 4 * B->depth, "");
+    blk_val *ops[] = {&a, &b};
+    const char *f = blk_typed(E, B, ops, 2, NULL, 1);
+    put(E, "%*stx_acc = tx_p_red_sq_aff%s(tx_bn, ", 4 * B->depth, "", f);
     put_sum_args(E, a, ca, b, cb);
     if (div)
         put(E, ", %d, tx_s%d, tx_acc);\n", div, dv.s);
@@ -808,11 +914,13 @@ static int blk_sum_of_squares(emitter *E, blk_state *B, const g_value *x)
 }
 
 /* Emits code leaving the block of V's values in a scratch buffer (or a
-   direct pointer for a unit-stride f64 leaf) and returns which. Buffers
+   direct pointer for a unit-stride f64 leaf, or the store's target) and
+   returns which. Buffers
    are a stack: those above the result are free again afterwards. */
 blk_op blk_eval(emitter *E, blk_state *B, const g_value *v)
 {
-    return blk_spread(E, B, blk_eval_(E, B, v));
+    blk_val r = blk_val_of(blk_spread(E, B, blk_eval_(E, B, v)));
+    return r.o.f32 == 1 ? blk_double(E, B, r).o : r.o; /* an f32 tensor as doubles; the f32 target as it is */
 }
 
 int blk_accumulate_product(emitter *E, blk_state *B, const g_value *x, const char *row)
@@ -820,9 +928,10 @@ int blk_accumulate_product(emitter *E, blk_state *B, const g_value *x, const cha
     if (x->op != OP_CONTRACT || !x->inlined || x->nin != 2 || x->coef != 1 || x->coef_in[0] < 0 ||
         x->coef_in[1] < 0 || dt_complex(x->dt))
         return 0;
-    blk_val a = blk_eval_(E, B, x->in[0]), b = blk_eval_(E, B, x->in[1]);
+    blk_val a = blk_eval_(E, B, x->in[0]), b = blk_eval_(E, B, x->in[1]), *ops[] = {&a, &b};
     if (a.s >= 0 && b.s >= 0)
         a = blk_val_of(blk_spread(E, B, a));
+    blk_typed(E, B, ops, 2, NULL, 0);
     put(E, "%*s", 4 * B->depth, "");
     if (a.s >= 0 || b.s >= 0) { /* a number times a block: row = c * block + 1 * row */
         blk_val c = a.s >= 0 ? a : b, o = a.s >= 0 ? b : a;
@@ -1302,13 +1411,26 @@ void emit_block_loop(emitter *E, const g_value *x, const int *labels, const tx_e
     const char *target = emit_capture_end(E, saved);
     int in_f32 = tdt == DT_F32 && op == 0 && f32_store(E, &B, x, target, inc, blk_direct(x, target_var, inc, op));
     if (!in_f32) {
-        int direct = tdt == DT_F64 && blk_direct(x, target_var, inc, op), p = direct ? B.nptr++ : -1;
-        if (direct) { /* the top operation writes the target */
+        int direct = blk_direct(x, target_var, inc, op), p = direct ? B.nptr++ : -1;
+        if (direct && tdt == DT_F64) { /* the top operation writes the target */
             E->blk_dest = 1 + p;
             put(E, "%*sdouble *tx_p%d = &%s;\n", 4 * depth, "", p, target);
         }
+        tx_buf body, *saved_eval = NULL;
+        if (direct && tdt == DT_F32) { /* the top operation writes it if it has a typed form (blk_out) */
+            E->blk_dest = 1 + p;
+            E->blk_dest_f32 = 1;
+            saved_eval = emit_capture_begin(E, &body);
+        }
         blk_op r = blk_eval(E, &B, x);
-        E->blk_dest = 0;
+        E->blk_dest = E->blk_dest_f32 = 0;
+        if (saved_eval) {
+            const char *text = emit_capture_end(E, saved_eval);
+            direct = r.buf < 0 && r.ptr == p;
+            if (direct)
+                put(E, "%*sfloat *tx_p%d = &%s;\n", 4 * depth, "", p, target);
+            put(E, "%s", text);
+        }
         TX_ASSERT(!direct || (r.buf < 0 && r.ptr == p));
         if (!direct) {
             put(E, "%*stx_p_store_%s(tx_bn, ", 4 * depth, "", tdt == DT_F32 ? "f32" : "f64");

@@ -236,23 +236,6 @@ static const char *const tested[] = {
     "tx_p_mul_aff", "tx_p_sq_aff", "tx_p_red_sq_aff", "tx_p_mul_add", "tx_p_mul_aff_add", "tx_p_maxs", "tx_p_mins", "tx_p_div_aff", "tx_p_cmps", "tx_p_where_s",
 };
 
-START_TEST(every_prim_is_tested)
-{
-    int nprim = 0;
-    for (const tx_runtime_symbol *e = tx_runtime_symbols; e->name; e++) {
-        if (e->group != TXS_PRIM)
-            continue;
-        nprim++;
-        int found = 0;
-        for (size_t k = 0; k < sizeof tested / sizeof tested[0]; k++)
-            found |= strcmp(tested[k], e->name) == 0;
-        ck_assert_msg(found, "primitive %s has no test in tests/check_prims.c", e->name);
-        ck_assert_msg(e->addr != NULL, "%s has no address", e->name);
-    }
-    ck_assert_int_eq(nprim, (int)(sizeof tested / sizeof tested[0]));
-    printf("check_prims: the library's primitives run at %s\n", tx_rt_isa());
-}
-END_TEST
 
 /* ---- loads and stores ---- */
 START_TEST(loads_and_fill)
@@ -1187,6 +1170,203 @@ START_TEST(products_with_a_term)
 }
 END_TEST
 
+/* ---- the typed forms (prims.inc's TX_P_TYPED) ----
+   Each primitive with typed forms, called through a type that takes its
+   blocks as void pointers (the same ABI): CALL runs primitive F on N
+   elements of the blocks IN (4 of them, as the case uses them) into D,
+   with the parameters of case C (0 .. typed_cases - 1), and returns a
+   reduction's value (0 for the others). */
+typedef double typed_call_fn(const void *f, int c, int64_t n, const void *const *in, void *d);
+enum { TYPED_CASES = 8 };
+
+/* the coefficients of a case: (a, b) for the sum's terms, c the number,
+   e and f the added term's, dv the divisor (3 and 2^-126 tell the f64
+   and f32 rules apart) */
+static const double typed_a[TYPED_CASES] = {1, 1, -2, 1.5, 1, 1, 0.5, -1};
+static const double typed_b[TYPED_CASES] = {1, -1, 0.5, -0.25, 1, -1, 2, 1};
+static const double typed_c[TYPED_CASES] = {-0.75, 2.5, 0, -0.0, 3, 1e30, -1e-30, 7};
+static const double typed_dv[TYPED_CASES] = {3, 0x1p-126, 1024, -0.0, 0x1p-1030, -7, 0x1p126, 3};
+
+#define TYPED_Z(c) ((c) % 3 == 2 ? NULL : in[2])
+#define TYPED_W(c) ((c) % 2 == 1 ? NULL : in[3])
+typedef void typed_axpby(int64_t, double, const void *, double, const void *, void *);
+static double call_axpby(const void *f, int c, int64_t n, const void *const *in, void *d)
+{
+    ((typed_axpby *)f)(n, typed_a[c], in[0], typed_b[c], in[1], d);
+    return 0;
+}
+typedef void typed_scale_add(int64_t, double, const void *, double, void *);
+static double call_scale_add(const void *f, int c, int64_t n, const void *const *in, void *d)
+{
+    ((typed_scale_add *)f)(n, typed_a[c], in[0], typed_c[c], d);
+    return 0;
+}
+typedef void typed_mul_aff(int64_t, int, const void *, double, const void *, double, const void *, double, void *);
+static double call_mul_aff(const void *f, int c, int64_t n, const void *const *in, void *d)
+{
+    ((typed_mul_aff *)f)(n, c % 2, in[1], typed_a[c], in[0], typed_b[c], TYPED_Z(c), typed_c[c], d);
+    return 0;
+}
+typedef void typed_sq_aff(int64_t, double, const void *, double, const void *, double, void *);
+static double call_sq_aff(const void *f, int c, int64_t n, const void *const *in, void *d)
+{
+    ((typed_sq_aff *)f)(n, typed_a[c], in[0], typed_b[c], TYPED_Z(c), typed_c[c], d);
+    return 0;
+}
+typedef void typed_div_aff(int64_t, const void *, double, double, const void *, double, const void *, double, void *);
+static double call_div_aff(const void *f, int c, int64_t n, const void *const *in, void *d)
+{
+    ((typed_div_aff *)f)(n, c % 4 == 3 ? NULL : in[1], typed_dv[c], typed_a[c], in[0], typed_b[c], TYPED_Z(c),
+                         typed_c[c], d);
+    return 0;
+}
+typedef void typed_mul_add(int64_t, const void *, const void *, double, const void *, double, void *);
+static double call_mul_add(const void *f, int c, int64_t n, const void *const *in, void *d)
+{
+    ((typed_mul_add *)f)(n, in[0], in[1], typed_b[c], TYPED_W(c), typed_c[c], d);
+    return 0;
+}
+typedef void typed_mul_aff_add(int64_t, int, const void *, int, double, double, const void *, double, const void *,
+                               double, double, const void *, double, void *);
+static double call_mul_aff_add(const void *f, int c, int64_t n, const void *const *in, void *d)
+{
+    ((typed_mul_aff_add *)f)(n, c / 4, in[1], c % 3, typed_dv[c], typed_a[c], in[0], typed_b[c], TYPED_Z(c),
+                             typed_c[c], typed_b[7 - c], TYPED_W(c), typed_c[7 - c], d);
+    return 0;
+}
+typedef void typed_binary(int64_t, const void *, const void *, void *);
+static double call_binary(const void *f, int c, int64_t n, const void *const *in, void *d)
+{
+    (void)c;
+    ((typed_binary *)f)(n, in[0], in[1], d);
+    return 0;
+}
+typedef void typed_scalar(int64_t, const void *, double, void *);
+static double call_scalar(const void *f, int c, int64_t n, const void *const *in, void *d)
+{
+    ((typed_scalar *)f)(n, in[0], typed_dv[c], d);
+    return 0;
+}
+typedef void typed_recip(int64_t, double, const void *, void *);
+static double call_recip(const void *f, int c, int64_t n, const void *const *in, void *d)
+{
+    ((typed_recip *)f)(n, typed_c[c], in[0], d);
+    return 0;
+}
+typedef double typed_red_sq_aff(int64_t, double, const void *, double, const void *, double, int, double, double);
+static double call_red_sq_aff(const void *f, int c, int64_t n, const void *const *in, void *d)
+{
+    (void)d;
+    return ((typed_red_sq_aff *)f)(n, typed_a[c], in[0], typed_b[c], TYPED_Z(c), typed_c[c], c % 3, typed_dv[c],
+                                   typed_c[7 - c]);
+}
+
+static const struct {
+    const char *name;
+    typed_call_fn *call;
+    int reduction; /* returns a value, writes no block: only the _fd form */
+} typed_prims[] = {
+    {"tx_p_axpby", call_axpby, 0},     {"tx_p_scale_add", call_scale_add, 0}, {"tx_p_mul_aff", call_mul_aff, 0},
+    {"tx_p_sq_aff", call_sq_aff, 0},   {"tx_p_div_aff", call_div_aff, 0},     {"tx_p_mul_add", call_mul_add, 0},
+    {"tx_p_mul_aff_add", call_mul_aff_add, 0}, {"tx_p_mul", call_binary, 0}, {"tx_p_div", call_binary, 0},
+    {"tx_p_muls", call_scalar, 0},     {"tx_p_divr", call_scalar, 0},         {"tx_p_divrf", call_scalar, 0},
+    {"tx_p_recip", call_recip, 0},     {"tx_p_red_sq_aff", call_red_sq_aff, 1},
+};
+enum { NTYPED = sizeof typed_prims / sizeof typed_prims[0] };
+
+/* The typed forms of every such primitive, on every set: _fd (f32
+   blocks in) gives the bits of the double form on the blocks converted
+   to double (tx_p_load_f32's), _ff those bits rounded to float
+   (tx_p_store_f32's), _df the double form's rounded to float; NaNs,
+   infinities, zeros of both signs and overflow to infinity in float
+   among them; nothing read or written past a block. */
+START_TEST(typed_forms)
+{
+    int s = _i;
+    SKIP_UNLESS_RUNS(s);
+    guarded gin[4] = {guard_new(), guard_new(), guard_new(), guard_new()}, gd = guard_new();
+    static double xd[4][MAXN], want[MAXN];
+    static const char *const sfx[3] = {"_fd", "_ff", "_df"};
+    for (int p = 0; p < NTYPED; p++) {
+        char name[64];
+        const void *f0 = prim(s, typed_prims[p].name), *fv[3];
+        for (int v = 0; v < (typed_prims[p].reduction ? 1 : 3); v++) {
+            snprintf(name, sizeof name, "%s%s", typed_prims[p].name, sfx[v]);
+            fv[v] = prim(s, name);
+        }
+        for (int l = 0; l < NLEN; l++) {
+            int64_t n = lengths[l];
+            const void *inf[4], *ind[4];
+            for (int k = 0; k < 4; k++) {
+                float *x = guard_end(gin[k], n, sizeof(float));
+                for (int64_t i = 0; i < n; i++) {
+                    double r;
+                    fill_random(&r, 1, (l + k) % 2);
+                    x[i] = (float)(r * 0x1p100 * (rng() % 4 == 0)) + (float)r; /* some overflow in float */
+                    xd[k][i] = (double)x[i];
+                }
+                inf[k] = x;
+                ind[k] = xd[k];
+            }
+            for (int c = 0; c < TYPED_CASES; c++) {
+                double r0 = typed_prims[p].call(f0, c, n, ind, want);
+                if (typed_prims[p].reduction) {
+                    double r1 = typed_prims[p].call(fv[0], c, n, inf, NULL);
+                    CHECK_SAME(r1, r0, "%s %s_fd case %d n=%ld: %a, want %a", set_names[s], typed_prims[p].name, c,
+                               (long)n, r1, r0);
+                    continue;
+                }
+                double *dd = guard_end(gd, n, sizeof(double));
+                typed_prims[p].call(fv[0], c, n, inf, dd);
+                for (int64_t i = 0; i < n; i++)
+                    CHECK_SAME(dd[i], want[i], "%s %s_fd case %d n=%ld [%ld]: %a, want %a", set_names[s],
+                               typed_prims[p].name, c, (long)n, (long)i, dd[i], want[i]);
+                for (int v = 1; v < 3; v++) {
+                    float *df = guard_end(gd, n, sizeof(float));
+                    typed_prims[p].call(fv[v], c, n, v == 1 ? inf : ind, df);
+                    for (int64_t i = 0; i < n; i++)
+                        CHECK_SAME((double)df[i], (double)(float)want[i], "%s %s%s case %d n=%ld [%ld]: %a, want %a",
+                                   set_names[s], typed_prims[p].name, sfx[v], c, (long)n, (long)i, (double)df[i],
+                                   (double)(float)want[i]);
+                }
+            }
+        }
+    }
+    for (int k = 0; k < 4; k++)
+        guard_free(gin[k]);
+    guard_free(gd);
+}
+END_TEST
+
+/* every PRIM symbol of the table has a test: in tested[], or a typed
+   form of a primitive in typed_prims[] */
+START_TEST(every_prim_is_tested)
+{
+    int nprim = 0, ntyped = 0;
+    for (const tx_runtime_symbol *e = tx_runtime_symbols; e->name; e++) {
+        if (e->group != TXS_PRIM)
+            continue;
+        nprim++;
+        int found = 0;
+        for (size_t k = 0; k < sizeof tested / sizeof tested[0]; k++)
+            found |= strcmp(tested[k], e->name) == 0;
+        for (int k = 0; k < NTYPED; k++) { /* a typed form: typed_forms */
+            size_t m = strlen(typed_prims[k].name);
+            if (strncmp(e->name, typed_prims[k].name, m) == 0 &&
+                (strcmp(e->name + m, "_fd") == 0 ||
+                 (!typed_prims[k].reduction && (strcmp(e->name + m, "_ff") == 0 || strcmp(e->name + m, "_df") == 0)))) {
+                found = 1;
+                ntyped++;
+            }
+        }
+        ck_assert_msg(found, "primitive %s has no test in tests/check_prims.c", e->name);
+        ck_assert_msg(e->addr != NULL, "%s has no address", e->name);
+    }
+    ck_assert_int_eq(nprim, (int)(sizeof tested / sizeof tested[0]) + ntyped);
+    printf("check_prims: the library's primitives run at %s\n", tx_rt_isa());
+}
+END_TEST
+
 /* max and min of a block and a number, on every set: tx_p_maxs and
    tx_p_mins give the bits of tx_p_max and tx_p_min with the number spread
    over a block, in either operand order (which one a NaN or an equal
@@ -1713,6 +1893,7 @@ int main(void)
     tcase_add_loop_test(tc, maps_of_sums, 0, NSETS);
     tcase_add_loop_test(tc, products_of_sums, 0, NSETS);
     tcase_add_loop_test(tc, products_with_a_term, 0, NSETS);
+    tcase_add_loop_test(tc, typed_forms, 0, NSETS);
     tcase_add_loop_test(tc, max_min_of_a_number, 0, NSETS);
     tcase_add_loop_test(tc, comparisons_and_where, 0, NSETS);
     tcase_add_loop_test(tc, chunked_reductions, 0, NSETS);

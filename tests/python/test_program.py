@@ -519,8 +519,9 @@ def test_functions_of_sums(dtype, expr, ref):
 
 def _calls(prog, prim):
     # whether PROG's generated C calls primitive PRIM on a block (its
-    # definition is in the text of every program that uses the primitives)
-    return re.search(r"\b%s\(tx_" % prim, prog.c_source()) is not None
+    # definition is in the text of every program that uses the primitives),
+    # in any of its typed forms (f32 tensors read, the f32 target written)
+    return re.search(r"\b%s(_fd|_ff|_df)?\(tx_" % prim, prog.c_source()) is not None
 
 
 def _rows_case(expr, ref, prim, dtype, seed, extra=None):
@@ -709,6 +710,48 @@ def test_products_with_a_term(expr, ref, prim, dtype):
     def negative_zeros(X, b):
         b[::53] = -0.0
     _rows_case(expr, ref, prim, dtype, 15, negative_zeros)
+
+
+@pytest.mark.parametrize("expr,ref,prim", [
+    ('X("i,j") * Z("i,j") + b("j")', lambda X, Z, b, m: X * Z + b, "tx_p_mul_add_ff"),
+    ('(X("i,j") - m("i")) * b("j") + Z("i,j")', lambda X, Z, b, m: (X - m[:, None]) * b + Z, "tx_p_mul_aff_add_ff"),
+    ('X("i,j") * Z("i,j") * 0.5', lambda X, Z, b, m: X * Z * 0.5, "tx_p_mul_fd"),
+    ('(X("i,j") + Z("i,j")) / b("j")', lambda X, Z, b, m: (X + Z) / b, "tx_p_axpby_fd"),
+    ('2 * X("i,j") - 3 * Z("i,j")', lambda X, Z, b, m: 2 * X - 3 * Z, "tx_p_axpby_ff"),
+    ('m("i") / (X("i,j") + Z("i,j"))', lambda X, Z, b, m: m[:, None] / (X + Z), "tx_p_div_aff_ff"),
+    ('(X("i,j") - Z("i,j"))^2', lambda X, Z, b, m: np.square(X - Z), "tx_p_sq_aff_ff"),
+])
+def test_f32_chains_read_and_write_in_place(expr, ref, prim):
+    # an f32 chain whose blocks are f32 tensors at unit stride reads them
+    # where they are and its last step writes the f32 target (the typed
+    # forms, prims.inc's TX_P_TYPED): no tensor converted into a scratch
+    # block first, and the same bits as before, the chain in double and
+    # rounded once (NaN, infinities and signed zeros among the values)
+    src = 'in f32 X[n,k], Z[n,k], b[k], m[n];\nout f32 Y[n,k];\nY("i,j") = %s;\n' % expr
+    rng = np.random.default_rng(21)
+    X = rng.standard_normal((5, 2100))
+    Z = rng.standard_normal((5, 2100))
+    X[1, ::37] = np.nan
+    X[2, ::41] = np.inf
+    Z[3, ::43] = -0.0
+    X[3, ::43] = -0.0
+    b, m = rng.standard_normal(2100), rng.standard_normal(5)
+    X, Z, b, m = (a.astype(np.float32) for a in (X, Z, b, m))
+    prog = tx.compile(src)
+    assert re.search(r"\b%s\(tx_" % prim, prog.c_source()), prog.c_source()
+    assert not re.search(r"\btx_p_load_f32\(tx_bn, &t_", prog.c_source())
+    with np.errstate(all="ignore"):
+        got = prog(X=X, Z=Z, b=b, m=m)["Y"]
+        want = ref(*(a.astype(np.float64) for a in (X, Z, b, m))).astype(np.float32)
+    np.testing.assert_array_equal(got, want)
+    num = ~np.isnan(want)
+    assert np.array_equal(np.signbit(got[num]), np.signbit(want[num]))
+    # the same program over strided and mixed operands converts them first:
+    # the same values
+    Xs = np.zeros((5, 4200), np.float32)[:, ::2]
+    Xs[...] = X
+    got2 = prog(X=Xs, Z=np.asfortranarray(Z), b=b, m=m)["Y"]
+    np.testing.assert_array_equal(got2, want)
 
 
 @pytest.mark.parametrize("expr,ref", [

@@ -376,8 +376,9 @@ START_TEST(emit_f32_blocks)
     /* one operation on f32 values stored as f32, or an f32 function of
        one: float blocks (tx_pf_*), the last writing the target itself (no
        store of a block); two operations, or an f64 operand: the double
-       blocks (tx_p_*), whose bits the float ones repeat, stored from a
-       block into an f32 target, written directly into an f64 one */
+       blocks (tx_p_*), whose bits the float ones repeat, the last
+       writing the target directly (into an f32 one through its typed
+       form) */
     static const struct {
         const char *src;
         int f32;
@@ -403,7 +404,13 @@ START_TEST(emit_f32_blocks)
         ck_assert_msg((strstr(k, "tx_pf_map_bin(tx_bn") != NULL) == (i == 0 || i == 2), "case %zu:\n%s", i, k);
         ck_assert_msg(strstr(k, "tx_pf_store(tx_bn") == NULL && strstr(k, "tx_p_store_f64(tx_bn") == NULL, "case %zu:\n%s",
                       i, k);
-        ck_assert_msg((strstr(k, "tx_p_store_f32(tx_bn") != NULL) == (i == 3 || i == 4), "case %zu:\n%s", i, k);
+        /* two operations (case 3) or an f64 operand (case 4): the double
+           forms' typed ones write the f32 target, X * 0.1 - v reading
+           the f32 tensors in place, X / v the double blocks */
+        ck_assert_msg(strstr(k, "tx_p_store_f32(tx_bn") == NULL, "case %zu:\n%s", i, k);
+        ck_assert_msg((strstr(k, "float *tx_p0 = &t_P[") != NULL) == (i == 3 || i == 4), "case %zu:\n%s", i, k);
+        ck_assert_msg((strstr(k, "_ff(tx_bn") != NULL) == (i == 3), "case %zu:\n%s", i, k);
+        ck_assert_msg((strstr(k, "tx_p_div_df(tx_bn") != NULL) == (i == 4), "case %zu:\n%s", i, k);
         ck_assert_msg((strstr(k, "float *tx_q0 = &t_P[") != NULL) == cases[i].f32, "case %zu:\n%s", i, k);
         ck_assert_msg((strstr(k, "double *tx_p0 = &t_P[") != NULL) == (i == 5), "case %zu:\n%s", i, k);
         free(k);
@@ -603,13 +610,20 @@ START_TEST(emit_runtime_symbols_from_one_table)
         id_free(&ids);
         free(c);
     }
-    /* the table's primitives are what the standalone text defines */
+    /* the table's primitives are what the standalone text defines: " NAME("
+       or, for NAME and its typed forms NAME_fd, _ff and _df, TX_P_TYPED's
+       " NAME##SFX(" */
     for (const tx_runtime_symbol *r = tx_runtime_symbols; r->name; r++) {
         ck_assert_ptr_nonnull(r->addr);
-        char def[128];
+        char def[128], typed[128];
+        size_t len = strlen(r->name);
+        int sfx = len > 3 && (!strcmp(r->name + len - 3, "_fd") || !strcmp(r->name + len - 3, "_ff") ||
+                              !strcmp(r->name + len - 3, "_df"));
         snprintf(def, sizeof def, " %s(", r->name);
+        snprintf(typed, sizeof typed, " %.*s##SFX(", (int)(sfx ? len - 3 : len), r->name);
         if (r->group == TXS_PRIM)
-            ck_assert_msg(strstr(tx_prims_source, def) != NULL, "%s is not in prims.inc", r->name);
+            ck_assert_msg(strstr(tx_prims_source, def) != NULL || strstr(tx_prims_source, typed) != NULL,
+                          "%s is not in prims.inc", r->name);
     }
 }
 END_TEST
