@@ -42,6 +42,19 @@ void buf_put(tx_buf *b, const char *s, size_t n)
     b->p[b->len] = 0;
 }
 
+void buf_insert(tx_buf *b, size_t pos, const char *s, size_t n)
+{
+    if (pos == b->len) {
+        buf_put(b, s, n);
+        return;
+    }
+    if (pos > b->len || buf_reserve(b, n) < 0)
+        return;
+    memmove(b->p + pos + n, b->p + pos, b->len - pos + 1); /* the NUL too */
+    memcpy(b->p + pos, s, n);
+    b->len += n;
+}
+
 void buf_puts(tx_buf *b, const char *s)
 {
     buf_put(b, s, strlen(s));

@@ -309,6 +309,16 @@ int labels_in(const g_value *v, labelset set, int *labels, tx_extent *ext);
 typedef struct {
     int nbuf, nptr, depth, label;
     int f32; /* the result is stored as f32: functions of f32 values may run in f32 */
+    /* f32 tensors read in place (blk_op F32): the scratch block each keeps
+       and the place in the output where its conversion goes if a call
+       needs it as doubles (blk_double); DONE 1 once converted, 2 once a
+       typed form took it as floats */
+    struct {
+        int ptr, buf, done;
+        tx_buf *out;
+        size_t pos;
+    } pend[BLK_MAX_BUFFERS];
+    int npend;
 } blk_state;
 /* An operand of a primitive: a scratch buffer (BUF >= 0) or a direct
    pointer tx_pPTR, a double one or, when F32, a float one (an f32 tensor

@@ -136,16 +136,35 @@ static blk_op blk_out(blk_state *B, int top, blk_op target, blk_val a, int typed
     return blk_dest(B, a);
 }
 
-/* Operand V as doubles: an f32 tensor read in place converted into a
-   fresh scratch block, anything else as it is. */
+/* Operand V as doubles: an f32 tensor read in place converted into the
+   scratch block its leaf kept (blk_eval_), the conversion put where the
+   leaf is, so code that takes no typed form is what it was without them;
+   anything else as it is. */
 static blk_val blk_double(emitter *E, blk_state *B, blk_val v)
 {
     if (v.s >= 0 || !v.o.f32)
         return v;
-    blk_op r = {B->nbuf++, -1, 0};
+    int k = 0;
+    while (k < B->npend && B->pend[k].ptr != v.o.ptr)
+        k++;
+    TX_ASSERT(k < B->npend);
+    TX_ASSERT(!B->pend[k].done);
+    TX_ASSERT(B->pend[k].out == E->out);
+    blk_op r = {B->pend[k].buf, -1, 0};
+    tx_buf text = {0}, *out = E->out;
+    E->out = &text;
     put(E, "%*stx_p_load_f32(tx_bn, tx_p%d, 1, ", 4 * B->depth, "", v.o.ptr);
     put_scratch(E, r.buf);
     put(E, ");\n");
+    E->out = out;
+    if (text.oom)
+        out->oom = 1;
+    buf_insert(out, B->pend[k].pos, text.p ? text.p : "", text.len);
+    for (int j = 0; j < B->npend; j++)
+        if (j != k && B->pend[j].out == out && B->pend[j].pos >= B->pend[k].pos)
+            B->pend[j].pos += text.len;
+    B->pend[k].done = 1;
+    buf_free(&text);
     return blk_val_of(r);
 }
 
@@ -193,10 +212,25 @@ static const char *blk_typed(emitter *E, blk_state *B, blk_val *ops[], int n, bl
 static const char *blk_call(emitter *E, blk_state *B, blk_val *ops[], int n, int first, int typed, int multi,
                             int top, blk_op target, blk_op *d)
 {
-    if (!blk_reads_floats(ops, n, typed))
+    if (!blk_reads_floats(ops, n, typed)) {
         for (int i = 0; i < n; i++)
             if (ops[i])
                 *ops[i] = blk_double(E, B, *ops[i]);
+    } else { /* read as floats: the blocks their leaves kept are not needed, those on top free again */
+        int kept[8], nkept = 0;
+        for (int i = 0; i < n; i++)
+            for (int k = 0; ops[i] && ops[i]->s < 0 && ops[i]->o.f32 && k < B->npend; k++)
+                if (B->pend[k].ptr == ops[i]->o.ptr && !B->pend[k].done) {
+                    B->pend[k].done = 2;
+                    if (nkept < 8)
+                        kept[nkept++] = B->pend[k].buf;
+                }
+        for (int j = 0; j < nkept; j++)
+            if (kept[j] == B->nbuf - 1) {
+                B->nbuf--;
+                j = -1; /* another may now be on top */
+            }
+    }
     blk_val none = {{-1, -1, 0}, -1};
     *d = blk_out(B, top, target, first >= 0 ? *ops[first] : none, typed, multi);
     return blk_typed(E, B, ops, n, d, typed);
@@ -588,6 +622,16 @@ static blk_val blk_eval_(emitter *E, blk_state *B, const g_value *v)
             put(E, "%*sconst %s *tx_p%d = &", ind, "", r.f32 ? "float" : "double", r.ptr);
             put_access(E, v);
             put(E, ";\n");
+            if (r.f32) { /* its scratch block, should a call need it as doubles */
+                TX_ASSERT(B->npend < BLK_MAX_BUFFERS);
+                B->pend[B->npend].ptr = r.ptr;
+                B->pend[B->npend].buf = base;
+                B->pend[B->npend].done = 0;
+                B->pend[B->npend].out = E->out;
+                B->pend[B->npend].pos = E->out->len;
+                B->npend++;
+                B->nbuf = base + 1;
+            }
         } else {
             put(E, "%*stx_p_load_%s(tx_bn, &", ind, "", v->dt == DT_F32 ? "f32" : "f64");
             put_access(E, v);
@@ -707,7 +751,8 @@ static blk_val blk_eval_(emitter *E, blk_state *B, const g_value *v)
         /* more than one call: a third factor, a scale after two, or a
            second factor after a reciprocal */
         int multi = v->nin > 2 || (v->nin == 2 && (v->coef != 1 || v->coef_in[0] < 0));
-        blk_val *ops[] = {&in[0], v->nin > 1 ? &in[1] : NULL};
+        /* the first call's operands: a reciprocal 1 / x reads x alone */
+        blk_val *ops[] = {&in[0], v->nin > 1 && (in[0].s >= 0 || v->coef_in[0] > 0) ? &in[1] : NULL};
         if (in[0].s >= 0) { /* c * y, c / y */
             const char *f = blk_call(E, B, ops, 2, 1, real_dt(v->dt), multi, top, target, &d);
             put(E, "%*s", ind, "");
@@ -1400,7 +1445,7 @@ void emit_block_loop(emitter *E, const g_value *x, const int *labels, const tx_e
         blk_refs = E->k.blk_refs;
         saved_body = emit_capture_begin(E, &body_buf);
     }
-    blk_state B = {0, 0, depth, L, tdt == DT_F32};
+    blk_state B = {.depth = depth, .label = L, .f32 = tdt == DT_F32};
     const int64_t *stride = emit_var_strides(E, target_var);
     int64_t inc = stride ? stride[rank - 1] : 1;
     tx_buf scratch, *saved = emit_capture_begin(E, &scratch);
@@ -1537,7 +1582,7 @@ void emit_block_reduce(emitter *E, const g_value *x, int label, tx_extent ext, r
         put(E, "%*s}\n", 4 * depth, "");
         return;
     }
-    blk_state B = {0, 0, depth, label, 0};
+    blk_state B = {.depth = depth, .label = label};
     if (red == RED_ADD && blk_sum_of_squares(E, &B, x)) {
         depth--;
         put(E, "%*s}\n", 4 * depth, "");

@@ -219,7 +219,7 @@ static void emit_reduce_outer(emitter *E, const g_value *v, const int *summed, c
     open_loops(E, summed, sext, nsum - rows, &ds, 0);
     d = rows && range >= 0 ? open_rows_span(E, L, LE, ds, range) : open_row_loop(E, L, LE, ds, blocked, &range);
     if (blocked) {
-        blk_state B = {0, 0, d, L, 0}; /* the row is f64 */
+        blk_state B = {.depth = d, .label = L}; /* the row is f64 */
         tx_buf scratch, *saved = emit_capture_begin(E, &scratch);
         put_value_at(E, v);
         const char *row = emit_capture_end(E, saved);

@@ -238,7 +238,7 @@ void emit_compute_sparse(emitter *E, const g_value *v)
             int b = open_loops_sparse(E, v, outer, oext, no, &depth, &st);
             put_block_loop_head(E, L, v->ext[v->rank - 1], depth);
             depth++;
-            blk_state B = {0, 0, depth, L, 0};
+            blk_state B = {.depth = depth, .label = L};
             blk_op r = blk_eval(E, &B, &root);
             put(E, "%*stx_p_store_f%s(tx_bn, ", 4 * depth, "", v->dt == DT_F32 ? "32" : "64");
             put_op(E, r);

@@ -79,6 +79,8 @@ typedef struct {
 } tx_buf;
 /* Appends N bytes. */
 void buf_put(tx_buf *b, const char *s, size_t n);
+/* Inserts N bytes at byte offset POS (at most the length). */
+void buf_insert(tx_buf *b, size_t pos, const char *s, size_t n);
 /* Appends a NUL-terminated string. */
 void buf_puts(tx_buf *b, const char *s);
 /* Appends printf-formatted text. */

@@ -754,6 +754,26 @@ def test_f32_chains_read_and_write_in_place(expr, ref, prim):
     np.testing.assert_array_equal(got2, want)
 
 
+def test_f32_chain_with_a_reciprocal_and_mixed_calls():
+    # found by random programs: a product whose first factor is a
+    # reciprocal (x / (|b| + 1) as (|b| + 1)^-1 * x) reads its second
+    # factor in a later call, as doubles next to a double block; the
+    # reciprocal's call must not count it among its own operands (the
+    # emitter converted it twice and stopped with an internal error)
+    src = ('in f32 X[n,k], Y[n,k], b[k];\nout f32 Z[n], W[n,k];\n'
+           'Z("i") = X("i,j") * ((max(where(b("j") > 1, 1.5, b("j")), Y("i,j")) * X("i,j")) / (abs(b("j")) + 1));\n'
+           'W("i,j") = Y("i,j") / (abs(b("j")) + 1) * X("i,j");\n')
+    rng = np.random.default_rng(1843)
+    X, Y = rng.standard_normal((7, 2100)), rng.standard_normal((7, 2100))
+    b = rng.standard_normal(2100)
+    X, Y, b = X.astype(np.float32), Y.astype(np.float32), b.astype(np.float32)
+    out = tx.compile(src)(X=X, Y=Y, b=b)
+    X, Y, b = X.astype(np.float64), Y.astype(np.float64), b.astype(np.float64)
+    np.testing.assert_allclose(out["Z"], (X * (np.maximum(np.where(b > 1, 1.5, b), Y) * X) / (abs(b) + 1)).sum(1),
+                               rtol=1e-5)
+    np.testing.assert_allclose(out["W"], Y / (abs(b) + 1) * X, rtol=1e-6)
+
+
 @pytest.mark.parametrize("expr,ref", [
     ('(X("i,j") - mu("i"))^2 / k', lambda X, Z: ((X - X.mean(1)[:, None]) ** 2).mean(1)),
     ('(X("i,j") - Z("i,j"))^2', lambda X, Z: ((X - Z) ** 2).sum(1)),
