@@ -136,6 +136,16 @@ static blk_op blk_out(blk_state *B, int top, blk_op target, blk_val a, int typed
     return blk_dest(B, a);
 }
 
+/* The entry of B->pend for the f32 tensor read in place as tx_pPTR. */
+static int blk_pending(const blk_state *B, int ptr)
+{
+    int k = 0;
+    while (k < B->npend && B->pend[k].ptr != ptr)
+        k++;
+    TX_ASSERT(k < B->npend);
+    return k;
+}
+
 /* Operand V as doubles: an f32 tensor read in place converted into the
    scratch block its leaf kept (blk_eval_), the conversion put where the
    leaf is, so code that takes no typed form is what it was without them;
@@ -144,10 +154,7 @@ static blk_val blk_double(emitter *E, blk_state *B, blk_val v)
 {
     if (v.s >= 0 || !v.o.f32)
         return v;
-    int k = 0;
-    while (k < B->npend && B->pend[k].ptr != v.o.ptr)
-        k++;
-    TX_ASSERT(k < B->npend);
+    int k = blk_pending(B, v.o.ptr);
     TX_ASSERT(!B->pend[k].done);
     TX_ASSERT(B->pend[k].out == E->out);
     blk_op r = {B->pend[k].buf, -1, 0};
@@ -168,14 +175,9 @@ static blk_val blk_double(emitter *E, blk_state *B, blk_val v)
     return blk_val_of(r);
 }
 
-/* The form of the primitive about to be put, given its operands OPS (N
-   of them; NULLs, numbers and absent blocks ignored) and its destination
-   D (NULL for a reduction), TYPED when it has prims.inc's TX_P_TYPED
-   forms. When every block operand is an f32 tensor read in place:
-   "_fd", or "_ff" when D is the f32 target. Else the operands are made
-   doubles (blk_double) and the form is "_df" when D is the f32 target,
-   "" otherwise. The operands and D that a typed form takes as floats
-   are marked for put_op (F32 2). */
+/* Whether a primitive with TYPED forms reads its operands OPS (N of
+   them; NULLs, numbers and absent blocks ignored) as floats: every block
+   among them an f32 tensor read in place. */
 static int blk_reads_floats(blk_val *ops[], int n, int typed)
 {
     int nf = 0, nd = 0;
@@ -189,6 +191,13 @@ static int blk_reads_floats(blk_val *ops[], int n, int typed)
     return typed && nf > 0 && nd == 0;
 }
 
+/* The form of the primitive about to be put, given its operands OPS (N
+   of them) and its destination D (NULL for a reduction), TYPED when it
+   has prims.inc's TX_P_TYPED forms. When it reads them as floats
+   (blk_reads_floats): "_fd", or "_ff" when D is the f32 target. Else the
+   operands are made doubles (blk_double) and the form is "_df" when D is
+   the f32 target, "" otherwise. The operands and D that a typed form
+   takes as floats are marked for put_op (F32 2). */
 static const char *blk_typed(emitter *E, blk_state *B, blk_val *ops[], int n, blk_op *d, int typed)
 {
     int in_f = blk_reads_floats(ops, n, typed), out_f = d && d->f32;
@@ -217,14 +226,15 @@ static const char *blk_call(emitter *E, blk_state *B, blk_val *ops[], int n, int
             if (ops[i])
                 *ops[i] = blk_double(E, B, *ops[i]);
     } else { /* read as floats: the blocks their leaves kept are not needed, those on top free again */
-        int kept[8], nkept = 0;
+        int kept[8], nkept = 0; /* a call reads at most four blocks */
         for (int i = 0; i < n; i++)
-            for (int k = 0; ops[i] && ops[i]->s < 0 && ops[i]->o.f32 && k < B->npend; k++)
-                if (B->pend[k].ptr == ops[i]->o.ptr && !B->pend[k].done) {
+            if (ops[i] && ops[i]->s < 0 && ops[i]->o.f32) {
+                int k = blk_pending(B, ops[i]->o.ptr);
+                if (!B->pend[k].done && nkept < 8) {
                     B->pend[k].done = 2;
-                    if (nkept < 8)
-                        kept[nkept++] = B->pend[k].buf;
+                    kept[nkept++] = B->pend[k].buf;
                 }
+            }
         for (int j = 0; j < nkept; j++)
             if (kept[j] == B->nbuf - 1) {
                 B->nbuf--;
