@@ -335,8 +335,14 @@ def einsum(subscripts, *operands, out=None, dtype=None, order="K", casting="safe
     mixes them (float32 with complex128 is complex128, float64 with
     complex64 is complex128; a 0-d operand typed by its value where the
     installed numpy does so, before numpy 2.0: a float64 number with a
-    float32 matrix computes in float32); integer and bool operands need
-    dtype=.
+    float32 matrix computes in float32). Integer and bool operands mix as
+    numpy mixes them too: with floats they compute in the float type numpy
+    promotes to; an integer or bool result (or dtype=) has numpy's values,
+    wrapping around on overflow as numpy's integers do (bool: any of the
+    products), computed by tensorexpr in float64 when no partial sum can
+    exceed 2^53 in magnitude (then every value is an exact integer, and
+    the result is converted to the integer type modulo its width), and by
+    numpy.einsum beyond that bound, where float64 would round.
     order is numpy's: 'C' a C-ordered result, 'F' a Fortran-ordered one,
     'A' Fortran when every operand is, else C; 'K' (the default) lets a
     contraction of two operands lay its result out as its matrix product
@@ -473,6 +479,12 @@ def einsum(subscripts, *operands, out=None, dtype=None, order="K", casting="safe
         subscripts, operands = _interleaved((subscripts,) + operands)
     ops = [o if type(o) is np.ndarray else np.asarray(o) for o in operands]
     cast_check = dtype is not None  # numpy casts the operands to dtype= by casting=
+    if any([o.dtype.kind in "biu" for o in ops]) or (dtype is not None and np.dtype(dtype).kind in "biu"):
+        rt = _numpy_type(subscripts, ops, dtype, casting)
+        if rt.kind in "biu":  # an integer or bool result, as numpy computes it
+            return _integer(subscripts, ops, out, dtype, rt, order, casting)
+        if dtype is None:  # integers with floats: numpy computes in the type they promote to
+            dtype = rt
     if dtype is None:  # a 0-d operand may type the result by its value (numpy < 2): computed in that type
         dtype = _value_dtype(ops)
     if order == "A":
@@ -556,6 +568,105 @@ def einsum(subscripts, *operands, out=None, dtype=None, order="K", casting="safe
     return r if r.ndim else r[()]  # a number as numpy's scalar, as numpy.einsum returns it
 
 
+def _numpy_type(subscripts, ops, dtype, casting):
+    """The type of numpy.einsum's result for OPS (arrays), where one of them
+    or dtype= is an integer or bool type: numpy's own answer, from the same
+    call on one element of each operand (every extent 1 fits any
+    subscripts), its TypeError included (an operand it would not cast).
+    The installed numpy's rules, 0-d operands typed by value before 2.0."""
+    for k, o in enumerate(ops):
+        check_numeric(o, "einsum operand %d" % k)
+    probe = [o if o.ndim == 0 else o[(slice(0, 1),) * o.ndim] for o in ops]
+    return np.asarray(np.einsum(subscripts, *probe, dtype=dtype, casting=casting)).dtype
+
+
+_EXACT = 2 ** 53  # every integer of at most this magnitude is a float64
+
+
+def _terms(subscripts, ops):
+    """The number of products each element of the result sums (the product
+    of the extents of the labels summed away, 1s broadcast), or None if
+    SUBSCRIPTS and OPS do not fit (the einsum that follows says why)."""
+    try:
+        ins, out = _parse(subscripts)
+        if len(ins) != len(ops):
+            return None
+        ext, counts = {}, {}
+        for t, a in zip(ins, ops):
+            letters = [c for c in t if c != "..."]
+            if "..." in t:
+                i = t.index("...")
+                e = a.ndim - len(letters)
+                dims = a.shape[:i] + a.shape[i + e:]
+            else:
+                dims = a.shape
+            if len(dims) != len(letters):
+                return None
+            for c, n in zip(letters, dims):
+                ext[c] = max(ext.get(c, 1), n)
+                counts[c] = counts.get(c, 0) + 1
+        kept = set(out) if out is not None else {c for c, n in counts.items() if n == 1}
+        n = 1
+        for c, e in ext.items():
+            if c not in kept:
+                n *= e
+        return n
+    except (ValueError, TypeError):
+        return None
+
+
+def _integer(subscripts, ops, out, dtype, rt, order, casting):
+    """einsum of integer or bool operands, or with an integer or bool dtype=
+    (RT the result's type): numpy computes it in RT, wrapping around on
+    overflow (bool: any of the products). When no partial sum can exceed
+    2^53 in magnitude (the largest magnitude of each operand, at least 1,
+    multiplied together and by the number of terms of a sum), tensorexpr
+    computes the sum of products in float64, where every value is then an
+    exact integer, and converts it to RT: the integer modulo 2^bits that
+    numpy's wrapping arithmetic gives, whatever the order of the sums.
+    Beyond that bound float64 cannot hold the sums exactly, and
+    numpy.einsum computes the result. A view of one operand (a transpose,
+    a diagonal) is numpy's view, as for floats."""
+    args = (subscripts,) + tuple(ops)
+    kw = {"out": out, "dtype": dtype, "order": order, "casting": casting}
+    ins, outs = _parse(subscripts)
+    if len(ops) == 1 and len(ins) == 1:  # nothing summed: a view, not a computation
+        t = [c for c in ins[0] if c != "..."]
+        kept = [c for c in outs if c != "..."] if outs is not None else [c for c in t if t.count(c) == 1]
+        if set(t) <= set(kept):
+            return np.einsum(*args, **kw)
+    if dtype is not None:  # numpy casts the operands to dtype= by casting=
+        for o in ops:
+            if not np.can_cast(o, rt, casting=casting):
+                raise TypeError("Cannot cast array data from %r to %r according to the rule %r"
+                                % (o.dtype, rt, casting))
+        ops = [o.astype(rt) for o in ops]
+    if out is not None:
+        if not isinstance(out, np.ndarray):
+            raise TypeError("einsum: out must be a numpy array")
+        if not out.flags.writeable:
+            raise ValueError("einsum: out is read-only")
+    n = _terms(subscripts, ops)
+    bound = n
+    if bound is not None:
+        for o in ops:
+            if o.size and o.dtype.kind != "b":
+                bound *= max(int(o.max()), -int(o.min()), 1)
+    if bound is not None and bound > _EXACT:
+        return np.einsum(*args, **kw)
+    r = np.asarray(einsum(subscripts, *[o.astype(np.float64) for o in ops], order=order))
+    r = r != 0 if rt.kind == "b" else r.astype(np.int64).astype(rt)
+    if out is not None:
+        if out.shape != r.shape:
+            raise ValueError("einsum: out has shape %s; the result's is %s" % (out.shape, r.shape))
+        if not np.can_cast(rt, out.dtype, casting="safe" if casting == "safe" else casting):
+            raise TypeError("einsum: cannot cast the result (%s) to out's %s with casting=%r"
+                            % (rt, out.dtype, casting))
+        np.copyto(out, r, casting="unsafe")
+        return out
+    return r if r.ndim else r[()]
+
+
 def _memory_order(outl, expanded, order):
     """The result's labels in the order the program lays them out in
     memory: OUTL (C order) for order 'C', reversed for 'F'. For 'K', a
@@ -609,8 +720,13 @@ def _overlaps(out, ops):
 
 
 def einsum_source(subscripts, *operands, dtype=None):
-    """The .tx program einsum compiles for these operands (for reading)."""
+    """The .tx program einsum compiles for these operands (for reading);
+    for an integer or bool result, the float64 one it computes in."""
     ops = [np.asarray(o) for o in operands]
+    if any([o.dtype.kind in "biu" for o in ops]) or (dtype is not None and np.dtype(dtype).kind in "biu"):
+        rt = _numpy_type(subscripts, ops, dtype, "unsafe")
+        ops = [o.astype(np.float64) for o in ops] if rt.kind in "biu" else ops
+        dtype = None if rt.kind in "biu" else rt
     return _build(subscripts, ops, dtype).source
 
 

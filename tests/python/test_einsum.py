@@ -73,10 +73,60 @@ def test_mixed_dtypes_and_dtype_argument():
     close(tx.einsum("ij,jk", a32, b64), np.einsum("ij,jk", a32, b64))
     i = np.arange(12).reshape(3, 4)
     close(tx.einsum("ij->j", i, dtype=np.float64), np.einsum("ij->j", i, dtype=np.float64))
+    # integers with floats: numpy's promotion (int64 with float32 is float64)
+    for x, y in [(i, a32.T), (i.astype(np.int8), a32.T), (i > 5, b64)]:
+        want, got = np.einsum("ij,jk->ik", x, y), tx.einsum("ij,jk->ik", x, y)
+        assert got.dtype == want.dtype
+        close(got, want, want.dtype)
+
+
+def test_integer_and_bool_operands_compute_as_numpy_does(monkeypatch):
+    r = np.random.default_rng(5)
+    A, B = r.integers(-1000, 1000, (60, 70)), r.integers(-1000, 1000, (70, 80))
+    seen = []  # numpy.einsum is only asked for the result's type (one element per operand)
+    real = np.einsum
+    monkeypatch.setattr(np, "einsum", lambda *a, **k: (seen.append(max(np.size(x) for x in a[1:])), real(*a, **k))[1])
+    got = tx.einsum("ij,jk->ik", A, B)
+    monkeypatch.undo()
+    assert max(seen) == 1, seen
+    assert got.dtype == np.int64 and np.array_equal(got, A @ B)
+    # numpy wraps around in the operands' type, and so does the result
+    i8 = np.array([100, 100], np.int8)
+    assert tx.einsum("i,i->", i8, np.array([2, 2], np.int8)) == np.int8(-112)
+    assert type(tx.einsum("i,i->", i8, i8)) is np.int8
+    u8 = r.integers(0, 256, (5, 300)).astype(np.uint8)
+    for subs, ops in [("ij->i", (u8,)), ("ij,kj->ik", (u8, u8)), ("ij,j->i", (u8, np.arange(300, dtype=np.int16))),
+                      ("ij,kj", (u8.astype(np.int8), u8.astype(np.int8))), ("ii", (u8[:, :5],))]:
+        want, got = np.einsum(subs, *ops), tx.einsum(subs, *ops)
+        assert got.dtype == want.dtype and np.array_equal(got, want), subs
+    # bool: any of the products
+    M, N = r.random((7, 9)) < 0.2, r.random((9, 4)) < 0.2
+    for subs, ops in [("ij,jk->ik", (M, N)), ("ij->", (M,)), ("ij->j", (M,)), ("ij,jk->ik", (M, N.astype(np.uint8)))]:
+        want, got = np.einsum(subs, *ops), tx.einsum(subs, *ops)
+        assert np.asarray(got).dtype == np.asarray(want).dtype and np.array_equal(got, want), subs
+    # a view of one operand is numpy's view
+    v = tx.einsum("ij->ji", A)
+    assert v.dtype == A.dtype and np.shares_memory(v, A) and np.array_equal(v, A.T)
+    # dtype= and out= cast by casting=, with numpy's errors
+    X = r.random((4, 5)) * 10
     with pytest.raises(TypeError):
-        tx.einsum("ij->j", i)
+        tx.einsum("ij->i", X, dtype=np.int32)
+    want = np.einsum("ij->i", X, dtype=np.int32, casting="unsafe")
+    got = tx.einsum("ij->i", X, dtype=np.int32, casting="unsafe")
+    assert got.dtype == np.int32 and np.array_equal(got, want)
+    o32 = np.zeros((60, 80), np.int32)
+    with pytest.raises(TypeError):
+        tx.einsum("ij,jk->ik", A, B, out=o32)
+    assert tx.einsum("ij,jk->ik", A, B, out=o32, casting="same_kind") is o32
+    assert np.array_equal(o32, (A @ B).astype(np.int32))
     with pytest.raises(ValueError):
-        tx.einsum("ij->j", i)
+        tx.einsum("ij,jk->ik", A, B, out=np.zeros((3, 3), np.int64))
+    with pytest.raises(ValueError):
+        tx.einsum("ij,jj->ik", A, B)
+    # sums that float64 cannot hold exactly (2^62, and past 2^63: wrapped) are numpy's
+    for big in (2 ** 40, 2 ** 42):
+        P, Q = np.full((3, 4), big, np.int64), np.full((4, 2), 2 ** 20, np.int64)
+        assert np.array_equal(tx.einsum("ij,jk->ik", P, Q), np.einsum("ij,jk->ik", P, Q))
 
 
 @pytest.mark.parametrize("subs", [",ij->ij", "ij,->ij", ",ij->", "i,,i->"])

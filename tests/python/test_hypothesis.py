@@ -85,3 +85,47 @@ def test_random_einsum_matches_numpy(expr, seed, out_layout):
         out = lay_out(np.full(ref.shape, np.nan, ref.dtype), out_layout)
         assert tx.einsum(subs, *ops, out=out) is out
         np.testing.assert_allclose(out, ref, rtol=tol, atol=tol * (1 + np.abs(ref).max(initial=0)))
+
+
+INTS = [np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64, np.bool_]
+
+
+def int_values(r, shape, dtype, wide):
+    """Random values of DTYPE: small ones, or (WIDE) any of its range, so
+    that products and sums wrap around as numpy's do."""
+    if dtype == np.bool_:
+        return r.integers(0, 2, shape).astype(np.bool_)
+    info = np.iinfo(dtype)
+    lo, hi = (int(info.min), int(info.max)) if wide else (max(int(info.min), -9), min(int(info.max), 9))
+    return r.integers(lo, hi, shape, dtype=dtype, endpoint=True)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+@given(expressions(), st.integers(0, 2**32 - 1), st.lists(st.sampled_from(INTS), min_size=4, max_size=4),
+       st.booleans(), st.sampled_from([None] + LAYOUTS))
+def test_random_integer_einsum_matches_numpy(expr, seed, dtypes, wide, out_layout):
+    """Integer and bool operands, mixed as numpy mixes them: the same
+    values (wrapping around included), dtype and type as numpy.einsum."""
+    subs, shapes, _, layouts = expr
+    r = np.random.default_rng(seed)
+    ops = [lay_out(int_values(r, s, d, wide), k) for s, d, k in zip(shapes, dtypes, layouts)]
+    try:
+        ref = np.einsum(subs, *ops)
+    except (ValueError, TypeError) as e:  # TypeError: an operand numpy will not cast to its result type
+        try:
+            tx.einsum(subs, *ops)
+        except type(e):
+            return
+        raise AssertionError("numpy rejects %r %s (%s); tensorexpr does not" % (subs, shapes, e))
+    got = tx.einsum(subs, *ops)
+    assert got.shape == ref.shape and got.dtype == ref.dtype, (subs, shapes, got.dtype, ref.dtype)
+    assert type(got) is type(ref), (subs, shapes, type(got), type(ref))
+    # an integer or bool result is exact; int8 with uint64 is float64 (numpy's
+    # promotion), computed in floats, where the order of the products rounds
+    same = (np.array_equal if ref.dtype.kind in "biu" else
+            lambda a, b: np.allclose(a, b, rtol=1e-12, atol=1e-12 * (1 + np.abs(b).max(initial=0))))
+    assert same(got, ref), (subs, [o.dtype for o in ops], got, ref)
+    if out_layout is not None and ref.ndim > 0:
+        out = lay_out(np.zeros(ref.shape, ref.dtype), out_layout)
+        assert tx.einsum(subs, *ops, out=out) is out
+        assert same(out, ref)
