@@ -12,13 +12,14 @@
  * nests by rows, whole sums; the rest gather them); a GEMM of whole
  * tensors runs by rows, or on the grid with its distributed tensors moved
  * by pdgemr2d when that receives fewer words (rows_gemm_of). Among replicated
- * operands, an f64 (c128) GEMM of m*n*k >= TX_MPI_GEMM_MIN (default 2^21)
- * runs as pdgemm (pzgemm) on a 2-D block-cyclic grid, others locally on
- * every rank; an f64 matrix function of order >= TX_MPI_LA_MIN (default
+ * operands, a GEMM of m*n*k >= TX_MPI_GEMM_MIN (default 2^21) runs as
+ * pdgemm, pzgemm, psgemm or pcgemm (f64, c128, f32, c64) on a 2-D
+ * block-cyclic grid, others locally on every rank; an f64 matrix function of order >= TX_MPI_LA_MIN (default
  * 256) runs in ScaLAPACK; everything else runs locally on every rank with
  * no message.
  *
- * Volumes are words (elements; a c128 element is two 8-byte words)
+ * Volumes are words (elements; a complex element is two words, of 8
+ * bytes in c128, of 4 in c64 and f32)
  * received per rank, a model:
  *   pdgemm (SUMMA on pr x pc): m*k/pr + k*n/pc for the panels, plus
  *   (P-1)/P * m*n for the MPI_Allgatherv of the pieces that replicates C;
@@ -71,12 +72,17 @@ static double gather_words(double n, int p)
     return p > 1 ? (double)(p - 1) / p * n : 0;
 }
 
-/* Whether V is a BLAS call the runtime runs as pdgemm (f64) or pzgemm
-   (c128) on P ranks. */
+/* The PBLAS GEMM of element type T. */
+static const char *pgemm_name(dtype t)
+{
+    return t == DT_F32 ? "psgemm" : t == DT_F64 ? "pdgemm" : t == DT_C64 ? "pcgemm" : "pzgemm";
+}
+
+/* Whether V is a BLAS call the runtime runs as PBLAS's GEMM on P ranks. */
 static int is_pdgemm(const graph *g, const g_value *v, int p)
 {
     const blas_plan *b = v->blas;
-    if (!b || b->nm <= 0 || b->nn <= 0 || p <= 1 || (v->dt != DT_F64 && v->dt != DT_C128))
+    if (!b || b->nm <= 0 || b->nn <= 0 || p <= 1)
         return 0;
     double m = group_size(g, v, b->m, b->nm), n = group_size(g, v, b->n, b->nn);
     return m * n * group_size(g, b->a, b->k, b->nk) >= GEMM_MIN;
@@ -294,10 +300,10 @@ static int is_dist(const graph *g, const g_value *b, int p)
            graph_value_elements(g, b) * dt_size(b->dt) >= DIST_MIN_BYTES;
 }
 
-/* Words of tensor X (a c128 element is two). */
+/* Words of tensor X (a complex element is two). */
 static double words_of(const graph *g, const g_value *x)
 {
-    return graph_value_elements(g, x) * (x->dt == DT_C128 ? 2 : 1);
+    return graph_value_elements(g, x) * (dt_complex(x->dt) ? 2 : 1);
 }
 
 /* The words the rank receiving most takes of tensor X read across its
@@ -397,7 +403,7 @@ static int rows_gemm_of(const graph *g, const g_value *v, int p, rows_gemm *r)
     double on_grid = (r->dA ? f / p * m * k : 0) + (r->dB ? f / p * k * n : 0) + m * k / pr + k * n / pc +
                      f * share * m * n;
     double best = cols_ok && cols < rows ? cols : rows;
-    r->grid = p > 1 && m * n * k >= GEMM_MIN && k > 0 && on_grid < best && (v->dt == DT_F64 || v->dt == DT_C128);
+    r->grid = p > 1 && m * n * k >= GEMM_MIN && k > 0 && on_grid < best;
     r->b_cols = !r->grid && p > 1 && cols_ok && cols < rows;
     return 1;
 }
@@ -414,14 +420,14 @@ static double print_rows_statement(const graph *g, const g_value *v, int p, tx_b
     rows_gemm rg;
     if (b && rows_gemm_of(g, v, p, &rg)) {
         const g_value *A = base_of(b->a), *B = base_of(b->b);
-        double m = rg.m, nn = rg.n, kk = rg.k, w = v->dt == DT_C128 ? 2 : 1, f = (double)(p - 1) / p;
+        double m = rg.m, nn = rg.n, kk = rg.k, w = dt_complex(v->dt) ? 2 : 1, f = (double)(p - 1) / p;
         if (rg.grid) {
             int pr, pc;
             grid(p, &pr, &pc);
             double moved = (rg.dA ? f / p * words_of(g, A) : 0) + (rg.dB ? f / p * words_of(g, B) : 0);
             double summa = w * (m * kk / pr + kk * nn / pc), cw = f * rg.c_share * m * nn * w;
             buf_printf(out, "%s %.0fx%.0fx%.0f on the %dx%d grid (A %s, B %s, C %s): %.4g words (pdgemr2d %.4g, "
-                            "panels %.4g, C %.4g)\n", v->dt == DT_C128 ? "pzgemm" : "pdgemm", m, nn, kk, pr, pc,
+                            "panels %.4g, C %.4g)\n", pgemm_name(v->dt), m, nn, kk, pr, pc,
                        rg.dA ? "from its rows by pdgemr2d" : "replicated", rg.dB ? "from its rows by pdgemr2d" : "replicated",
                        rg.dC ? "back to its rows by pdgemr2d" : "replicated after", moved + summa + cw, moved, summa, cw);
             return moved + summa + cw;
@@ -614,18 +620,18 @@ void mpi_plan_print(const graph *g, int p, tx_buf *out)
             }
             (void)c;
             if (is_pdgemm(g, v, p)) {
-                double summa = m * kk / pr + kk * n / pc, coll = gather_words(m * n, p);
+                double w = dt_complex(v->dt) ? 2 : 1; /* words per element */
+                double summa = w * (m * kk / pr + kk * n / pc), coll = gather_words(w * m * n, p);
                 words = nb * (summa + coll);
                 buf_printf(out, "%s %.0fx%.0fx%.0f%s, A, B, C block-cyclic on %dx%d: %.4g words "
-                           "(panels %.4g, replicating C %.4g)\n", v->dt == DT_C128 ? "pzgemm" : "pdgemm", m, n, kk, nb > 1 ? " per batch" : "", pr, pc,
+                           "(panels %.4g, replicating C %.4g)\n", pgemm_name(v->dt), m, n, kk, nb > 1 ? " per batch" : "", pr, pc,
                            words, nb * summa, nb * coll);
                 if (nb > 1)
-                    buf_printf(out, "#       %.0f batches, one pdgemm each\n", nb);
+                    buf_printf(out, "#       %.0f batches, one %s each\n", nb, pgemm_name(v->dt));
             } else
                 buf_printf(out, "%cgemm %.0fx%.0fx%.0f local on every rank (operands replicated%s): 0 words\n",
                            "sdcz"[v->dt == DT_F32 ? 0 : v->dt == DT_F64 ? 1 : v->dt == DT_C64 ? 2 : 3], m, n, kk,
-                           p == 1 ? "" : v->dt == DT_F64 || v->dt == DT_C128 ? ", below TX_MPI_GEMM_MIN"
-                                                                              : ", no single-precision PBLAS path");
+                           p == 1 ? "" : ", below TX_MPI_GEMM_MIN");
         } else if (b) {
             buf_printf(out, "%s local on every rank (operands replicated): 0 words\n",
                        b->nm == 0 && b->nn == 0 ? "dot" : "gemv");

@@ -6,7 +6,7 @@ against the single-process `txc run` of the same inputs.
 
 FILES: names of tests/num files, or graph, chain, chain_c128, cross, stationary,
 stationary_whole, warnings, chain_grid, chain_c128_grid,
-grid_trans, grid_trans_rows, f32_rows, la_fed, memory, ccd,
+grid_trans, grid_trans_rows, grid_f32, f32_rows, la_fed, memory, ccd,
 pieces, failures, embed (default: all).
 `txc graph --target mpi` is checked against hand-derived volumes first, with
 or without MPI.
@@ -59,17 +59,18 @@ TIMEOUT = 120
 # (file, must it show a distributed call with more than one rank)
 CASES = [
     ('matmul.tx', True), ('four_index.tx', True), ('batched_matmul.tx', True), ('contract3.tx', True),
-    ('chain4.tx', True), ('contract_multi.tx', True), ('f32_basic.tx', False), ('ccsd_denominators.tx', False),
+    ('chain4.tx', True), ('contract_multi.tx', True), ('f32_basic.tx', True), ('ccsd_denominators.tx', False),
     ('fn_softmax.tx', False), ('fn_reduce_sum.tx', False), ('fn_cumsum.tx', False), ('broadcast_add.tx', False),
     ('la_cholesky.tx', True), ('la_inv.tx', True), ('la_solve_mat.tx', True), ('la_solve_vec.tx', True),
     ('la_eigh.tx', True), ('la_eigh_gen.tx', False), ('la_qr_tall.tx', True), ('la_qr_wide.tx', True),
     ('la_svd_tall.tx', True), ('la_svd_wide.tx', True), ('la_pow.tx', False), ('la_lstsq.tx', True),
-    ('complex_contract.tx', True), ('complex_elementwise.tx', False), ('complex_linalg.tx', False),
+    ('complex_contract.tx', True), ('complex_elementwise.tx', False), ('complex_linalg.tx', True),
     ('accumulate_inout.tx', False),  # inout tensors: scattered by rows, then gathered for writing
-    # f32 and c64 tensors by rows too (GEMMs by rows through sgemm/cgemm; the rest on rows or gathered)
-    ('f32_blocks.tx', False), ('f32_reduce.tx', False), ('fn_f32_softmax.tx', False), ('la_cholesky_f32.tx', False),
-    ('complex64_linalg.tx', False), ('complex_mixed_blas.tx', False), ('complex_reduce.tx', False),
-    ('complex_updates.tx', False),
+    # f32 and c64 tensors by rows too (GEMMs by rows through sgemm/cgemm, or on the grid through
+    # psgemm/pcgemm: True where a file has a GEMM; the rest on rows or gathered)
+    ('f32_blocks.tx', False), ('f32_reduce.tx', False), ('fn_f32_softmax.tx', False), ('la_cholesky_f32.tx', True),
+    ('complex64_linalg.tx', True), ('complex_mixed_blas.tx', True), ('complex_reduce.tx', False),
+    ('complex_updates.tx', True),
 ]
 
 
@@ -497,6 +498,18 @@ def check_graph(txc):
         if not re.search(r'^#   %s \(%%\d+, (input|stored)\): 4e\+04 words, replicated \(4e\+04 on every rank\); '
                          r'block-cyclic on the grid inside %%\d+ \(~1e\+04 words per rank there\)$' % t, out, re.M):
             fails.append('graph --ranks 4: no distribution line for %s: %s' % (t, run_num.one_line(out)))
+    # the same in f32 and in c64 (a complex element is two words): psgemm, pcgemm
+    for t, want in (('f32', 'psgemm 200x200x200, A, B, C block-cyclic on 2x2: 7e+04 words (panels 4e+04, '
+                            'replicating C 3e+04)'),
+                    ('c64', 'pcgemm 200x200x200, A, B, C block-cyclic on 2x2: 1.4e+05 words (panels 8e+04, '
+                            'replicating C 6e+04)')):
+        src = os.path.join(tempfile.gettempdir(), 'txmpi_mm_%s_%d.tx' % (t, os.getpid()))
+        with open(src, 'w') as f:
+            f.write('in %s A[n,k], B[k,m];\nout %s C[n,m];\nC("i,j") = A("i,k") * B("k,j");\n' % (t, t))
+        rc, out, err = run([txc, 'graph', src, '--target', 'mpi', '--ranks', '4'] + dims, None)
+        os.unlink(src)
+        if rc != 0 or want not in out:
+            fails.append('graph --ranks 4, %s: exit %d: %s' % (t, rc, run_num.one_line(out + err)))
     # 1 rank: local, nothing moves
     rc, out, err = run([txc, 'graph', mm, '--target', 'mpi', '--ranks', '1'] + dims, None)
     if rc != 0 or 'dgemm 200x200x200 local on every rank' not in out or 'MPI total: 0 words' not in out:
@@ -663,6 +676,15 @@ def main(argv):
                  ('grid_trans_rows', lambda: check_case(txc, os.path.join(mpidir, 'grid_trans.tx'), True,
                                                         sorted(set(ranks + [3])), env, td, True,
                                                         ('a dot of distributed tensors by partial dots',))),
+                 # f32 and c64 on the grid: psgemm and pcgemm, their operands and results moved by
+                 # psgemr2d and pcgemr2d
+                 ('grid_f32', lambda: check_case(txc, os.path.join(mpidir, 'grid_f32.tx'), True,
+                                                 sorted(set(ranks + [3])), dict(env, TX_MPI_GEMM='pdgemm'), td, True,
+                                                 ('psgemm with distributed operands (C^T = op(B)^T op(A)^T): A from '
+                                                  'its rows by psgemr2d, B from its rows by psgemr2d, C back to its '
+                                                  'rows by psgemr2d',
+                                                  'pcgemm with distributed operands (C^T = op(B)^T op(A)^T): A from '
+                                                  'its rows by pcgemr2d'))),
                  ('f32_rows', lambda: check_case(txc, os.path.join(mpidir, 'f32_rows.tx'), True,
                                                  sorted(set(ranks + [3])), env, td, True,
                                                  ('rows-gemm 13x11x7 by distributed rows (A by its rows, B by slabs in '
