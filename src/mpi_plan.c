@@ -14,8 +14,9 @@
  * by pdgemr2d when that receives fewer words (rows_gemm_of). Among replicated
  * operands, a GEMM of m*n*k >= TX_MPI_GEMM_MIN (default 2^21) runs as
  * pdgemm, pzgemm, psgemm or pcgemm (f64, c128, f32, c64) on a 2-D
- * block-cyclic grid, others locally on every rank; an f64 matrix function of order >= TX_MPI_LA_MIN (default
- * 256) runs in ScaLAPACK; everything else runs locally on every rank with
+ * block-cyclic grid, others locally on every rank; a matrix function of
+ * order >= TX_MPI_LA_MIN (default 256) runs in ScaLAPACK (p?potrf, ...,
+ * of its element type); everything else runs locally on every rank with
  * no message.
  *
  * Volumes are words (elements; a complex element is two words, of 8
@@ -88,6 +89,23 @@ static int is_pdgemm(const graph *g, const g_value *v, int p)
     return m * n * group_size(g, b->a, b->k, b->nk) >= GEMM_MIN;
 }
 
+/* The ScaLAPACK routines of matrix function LA on element type T, into BUF. */
+static const char *la_calls(int la, dtype t, char *buf, size_t n)
+{
+    char c = t == DT_F32 ? 's' : t == DT_F64 ? 'd' : t == DT_C64 ? 'c' : 'z';
+    int cx = dt_complex(t);
+    switch (la) {
+    case LA_CHOL: snprintf(buf, n, "p%cpotrf", c); break;
+    case LA_INV: snprintf(buf, n, "p%cgetrf+p%cgetri", c, c); break;
+    case LA_SOLVE: snprintf(buf, n, "p%cgesv", c); break;
+    case LA_EIGH: snprintf(buf, n, cx ? "p%cheevd" : "p%csyevd", c); break;
+    case LA_QR: snprintf(buf, n, cx ? "p%cgeqrf+p%cungqr" : "p%cgeqrf+p%corgqr", c, c); break;
+    case LA_SVD: snprintf(buf, n, "p%cgesvd", c); break;
+    default: snprintf(buf, n, "%s", graph_la_name(la)); break;
+    }
+    return buf;
+}
+
 /* Whether V is a matrix function the runtime runs in ScaLAPACK on P ranks. */
 static int is_scalapack(const graph *g, const g_value *v, int p)
 {
@@ -96,7 +114,7 @@ static int is_scalapack(const graph *g, const g_value *v, int p)
     const g_value *a = v->in[0];
     double n = graph_extent_estimate(g, a->ext[0]), n2 = a->rank > 1 ? graph_extent_estimate(g, a->ext[1]) : 1;
     return (n < n2 ? n : n2) >= LA_MIN && v->la != LA_POW && v->la != LA_GAPS && v->la != LA_CHOLGRAD &&
-           !(v->la == LA_EIGH && v->nin == 2) && v->dt == DT_F64;
+           !(v->la == LA_EIGH && v->nin == 2);
 }
 
 /* The tensor a call's operand X reads: X, or the value X views. */
@@ -564,8 +582,6 @@ static void print_tensors(const graph *g, int p, int pr, int pc, tx_buf *out)
 
 void mpi_plan_print(const graph *g, int p, tx_buf *out)
 {
-    static const char *la_name[] = {"?", "pdpotrf", "pdgetrf+pdgetri", "(pow: local)", "pdgesv", "pdsyevd",
-                                    "pdgeqrf+pdorgqr", "pdgesvd", "?"};
     int pr, pc;
     grid(p, &pr, &pc);
     buf_printf(out, "# MPI on %d rank%s (grid %dx%d): intermediates of 1 MiB or more held by rows "
@@ -641,22 +657,22 @@ void mpi_plan_print(const graph *g, int p, tx_buf *out)
                                                                            : 1;
             double order = n < n2 ? n : n2;
             int dist = is_scalapack(g, v, p);
-            if (dist) {
-                double panels = n * n2 / sqrt((double)p) * log2((double)p);
+            char calls[40];
+            la_calls(v->la, a->dt, calls, sizeof calls);
+            if (dist) { /* a complex element is two words */
+                double panels = (dt_complex(a->dt) ? 2 : 1) * n * n2 / sqrt((double)p) * log2((double)p);
                 double result = 0;
                 for (int j = k; j < g->n; j++) /* the results: the node, or its parts */
                     if (g->v[j] == v ? v->nout == 1 : (g->v[j]->op == OP_PART && g->v[j]->in[0] == v))
-                        result += graph_value_elements(g, g->v[j]);
+                        result += words_of(g, g->v[j]);
                 words = panels + gather_words(result, p);
                 buf_printf(out, "%s order %.0f, block-cyclic on %dx%d: %.4g words (panels ~%.4g, replicating "
-                           "the result %.4g)\n", la_name[v->la], order, pr, pc, words, panels,
-                           gather_words(result, p));
+                           "the result %.4g)\n", calls, order, pr, pc, words, panels, gather_words(result, p));
             } else
-                buf_printf(out, "%s local on every rank (replicated%s): 0 words\n",
-                           v->la == LA_POW || v->la == LA_GAPS || v->la == LA_CHOLGRAD ? graph_la_name(v->la) : la_name[v->la],
-                           p == 1 ? "" : v->la == LA_POW || v->la == LA_GAPS || v->la == LA_CHOLGRAD || v->nin == 2 || v->dt != DT_F64
-                                         ? ", no ScaLAPACK path"
-                                                                                             : ", below TX_MPI_LA_MIN");
+                buf_printf(out, "%s local on every rank (replicated%s): 0 words\n", calls,
+                           p == 1 ? "" : v->la == LA_POW || v->la == LA_GAPS || v->la == LA_CHOLGRAD || v->nin == 2
+                                             ? ", no ScaLAPACK path"
+                                             : ", below TX_MPI_LA_MIN");
         } else {
             buf_printf(out, "%s local on every rank (replicated): 0 words\n",
                        v->op == OP_STORE ? "store" : graph_op_name(v->op));

@@ -6,7 +6,7 @@ against the single-process `txc run` of the same inputs.
 
 FILES: names of tests/num files, or graph, chain, chain_c128, cross, stationary,
 stationary_whole, warnings, chain_grid, chain_c128_grid,
-grid_trans, grid_trans_rows, grid_f32, f32_rows, la_fed, memory, ccd,
+grid_trans, grid_trans_rows, grid_f32, f32_rows, la_z, la_c, la_s, la_fed, memory, ccd,
 pieces, failures, embed (default: all).
 `txc graph --target mpi` is checked against hand-derived volumes first, with
 or without MPI.
@@ -527,6 +527,18 @@ def check_graph(txc):
     os.unlink(src)
     if rc != 0 or 'pdpotrf order 300, block-cyclic on 2x2' not in out:
         fails.append('graph cholesky: exit %d: %s' % (rc, run_num.one_line(out + err)))
+    # in c128 (pzpotrf; a complex element is two words): panels 2 * 300^2 / sqrt(4) * log2(4) = 1.8e5,
+    # replicating L (3/4) * 2 * 300^2 = 1.35e5; in f32 (pspotrf) half of the c128 figures
+    for t, want in (('c128', 'pzpotrf order 300, block-cyclic on 2x2: 3.15e+05 words (panels ~1.8e+05, '
+                             'replicating the result 1.35e+05)'),
+                    ('f32', 'pspotrf order 300, block-cyclic on 2x2: 1.575e+05 words (panels ~9e+04, '
+                            'replicating the result 6.75e+04)')):
+        with open(src, 'w') as f:
+            f.write('in %s A[n,n];\nout %s L[n,n];\nL("i,j") = cholesky(A("i,j"));\n' % (t, t))
+        rc, out, err = run([txc, 'graph', src, '--target', 'mpi', '-D', 'n=300'], None)
+        os.unlink(src)
+        if rc != 0 or want not in out:
+            fails.append('graph cholesky %s: exit %d: %s' % (t, rc, run_num.one_line(out + err)))
     # distributed intermediates (tests/mpi/chain.tx, n=400: T, U and the output V are 1.28 MB, held by
     # rows), 4 ranks: A·B into T's rows and the elementwise step on the rows move nothing; U·C replicates
     # D (160 kB, below TX_MPI_DIST_MIN), (3/4)·400·50; the sum exchanges 2 words with each of 3 ranks;
@@ -690,6 +702,18 @@ def main(argv):
                                                  ('rows-gemm 13x11x7 by distributed rows (A by its rows, B by slabs in '
                                                   'turn, C by its rows)', 'rows-gemm 13x6x5 by distributed rows',
                                                   'a sum of a distributed tensor by partial sums'))),
+                 # every matrix function of c128, c64 and f32 matrices in ScaLAPACK (pz*, pc*, ps*)
+                 ('la_z', lambda: check_case(txc, os.path.join(run_num.NUMDIR, 'complex_linalg.tx'), True, ranks, env, td,
+                                             False, ('pzpotrf', 'pzgetrf+pzgetri', 'pzgesv', 'pzheevd',
+                                                     'pzgeqrf+pzungqr', 'pzgesvd'))),
+                 ('la_c', lambda: check_case(txc, os.path.join(run_num.NUMDIR, 'complex64_linalg.tx'), True, ranks, env, td,
+                                             False, ('pcpotrf', 'pcgetrf+pcgetri', 'pcgesv', 'pcheevd',
+                                                     'pcgeqrf+pcungqr', 'pcgesvd'))),
+                 ('la_s', lambda: [f for name, call in (('cholesky', 'pspotrf'), ('inv', 'psgetrf+psgetri'),
+                                                        ('solve', 'psgesv'), ('eigh', 'pssyevd'),
+                                                        ('qr', 'psgeqrf+psorgqr'), ('svd', 'psgesvd'))
+                                   for f in check_case(txc, os.path.join(run_num.NUMDIR, 'la_%s_f32.tx' % name),
+                                                       True, ranks, env, td, False, (call,))]),
                  ('la_fed', lambda: check_case(txc, os.path.join(mpidir, 'la_fed.tx'), True, ranks, env, td, True,
                                                ('operand from its rows by pdgemr2d and pdtran',))),
                  ('memory', lambda: check_memory(txc, ranks, env, td)),
