@@ -991,6 +991,68 @@ static int run_compile_work(void *arg)
    are kept for the next run (regrown when too small) and freed with the
    program. The standalone C (tx_emit) is always row-major. */
 
+/* copy_strided when the innermost mode LAST is not the strided array's
+   unit-stride mode U (a Fortran-ordered or transposed array): LAST is
+   copied a cache line of the row-major side at a time (a block of 64
+   bytes of elements), and inside each block U runs over its whole extent
+   for every index of the other modes. The strided side is then read (or
+   written) as a few sequential streams, one per element of the block,
+   which the hardware prefetches, and every row-major line is written (or
+   read) whole at once. An element-by-element copy along the row reads
+   one element per line of the strided side, from memory when the array
+   is not in cache; tiles of both modes fetch lines the prefetcher cannot
+   foresee. */
+static void copy_across(char *strided, char *dense, int ndim, const int64_t *shape, const int64_t *stride,
+                        size_t esz, int to_dense, int u)
+{
+    int last = ndim - 1;
+    int64_t dstr[TX_MAX_MODES]; /* the row-major side's strides, in elements */
+    dstr[last] = 1;
+    for (int m = last - 1; m >= 0; m--)
+        dstr[m] = dstr[m + 1] * shape[m + 1];
+    const int64_t nu = shape[u], nl = shape[last], su = stride[u], sl = stride[last], du = dstr[u];
+    const int64_t blk = esz < 64 ? (int64_t)(64 / esz) : 1;
+    for (int64_t l0 = 0; l0 < nl; l0 += blk) {
+        const int64_t l1 = nl - l0 < blk ? nl : l0 + blk;
+        int64_t idx[TX_MAX_MODES] = {0}, soff = 0, doff = 0; /* the other modes' indices, offsets */
+        for (;;) {
+#define TX_COPY_ACROSS(T)                                                                      \
+            {                                                                                  \
+                T *d = (T *)(void *)dense + doff, *x = (T *)(void *)strided + soff;            \
+                if (to_dense)                                                                  \
+                    for (int64_t i = 0; i < nu; i++)                                           \
+                        for (int64_t l = l0; l < l1; l++)                                      \
+                            d[i * du + l] = x[i * su + l * sl];                                \
+                else                                                                           \
+                    for (int64_t i = 0; i < nu; i++)                                           \
+                        for (int64_t l = l0; l < l1; l++)                                      \
+                            x[i * su + l * sl] = d[i * du + l];                                \
+            }
+            if (esz == sizeof(tx_c128_elem))
+                TX_COPY_ACROSS(tx_c128_elem)
+            else if (esz == sizeof(double)) /* an f64, or a c64 pair: the bits */
+                TX_COPY_ACROSS(tx_c64_elem)
+            else
+                TX_COPY_ACROSS(float)
+#undef TX_COPY_ACROSS
+            int m = last - 1; /* the next index of the other modes */
+            for (; m >= 0; m--) {
+                if (m == u)
+                    continue;
+                soff += stride[m];
+                doff += dstr[m];
+                if (++idx[m] < shape[m])
+                    break;
+                soff -= stride[m] * shape[m];
+                doff -= dstr[m] * shape[m];
+                idx[m] = 0;
+            }
+            if (m < 0)
+                break;
+        }
+    }
+}
+
 /* Copies between a strided array (STRIDED, element (0, ..., 0)) and a
    row-major contiguous one (DENSE): TO_DENSE 1 gathers, 0 scatters. */
 static void copy_strided(char *strided, char *dense, int ndim, const int64_t *shape, const int64_t *stride,
@@ -1003,6 +1065,13 @@ static void copy_strided(char *strided, char *dense, int ndim, const int64_t *sh
     for (int m = 0; m < ndim; m++)
         if (shape[m] == 0)
             return;
+    /* the innermost mode read across lines, another mode along them */
+    if (ndim >= 2 && stride[ndim - 1] != 1 && stride[ndim - 1] != -1 && shape[ndim - 1] >= 4)
+        for (int u = ndim - 2; u >= 0; u--)
+            if ((stride[u] == 1 || stride[u] == -1) && shape[u] >= 4) {
+                copy_across(strided, dense, ndim, shape, stride, esz, to_dense, u);
+                return;
+            }
     int64_t idx[TX_MAX_MODES] = {0}, off = 0; /* in elements, from STRIDED */
     int64_t n = shape[ndim - 1], s = stride[ndim - 1];
     for (;;) {

@@ -611,3 +611,37 @@ def test_order_spellings_and_errors():
             tx.einsum("ij", a, order=bad)
         if e.type is ValueError:
             assert str(e.value) == str(f.value)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex64, np.complex128])
+def test_staged_operands_whose_unit_stride_is_not_the_last_mode(dtype):
+    """A batched product whose operands and result are Fortran-ordered
+    (the batch mode has stride 1: no BLAS call reads such a matrix in
+    place) is staged through row-major copies, gathered before the call
+    and scattered into out after it, tile by tile across the row (api.c
+    copy_across); also 4-D, with a reversed unit-stride mode, and with
+    extents that are not multiples of a cache line's elements."""
+    r = np.random.default_rng(7)
+
+    def rnd(*s):
+        x = r.standard_normal(s)
+        if np.dtype(dtype).kind == "c":
+            x = x + 1j * r.standard_normal(s)
+        return x.astype(dtype)
+
+    tol = 2e-4 if dtype in (np.float32, np.complex64) else 1e-10
+
+    def check(got, want):
+        assert got.shape == want.shape and got.dtype == want.dtype
+        np.testing.assert_allclose(got, want, rtol=tol, atol=tol * (1 + np.abs(want).max()))
+    for b, i, j, k in [(64, 64, 64, 64), (37, 19, 23, 29), (5, 9, 3, 70)]:
+        A, B = np.asfortranarray(rnd(b, i, j)), np.asfortranarray(rnd(b, j, k))
+        want = np.einsum("bij,bjk->bik", A, B)
+        check(tx.einsum("bij,bjk->bik", A, B), want)
+        out = np.asfortranarray(np.zeros((b, i, k), dtype))
+        assert tx.einsum("bij,bjk->bik", A, B, out=out) is out
+        check(out, want)
+        Ar = np.asfortranarray(rnd(b, i, j))[::-1]  # the unit-stride mode reversed (stride -1)
+        check(tx.einsum("bij,bjk->bik", Ar, B), np.einsum("bij,bjk->bik", Ar, B))
+    A4, B4 = np.asfortranarray(rnd(6, 7, 9, 11)), np.asfortranarray(rnd(6, 7, 11, 5))
+    check(tx.einsum("abij,abjk->abik", A4, B4), np.einsum("abij,abjk->abik", A4, B4))
