@@ -1472,7 +1472,9 @@ char *tx_emit(tx_program *p, const tx_emit_options *opts, size_t *len)
     emit_job job = {.p = p, .arena = arena_new()};
     job.o = (pipeline_options){.output = opts->header ? PIPE_HEADER : PIPE_C,
                                .target = opts->mpi ? &target_mpi : opts->no_blas ? &target_c99 : &target_c99_blas,
-                               .opt_level = p->opt_level, .fn_name = name};
+                               .opt_level = p->opt_level, .fn_name = name,
+                               /* the MPI target's C records statement times (FN_times) when P does */
+                               .timing = opts->mpi && p->timing};
     int st = job.arena ? guarded(p->ctx, emit_work, &job, &job.r) : fail(p->ctx, TX_ERR_NOMEM, "out of memory");
     char *out = st == TX_OK ? job.r.c.p : NULL;
     if (out) {

@@ -38,6 +38,8 @@ struct cli_mpi {
     const char *(*error)(int);
     long long (*detail)(void);
     void (*finalize)(void);
+    double (*dmax)(double);
+    int (*times)(double *, int); /* NULL: the program records no times */
     char msg[1024]; /* cli_mpi_error's */
 };
 
@@ -157,9 +159,26 @@ static const char driver_fmt[] =
     "    return 0;\n"
     "}\n"
     "int txc_mpi_call(const int64_t *dims, void *const *ptrs) { return %s_argv(MPI_COMM_WORLD, dims, ptrs); }\n"
+    "/* the largest X of any rank */\n"
+    "double txc_mpi_max(double x)\n"
+    "{\n"
+    "    MPI_Allreduce(MPI_IN_PLACE, &x, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);\n"
+    "    return x;\n"
+    "}\n"
     "const char *txc_mpi_error(int code) { return %s_error_format(code); }\n"
     "long long txc_mpi_detail(void) { return (long long)%s_detail(); }\n"
     "void txc_mpi_finalize(void) { MPI_Finalize(); }\n";
+
+/* The driver's part for a program that records statement times
+   (TX_OPTION_TIMING): each statement's slowest rank. FN is the program
+   function. */
+static const char times_fmt[] =
+    "int txc_mpi_times(double *t, int n)\n"
+    "{\n"
+    "    int k = %s_times(t, n);\n"
+    "    MPI_Allreduce(MPI_IN_PLACE, t, k < n ? k : n, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);\n"
+    "    return k;\n"
+    "}\n";
 
 static const char *const link_libs[] = {"-lscalapack-openmpi", "-llapacke", "-lopenblas", "-lm"};
 
@@ -236,16 +255,18 @@ static void *sym(cli_mpi *m, const char *name, char *err, size_t errlen)
     return p;
 }
 
-cli_mpi *cli_mpi_open(const char *src, size_t len, const char *fn, char *err, size_t errlen)
+cli_mpi *cli_mpi_open(const char *src, size_t len, const char *fn, int timed, char *err, size_t errlen)
 {
     const char *cc = getenv("MPICC") && *getenv("MPICC") ? getenv("MPICC") : "mpicc";
-    size_t dlen = sizeof driver_fmt + 5 * strlen(fn);
+    size_t dlen = sizeof driver_fmt + sizeof times_fmt + 6 * strlen(fn);
     char *driver = malloc(dlen);
     if (!driver) {
         snprintf(err, errlen, "out of memory");
         return NULL;
     }
-    snprintf(driver, dlen, driver_fmt, fn, fn, fn, fn, fn);
+    int dn = snprintf(driver, dlen, driver_fmt, fn, fn, fn, fn, fn);
+    if (timed)
+        snprintf(driver + dn, dlen - (size_t)dn, times_fmt, fn);
     uint64_t h = fnv(0xcbf29ce484222325ull, src, len);
     h = fnv(h, driver, strlen(driver));
     h = fnv(h, cc, strlen(cc) + 1);
@@ -321,8 +342,10 @@ cli_mpi *cli_mpi_open(const char *src, size_t len, const char *fn, char *err, si
     m->error = (const char *(*)(int))sym(m, "txc_mpi_error", err, errlen);
     m->detail = (long long (*)(void))sym(m, "txc_mpi_detail", err, errlen);
     m->finalize = (void (*)(void))sym(m, "txc_mpi_finalize", err, errlen);
+    m->dmax = (double (*)(double))sym(m, "txc_mpi_max", err, errlen);
+    m->times = timed ? (int (*)(double *, int))sym(m, "txc_mpi_times", err, errlen) : NULL;
     if (!init || !m->agree || !m->bcast || !m->share || !m->free_rows || !m->alloc_out || !m->collect || !m->call ||
-        !m->error || !m->detail || !m->finalize) {
+        !m->error || !m->detail || !m->finalize || !m->dmax || (timed && !m->times)) {
         free(m);
         m = NULL;
         goto out;
@@ -343,6 +366,10 @@ out:
 int cli_mpi_rank(const cli_mpi *m) { return m->rank; }
 int cli_mpi_size(const cli_mpi *m) { return m->size; }
 int cli_mpi_agree(cli_mpi *m, int status) { return m->agree(status); }
+
+double cli_mpi_max(cli_mpi *m, double x) { return m->dmax(x); }
+
+int cli_mpi_times(cli_mpi *m, double *t, int n) { return m->times ? m->times(t, n) : 0; }
 
 int cli_mpi_bcast(cli_mpi *m, void *buf, size_t bytes)
 {

@@ -12,14 +12,21 @@
 typedef struct cli_mpi cli_mpi;
 
 /* Builds (or finds in the cache) the shared object for SRC (LEN bytes: the
-   C of `txc --target mpi` whose function is named FN), loads it and
+   C of `txc --target mpi` whose function is named FN; TIMED: emitted from a
+   program compiled with TX_OPTION_TIMING, with FN_times), loads it and
    initialises MPI. Returns the handle, or NULL with a message in ERR. */
-cli_mpi *cli_mpi_open(const char *src, size_t len, const char *fn, char *err, size_t errlen);
+cli_mpi *cli_mpi_open(const char *src, size_t len, const char *fn, int timed, char *err, size_t errlen);
 /* This process's rank and the number of ranks (MPI_COMM_WORLD). */
 int cli_mpi_rank(const cli_mpi *m);
 int cli_mpi_size(const cli_mpi *m);
 /* The largest STATUS any rank passes: every rank learns that one failed. */
 int cli_mpi_agree(cli_mpi *m, int status);
+/* The largest X any rank passes. Collective. */
+double cli_mpi_max(cli_mpi *m, double x);
+/* The seconds each statement took in the last cli_mpi_call on the rank
+   where it took longest, into T[0 .. N-1]; the number of statements (0
+   if the program was opened untimed). Collective. */
+int cli_mpi_times(cli_mpi *m, double *t, int n);
 /* Rank 0's BYTES at BUF copied to every rank's BUF. 0, or -1. */
 int cli_mpi_bcast(cli_mpi *m, void *buf, size_t bytes);
 /* Input tensor K (parameter order) of BYTES with N0 first-mode rows, the

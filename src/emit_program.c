@@ -374,6 +374,25 @@ static void emitter_free(void *arg)
     buf_free(&E->k.body);
 }
 
+/* Whether the code records each statement's time: the library's entry
+   (into tx_times, by tx_rt_now), or the MPI target's C of a program
+   compiled with TX_OPTION_TIMING (into tx_stmt_times, read by FN_times,
+   by MPI_Wtime). */
+static int stmt_timed(const emitter *E)
+{
+    return E->o->timing && (E->T->entry == TX_ENTRY_ARGV || E->T->distributed);
+}
+
+static const char *stmt_times(const emitter *E)
+{
+    return E->T->distributed ? "tx_stmt_times" : "tx_times";
+}
+
+static const char *stmt_clock(const emitter *E)
+{
+    return E->T->distributed ? "MPI_Wtime()" : "tx_rt_now()";
+}
+
 /* A distributed target's second entry, FN_argv(comm, dims, tensors):
    the symbolic dims as an array, then the tensors and maps as an array of
    pointers in parameter order, for a loader that cannot call a function
@@ -381,6 +400,12 @@ static void emitter_free(void *arg)
 static void emit_argv_entry(emitter *E)
 {
     sema_program *S = SP(E);
+    if (stmt_timed(E)) /* the times of the last call, compiled with TX_OPTION_TIMING */
+        put(E, "\n/* The seconds each statement took in the last call on this rank, into\n"
+               "   T[0 .. N-1]; the number of statements */\nint %s_times(double *t, int n)\n{\n"
+               "    int k = (int)(sizeof tx_stmt_times / sizeof tx_stmt_times[0]);\n"
+               "    for (int i = 0; i < k && i < n; i++)\n        t[i] = tx_stmt_times[i];\n    return k;\n}\n",
+            E->o->fn_name);
     put(E, "\nint %s_argv(MPI_Comm tx_comm, const int64_t *tx_dims, void *const *tx_ptrs)\n{\n"
            "    (void)tx_dims;\n    (void)tx_ptrs;\n    return %s(tx_comm", E->o->fn_name, E->o->fn_name);
     for (int i = 0; i < S->nsym_dims; i++)
@@ -448,6 +473,8 @@ int emit_c(graph *g, const tx_target *T, const emit_options *o, tx_buf *out, emi
     recover_push(&cleanup, emitter_free, &E);
     emit_signature(&E);
     put(&E, "    int tx_status = 0;\n    int64_t tx_n;\n");
+    if (stmt_timed(&E) && T->distributed) /* this call's times, from zero */
+        put(&E, "    double tx_t0 = 0;\n    memset(tx_stmt_times, 0, sizeof tx_stmt_times);\n");
     for (int i = 0; i < S->nvars; i++) {
         sym *t = S->vars[i];
         if (t->io == IO_TMP || t->io == IO_LET) {
@@ -502,14 +529,14 @@ int emit_c(graph *g, const tx_target *T, const emit_options *o, tx_buf *out, emi
         if (E.rows.n && v->row_group != E.rows.group && !v->row_ahead) /* a row group's kernels run before V */
             emit_rows_flush(&E);
         if (v->stmt != cur_stmt) {
-            if (o->timing && T->entry == TX_ENTRY_ARGV && cur_stmt >= 0)
-                put(&E, "    tx_times[%d] += tx_rt_now() - tx_t0;\n", cur_stmt);
+            if (stmt_timed(&E) && cur_stmt >= 0)
+                put(&E, "    %s[%d] += %s - tx_t0;\n", stmt_times(&E), cur_stmt, stmt_clock(&E));
             cur_stmt = v->stmt;
             put(&E, "\n    /* statement %d, line %u */\n", v->stmt + 1, v->span.line);
             if (T->entry == TX_ENTRY_ARGV)
                 put(&E, "    *tx_stmtp = %d;\n", v->stmt + 1);
-            if (o->timing && T->entry == TX_ENTRY_ARGV)
-                put(&E, "    tx_t0 = tx_rt_now();\n");
+            if (stmt_timed(&E))
+                put(&E, "    tx_t0 = %s;\n", stmt_clock(&E));
         }
         /* a multi-result call writes its parts: they get memory first */
         g_value *parts[3] = {0, 0, 0}, *alloc[4] = {v, 0, 0, 0};
@@ -579,8 +606,8 @@ int emit_c(graph *g, const tx_target *T, const emit_options *o, tx_buf *out, emi
         }
         prev = k;
     }
-    if (o->timing && T->entry == TX_ENTRY_ARGV && cur_stmt >= 0)
-        put(&E, "    tx_times[%d] += tx_rt_now() - tx_t0;\n", cur_stmt);
+    if (stmt_timed(&E) && cur_stmt >= 0)
+        put(&E, "    %s[%d] += %s - tx_t0;\n", stmt_times(&E), cur_stmt, stmt_clock(&E));
 
     emit_rows_flush(&E);
     put(&E, "\ntx_done:\n");
@@ -620,6 +647,9 @@ body_done:
             put(&E, ";\n");
         }
         put(&E, "    default: return \"unknown error\";\n    }\n}\n\n");
+        if (T->distributed && stmt_timed(&E)) /* FN_times reads them */
+            put(&E, "static double tx_stmt_times[%d]; /* seconds per statement, of the last call */\n\n",
+                SP(&E)->nassign > 0 ? SP(&E)->nassign : 1);
         if (T->distributed) { /* the detail the static table leaves out, and where it goes */
             put(&E, "static int64_t tx_mpi_detail; /* of the last failing outcome on this rank */\n\n"
                     "int64_t %s_detail(void)\n{\n    return tx_mpi_detail;\n}\n\n"

@@ -800,7 +800,7 @@ static int write_npy(int fd, const char *name, const void *arg, char *err, size_
 /* ---- txc run --mpi (cli_mpi.c builds and loads the program) ---- */
 
 /* Builds P for the MPI target, loads it and starts MPI: *M and *RANK. */
-static int mpi_start(tx_program *p, tx_ctx *ctx, const char *file, int nmaps, cli_mpi **m, int *rank)
+static int mpi_start(tx_program *p, tx_ctx *ctx, const char *file, int nmaps, int timed, cli_mpi **m, int *rank)
 {
     if (nmaps > 0) {
         fprintf(stderr, "txc: %s: --mpi does not run programs with sparse maps\n", file);
@@ -814,7 +814,7 @@ static int mpi_start(tx_program *p, tx_ctx *ctx, const char *file, int nmaps, cl
         return EXIT_RUNTIME;
     }
     char err[1024];
-    *m = cli_mpi_open(code, len, eo.name, err, sizeof err);
+    *m = cli_mpi_open(code, len, eo.name, timed, err, sizeof err);
     free(code);
     if (!*m)
         return (fprintf(stderr, "txc: %s\n", err), EXIT_RUNTIME);
@@ -879,6 +879,33 @@ static int mpi_share_inputs(cli_mpi *m, tx_program *p, tx_ctx *ctx, run_binding 
         }
     }
     return st;
+}
+
+/* --time under --mpi, on rank 0: the phases up to the run (seconds), the
+   run on its slowest rank, and each statement on the rank where it took
+   longest (collective: every rank calls it). */
+static void mpi_print_times(cli_mpi *m, tx_program *p, double compile, double build, double read, double run)
+{
+    int n = tx_stmt_count(p);
+    double *t = calloc((size_t)(n > 0 ? n : 1), sizeof *t);
+    int k = t ? cli_mpi_times(m, t, n) : 0;
+    if (cli_mpi_rank(m) != 0) {
+        free(t);
+        return;
+    }
+    fprintf(stderr, "txc: compile (parse to graph)  %10.3f ms\n", 1e3 * compile);
+    fprintf(stderr, "txc: build for MPI (mpicc)     %10.3f ms\n", 1e3 * build);
+    fprintf(stderr, "txc: read and share inputs     %10.3f ms\n", 1e3 * read);
+    fprintf(stderr, "txc: run, slowest of %d rank%s %*s%10.3f ms\n", cli_mpi_size(m), cli_mpi_size(m) == 1 ? "" : "s",
+            cli_mpi_size(m) == 1 ? 2 : cli_mpi_size(m) < 10 ? 1 : 0, "", 1e3 * run);
+    for (int s = 0; s < n && s < k; s++) {
+        double sec;
+        int line;
+        tx_timing(p, s, &sec, &line);
+        fprintf(stderr, "txc:   statement %d (line %d)%*s%10.3f ms\n", s + 1, line, s + 1 < 10 ? 4 : 3, "",
+                1e3 * t[s]);
+    }
+    free(t);
 }
 
 /* Runs the loaded program on every rank; its error on every rank. */
@@ -952,6 +979,7 @@ static int cmd_run(int argc, char **argv)
     int random_inputs = 0, timing = 0, quiet = 0, threads = 0, profile = 0, use_mpi = 0, huge_pages = 1,
         backend = TX_BACKEND_TCC;
     cli_mpi *mpi = NULL;
+    int mpi_used = 0; /* --mpi ran (its times printed by rank 0) */
     int rank = 0; /* under --mpi, this process's rank: only rank 0 touches files */
     int nb = 0;
     run_binding *binds = calloc((size_t)argc + 1, sizeof *binds);
@@ -1021,8 +1049,8 @@ static int cmd_run(int argc, char **argv)
     }
     if (!status && !c.file)
         status = usage("no input file");
-    if (!status && use_mpi && (profile || timing))
-        status = usage("--time and --profile are not available with --mpi");
+    if (!status && use_mpi && profile)
+        status = usage("--profile is not available with --mpi (--time is)");
     tx_ctx *ctx = status ? NULL : tx_new();
     tx_program *p = NULL;
     double t_start = now(), t_compiled = 0, t_read = 0, t_ran = 0, t_written = 0;
@@ -1096,7 +1124,9 @@ static int cmd_run(int argc, char **argv)
     }
     /* --mpi: the program built for MPI and loaded; MPI started */
     if (!status && use_mpi)
-        status = mpi_start(p, ctx, c.file, nmaps, &mpi, &rank);
+        status = mpi_start(p, ctx, c.file, nmaps, timing, &mpi, &rank);
+    /* --mpi: the program built; its run on the slowest rank; this rank's run done */
+    double t_built = now(), t_mpi_run = 0, t_mpi_end = 0;
     /* outputs that would overwrite the program, an input or each other are
        refused, and every destination checked, before any file is read */
     if (!status)
@@ -1190,8 +1220,15 @@ static int cmd_run(int argc, char **argv)
     int run_status = status ? TX_OK : mpi ? TX_OK : tx_run(p);
     if (watching)
         progress_stop(&pw);
-    if (!status && mpi)
-        status = mpi_collect_outputs(mpi, all, ntensors, mpi_run(mpi, p, ctx, c.file, all, ntensors));
+    if (!status && mpi) {
+        double t0 = now();
+        int st = mpi_run(mpi, p, ctx, c.file, all, ntensors);
+        t_mpi_end = now();
+        t_mpi_run = cli_mpi_max(mpi, t_mpi_end - t0);
+        if (timing && !st)
+            mpi_print_times(mpi, p, t_compiled - t_start, t_built - t_compiled, t_read - t_built, t_mpi_run);
+        status = mpi_collect_outputs(mpi, all, ntensors, st);
+    }
     else if (!status && run_status != TX_OK) {
         const char *m = tx_errmsg(ctx);
         if (strncmp(m, c.file, strlen(c.file)) == 0) /* it names the file already */
@@ -1209,6 +1246,7 @@ static int cmd_run(int argc, char **argv)
     if (!status && out_write_all(outs, nouts, err, sizeof err) < 0)
         status = (fprintf(stderr, "txc: %s\n", err), EXIT_RUNTIME);
     if (mpi) { /* the exit status of rank 0's writing, on every rank */
+        t_written = now(); /* before MPI_Finalize */
         status = cli_mpi_agree(mpi, status);
         for (int k = 0; k < ntensors; k++) /* memory of the loaded program's, freed while it is there */
             if (all[k].rows) {
@@ -1217,12 +1255,17 @@ static int cmd_run(int argc, char **argv)
                 all[k].rows = 0;
             }
         cli_mpi_close(mpi);
+        mpi_used = 1;
     }
     if (outs)
         out_release(outs, nouts);
     free(outs);
-    t_written = now();
-    if (timing && p && !status) {
+    if (!mpi_used)
+        t_written = now();
+    if (timing && p && !status && mpi_used) { /* rank 0 printed the rest after the run */
+        if (rank == 0)
+            fprintf(stderr, "txc: gather and write outputs %10.3f ms\n", 1e3 * (t_written - t_mpi_end));
+    } else if (timing && p && !status) {
         fprintf(stderr, "txc: compile (parse to graph)  %10.3f ms\n", 1e3 * (t_compiled - t_start));
         fprintf(stderr, "txc: read and bind inputs      %10.3f ms\n", 1e3 * (t_read - t_compiled));
         double jit = 0;

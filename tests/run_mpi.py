@@ -7,7 +7,7 @@ against the single-process `txc run` of the same inputs.
 FILES: names of tests/num files, or graph, chain, chain_c128, cross, stationary,
 stationary_whole, warnings, chain_grid, chain_c128_grid,
 grid_trans, grid_trans_rows, grid_f32, f32_rows, la_z, la_c, la_s, la_fed, memory, ccd,
-pieces, failures, embed (default: all).
+pieces, failures, embed, time (default: all).
 `txc graph --target mpi` is checked against hand-derived volumes first, with
 or without MPI.
 
@@ -462,6 +462,39 @@ def check_warnings(txc, td):
     return fails
 
 
+def check_time(txc, ranks, env, td):
+    """txc run --mpi --time: rank 0 alone prints the phases, the run on its
+    slowest rank and one line per statement (examples/ccd.tx: 5), with the
+    outputs those of a run without --time; the timed program's C (with
+    FN_times) builds. --profile is refused."""
+    fails = []
+    ccd = os.path.join(ROOT, 'examples', 'ccd.tx')
+    args = [ccd, '--random', '-D', 'o=5', '-D', 'v=12', '-q']
+    for p in [q for q in ranks if q > 1]:
+        out_t, out_u = os.path.join(td, 'time_t.npy'), os.path.join(td, 'time_u.npy')
+        rc, _, err = run(mpirun(p, [txc, 'run', '--mpi', '--time'] + args + ['E=' + out_t]), env)
+        rc2, _, err2 = run(mpirun(p, [txc, 'run', '--mpi'] + args + ['E=' + out_u]), env)
+        if rc != 0 or rc2 != 0:
+            fails.append('time -np %d: exit %d/%d: %s' % (p, rc, rc2, run_num.one_line(err + err2)))
+            continue
+        lines = [l for l in err.splitlines() if l.startswith('txc: ')]
+        want = ['txc: compile (parse to graph)', 'txc: build for MPI (mpicc)', 'txc: read and share inputs',
+                'txc: run, slowest of %d ranks' % p, 'txc: gather and write outputs']
+        for w in want:
+            if sum(1 for l in lines if l.startswith(w)) != 1:
+                fails.append('time -np %d: want one line %r: %s' % (p, w, run_num.one_line(err)))
+        stmts = [l for l in lines if l.startswith('txc:   statement ')]
+        if len(stmts) != 5 or not all(re.search(r'statement %d \(line \d+\) +\d+\.\d{3} ms$' % (i + 1), l)
+                                      for i, l in enumerate(stmts)):
+            fails.append('time -np %d: want statements 1-5 once each: %s' % (p, run_num.one_line(err)))
+        if not np.array_equal(np.load(out_t), np.load(out_u)):
+            fails.append('time -np %d: the output differs from the run without --time' % p)
+    rc, _, err = run([txc, 'run', '--mpi', '--profile'] + args, env)
+    if rc != 2 or '--profile is not available with --mpi' not in err:
+        fails.append('--profile --mpi: exit %d: %s' % (rc, run_num.one_line(err)))
+    return fails
+
+
 def check_embed(txc, ranks, env, td):
     """The standalone --target mpi C, called by tests/mpi/embed_mpi.c."""
     c, h = os.path.join(td, 'matmul_mpi.c'), os.path.join(td, 'matmul_mpi.h')
@@ -721,6 +754,7 @@ def main(argv):
                  ('pieces', lambda: check_pieces(txc, ranks, env)),
                  ('failures', lambda: check_failure(txc, env, td)),
                  ('embed', lambda: check_embed(txc, ranks, env, td)),
+                 ('time', lambda: check_time(txc, ranks, env, td)),
                  ('warnings', lambda: check_warnings(txc, td))]
         groups += [g for g in extra if not files or g[0] in files]
         for name, fn in groups:
