@@ -881,29 +881,43 @@ static int mpi_share_inputs(cli_mpi *m, tx_program *p, tx_ctx *ctx, run_binding 
     return st;
 }
 
+/* One line of --time: WHAT and its seconds, in milliseconds. */
+static void time_line(const char *what, double sec)
+{
+    fprintf(stderr, "txc: %-26s%10.3f ms\n", what, 1e3 * sec);
+}
+
+/* --time's line for each of the first N statements of P: its seconds in
+   T, or tx_timing's when T is NULL. */
+static void time_statements(tx_program *p, const double *t, int n)
+{
+    for (int s = 0; s < n; s++) {
+        double sec;
+        int line;
+        char what[48];
+        tx_timing(p, s, &sec, &line);
+        snprintf(what, sizeof what, "  statement %d (line %d)", s + 1, line);
+        time_line(what, t ? t[s] : sec);
+    }
+}
+
 /* --time under --mpi, on rank 0: the phases up to the run (seconds), the
-   run on its slowest rank, and each statement on the rank where it took
-   longest (collective: every rank calls it). */
+   run on its slowest rank (RUN: this rank's), and each statement on the
+   rank where it took longest (collective: every rank calls it). */
 static void mpi_print_times(cli_mpi *m, tx_program *p, double compile, double build, double read, double run)
 {
     int n = tx_stmt_count(p);
     double *t = calloc((size_t)(n > 0 ? n : 1), sizeof *t);
     int k = t ? cli_mpi_times(m, t, n) : 0;
-    if (cli_mpi_rank(m) != 0) {
-        free(t);
-        return;
-    }
-    fprintf(stderr, "txc: compile (parse to graph)  %10.3f ms\n", 1e3 * compile);
-    fprintf(stderr, "txc: build for MPI (mpicc)     %10.3f ms\n", 1e3 * build);
-    fprintf(stderr, "txc: read and share inputs     %10.3f ms\n", 1e3 * read);
-    fprintf(stderr, "txc: run, slowest of %d rank%s %*s%10.3f ms\n", cli_mpi_size(m), cli_mpi_size(m) == 1 ? "" : "s",
-            cli_mpi_size(m) == 1 ? 2 : cli_mpi_size(m) < 10 ? 1 : 0, "", 1e3 * run);
-    for (int s = 0; s < n && s < k; s++) {
-        double sec;
-        int line;
-        tx_timing(p, s, &sec, &line);
-        fprintf(stderr, "txc:   statement %d (line %d)%*s%10.3f ms\n", s + 1, line, s + 1 < 10 ? 4 : 3, "",
-                1e3 * t[s]);
+    run = cli_mpi_max(m, run);
+    if (cli_mpi_rank(m) == 0) {
+        char what[48];
+        snprintf(what, sizeof what, "run, slowest of %d rank%s", cli_mpi_size(m), cli_mpi_size(m) == 1 ? "" : "s");
+        time_line("compile (parse to graph)", compile);
+        time_line("build for MPI (mpicc)", build);
+        time_line("read and share inputs", read);
+        time_line(what, run);
+        time_statements(p, t, k < n ? k : n);
     }
     free(t);
 }
@@ -1125,8 +1139,7 @@ static int cmd_run(int argc, char **argv)
     /* --mpi: the program built for MPI and loaded; MPI started */
     if (!status && use_mpi)
         status = mpi_start(p, ctx, c.file, nmaps, timing, &mpi, &rank);
-    /* --mpi: the program built; its run on the slowest rank; this rank's run done */
-    double t_built = now(), t_mpi_run = 0, t_mpi_end = 0;
+    double t_built = now(), t_mpi_end = 0; /* --mpi: the program built; this rank's run done */
     /* outputs that would overwrite the program, an input or each other are
        refused, and every destination checked, before any file is read */
     if (!status)
@@ -1224,9 +1237,8 @@ static int cmd_run(int argc, char **argv)
         double t0 = now();
         int st = mpi_run(mpi, p, ctx, c.file, all, ntensors);
         t_mpi_end = now();
-        t_mpi_run = cli_mpi_max(mpi, t_mpi_end - t0);
         if (timing && !st)
-            mpi_print_times(mpi, p, t_compiled - t_start, t_built - t_compiled, t_read - t_built, t_mpi_run);
+            mpi_print_times(mpi, p, t_compiled - t_start, t_built - t_compiled, t_read - t_built, t_mpi_end - t0);
         status = mpi_collect_outputs(mpi, all, ntensors, st);
     }
     else if (!status && run_status != TX_OK) {
@@ -1264,26 +1276,20 @@ static int cmd_run(int argc, char **argv)
         t_written = now();
     if (timing && p && !status && mpi_used) { /* rank 0 printed the rest after the run */
         if (rank == 0)
-            fprintf(stderr, "txc: gather and write outputs %10.3f ms\n", 1e3 * (t_written - t_mpi_end));
+            time_line("gather and write outputs", t_written - t_mpi_end);
     } else if (timing && p && !status) {
-        fprintf(stderr, "txc: compile (parse to graph)  %10.3f ms\n", 1e3 * (t_compiled - t_start));
-        fprintf(stderr, "txc: read and bind inputs      %10.3f ms\n", 1e3 * (t_read - t_compiled));
+        time_line("compile (parse to graph)", t_compiled - t_start);
+        time_line("read and bind inputs", t_read - t_compiled);
         double jit = 0;
         tx_timing(p, -1, &jit, NULL);
         const char *how = NULL, *be = tx_backend(p, &how);
         char what[40];
         snprintf(what, sizeof what, "jit (emit + %s)", be && strcmp(be, "cc") == 0 ? "cc" : "libtcc");
-        fprintf(stderr, "txc: %-26s%10.3f ms\n", what, 1e3 * jit);
+        time_line(what, jit);
         fprintf(stderr, "txc:   backend %s: %s\n", be ? be : "?", how ? how : "");
-        fprintf(stderr, "txc: run                       %10.3f ms\n", 1e3 * (t_ran - t_read - jit));
-        for (int s = 0; s < tx_stmt_count(p); s++) {
-            double sec;
-            int line;
-            tx_timing(p, s, &sec, &line);
-            fprintf(stderr, "txc:   statement %d (line %d)%*s%10.3f ms\n", s + 1, line,
-                    s + 1 < 10 ? 4 : 3, "", 1e3 * sec);
-        }
-        fprintf(stderr, "txc: write outputs             %10.3f ms\n", 1e3 * (t_written - t_ran));
+        time_line("run", t_ran - t_read - jit);
+        time_statements(p, NULL, tx_stmt_count(p));
+        time_line("write outputs", t_written - t_ran);
     }
     if (profile && p && !status)
         print_profile(p, 1e3 * (t_ran - t_read));

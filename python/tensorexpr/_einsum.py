@@ -479,7 +479,7 @@ def einsum(subscripts, *operands, out=None, dtype=None, order="K", casting="safe
         subscripts, operands = _interleaved((subscripts,) + operands)
     ops = [o if type(o) is np.ndarray else np.asarray(o) for o in operands]
     cast_check = dtype is not None  # numpy casts the operands to dtype= by casting=
-    if any([o.dtype.kind in "biu" for o in ops]) or (dtype is not None and np.dtype(dtype).kind in "biu"):
+    if _integral(ops, dtype):
         rt = _numpy_type(subscripts, ops, dtype, casting)
         if rt.kind in "biu":  # an integer or bool result, as numpy computes it
             return _integer(subscripts, ops, out, dtype, rt, order, casting)
@@ -566,6 +566,11 @@ def einsum(subscripts, *operands, out=None, dtype=None, order="K", casting="safe
     if e.perm is not None:
         r = r.transpose(e.perm)
     return r if r.ndim else r[()]  # a number as numpy's scalar, as numpy.einsum returns it
+
+
+def _integral(ops, dtype):
+    """Whether an operand (an array of OPS) or dtype= is an integer or bool type."""
+    return any([o.dtype.kind in "biu" for o in ops]) or (dtype is not None and np.dtype(dtype).kind in "biu")
 
 
 def _numpy_type(subscripts, ops, dtype, casting):
@@ -723,7 +728,7 @@ def einsum_source(subscripts, *operands, dtype=None):
     """The .tx program einsum compiles for these operands (for reading);
     for an integer or bool result, the float64 one it computes in."""
     ops = [np.asarray(o) for o in operands]
-    if any([o.dtype.kind in "biu" for o in ops]) or (dtype is not None and np.dtype(dtype).kind in "biu"):
+    if _integral(ops, dtype):
         rt = _numpy_type(subscripts, ops, dtype, "unsafe")
         ops = [o.astype(np.float64) for o in ops] if rt.kind in "biu" else ops
         dtype = None if rt.kind in "biu" else rt
