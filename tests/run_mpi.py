@@ -40,6 +40,7 @@ output file; a program with a sparse map refused; and the standalone
 Without mpirun/mpicc it prints why and counts nothing (skipped).
 """
 
+import glob
 import os
 import re
 import shutil
@@ -93,11 +94,32 @@ def mpirun(np_, args):
 
 
 def run(cmd, env):
-    try:
-        r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=TIMEOUT, env=env)
-    except subprocess.TimeoutExpired:
-        return 124, '', 'timeout after %d s' % TIMEOUT
-    return r.returncode, r.stdout.decode('utf-8', 'replace'), r.stderr.decode('utf-8', 'replace')
+    """Exit code, stdout and stderr of CMD. Under mpirun each rank's output
+    is taken from its own files (--output-filename ...:nocopy), in rank
+    order, after mpirun's own messages: mpirun forwarding the ranks' pipes
+    to one stream can split a line of one rank and put another rank's
+    output in the middle (a trace line lost to the checks below, seen
+    under load)."""
+    with tempfile.TemporaryDirectory() as od:
+        if cmd[0] == 'mpirun':
+            cmd = cmd[:1] + ['--output-filename', od + ':nocopy'] + cmd[1:]
+        try:
+            r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=TIMEOUT, env=env)
+        except subprocess.TimeoutExpired:
+            return 124, '', 'timeout after %d s' % TIMEOUT
+        out, err = r.stdout.decode('utf-8', 'replace'), r.stderr.decode('utf-8', 'replace')
+        ranks = sorted(glob.glob(os.path.join(od, '*', 'rank.*')), key=lambda d: int(d.rsplit('.', 1)[1]))
+        for d in ranks:
+            for name in ('stdout', 'stderr'):
+                f = os.path.join(d, name)
+                if os.path.exists(f):
+                    with open(f, 'rb') as fh:
+                        text = fh.read().decode('utf-8', 'replace')
+                    if name == 'stdout':
+                        out += text
+                    else:
+                        err += text
+    return r.returncode, out, err
 
 
 def case_args(case, prep, td, tag):
