@@ -30,9 +30,9 @@ struct cli_mpi {
     int rank, size;
     int (*agree)(int);
     int (*bcast)(void *, long long);
-    int (*share)(int, const void *, long long, long long, void **);
+    int (*share)(int, const void *, long long, int, const int64_t *, void **);
     void (*free_rows)(void *);
-    int (*alloc_out)(int, long long, long long, void **);
+    int (*alloc_out)(int, long long, int, const int64_t *, void **);
     int (*collect)(void *, void **);
     int (*call)(const int64_t *, void *const *);
     const char *(*error)(int);
@@ -71,19 +71,30 @@ static const char driver_fmt[] =
     "    }\n"
     "    return 0;\n"
     "}\n"
-    "/* input K of BYTES (N0 first-mode rows), read by rank 0 into WHOLE: into\n"
+    "/* The rows tensor K of NDIM extents SHAPE is held by on the ranks (the\n"
+    "   program's choice among its leading modes, tx_mpi_lead_rows); 0 if the\n"
+    "   program takes K only whole. *G: the modes a row spans. */\n"
+    "static int64_t txc_mpi_lead(int k, int ndim, const int64_t *shape, int *g)\n"
+    "{\n"
+    "    int lead = %s_rows(k), p = 1;\n"
+    "    MPI_Comm_size(MPI_COMM_WORLD, &p);\n"
+    "    *g = 1;\n"
+    "    return lead && ndim > 0 ? tx_mpi_lead_rows(p, lead < ndim ? lead : ndim, shape, g) : 0;\n"
+    "}\n"
+    "/* input K of BYTES (extents SHAPE), read by rank 0 into WHOLE: into\n"
     "   memory by rows (each rank receiving its block: MPI_Scatterv) when the\n"
     "   program takes it so and it is large enough, else whole on every rank\n"
     "   (broadcast); *OUT the memory (txc_mpi_free). 1: the program takes K\n"
     "   only whole (nothing done); -1: out of memory or a failed message. */\n"
-    "int txc_mpi_share(int k, const void *whole, long long bytes, long long n0, void **out)\n"
+    "int txc_mpi_share(int k, const void *whole, long long bytes, int ndim, const int64_t *shape, void **out)\n"
     "{\n"
-    "    int r = 0, p = 1;\n"
-    "    if (!%s_rows(k) || n0 < 1)\n"
+    "    int r = 0, p = 1, g = 1;\n"
+    "    int64_t n0 = txc_mpi_lead(k, ndim, shape, &g);\n"
+    "    if (n0 < 1)\n"
     "        return 1;\n"
     "    MPI_Comm_rank(MPI_COMM_WORLD, &r);\n"
     "    MPI_Comm_size(MPI_COMM_WORLD, &p);\n"
-    "    void *m = tx_mpi_alloc(MPI_COMM_WORLD, bytes, n0);\n"
+    "    void *m = tx_mpi_alloc_g(MPI_COMM_WORLD, bytes, n0, g);\n"
     "    if (!m)\n"
     "        return -1;\n"
     "    tx_mpi_slab *e = tx_mpi_slab_at(m);\n"
@@ -115,14 +126,16 @@ static const char driver_fmt[] =
     "    return 0;\n"
     "}\n"
     "void txc_mpi_free(void *p) { tx_mpi_free(p); }\n"
-    "/* output K of BYTES (N0 first-mode rows): zeroed memory by rows when the\n"
+    "/* output K of BYTES (extents SHAPE): zeroed memory by rows when the\n"
     "   program takes it so (0, *OUT), 1 if it takes K only whole, -1 if out\n"
     "   of memory on any rank */\n"
-    "int txc_mpi_alloc_out(int k, long long bytes, long long n0, void **out)\n"
+    "int txc_mpi_alloc_out(int k, long long bytes, int ndim, const int64_t *shape, void **out)\n"
     "{\n"
-    "    if (!%s_rows(k) || n0 < 1)\n"
+    "    int g = 1;\n"
+    "    int64_t n0 = txc_mpi_lead(k, ndim, shape, &g);\n"
+    "    if (n0 < 1)\n"
     "        return 1;\n"
-    "    *out = tx_mpi_alloc(MPI_COMM_WORLD, bytes, n0);\n"
+    "    *out = tx_mpi_alloc_g(MPI_COMM_WORLD, bytes, n0, g);\n"
     "    return *out ? 0 : -1;\n"
     "}\n"
     "/* The whole tensor P (from txc_mpi_alloc_out or txc_mpi_share) on rank 0:\n"
@@ -264,7 +277,7 @@ cli_mpi *cli_mpi_open(const char *src, size_t len, const char *fn, int timed, ch
         snprintf(err, errlen, "out of memory");
         return NULL;
     }
-    int dn = snprintf(driver, dlen, driver_fmt, fn, fn, fn, fn, fn);
+    int dn = snprintf(driver, dlen, driver_fmt, fn, fn, fn, fn);
     if (timed)
         snprintf(driver + dn, dlen - (size_t)dn, times_fmt, fn);
     uint64_t h = fnv(0xcbf29ce484222325ull, src, len);
@@ -335,9 +348,9 @@ cli_mpi *cli_mpi_open(const char *src, size_t len, const char *fn, int timed, ch
     m->agree = (int (*)(int))sym(m, "txc_mpi_agree", err, errlen);
     m->bcast = (int (*)(void *, long long))sym(m, "txc_mpi_bcast", err, errlen);
     m->call = (int (*)(const int64_t *, void *const *))sym(m, "txc_mpi_call", err, errlen);
-    m->share = (int (*)(int, const void *, long long, long long, void **))sym(m, "txc_mpi_share", err, errlen);
+    m->share = (int (*)(int, const void *, long long, int, const int64_t *, void **))sym(m, "txc_mpi_share", err, errlen);
     m->free_rows = (void (*)(void *))sym(m, "txc_mpi_free", err, errlen);
-    m->alloc_out = (int (*)(int, long long, long long, void **))sym(m, "txc_mpi_alloc_out", err, errlen);
+    m->alloc_out = (int (*)(int, long long, int, const int64_t *, void **))sym(m, "txc_mpi_alloc_out", err, errlen);
     m->collect = (int (*)(void *, void **))sym(m, "txc_mpi_collect", err, errlen);
     m->error = (const char *(*)(int))sym(m, "txc_mpi_error", err, errlen);
     m->detail = (long long (*)(void))sym(m, "txc_mpi_detail", err, errlen);
@@ -376,16 +389,16 @@ int cli_mpi_bcast(cli_mpi *m, void *buf, size_t bytes)
     return m->bcast(buf, (long long)bytes);
 }
 
-int cli_mpi_share(cli_mpi *m, int k, const void *whole, size_t bytes, int64_t n0, void **out)
+int cli_mpi_share(cli_mpi *m, int k, const void *whole, size_t bytes, int ndim, const int64_t *shape, void **out)
 {
-    return m->share(k, whole, (long long)bytes, (long long)n0, out);
+    return m->share(k, whole, (long long)bytes, ndim, shape, out);
 }
 
 void cli_mpi_free(cli_mpi *m, void *p) { m->free_rows(p); }
 
-int cli_mpi_alloc_out(cli_mpi *m, int k, size_t bytes, int64_t n0, void **out)
+int cli_mpi_alloc_out(cli_mpi *m, int k, size_t bytes, int ndim, const int64_t *shape, void **out)
 {
-    return m->alloc_out(k, (long long)bytes, (long long)n0, out);
+    return m->alloc_out(k, (long long)bytes, ndim, shape, out);
 }
 
 int cli_mpi_collect(cli_mpi *m, void *p, void **whole) { return m->collect(p, whole); }

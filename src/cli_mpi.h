@@ -29,22 +29,23 @@ double cli_mpi_max(cli_mpi *m, double x);
 int cli_mpi_times(cli_mpi *m, double *t, int n);
 /* Rank 0's BYTES at BUF copied to every rank's BUF. 0, or -1. */
 int cli_mpi_bcast(cli_mpi *m, void *buf, size_t bytes);
-/* Input tensor K (parameter order) of BYTES with N0 first-mode rows, the
+/* Input tensor K (parameter order) of BYTES and NDIM extents SHAPE, the
    file's contents in WHOLE on rank 0 (ignored elsewhere), to every rank:
-   by rows (rank q receiving its block, MPI_Scatterv) when the program
+   by rows (rank q receiving its block, MPI_Scatterv; a row one index
+   tuple of the leading modes the program picks, FN_rows) when the program
    takes K so and it is large enough (TX_MPI_DIST_MIN), else whole
    (broadcast). Collective. 0 and *OUT the memory (cli_mpi_free); 1 if the
    program takes K only whole (nothing done: broadcast it); -1 if out of
    memory or a message failed, on every rank alike. */
-int cli_mpi_share(cli_mpi *m, int k, const void *whole, size_t bytes, int64_t n0, void **out);
+int cli_mpi_share(cli_mpi *m, int k, const void *whole, size_t bytes, int ndim, const int64_t *shape, void **out);
 
 /* Frees what cli_mpi_share or cli_mpi_alloc_out gave. */
 void cli_mpi_free(cli_mpi *m, void *p);
-/* Output tensor K of BYTES with N0 first-mode rows: zeroed memory by rows
+/* Output tensor K of BYTES and NDIM extents SHAPE: zeroed memory by rows
    over the ranks when the program takes K so and it is large enough (0
    and *OUT), else 1 (nothing done: allocate it whole); -1 if out of
    memory on any rank. Collective. */
-int cli_mpi_alloc_out(cli_mpi *m, int k, size_t bytes, int64_t n0, void **out);
+int cli_mpi_alloc_out(cli_mpi *m, int k, size_t bytes, int ndim, const int64_t *shape, void **out);
 /* The whole of P (cli_mpi_share's or cli_mpi_alloc_out's) on rank 0: 0
    and a malloc'd *WHOLE there (NULL elsewhere); 1 if P is whole already;
    -1 if out of memory on rank 0. Collective. */

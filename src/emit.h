@@ -68,6 +68,12 @@ typedef struct {
     int range_label;         /* the label of the loop over the range, -1 if blocks */
     tx_extent range_ext;     /* the call's range is [0, range_ext) ... */
     int range_blocks;        /* ... counted in blocks of TX_BLOCK when set */
+    int range_n;             /* the loops the range runs over together (the MPI target fuses a
+                                result's leading loops, emit_kernel.c): range_labels[0] is
+                                range_label, and the range is the product of range_exts */
+    int range_labels[TX_MAX_MODES];
+    tx_extent range_exts[TX_MAX_MODES];
+    int fuse_max;            /* the most leading loops of the result the range may fuse (1: none) */
     int blk_buffers;         /* scratch blocks the body uses (high-water mark) */
     int blk_refs;            /* references to scratch blocks emitted so far */
     int row_local;           /* the body addresses a row-local tensor (pass_fuse.c) by tx_rs */
@@ -182,6 +188,12 @@ int kernel_range_loop(emitter *E, int label, tx_extent ext, int depth, int brace
    it takes the kernel's range (counted in blocks): 1 after writing
    "for (tx_ib = tx_lo; tx_ib < tx_hi; tx_ib++) {", else 0. */
 int kernel_range_blocks(emitter *E, tx_extent ext, int depth);
+/* Opens the first of N loops over LABELS (extents EXT) at DEPTH; with the
+   kernel's range still free and the MPI target fusing the result's leading
+   loops, one loop over the first few together takes the range (they are
+   the result's leading labels; each keeps its variable). Returns how many
+   labels the opened loop covers. */
+int kernel_range_fused(emitter *E, const int *labels, const tx_extent *ext, int n, int depth);
 /* The head of the block loop over [tx_lo, tx_hi) of LABEL (extent EXT),
    if it takes the kernel's range (counted in elements, as a loop over
    LABEL would): 1 after writing "for (tx_i = tx_lo; tx_i < tx_hi; tx_i +=

@@ -382,6 +382,13 @@ static int copy_tiled(emitter *E, int id, const int *dst, const tx_extent *ext, 
     int a = dst[n - 1], b = sw->label[sw->n - 1];
     if (b < 0 || a == b)
         return 0;
+    /* the MPI target runs a nest over the destination's leading labels
+       together (its rows, emit_kernel.c); tiles over one of them would
+       leave it out of that loop */
+    int lead = !E->T->distributed ? 0 : var >= 0 ? mpi_plan_lead_var(E->g, var) : mpi_plan_lead_value(E->g, v);
+    for (int m = 0; m < lead && m < n; m++)
+        if (lead > 1 && dst[m] == b)
+            return 0;
     for (int m = 0; m < sw->n; m++) /* a diagonal of W (A("a,a,i")): a label's stride */
         for (int k = m + 1; k < sw->n; k++) /* is the sum of its modes': no tiles */
             if (sw->label[m] == sw->label[k])

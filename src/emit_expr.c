@@ -360,6 +360,12 @@ void put_loop_head(emitter *E, int label, tx_extent ext, int depth, int brace)
 void open_loops(emitter *E, const int *labels, const tx_extent *ext, int n, int *depth, int range)
 {
     for (int i = 0; i < n; i++) {
+        int f = range && i == 0 ? kernel_range_fused(E, labels, ext, n, *depth) : 0;
+        if (f > 1) {
+            *depth += f;
+            i += f - 1;
+            continue;
+        }
         if (!(range && i == 0 && kernel_range_loop(E, labels[i], ext[i], *depth, 0)))
             put_loop_head(E, labels[i], ext[i], *depth, 0);
         (*depth)++;

@@ -49,6 +49,7 @@ static void clear_refs(emitter *E)
         k->refs[r].n = 0;
     k->has_range = 0;
     k->range_blocks = 0;
+    k->range_n = 0;
     k->blk_buffers = 0;
     k->row_local = 0;
     k->body.len = 0;
@@ -84,6 +85,12 @@ static void kernel_begin(emitter *E, const g_value *v, int want_range)
     clear_refs(E);
     k->want_range = want_range && !v->nmaps;
     k->decode_pass = 0;
+    /* the MPI target: a nest over a result that may be held by rows of
+       several leading modes runs over them together (its rows) */
+    int lead = !E->T->distributed ? 1
+               : v->op == OP_STORE ? mpi_plan_lead_var(E->g, v->var)
+                                   : mpi_plan_lead_value(E->g, v);
+    k->fuse_max = lead > 1 ? lead : 1;
 }
 
 /* Starts the second emission of a kernel that follows sparse maps. */
@@ -109,7 +116,68 @@ static int take_range(emitter *E, int label, tx_extent ext, int blocks)
     k->range_blocks = blocks;
     k->range_label = label;
     k->range_ext = ext;
+    k->range_n = 1;
+    k->range_labels[0] = label;
+    k->range_exts[0] = ext;
     return 1;
+}
+
+/* The labels of the result of V's nest, in its order (a store's target
+   labels). */
+static const int *result_labels(const g_value *v)
+{
+    return v->op == OP_STORE ? v->store_label : v->label;
+}
+
+int kernel_range_fused(emitter *E, const int *labels, const tx_extent *ext, int n, int depth)
+{
+    kernel_ctx *k = &E->k;
+    int f = k->fuse_max < n ? k->fuse_max : n;
+    if (!k->active || !k->want_range || k->has_range || f < 2)
+        return 0;
+    const int *rl = result_labels(k->value);
+    for (int m = 0; m < f; m++)
+        if (m >= k->value->rank || labels[m] != rl[m] || labels[m] < 0)
+            return 0;
+    take_range(E, labels[0], ext[0], 0);
+    k->range_n = f;
+    for (int m = 0; m < f; m++) {
+        k->range_labels[m] = labels[m];
+        k->range_exts[m] = ext[m];
+    }
+    /* one loop over the index tuples [tx_lo, tx_hi) of the F modes, each
+       label's variable stepped like an odometer */
+    put(E, "%*sfor (int64_t tx_f = tx_lo", 4 * depth, "");
+    for (int m = 0; m < f; m++) {
+        put(E, ", ");
+        put_label(E, labels[m]);
+        put(E, " = tx_lo < tx_hi ? tx_lo");
+        for (int j = m + 1; j < f; j++) {
+            put(E, " / ");
+            put_extent(E, ext[j]);
+        }
+        if (m > 0) {
+            put(E, " %% ");
+            put_extent(E, ext[m]);
+        }
+        put(E, " : 0");
+    }
+    put(E, "; tx_f < tx_hi; tx_f++, ");
+    for (int m = f - 1; m >= 1; m--) {
+        put(E, "++");
+        put_label(E, labels[m]);
+        put(E, " == ");
+        put_extent(E, ext[m]);
+        put(E, " ? (");
+        put_label(E, labels[m]);
+        put(E, " = 0, ");
+    }
+    put(E, "++");
+    put_label(E, labels[0]);
+    for (int m = 1; m < f; m++)
+        put(E, ") : 0");
+    put(E, ")\n");
+    return f;
 }
 
 void kernel_put_range_for(emitter *E, int label, int depth, int brace)
@@ -218,6 +286,8 @@ typedef struct {
     tx_extent ext;
     const g_value *const *value; /* the values whose nests the call runs */
     int nvalue;
+    int nfused;                  /* > 1: the range is the product of FEXT[0 .. nfused) (ext is FEXT[0]) */
+    const tx_extent *fext;
 } call_range;
 
 static void put_range(emitter *E, const call_range *c)
@@ -228,8 +298,28 @@ static void put_range(emitter *E, const call_range *c)
         put(E, "(");
         put_extent(E, c->ext);
         put(E, " + TX_BLOCK - 1) / TX_BLOCK");
+    } else if (c->nfused > 1) {
+        put(E, "(");
+        for (int m = 0; m < c->nfused; m++) {
+            put(E, m ? " * " : "");
+            put_extent(E, c->fext[m]);
+        }
+        put(E, ")");
     } else
         put_extent(E, c->ext);
+}
+
+/* The range's extent if the target knows it, else -1. */
+static int64_t known_range(emitter *E, const call_range *c)
+{
+    int64_t r = 1;
+    for (int m = 0; m < (c->nfused > 1 ? c->nfused : 1); m++) {
+        int64_t x = emit_extent_value(E, c->nfused > 1 ? c->fext[m] : c->ext);
+        if (x < 0)
+            return -1;
+        r *= x;
+    }
+    return r;
 }
 
 /* The extents of every loop of value V's nest: its labels (a store's
@@ -287,7 +377,7 @@ static void emit_kernel_call(emitter *E, int id, const call_range *c, int close)
     tx_threading th = c->has_range ? E->T->threads : TX_THREADS_NONE;
     if (th == TX_THREADS_POOL) {
         double w = known_work(E, c);
-        int64_t r = emit_extent_value(E, c->ext);
+        int64_t r = known_range(E, c);
         if (w >= 0 && (w < TX_PARALLEL_WORK || r < 2))
             th = TX_THREADS_NONE; /* too small: threads would cost more than they give */
     }
@@ -329,84 +419,140 @@ static void emit_kernel_call(emitter *E, int id, const call_range *c, int close)
         put(E, "        if (tx_status != 0)\n            goto tx_done;\n    }\n");
 }
 
-/* Whether member J of the kernel (its variables, then its values) is a
-   tensor that may be distributed and the call under PLAN (1: gathered, 2:
-   by rows) gathers it whole. */
-static int mpi_gathered(emitter *E, int j, int plan)
+/* Whether member J (its variables, then its values) is a tensor that
+   may be distributed. */
+static int mpi_candidate(emitter *E, int j)
 {
     kernel_ctx *k = &E->k;
     int nv = k->refs[REF_VAR].n;
-    int var = j < nv ? k->refs[REF_VAR].list[j] : -1;
-    const g_value *val = j < nv ? NULL : E->g->v[k->refs[REF_VALUE].list[j - nv]];
-    if (j < nv ? !mpi_plan_rows_var(SP(E), var) : !mpi_plan_rows_value(val))
-        return 0;
-    return plan == 1 || (plan == 2 && mpi_plan_rows_misread(k->value, k->range_label, var, val));
+    return j < nv ? mpi_plan_rows_var(SP(E), k->refs[REF_VAR].list[j])
+                  : mpi_plan_rows_value(E->g->v[k->refs[REF_VALUE].list[j - nv]]);
 }
 
-/* For member J gathered under plan 2 (by rows): the mode tx_mpi_cross
-   takes it by (mpi_plan_rows_cross), or 0 (gathered whole). */
-static int mpi_cross_mode(emitter *E, int j)
+/* Whether member J is the tensor the kernel writes. */
+static int mpi_is_result(emitter *E, int j)
 {
     kernel_ctx *k = &E->k;
+    const g_value *v = k->value;
     int nv = k->refs[REF_VAR].n;
-    return mpi_plan_rows_cross(k->value, k->range_label, j < nv ? k->refs[REF_VAR].list[j] : -1,
-                               j < nv ? NULL : E->g->v[k->refs[REF_VALUE].list[j - nv]]);
+    return j < nv ? v->op == OP_STORE && v->var == k->refs[REF_VAR].list[j]
+                  : v == E->g->v[k->refs[REF_VALUE].list[j - nv]];
 }
 
-/* The call that takes member J (named NAME) for a nest by rows reading it
-   across rows at mode D: tx_mpi_cross with the tensor's shape. */
-static void put_mpi_cross(emitter *E, int j, const char *name, int d)
+/* The pointer of the kernel's result, in the program function. */
+static void put_result(emitter *E)
+{
+    const g_value *v = E->k.value;
+    if (v->op == OP_STORE)
+        put_var(E, v->var);
+    else
+        put(E, "tx_v%d", v->id);
+}
+
+#define MPI_MAX_READS 16
+
+/* The take of candidate member J (named NAME) for a nest by rows
+   (runtime/mpi.inc tx_mpi_take_rows): how each read of it indexes its
+   modes by the nest's range modes, its shape, the mode tx_mpi_cross may
+   bring it by. A tensor whose reads cannot be described, or the result
+   read anywhere but at its own rows, is taken whole. */
+static void put_mpi_take(emitter *E, int j, const char *name)
 {
     kernel_ctx *k = &E->k;
-    int nv = k->refs[REF_VAR].n;
-    const sym *t = j < nv ? SP(E)->vars[k->refs[REF_VAR].list[j]] : NULL;
+    int nv = k->refs[REF_VAR].n, var = j < nv ? k->refs[REF_VAR].list[j] : -1;
+    const sym *t = j < nv ? SP(E)->vars[var] : NULL;
     const g_value *val = j < nv ? NULL : E->g->v[k->refs[REF_VALUE].list[j - nv]];
     int rank = t ? t->rank : val->rank;
     const tx_extent *ext = t ? t->ext : val->ext;
-    put(E, "        %s = tx_mpi_cross(tx_comm, %s, %d, (const int64_t[]){", name, name, rank);
-    for (int i = 0; i < rank; i++) {
-        put(E, i ? ", " : "");
-        put_extent(E, ext[i]);
+    int lab[MPI_MAX_READS * TX_MAX_MODES];
+    int nr = mpi_plan_reads(k->value, var, val, lab, MPI_MAX_READS), result = mpi_is_result(E, j);
+    int read[(MPI_MAX_READS + 1) * TX_MAX_MODES], n = 0;
+    for (int r = 0; r < nr; r++, n++)
+        for (int m = 0; m < rank; m++) {
+            read[n * rank + m] = -1;
+            for (int q = 0; q < k->range_n; q++)
+                if (lab[r * TX_MAX_MODES + m] == k->range_labels[q])
+                    read[n * rank + m] = q;
+        }
+    if (result) { /* its writes: at its own rows */
+        for (int r = 0; r < n && nr >= 0; r++)
+            for (int m = 0; m < k->range_n && m < rank; m++)
+                if (read[r * rank + m] != m)
+                    nr = -1;
+        for (int m = 0; m < rank; m++)
+            read[n * rank + m] = m < k->range_n ? m : -1;
+        n++;
     }
-    put(E, "}, %d, %d, ", d, dt_size(t ? t->dt : val->dt));
-    put_extent(E, k->range_ext);
-    put(E, ");\n");
+    if (nr < 0 || rank == 0) {
+        put(E, "            %s = tx_mpi_whole(tx_comm, %s);\n", name, name);
+        return;
+    }
+    int d = result ? 0 : mpi_plan_rows_cross(k->value, k->range_labels[0], var, val);
+    put(E, "            %s = tx_mpi_take_rows(tx_comm, %s, tx_rg, %d, tx_rx, tx_rlo, tx_rhi, %d, (const int[]){", name,
+        name, k->range_n, n);
+    for (int i = 0; i < n * rank; i++)
+        put(E, "%s%d", i ? ", " : "", read[i]);
+    put(E, "}, %d, (const int64_t[]){", rank);
+    for (int m = 0; m < rank; m++) {
+        put(E, m ? ", " : "");
+        put_extent(E, ext[m]);
+    }
+    put(E, "}, %d, %d);\n", d, dt_size(t ? t->dt : val->dt));
 }
 
 /* The MPI target's call of a kernel (members M[0..NM)) when it touches
    tensors that may be distributed by rows (runtime/mpi.inc): on each
-   rank's rows alone when the loop nest reads and writes them by its
-   range (mpi_plan_rows_kernel), as partial sums (mpi_plan_rows_sum),
-   else with those tensors gathered whole
-   around the call. 0 if it touches none (the usual call). */
+   rank's rows alone when the loop nest writes its result by its range
+   (mpi_plan_rows_kernel; the rows, and how it takes each distributed
+   tensor it reads, decided at run time: tx_mpi_nest_rows,
+   tx_mpi_take_rows), as partial sums (mpi_plan_rows_sum), else with those
+   tensors gathered whole around the call. 0 if it touches none (the usual
+   call). */
 static int emit_kernel_call_mpi(emitter *E, const member *m, int nm)
 {
     kernel_ctx *k = &E->k;
-    sema_program *S = SP(E);
     const g_value *v = k->value;
-    const char **cand = arena_alloc(E->g->arena, sizeof(char *) * (size_t)(nm + 1));
     int nc = 0, nv = k->refs[REF_VAR].n, nval = k->refs[REF_VALUE].n;
-    for (int j = 0; j < nv; j++)
-        if (mpi_plan_rows_var(S, k->refs[REF_VAR].list[j]))
-            cand[nc++] = m[j].name;
-    for (int j = 0; j < nval; j++)
-        if (mpi_plan_rows_value(E->g->v[k->refs[REF_VALUE].list[j]]))
-            cand[nc++] = m[nv + j].name;
+    (void)nm;
+    for (int j = 0; j < nv + nval; j++)
+        nc += mpi_candidate(E, j);
     if (nc == 0)
         return 0;
     if (nc == 1 && mpi_plan_rows_sum(E->g, v))
         return 3;
     int rows = k->has_range && !k->range_blocks && mpi_plan_rows_kernel(E->g, v, k->range_label);
-    for (int j = 0; j < nv + nval; j++) { /* gathered whole: all of them, or those read across rows */
-        if (!mpi_gathered(E, j, rows ? 2 : 1))
-            continue;
-        int d = rows ? mpi_cross_mode(E, j) : 0;
-        if (d)
-            put_mpi_cross(E, j, m[j].name, d);
-        else
-            put(E, "        %s = tx_mpi_whole(tx_comm, %s);\n", m[j].name, m[j].name);
+    if (!rows) { /* gathered whole: all of them */
+        for (int j = 0; j < nv + nval; j++)
+            if (mpi_candidate(E, j))
+                put(E, "        %s = tx_mpi_whole(tx_comm, %s);\n", m[j].name, m[j].name);
+        return 1;
     }
-    return rows ? 2 : 1;
+    put(E, "        const void *tx_rp[] = {");
+    for (int j = 0, first = 1; j < nv + nval; j++)
+        if (mpi_candidate(E, j)) {
+            put(E, "%s%s", first ? "" : ", ", m[j].name);
+            first = 0;
+        }
+    put(E, "};\n        const int64_t tx_rx[] = {");
+    for (int q = 0; q < k->range_n; q++) {
+        put(E, q ? ", " : "");
+        put_extent(E, k->range_exts[q]);
+    }
+    put(E, "};\n        int64_t tx_rlo = 0, tx_rhi = 0, tx_rn0 = 0;\n"
+           "        const int tx_rg = tx_mpi_any_rows((int)(sizeof tx_rp / sizeof tx_rp[0]), tx_rp)\n"
+           "            ? tx_mpi_nest_rows(tx_comm, ");
+    put_result(E);
+    put(E, ", %d, tx_rx, &tx_rlo, &tx_rhi, &tx_rn0) : -1;\n", k->range_n);
+    put(E, "        if (tx_rg > 0) {\n");
+    for (int j = 0; j < nv + nval; j++)
+        if (mpi_candidate(E, j))
+            put_mpi_take(E, j, m[j].name);
+    put(E, "        } else if (tx_rg == 0) {\n");
+    for (int j = 0; j < nv + nval; j++)
+        if (mpi_candidate(E, j))
+            put(E, "            %s = tx_mpi_whole(tx_comm, %s);\n", m[j].name, m[j].name);
+    put(E, "        }\n");
+    return 2;
 }
 
 /* The rest of emit_kernel_call_mpi's call, after the record: PLAN 1 (the
@@ -419,19 +565,18 @@ static void emit_kernel_call_mpi_end(emitter *E, int id, const member *m, int nm
     sema_program *S = SP(E);
     const g_value *v = k->value;
     int nv = k->refs[REF_VAR].n, nval = k->refs[REF_VALUE].n;
+    (void)nm;
     if (plan == 1) {
         emit_kernel_call(E, id, c, 0);
         for (int j = 0; j < nv + nval; j++)
-            if (mpi_gathered(E, j, 1))
+            if (mpi_candidate(E, j))
                 put(E, "        %s = tx_mpi_unwhole(%s);\n", m[j].name, m[j].name);
         put(E, "        if (tx_status != 0)\n            goto tx_done;\n    }\n");
         return;
     }
-    (void)nm;
     if (plan == 3) { /* a sum of everything: partial sums on the ranks, then one exchange */
         for (int j = 0; j < nv + nval; j++)
-            if (j < nv ? mpi_plan_rows_var(S, k->refs[REF_VAR].list[j])
-                       : mpi_plan_rows_value(E->g->v[k->refs[REF_VALUE].list[j - nv]])) {
+            if (mpi_candidate(E, j)) {
                 put(E, "        if (tx_mpi_slab_at(%s))\n", m[j].name);
                 put(E, "            tx_mpi_sum_rows%s(tx_comm, %s, %d, %.17g, (%s *)tx_v%d);\n",
                     v->dt == DT_F32 || v->dt == DT_C64 ? "_f" : "", m[j].name,
@@ -443,42 +588,27 @@ static void emit_kernel_call_mpi_end(emitter *E, int id, const member *m, int nm
         put(E, "        }\n        if (tx_status != 0)\n            goto tx_done;\n    }\n");
         return;
     }
-    put(E, "        const void *tx_rp[] = {");
-    int first = 1;
-    for (int j = 0; j < nv + nval; j++)
-        if (j < nv ? mpi_plan_rows_var(S, k->refs[REF_VAR].list[j])
-                   : mpi_plan_rows_value(E->g->v[k->refs[REF_VALUE].list[j - nv]])) {
-            put(E, "%s%s", first ? "" : ", ", m[j].name);
-            first = 0;
-        }
-    put(E, "};\n        if (tx_mpi_any_rows((int)(sizeof tx_rp / sizeof tx_rp[0]), tx_rp)) {\n");
-    put(E, "            int64_t tx_rlo, tx_rhi;\n            tx_mpi_rows(tx_comm, ");
-    put_extent(E, k->range_ext);
-    put(E, ", &tx_rlo, &tx_rhi);\n            tx_status = tx_rlo < tx_rhi ? tx_k%d(&tx_k, tx_rlo, tx_rhi) : 0;\n", id);
-    /* the result and its bytes per first-mode index */
+    /* by rows: the result's rows written here, replicated after unless it
+       is itself distributed */
     const sym *t = v->op == OP_STORE ? S->vars[v->var] : NULL;
     int rank = t ? t->rank : v->rank;
     const tx_extent *ext = t ? t->ext : v->ext;
-    put(E, "            tx_status = tx_mpi_rows_done(tx_comm, tx_status, ");
-    if (t)
-        put_var(E, v->var);
-    else
-        put(E, "tx_v%d", v->id);
-    put(E, ", ");
-    put_extent(E, k->range_ext);
-    put(E, ", (int64_t)%d", dt_size(t ? t->dt : v->dt));
-    for (int i = 1; i < rank; i++) {
+    put(E, "        if (tx_rg > 0) {\n"
+           "            tx_status = tx_rlo < tx_rhi ? tx_k%d(&tx_k, tx_rlo, tx_rhi) : 0;\n"
+           "            tx_status = tx_mpi_rows_done(tx_comm, tx_status, ", id);
+    put_result(E);
+    put(E, ", tx_rn0, tx_rn0 > 0 ? (int64_t)%d", dt_size(t ? t->dt : v->dt));
+    for (int i = 0; i < rank; i++) {
         put(E, " * ");
         put_extent(E, ext[i]);
     }
-    put(E, ");\n        } else {\n");
+    put(E, " / tx_rn0 : 0);\n        } else {\n");
     emit_kernel_call(E, id, c, 0);
-    put(E, "        }\n");
+    put(E, "        }\n        if (tx_rg >= 0) {\n");
     for (int j = 0; j < nv + nval; j++)
-        if (mpi_gathered(E, j, 2))
-            put(E, "        %s = tx_mpi_%s(%s);\n", m[j].name, mpi_cross_mode(E, j) ? "uncross" : "unwhole",
-                m[j].name);
-    put(E, "        if (tx_status != 0)\n            goto tx_done;\n    }\n");
+        if (mpi_candidate(E, j))
+            put(E, "            %s = tx_mpi_uncross(%s);\n", m[j].name, m[j].name);
+    put(E, "        }\n        if (tx_status != 0)\n            goto tx_done;\n    }\n");
 }
 
 /* Iterations of a row group's nests per tile of rows: a tile of each
@@ -495,7 +625,7 @@ void emit_rows_flush(emitter *E)
     if (n == 0)
         return;
     P->n = 0;
-    call_range c = {1, 0, P->ext, P->value, n};
+    call_range c = {1, 0, P->ext, P->value, n, 1, NULL};
     if (n == 1) { /* alone: its own call */
         put(E, "    {\n        tx_k%d_args tx_k = %s;\n", P->id[0], P->init[0]);
         emit_kernel_call(E, P->id[0], &c, 1);
@@ -537,7 +667,7 @@ void emit_rows_flush(emitter *E)
     /* the call: rows per tile from the largest nest's work per row */
     put(E, "    {\n        double tx_rw = 1.0, tx_w;\n");
     for (int j = 0; j < n; j++) {
-        call_range one = {1, 0, P->ext, &P->value[j], 1};
+        call_range one = {1, 0, P->ext, &P->value[j], 1, 1, NULL};
         put(E, "        tx_w = ");
         put_work(E, &one);
         put(E, " / (double)");
@@ -619,7 +749,7 @@ static void kernel_end(emitter *E)
     }
     if (!v->row_ahead)
         emit_rows_flush(E);
-    call_range c = {k->has_range, k->range_blocks, k->range_ext, &k->value, 1};
+    call_range c = {k->has_range, k->range_blocks, k->range_ext, &k->value, 1, k->range_n, k->range_exts};
     put(E, "    {\n");
     int mpi = E->T->distributed ? emit_kernel_call_mpi(E, m, nm) : 0;
     put(E, "        tx_k%d_args tx_k = %s;\n", id, init_s);

@@ -365,6 +365,29 @@ static int emit_mpi_whole(emitter *E, const g_value *v, int after)
     return done;
 }
 
+/* The MPI target's memory for a tensor of tx_n bytes whose leading
+   modes (extents EXT) a row may span up to LEAD of (mpi_plan_lead_*; 0:
+   never distributed): tx_mpi_alloc by first-mode rows, or
+   tx_mpi_alloc_lead choosing among LEAD modes at run time. */
+static void put_mpi_alloc(emitter *E, int lead, const tx_extent *ext)
+{
+    if (lead <= 1) {
+        put(E, "tx_mpi_alloc(tx_comm, tx_n, ");
+        if (lead)
+            put_extent(E, ext[0]);
+        else
+            put(E, "0");
+        put(E, ")");
+        return;
+    }
+    put(E, "tx_mpi_alloc_lead(tx_comm, tx_n, %d, (const int64_t[]){", lead);
+    for (int m = 0; m < lead; m++) {
+        put(E, m ? ", " : "");
+        put_extent(E, ext[m]);
+    }
+    put(E, "})");
+}
+
 /* The emitter's malloc'd buffers, freed on every way out. */
 static void emitter_free(void *arg)
 {
@@ -418,13 +441,15 @@ static void emit_argv_entry(emitter *E)
         put(E, ", (const tx_sparse_map *)tx_ptrs[%d]", S->ntensors + i);
     put(E, ");\n}\n");
     /* which inputs may come distributed by rows, and the memory for them */
-    put(E, "\n/* 1 if tensor K (in parameter order) is one the function also takes\n"
-           "   distributed by rows (memory from %s_alloc_rows, each rank holding\n"
-           "   its block of first-mode rows: an input's filled, an output's written\n"
-           "   by the function; tx_mpi(7)), else 0 */\n"
-           "int %s_rows(int k)\n{\n    static const signed char r[] = {", E->o->fn_name, E->o->fn_name);
+    put(E, "\n/* For tensor K (in parameter order): 0 if the function takes it only\n"
+           "   whole, else the most leading modes one of its rows may span when it\n"
+           "   comes distributed by rows (memory from %s_alloc_lead or\n"
+           "   %s_alloc_rows, each rank holding its block of rows: an input's\n"
+           "   filled, an output's written by the function; tx_mpi(7)) */\n"
+           "int %s_rows(int k)\n{\n    static const signed char r[] = {", E->o->fn_name, E->o->fn_name,
+        E->o->fn_name);
     for (int i = 0; i < S->ntensors; i++)
-        put(E, "%s%d", i ? ", " : "", mpi_plan_rows_var(S, S->tensors[i]->var));
+        put(E, "%s%d", i ? ", " : "", mpi_plan_lead_var(E->g, S->tensors[i]->var));
     put(E, "%s};\n    return k >= 0 && k < %d ? r[k] : 0;\n}\n", S->ntensors ? "" : "0", S->ntensors);
     put(E, "\n/* Memory for a tensor of BYTES whose first mode has N0 indices: by rows\n"
            "   over COMM's ranks when there are several and it has TX_MPI_DIST_MIN\n"
@@ -435,9 +460,22 @@ static void emit_argv_entry(emitter *E)
            "    void *p = tx_mpi_alloc(comm, bytes, n0);\n"
            "    const tx_mpi_slab *e = tx_mpi_slab_at(p);\n"
            "    *lo = e ? e->lo : 0;\n    *hi = e ? e->hi : n0;\n    return p;\n}\n"
-           "\n/* Frees what %s_alloc_rows gave. */\n"
-           "void %s_free_rows(void *p)\n{\n    tx_mpi_free(p);\n}\n", E->o->fn_name, E->o->fn_name,
-        E->o->fn_name);
+           "\n/* Memory for tensor K (in parameter order) of BYTES and extents SHAPE:\n"
+           "   by rows of the leading modes the function reads it best by on COMM's\n"
+           "   ranks (%s_rows(k) of them at most) when there are several and it\n"
+           "   has TX_MPI_DIST_MIN bytes or more, else whole; collective, NULL on\n"
+           "   every rank if any rank is out of memory. *N0: its rows (each one index\n"
+           "   tuple of those modes), [*LO, *HI) this rank's (all for a whole buffer). */\n"
+           "void *%s_alloc_lead(MPI_Comm comm, int k, int64_t bytes, const int64_t *shape, int64_t *n0,\n"
+           "                    int64_t *lo, int64_t *hi)\n{\n"
+           "    int lead = %s_rows(k), g = 1;\n"
+           "    int64_t rows = lead ? tx_mpi_lead_rows(tx_mpi_size(comm), lead, shape, &g) : 0;\n"
+           "    void *p = tx_mpi_alloc_g(comm, bytes, rows, g);\n"
+           "    const tx_mpi_slab *e = tx_mpi_slab_at(p);\n"
+           "    *n0 = e ? e->n0 : rows;\n    *lo = e ? e->lo : 0;\n    *hi = e ? e->hi : rows;\n    return p;\n}\n"
+           "\n/* Frees what %s_alloc_rows or %s_alloc_lead gave. */\n"
+           "void %s_free_rows(void *p)\n{\n    tx_mpi_free(p);\n}\n", E->o->fn_name, E->o->fn_name, E->o->fn_name,
+        E->o->fn_name, E->o->fn_name, E->o->fn_name, E->o->fn_name);
 }
 
 int emit_c(graph *g, const tx_target *T, const emit_options *o, tx_buf *out, emit_error **errs, int *nerrs)
@@ -553,12 +591,9 @@ int emit_c(graph *g, const tx_target *T, const emit_options *o, tx_buf *out, emi
             put(&E, "    ");
             put_var(&E, i);
             if (T->distributed) { /* maybe by rows over the ranks; the outcome agreed by all */
-                put(&E, " = (%s *)tx_mpi_alloc(tx_comm, tx_n, ", ctype(t->dt));
-                if (mpi_plan_rows_var(S, i))
-                    put_extent(&E, t->ext[0]);
-                else
-                    put(&E, "0");
-                put(&E, ");\n    if (!");
+                put(&E, " = (%s *)", ctype(t->dt));
+                put_mpi_alloc(&E, mpi_plan_lead_var(g, i), t->ext);
+                put(&E, ";\n    if (!");
             } else
                 put(&E, " = (%s *)malloc(tx_n ? (unsigned long)tx_n : 1);\n    if (!", ctype(t->dt));
             put_var(&E, i);
@@ -573,12 +608,9 @@ int emit_c(graph *g, const tx_target *T, const emit_options *o, tx_buf *out, emi
             } else {
                 emit_size(&E, w->ext, w->rank, dt_size(w->dt), ovf);
                 if (T->distributed) { /* maybe by rows over the ranks; the outcome agreed by all */
-                    put(&E, "    tx_v%d = (%s *)tx_mpi_alloc(tx_comm, tx_n, ", w->id, ctype(w->dt));
-                    if (mpi_plan_rows_value(w))
-                        put_extent(&E, w->ext[0]);
-                    else
-                        put(&E, "0");
-                    put(&E, ");\n");
+                    put(&E, "    tx_v%d = (%s *)", w->id, ctype(w->dt));
+                    put_mpi_alloc(&E, mpi_plan_lead_value(g, w), w->ext);
+                    put(&E, ";\n");
                 } else
                     put(&E, "    tx_v%d = (%s *)malloc(tx_n ? (unsigned long)tx_n : 1);\n", w->id, ctype(w->dt));
                 put(&E, "    if (!tx_v%d) { tx_status = %d; goto tx_done; }\n", w->id, oom);
@@ -708,7 +740,7 @@ int emit_header(graph *g, const tx_target *T, const emit_options *o, tx_buf *out
         put(&E, " *   comm  MPI_Comm: every rank of it calls %s together, with the same dims and\n"
                 " *         the same contents of every input: each tensor the whole row-major array\n"
                 " *         on every rank, or, for one %s_rows says it takes so, memory from\n"
-                " *         %s_alloc_rows holding each rank's block of rows (an input's written\n"
+                " *         %s_alloc_lead holding each rank's block of rows (an input's written\n"
                 " *         by the caller, an output's by the function; a whole output comes back\n"
                 " *         whole on every rank). Contractions run by rows or as\n"
                 " *         pdgemm, matrix functions as ScaLAPACK calls on a 2-D block-cyclic\n"
@@ -780,7 +812,8 @@ int emit_header(graph *g, const tx_target *T, const emit_options *o, tx_buf *out
         put(&E, "\n/* %s with the dims as an array and the tensors (then maps) as an array of\n"
                 "   pointers, in parameter order. */\nint %s_argv(MPI_Comm comm, const int64_t *dims, "
                 "void *const *ptrs);\n"
-                "\n/* 1 if tensor K (in parameter order) is one %s also takes by rows. */\n"
+                "\n/* 0 if tensor K (in parameter order) is one %s takes only whole, else the\n"
+                "   most leading modes a row of it may span when it comes by rows. */\n"
                 "int %s_rows(int k);\n"
                 "\n/* Memory for such a tensor of BYTES whose first mode has N0 indices, by rows\n"
                 "   over COMM's ranks when there are several and it has TX_MPI_DIST_MIN bytes or\n"
@@ -789,8 +822,16 @@ int emit_header(graph *g, const tx_target *T, const emit_options *o, tx_buf *out
                 "   their places in the whole array), fills those of an input, reads those of an\n"
                 "   output, and touches no others (all of them for a whole buffer). */\n"
                 "void *%s_alloc_rows(MPI_Comm comm, int64_t bytes, int64_t n0, int64_t *lo, int64_t *hi);\n"
-                "\n/* Frees what %s_alloc_rows gave. */\nvoid %s_free_rows(void *p);\n",
-            o->fn_name, o->fn_name, o->fn_name, o->fn_name, o->fn_name, o->fn_name, o->fn_name);
+                "\n/* Memory for tensor K of BYTES and extents SHAPE, by rows of the leading modes\n"
+                "   (one index tuple of them a row: *N0 rows in all) %s reads it best by on\n"
+                "   COMM's ranks, else whole; as %s_alloc_rows otherwise, rank q holding rows\n"
+                "   [*LO, *HI). The better choice for a tensor %s_rows says may span more\n"
+                "   than its first mode. */\n"
+                "void *%s_alloc_lead(MPI_Comm comm, int k, int64_t bytes, const int64_t *shape, int64_t *n0,\n"
+                "                    int64_t *lo, int64_t *hi);\n"
+                "\n/* Frees what %s_alloc_rows or %s_alloc_lead gave. */\nvoid %s_free_rows(void *p);\n",
+            o->fn_name, o->fn_name, o->fn_name, o->fn_name, o->fn_name, o->fn_name, o->fn_name, o->fn_name,
+            o->fn_name, o->fn_name, o->fn_name, o->fn_name);
     put(&E, "\n#endif\n");
     buf_free(&guard);
     return out->oom ? -1 : 0;

@@ -843,7 +843,7 @@ static int mpi_share_inputs(cli_mpi *m, tx_program *p, tx_ctx *ctx, run_binding 
         size_t bytes = (size_t)(n > 0 ? n : 0) * elem_size(b->info.dtype);
         if (!bad && b->info.io != TX_OUT) { /* by rows, if the program takes it so */
             void *mem = NULL;
-            int sh = cli_mpi_share(m, k, rank == 0 ? b->data : NULL, bytes, b->info.ndim ? b->shape[0] : 1, &mem);
+            int sh = cli_mpi_share(m, k, rank == 0 ? b->data : NULL, bytes, b->info.ndim, b->shape, &mem);
             if (sh == 0) {
                 if (rank == 0)
                     free(b->data);
@@ -1197,7 +1197,7 @@ static int cmd_run(int argc, char **argv)
                 break;
             }
             if (mpi && !is_input) { /* --mpi: by rows, if the program takes it so */
-                int sh = cli_mpi_alloc_out(mpi, k, (size_t)n * es, b->info.ndim ? b->shape[0] : 1, &b->data);
+                int sh = cli_mpi_alloc_out(mpi, k, (size_t)n * es, b->info.ndim, b->shape, &b->data);
                 if (sh < 0) {
                     fprintf(stderr, "txc: rank %d: out of memory for tensor '%s'\n", rank, b->name);
                     status = EXIT_RUNTIME;

@@ -38,6 +38,7 @@
  */
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "tx.h"
 
@@ -145,6 +146,74 @@ int mpi_plan_rows_var(const sema_program *S, int var)
     return t->rank >= 2; /* any tensor (in, out, inout, tmp, let) of any element type */
 }
 
+/* The labels of X's modes as a statement reads or writes it: a view's
+   (-1 for a fixed index), a store's target labels, or a value's own. */
+static const int *mode_labels(const g_value *x)
+{
+    return x->op == OP_INDEX ? x->idx_label : x->op == OP_STORE ? x->store_label : x->label;
+}
+
+/* Whether label L is one of the N labels G. */
+static int in_group(const int *G, int n, int l)
+{
+    for (int i = 0; i < n; i++)
+        if (G[i] == l)
+            return 1;
+    return 0;
+}
+
+/* How many leading modes of X, an operand or the result of the GEMM of
+   whole tensors B whose groups (of labels) are G1 and G2, lie in the group
+   of its first mode: the matrix's rows as X lies in memory, which a
+   distributed X's rows must not split (runtime/mpi.inc takes a GEMM's
+   distributed tensors by whole rows of its matrices). */
+static int gemm_row_modes(const g_value *x, const int *G1, int n1, const int *G2, int n2)
+{
+    const int *lab = mode_labels(x);
+    int rank = x->op == OP_INDEX ? x->in[0]->rank : x->rank;
+    const int *G = in_group(G1, n1, lab[0]) ? G1 : G2;
+    int n = G == G1 ? n1 : n2, k = 0;
+    while (k < rank && in_group(G, n, lab[k]))
+        k++;
+    return k > 0 ? k : 1;
+}
+
+/* The most leading modes a row of tensor T (variable VAR, or value VAL,
+   of RANK modes) may span: all but its last, and no more than the rows of
+   each GEMM of whole tensors that reads or writes it. */
+static int lead_max(const graph *g, int var, const g_value *val, int rank)
+{
+    int lim = rank - 1 < 1 ? 1 : rank - 1;
+    for (int i = 0; i < g->n && lim > 1; i++) {
+        const g_value *u = g->v[i];
+        if (u->dead || u->inlined || !u->blas || !mpi_plan_gemm_direct(g, u))
+            continue;
+        const blas_plan *b = u->blas;
+        const g_value *x[3] = {b->a, b->b, b->store ? b->store : u};
+        for (int r = 0; r < 3; r++) {
+            const g_value *t = r == 2 ? x[r] : base_of(x[r]);
+            int is = val ? t == val : (t->op == OP_STORE || t->op == OP_INPUT) && t->var == var;
+            if (!is)
+                continue;
+            int k = r == 0   ? gemm_row_modes(x[r], b->m, b->nm, b->k, b->nk)
+                    : r == 1 ? gemm_row_modes(x[r], b->k, b->nk, b->n, b->nn)
+                             : gemm_row_modes(x[r], b->m, b->nm, b->n, b->nn);
+            lim = k < lim ? k : lim;
+        }
+    }
+    return lim;
+}
+
+int mpi_plan_lead_value(const graph *g, const g_value *v)
+{
+    return mpi_plan_rows_value(v) ? lead_max(g, -1, v, v->rank) : 0;
+}
+
+int mpi_plan_lead_var(const graph *g, int var)
+{
+    return mpi_plan_rows_var(g->S, var) ? lead_max(g, var, NULL, g->S->vars[var]->rank) : 0;
+}
+
 /* Whether tensor B (a value read in memory: computed, stored or input)
    may be distributed. */
 static int rows_tensor(const graph *g, const g_value *b)
@@ -166,31 +235,34 @@ static int rows_nest(const g_value *x)
     return 1;
 }
 
-/* Whether X's loop nest reads tensor T (variable VAR, or value VAL) other
-   than at row R of its first mode. */
-static int rows_misread(const g_value *x, int R, int var, const g_value *val)
+/* reads_of's walk: X's inputs and the values fused into them. */
+static int reads_of(const g_value *x, int var, const g_value *val, int *lab, int max, int *n)
 {
     for (int i = 0; i < x->nin; i++) {
         const g_value *w = x->in[i];
         if (w->inlined) {
-            if (rows_misread(w, R, var, val))
-                return 1;
+            if (!reads_of(w, var, val, lab, max, n))
+                return 0;
             continue;
         }
         const g_value *b = w->op == OP_INDEX ? w->in[0] : w;
         int is = val ? b == val : (b->op == OP_STORE || b->op == OP_INPUT) && b->var == var;
         if (!is)
             continue;
-        if (w->op == OP_INDEX ? b->rank == 0 || w->idx_label[0] != R
-                              : b->op == OP_STORE || b->op == OP_INPUT || b->rank == 0 || b->label[0] != R)
-            return 1;
+        const int *l = w->op == OP_INDEX ? w->idx_label : b->op != OP_STORE && b->op != OP_INPUT ? b->label : NULL;
+        if (!l || *n == max || b->rank > TX_MAX_MODES)
+            return 0;
+        for (int m = 0; m < b->rank; m++)
+            lab[*n * TX_MAX_MODES + m] = l[m];
+        (*n)++;
     }
-    return 0;
+    return 1;
 }
 
-int mpi_plan_rows_misread(const g_value *v, int R, int var, const g_value *val)
+int mpi_plan_reads(const g_value *v, int var, const g_value *val, int *lab, int max)
 {
-    return rows_misread(v, R, var, val);
+    int n = 0;
+    return reads_of(v, var, val, lab, max, &n) ? n : -1;
 }
 
 /* Whether every read of tensor T in X's nest is at row R of its first
@@ -308,14 +380,44 @@ int mpi_plan_dot_rows(int distributed, const g_value *v)
 
 #define DIST_MIN_BYTES 1048576.0
 
+/* The most leading modes a row of tensor B may span (mpi_plan_lead_*). */
+static int lead_of(const graph *g, const g_value *b)
+{
+    return b->op == OP_STORE || b->op == OP_INPUT ? mpi_plan_lead_var(g, b->var) : mpi_plan_lead_value(g, b);
+}
+
+/* The rows of the first LEAD of the modes EXT (RANK of them) on P ranks,
+   as runtime/mpi.inc's tx_mpi_lead_rows picks them (the fewest leading
+   modes giving four rows per rank, estimates for unbound extents); *GG
+   how many modes. */
+static double lead_rows(const graph *g, const tx_extent *ext, int rank, int lead, int p, int *gg)
+{
+    double n0 = 1;
+    int k = 0;
+    while (k < (lead < 1 ? 1 : lead) && k < rank) {
+        n0 *= graph_extent_estimate(g, ext[k++]);
+        if (n0 >= 4.0 * p || n0 == 0)
+            break;
+    }
+    *gg = k > 0 ? k : 1;
+    return n0;
+}
+
+/* The rows tensor B is held by on P ranks when distributed; *GG the
+   modes they span. */
+static double rows_of(const graph *g, const g_value *b, int p, int *gg)
+{
+    return lead_rows(g, b->ext, b->rank, lead_of(g, b), p, gg);
+}
+
 /* Whether the runtime holds tensor B by rows on P ranks (at the default
    TX_MPI_DIST_MIN). */
 static int is_dist(const graph *g, const g_value *b, int p)
 {
+    int gg;
     if (p <= 1 || !b || b->rank < 1 || !rows_tensor(g, b))
         return 0;
-    return graph_extent_estimate(g, b->ext[0]) >= 2 &&
-           graph_value_elements(g, b) * dt_size(b->dt) >= DIST_MIN_BYTES;
+    return rows_of(g, b, p, &gg) >= 2 && graph_value_elements(g, b) * dt_size(b->dt) >= DIST_MIN_BYTES;
 }
 
 /* Words of tensor X (a complex element is two). */
@@ -397,7 +499,19 @@ static int rows_gemm_of(const graph *g, const g_value *v, int p, rows_gemm *r)
     r->a_own = 0;
     for (int i = 0; r->dA && i < b->nm; i++)
         r->a_own |= b->m[i] == fa;
-    r->a_own = r->a_own && (!r->dC || fa == fc);
+    int gA = 1, gC = 1;
+    if (r->dA)
+        rows_of(g, A, p, &gA);
+    if (r->dC)
+        rows_of(g, C, p, &gC);
+    if (r->a_own && r->dC) { /* A held by the rows C is: the same leading labels */
+        const int *la = mode_labels(b->a), *lc = mode_labels(C);
+        r->a_own = gA == gC;
+        for (int i = 0; r->a_own && i < gA; i++)
+            r->a_own = la[i] == lc[i];
+    }
+    (void)fa;
+    (void)fc;
     int fb = b->b->op == OP_INDEX ? b->b->idx_label[0] : b->b->label[0];
     r->b_ring = 0;
     for (int i = 0; r->dB && i < b->nk; i++)
@@ -408,14 +522,15 @@ static int rows_gemm_of(const graph *g, const g_value *v, int p, rows_gemm *r)
     int cols_ok = 0;
     for (int i = 0; r->dB && i < b->nn; i++)
         cols_ok |= b->n[i] == fb;
-    cols_ok = cols_ok && !(b->store && b->store->store_op != '=') && graph_extent_estimate(g, B->ext[0]) >= p;
+    int gB = 1;
+    cols_ok = cols_ok && !(b->store && b->store->store_op != '=') && rows_of(g, B, p, &gB) >= p;
     int pr, pc;
     grid(p, &pr, &pc);
     double f = (double)(p - 1) / p, m = r->m, n = r->n, k = r->k;
     double rows = (r->dA && !r->a_own ? f * m * k : 0) + (r->dB ? f * k * n : 0) + (r->dC ? 0 : f * m * n);
     /* C's share: a distributed C goes back to its rows, the most of which
        a rank holds is ceil(n0/P) of n0 (all P ranks only when n0 >= P) */
-    double c0 = graph_extent_estimate(g, C->ext[0]), share = r->dC ? ceil(c0 / p) / c0 : 1;
+    double c0 = r->dC ? rows_of(g, C, p, &gC) : 1, share = r->dC ? ceil(c0 / p) / c0 : 1;
     r->c_share = share;
     double cols = (r->dA ? f * m * k : 0) + f * share * m * n; /* on the rank receiving most */
     double on_grid = (r->dA ? f / p * m * k : 0) + (r->dB ? f / p * k * n : 0) + m * k / pr + k * n / pc +
@@ -468,7 +583,7 @@ static double print_rows_statement(const graph *g, const g_value *v, int p, tx_b
     const g_value *da = b ? base_of(b->a) : NULL, *db = b ? base_of(b->b) : NULL;
     if (b && mpi_plan_dot_rows(1, v) && (is_dist(g, da, p) || is_dist(g, db, p)) &&
         (!is_dist(g, da, p) || !is_dist(g, db, p) ||
-         (graph_extent_estimate(g, da->ext[0]) == graph_extent_estimate(g, db->ext[0]) &&
+         (rows_of(g, da, p, &(int){0}) == rows_of(g, db, p, &(int){0}) &&
           graph_value_elements(g, da) == graph_value_elements(g, db)))) { /* else gathered (below) */
         buf_printf(out, "dot of distributed tensors: partial dots, one MPI_Allgather: %.4g words\n", (double)(p - 1));
         return p - 1;
@@ -488,29 +603,97 @@ static double print_rows_statement(const graph *g, const g_value *v, int p, tx_b
     }
     int R = v->op == OP_STORE ? v->store_label[0] : v->rank > 0 ? v->label[0] : -1;
     if (mpi_plan_rows_kernel(g, v, R)) {
-        double w = is_dist(g, v, p) ? 0 : gather_words(words_of(g, v), p), gv = 0, cv = 0;
-        int ng = 0, nc = 0;
+        double w = is_dist(g, v, p) ? 0 : gather_words(words_of(g, v), p), gv = 0, cv = 0, fv = 0;
+        int ng = 0, nc = 0, nf = 0, gs = 1;
+        const int *rl = mode_labels(v);
+        /* the nest's rows (tx_mpi_nest_rows): its result's, or those the
+           rule picks among the leading modes it may fuse */
+        double rows = is_dist(g, v, p) ? rows_of(g, v, p, &gs)
+                                       : lead_rows(g, v->ext, v->rank, lead_of(g, v), p, &gs);
         for (int i = 0; i < n - 1; i++) { /* the tensors it reads elsewhere than at its rows */
             int st = t[i]->op == OP_STORE || t[i]->op == OP_INPUT, var = st ? t[i]->var : -1;
             const g_value *val = st ? NULL : t[i];
-            if (!is_dist(g, t[i], p) || !rows_misread(v, R, var, val))
+            if (!is_dist(g, t[i], p))
                 continue;
-            int d = mpi_plan_rows_cross(v, R, var, val);
+            int gt, lab[16 * TX_MAX_MODES], nr = mpi_plan_reads(v, var, val, lab, 16), own = nr >= 0;
+            double touched = 0;
+            rows_of(g, t[i], p, &gt);
+            own = own && gt == gs;
+            for (int r = 0; own && r < nr; r++)
+                for (int m = 0; m < gs; m++)
+                    own = own && lab[r * TX_MAX_MODES + m] == rl[m];
+            if (own)
+                continue;
+            int d = gs == 1 && gt == 1 ? mpi_plan_rows_cross(v, R, var, val) : 0;
             if (d) { /* all-to-all: of the others' rows, the part of mode d in this rank's range */
                 cv += cross_words(g, t[i], d, p);
                 nc++;
+                continue;
+            }
+            /* the elements its reads touch on the rank with the most rows:
+               per read, the tuples of the nest's row labels its bound modes
+               take over that rank's consecutive rows, times every index of
+               its other modes; (P-1)/P of them held elsewhere */
+            double h = ceil(rows / p), ext_r[TX_MAX_MODES];
+            for (int q = 0; q < gs; q++) /* the nest's row labels: its result's leading modes */
+                ext_r[q] = graph_extent_estimate(g, v->ext[q]);
+            int pattern[16][TX_MAX_MODES];
+            for (int r = 0; r < nr; r++) {
+                double free_ = 1, distinct = 1, span = 1;
+                int bound[TX_MAX_MODES] = {0}, last = -1, at_own = gt == gs, seen = 0;
+                for (int m = 0; m < t[i]->rank; m++) {
+                    int q = 0;
+                    while (q < gs && lab[r * TX_MAX_MODES + m] != rl[q])
+                        q++;
+                    pattern[r][m] = q < gs ? q : -1;
+                    at_own = at_own && (m >= gs || q == m);
+                    if (q < gs) {
+                        bound[q] = 1;
+                        last = q > last ? q : last;
+                    } else
+                        free_ *= graph_extent_estimate(g, t[i]->ext[m]);
+                }
+                for (int r2 = 0; r2 < r && !seen; r2++) /* touches what an earlier read does */
+                    seen = !memcmp(pattern[r2], pattern[r], sizeof(int) * (size_t)t[i]->rank);
+                if (at_own || seen)
+                    continue; /* its elements are this rank's own, or counted */
+                for (int q = gs - 1; q >= 0; q--) { /* values row label q takes over h consecutive rows */
+                    double took = ceil(h / span);
+                    if (bound[q])
+                        distinct *= took < ext_r[q] ? took : ext_r[q];
+                    span *= ext_r[q];
+                }
+                if (last >= 0) {
+                    double inner = 1;
+                    for (int q = last + 1; q < gs; q++)
+                        inner *= ext_r[q];
+                    double tuples = ceil(h / inner) + 1; /* the distinct prefixes up to the last bound label */
+                    distinct = distinct < tuples ? distinct : tuples;
+                }
+                touched += distinct * free_;
+            }
+            double elems = graph_value_elements(g, t[i]);
+            if (nr >= 0 && touched < elems) { /* those elements from the other ranks */
+                fv += gather_words(words_of(g, t[i]) * touched / elems, p);
+                nf++;
             } else { /* gathered whole */
                 gv += gather_words(words_of(g, t[i]), p);
                 ng++;
             }
         }
         buf_printf(out, "%s on each rank's rows", what);
+        if (gs > 1)
+            buf_printf(out, " (%.0f rows over its first %d modes)", rows, gs);
         if (nc)
             buf_printf(out, ", %d distributed tensor%s read across rows by the part of the other mode in "
                             "its rows (all-to-all, %.4g words)", nc, nc == 1 ? "" : "s", cv);
+        if (nf)
+            buf_printf(out, ", %d distributed tensor%s read at other ranks' rows, the elements read fetched "
+                            "(all-to-all, %.4g words)", nf, nf == 1 ? "" : "s", fv);
         if (ng)
             buf_printf(out, ", %d distributed tensor%s read across rows gathered whole (%.4g words)", ng,
                        ng == 1 ? "" : "s", gv);
+        gv += fv;
         if (w > 0)
             buf_printf(out, ": %.4g words (replicating the result %.4g)\n", w + gv + cv, w);
         else
@@ -548,13 +731,18 @@ static void print_tensors(const graph *g, int p, int pr, int pc, tx_buf *out)
         else
             buf_printf(out, "#   %%%d (intermediate)", v->id);
         if (is_dist(g, v, p)) {
-            double n0 = graph_extent_estimate(g, v->ext[0]), most = ceil(n0 / p) * (w / n0);
-            if (n0 >= p)
-                buf_printf(out, ": %.4g words, distributed by rows of its first mode (~%.4g words per rank)\n", w,
-                           most);
-            else /* fewer rows than ranks: one row each on n0 ranks, nothing on the others */
-                buf_printf(out, ": %.4g words, distributed by rows of its first mode (%.4g words on each of %.0f "
-                           "ranks, none on the other %.0f)\n", w, most, n0, p - n0);
+            int gg;
+            double n0 = rows_of(g, v, p, &gg), most = ceil(n0 / p) * (w / n0), busy = ceil(n0 / ceil(n0 / p));
+            char by[64];
+            if (gg == 1)
+                snprintf(by, sizeof by, "its first mode");
+            else
+                snprintf(by, sizeof by, "its first %d modes (%.0f rows)", gg, n0);
+            if (busy >= p)
+                buf_printf(out, ": %.4g words, distributed by rows of %s (~%.4g words per rank)\n", w, by, most);
+            else /* too few rows: blocks of ceil(n0/P) rows on the first ranks, nothing on the others */
+                buf_printf(out, ": %.4g words, distributed by rows of %s (%.4g words on each of %.0f "
+                           "ranks, none on the other %.0f)\n", w, by, most, busy, p - busy);
             continue;
         }
         buf_printf(out, ": %.4g words, replicated (%.4g on every rank)", w, w);

@@ -940,21 +940,33 @@ void mangle_name(tx_buf *out, const char *prefix, const char *name);
    words each rank receives for it (a model; txc graph --target mpi). */
 void mpi_plan_print(const graph *g, int p, tx_buf *out);
 /* Distributed storage on the MPI target (mpi_plan.c): whether computed
-   value V, or tmp/let variable VAR, may be held by rows of its first mode
-   (two modes or more, any element type); whether V's loop nest, its first loop
-   over label R, writes its result by row R and can run on rows (then it
-   runs on each rank's rows alone); whether BLAS
+   value V, or tmp/let variable VAR, may be held by rows of its leading
+   modes (two modes or more, any element type); whether V's loop nest, its
+   first loop over label R (the first of its result's leading modes,
+   fused, emit_kernel.c), writes its result by those rows and can run on
+   rows (then it runs on each rank's rows alone); whether BLAS
    call V is a GEMM of whole tensors, no batch or loop (the runtime then
    takes distributed operands as they are). */
 int mpi_plan_rows_value(const g_value *v);
 int mpi_plan_rows_var(const sema_program *S, int var);
+/* For such a value V, or variable VAR: the most leading modes one of its
+   rows may span (1: its first mode; more for a tensor whose first mode
+   has too few indices for the ranks, runtime/mpi.inc tx_mpi_lead_rows
+   picking how many at run time): all but the last, and never more than
+   the row labels of a GEMM of whole tensors that reads or writes it;
+   0 when it is never distributed. */
+int mpi_plan_lead_value(const graph *g, const g_value *v);
+int mpi_plan_lead_var(const graph *g, int var);
 int mpi_plan_rows_kernel(const graph *g, const g_value *v, int R);
-/* Whether V's loop nest reads variable VAR (VAL NULL) or value VAL other
-   than at row R of its first mode (such a tensor is gathered whole for a
-   nest that runs by rows). */
-int mpi_plan_rows_misread(const g_value *v, int R, int var, const g_value *val);
-/* For such a tensor: the mode D >= 1 if every read of it in V's nest is
-   at row R of its first mode or has R in mode D (one D for all reads),
+/* The reads of variable VAR (VAL NULL) or value VAL in V's loop nest
+   (through the values fused into it): the labels of each one's modes (-1
+   a fixed index) into LAB[r * TX_MAX_MODES + m]; how many (at most MAX),
+   or -1 when there are more or one is not a view the runtime can follow
+   (then the nest takes the tensor whole). */
+int mpi_plan_reads(const g_value *v, int var, const g_value *val, int *lab, int max);
+/* For a tensor that may be distributed: the mode D >= 1 if every read of
+   it in V's nest is at row R of its first mode or has R in mode D (one D
+   for all reads),
    and V does not write it: each rank then needs only the part of mode D
    in its range, which tx_mpi_cross moves (all-to-all) instead of
    gathering the whole tensor. 0 otherwise. */

@@ -6,7 +6,7 @@ against the single-process `txc run` of the same inputs.
 
 FILES: names of tests/num files, or graph, chain, chain_c128, cross, stationary,
 stationary_whole, warnings, chain_grid, chain_c128_grid,
-grid_trans, grid_trans_rows, grid_f32, f32_rows, la_z, la_c, la_s, la_fed, memory, ccd,
+grid_trans, grid_trans_rows, grid_f32, f32_rows, la_z, la_c, la_s, la_fed, memory, ccd, lead,
 pieces, failures, embed, time (default: all).
 `txc graph --target mpi` is checked against hand-derived volumes first, with
 or without MPI.
@@ -172,7 +172,7 @@ def pieces_wrong(err, p):
 
 
 DIST = re.compile(r'^tx_mpi: rank (\d+) of (\d+) holds (\d+) of (\d+) bytes of a distributed tensor '
-                  r'\(rows (\d+)\.\.(\d+) of (\d+)\)$', re.M)
+                  r'\(rows (\d+)\.\.(\d+) of (\d+)(?:, over its first \d+ modes)?\)$', re.M)
 
 
 def dist_wrong(err, p):
@@ -264,15 +264,29 @@ def check_case(txc, fname, must_trace, ranks, env, td, dist=False, must=()):
     return fails
 
 
+def single_run(txc, args, names, td, tag, env):
+    """The outputs NAMES of a single-process `txc run ARGS` (files in TD
+    named after TAG): (a dict of arrays, None), or (None, what failed)."""
+    outs = {n: os.path.join(td, '%s_%s.npy' % (tag, n)) for n in names}
+    rc, _, err = run([txc, 'run'] + args + ['%s=%s' % (n, f) for n, f in outs.items()], env)
+    if rc != 0:
+        return None, '%s: single process: exit %d: %s' % (tag, rc, run_num.one_line(err))
+    return load(outs), None
+
+
+def differences(where, got, single, tol=1e-11):
+    """What differs between the outputs GOT of a run under mpirun (WHERE)
+    and the single process's SINGLE (by name)."""
+    return ['%s: %s: %s' % (where, n, w) for n in single for w in [same(got[n], single[n], tol)] if w]
+
+
 def check_ccd(txc, ranks, env, td):
     """examples/ccd.tx, seeded random inputs: every output equals the single process's."""
     names = ['Tn', 'R', 'E']
     base = [os.path.join(ROOT, 'examples', 'ccd.tx'), '--random', '-D', 'o=6', '-D', 'v=12']
-    outs = {n: os.path.join(td, 'ccd_%s.npy' % n) for n in names}
-    rc, _, err = run([txc, 'run'] + base + ['%s=%s' % (n, f) for n, f in outs.items()], env)
-    if rc != 0:
-        return ['ccd.tx: single process: exit %d: %s' % (rc, run_num.one_line(err))]
-    single = load(outs)
+    single, why = single_run(txc, base, names, td, 'ccd.tx', env)
+    if why:
+        return [why]
     fails = []
     # every rank count with the intermediates distributed (TX_MPI_DIST_MIN=0); then every tensor
     # replicated, with pdgemm and with the other plan (slabs of rows) on 2 and 3 ranks; and the
@@ -303,11 +317,63 @@ def check_ccd(txc, ranks, env, td):
                 fails.append('%s: %s' % (where, w))
         elif p > 1 and ('tx_mpi: %s ' % plan not in err or 'distributed tensor' in err):
             fails.append('%s: no %s traced, or a tensor distributed: %s' % (where, plan, run_num.one_line(err)))
-        got = load(o)
-        for n in names:
-            w = same(got[n], single[n], 1e-11)
-            if w:
-                fails.append('%s: %s: %s' % (where, n, w))
+        fails += differences(where, load(o), single)
+    return fails
+
+
+FETCH = re.compile(r'^tx_mpi: rank (\d+) of (\d+) received (\d+) of (\d+) bytes of a distributed tensor fetching the '
+                   r'elements its reads touch \((\d+) runs\)$', re.M)
+LEAD = re.compile(r'^tx_mpi: rank \d+ of \d+ holds \d+ of \d+ bytes of a distributed tensor \(rows \d+\.\.\d+ of \d+, '
+                  r'over its first (\d+) modes\)$', re.M)
+
+
+def check_lead(txc, ranks, env, td):
+    """examples/ccd.tx with o = 3 occupied indices, fewer than four per rank:
+    the tensors are held by rows of their first two or three modes together
+    (ij pairs, ija triples; no more than a GEMM's row labels), the inputs
+    scattered so from .npy files, the loop nests run over those rows, and a
+    read of another rank's rows (Z("j,i,a,b") in the nest over ij) fetches
+    only the elements it touches. Every output equals the single process's, by
+    rows and with the GEMMs on the grid (pdgemr2d from and to such rows)."""
+    rng = np.random.default_rng(7)
+    o, v = 3, 7
+    shapes = {'eo': (o,), 'ev': (v,), 'Voooo': (o, o, o, o), 'Voovv': (o, o, v, v), 'Vovvo': (o, v, v, o),
+              'Vvvvv': (v, v, v, v), 'T': (o, o, v, v)}
+    args = [os.path.join(ROOT, 'examples', 'ccd.tx')]
+    for n, sh in shapes.items():
+        fn = os.path.join(td, 'lead_%s.npy' % n)
+        a = rng.random(sh) - 0.5
+        if n == 'eo':
+            a -= 2  # denominators away from zero
+        np.save(fn, a)
+        args.append('%s=%s' % (n, fn))
+    names = ['Tn', 'R', 'E']
+    single, why = single_run(txc, args, names, td, 'lead', env)
+    if why:
+        return [why]
+    fails = []
+    for p, plan in [(p, 'rows') for p in sorted(set(ranks + [3])) if p > 1] + [(4, 'pdgemm')]:
+        o_ = {n: os.path.join(td, 'lead%d_%s_%s.npy' % (p, plan, n)) for n in names}
+        e = dict(env, TX_MPI_GEMM=plan)
+        rc, _, err = run(mpirun(p, [txc, 'run', '--mpi'] + args + ['%s=%s' % (n, f) for n, f in o_.items()]), e)
+        where = 'lead -np %d (%s)' % (p, plan)
+        if rc != 0:
+            fails.append('%s: exit %d: %s' % (where, rc, run_num.one_line(err)))
+            continue
+        spans = set(int(g) for g in LEAD.findall(err))
+        fetched = [tuple(int(x) for x in m.groups()) for m in FETCH.finditer(err)]
+        w = dist_wrong(err, p)
+        if not w and 2 not in spans:
+            w = 'no tensor held by rows of its first 2 modes'
+        if not w and p >= 3 and 3 not in spans:
+            w = 'no tensor held by rows of its first 3 modes'
+        if not w and "a loop nest on each rank's rows (9 rows over its first 2 modes)" not in err:
+            w = 'no loop nest over the ij rows'
+        if not w and (not fetched or any(got >= total for _, _, got, total, _ in fetched)):
+            w = 'no fetch of the elements a read touches, or one that received the whole tensor: %s' % fetched
+        if w:
+            fails.append('%s: %s' % (where, w))
+        fails += differences(where, load(o_), single)
     return fails
 
 
@@ -535,6 +601,21 @@ def check_embed(txc, ranks, env, td):
         rc, out, err = run(mpirun(p, [exe]), env)
         if rc != 0 or out.count('embed_mpi: ok') != p:
             fails.append('embed_mpi -np %d: exit %d: %s %s' % (p, rc, run_num.one_line(out), run_num.one_line(err)))
+    # tensors held by rows of two leading modes (lead_alloc_lead), on 3 ranks too
+    c, h = os.path.join(td, 'lead_mpi.c'), os.path.join(td, 'lead_mpi.h')
+    rc, _, err = run([txc, os.path.join(HERE, 'mpi', 'lead.tx'), '--target', 'mpi', '-o', c, '--header', h], env)
+    if rc != 0:
+        return fails + ['lead.tx --target mpi: exit %d: %s' % (rc, run_num.one_line(err))]
+    exe = os.path.join(td, 'embed_lead')
+    rc, _, err = run(['mpicc', '-O2', '-std=c99', '-Wall', '-Werror', '-I', td, '-o', exe,
+                      os.path.join(HERE, 'mpi', 'embed_lead.c'), c, '-lscalapack-openmpi', '-llapacke',
+                      '-lopenblas', '-lm'], env)
+    if rc != 0:
+        return fails + ['embed_lead.c: mpicc: %s' % run_num.one_line(err)]
+    for p in sorted(set(ranks + [3])):
+        rc, out, err = run(mpirun(p, [exe]), env)
+        if rc != 0 or out.count('embed_lead: ok') != p or (p > 1 and 'fetching the elements its reads touch' not in err):
+            fails.append('embed_lead -np %d: exit %d: %s %s' % (p, rc, run_num.one_line(out), run_num.one_line(err)))
     return fails
 
 
@@ -661,6 +742,20 @@ def check_graph(txc):
     if rc != 0 or want not in out:
         fails.append('graph B stationary: no %r: %s' % (want, run_num.one_line(out + err)))
     os.unlink(src)
+    # rows of several modes: examples/ccd.tx at o = 50, v = 500 on 100 ranks. 50 occupied rows would
+    # leave half the ranks idle (and fewer than four rows each), so Z, Tn and T are held by rows of
+    # (i,j), 2500 rows, 25 per rank, 6.25e6 words each; the nest writing Tn runs on those rows and its
+    # read Z("j,i,a,b") needs, for its 25 pairs ij, the 25 rows ji (6.25e6 words), (99/100) of them
+    # on other ranks: 6.188e6 words fetched (Z("j,i,b,a") touches the same; Z("i,j,..") is its own)
+    ccd = os.path.join(ROOT, 'examples', 'ccd.tx')
+    rc, out, err = run([txc, 'graph', ccd, '--target', 'mpi', '--ranks', '100', '-D', 'o=50', '-D', 'v=500'], None)
+    for want in ('Z (%17, stored): 6.25e+08 words, distributed by rows of its first 2 modes (2500 rows) '
+                 '(~6.25e+06 words per rank)',
+                 "store on each rank's rows (2500 rows over its first 2 modes), 1 distributed tensor read at other "
+                 "ranks' rows, the elements read fetched (all-to-all, 6.188e+06 words): 6.188e+06 words (the result "
+                 "stays distributed)"):
+        if rc != 0 or want not in out:
+            fails.append('graph ccd.tx --ranks 100: no %r: %s' % (want, run_num.one_line(out + err)))
     rc, out, err = run([txc, 'graph', mm, '--ranks', '4'], None)
     if rc != 2 or '--ranks goes with --target mpi' not in err:
         fails.append('graph --ranks without --target mpi: exit %d' % rc)
@@ -773,6 +868,7 @@ def main(argv):
                                                ('operand from its rows by pdgemr2d and pdtran',))),
                  ('memory', lambda: check_memory(txc, ranks, env, td)),
                  ('ccd', lambda: check_ccd(txc, ranks, env, td)),
+                 ('lead', lambda: check_lead(txc, ranks, env, td)),
                  ('pieces', lambda: check_pieces(txc, ranks, env)),
                  ('failures', lambda: check_failure(txc, env, td)),
                  ('embed', lambda: check_embed(txc, ranks, env, td)),
