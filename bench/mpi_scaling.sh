@@ -33,7 +33,13 @@ import sys, numpy as np
 d = sys.argv[1]; r = np.random.default_rng(1)
 np.save(d + '/A.npy', r.standard_normal((2000, 2000))); np.save(d + '/B.npy', r.standard_normal((2000, 2000)))
 m = r.standard_normal((2500, 2500)); np.save(d + '/S.npy', m @ m.T + 2500 * np.eye(2500))
+o, v = 6, 70  # ccd.tx from files: 6 occupied indices, fewer than 4P on 2 ranks: rows of pairs ij
+for n, s in {'eo': (o,), 'ev': (v,), 'Voooo': (o, o, o, o), 'Voovv': (o, o, v, v), 'Vovvo': (o, v, v, o),
+             'Vvvvv': (v, v, v, v), 'T': (o, o, v, v)}.items():
+    np.save(d + '/cc_%s.npy' % n, r.standard_normal(s) * 0.1 + {'eo': -2, 'ev': 2}.get(n, 0))
 PYEOF
+CC_IN="eo=$D/cc_eo.npy ev=$D/cc_ev.npy Voooo=$D/cc_Voooo.npy Voovv=$D/cc_Voovv.npy Vovvo=$D/cc_Vovvo.npy"
+CC_IN="$CC_IN Vvvvv=$D/cc_Vvvvv.npy T=$D/cc_T.npy"
 run() { # np args...: wall seconds of one run
     np=$1; shift
     s=$(date +%s.%N)
@@ -62,6 +68,8 @@ unset TX_MPI_GEMM
 case_ "cholesky_2500_(pdpotrf,_A_by_rows)" $D/chol.tx A=$D/S.npy L=$D/L.npy
 case_ "ccd_o=12_v=60_(distributed)" examples/ccd.tx --random -D o=12 -D v=60 Tn=$D/Tn.npy R=$D/R.npy E=$D/E.npy
 case_ "chain_n=2000_(distributed)" $D/chain.tx A=$D/A.npy B=$D/B.npy C=$D/B.npy D=$D/D.npy
+# shellcheck disable=SC2086
+case_ "ccd_o=6_v=70_(files,_rows_of_ij)" examples/ccd.tx $CC_IN Tn=$D/Tn.npy R=$D/R.npy E=$D/E.npy
 export TX_MPI_DIST_MIN=1152921504606846976   # every tensor replicated (phase 2)
 case_ "matmul_2000^3_(replicated,_pdgemm)" examples/matmul.tx A=$D/A.npy B=$D/B.npy C=$D/C.npy
 case_ "cholesky_2500_(replicated)" $D/chol.tx A=$D/S.npy L=$D/L.npy
@@ -83,6 +91,12 @@ for dm in 1048576 1152921504606846976; do
     TX_MPI_DIST_MIN=$dm mpirun --oversubscribe -np 2 /usr/bin/time -f "%M" "$TXC" run --mpi -q $D/chol.tx \
         A=$D/S.npy L=$D/L.npy 2>&1 | tr '\n' ' ' |
         awk -v dm=$dm '{printf "    cholesky 2500, 2 ranks, TX_MPI_DIST_MIN=%s: peak RSS per rank %s %s kB\n", dm, $1, $2}'
+done
+for dm in 1048576 1152921504606846976; do
+    # shellcheck disable=SC2086
+    TX_MPI_DIST_MIN=$dm mpirun --oversubscribe -np 2 /usr/bin/time -f "%M" "$TXC" run --mpi -q examples/ccd.tx \
+        $CC_IN Tn=$D/Tn.npy R=$D/R.npy E=$D/E.npy 2>&1 | tr '\n' ' ' |
+        awk -v dm=$dm '{printf "    ccd o=6 v=70 from files, 2 ranks, TX_MPI_DIST_MIN=%s: peak RSS per rank %s %s kB\n", dm, $1, $2}'
 done
 # where the time of the 2-rank GEMM goes (rank 0's trace), both plans
 echo
