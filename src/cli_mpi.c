@@ -40,6 +40,7 @@ struct cli_mpi {
     void (*finalize)(void);
     double (*dmax)(double);
     int (*times)(double *, int); /* NULL: the program records no times */
+    int (*calls)(int, const char **, const char **, int *, int *, double *, double *); /* with times */
     char msg[1024]; /* cli_mpi_error's */
 };
 
@@ -191,6 +192,11 @@ static const char times_fmt[] =
     "    int k = %s_times(t, n);\n"
     "    MPI_Allreduce(MPI_IN_PLACE, t, k < n ? k : n, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);\n"
     "    return k;\n"
+    "}\n"
+    "int txc_mpi_calls(int i, const char **kind, const char **op, int *stmt, int *line, double *flops,\n"
+    "                  double *bytes)\n"
+    "{\n"
+    "    return %s_calls(i, kind, op, stmt, line, flops, bytes);\n"
     "}\n";
 
 static const char *const link_libs[] = {"-lscalapack-openmpi", "-llapacke", "-lopenblas", "-lm"};
@@ -279,7 +285,7 @@ cli_mpi *cli_mpi_open(const char *src, size_t len, const char *fn, int timed, ch
     }
     int dn = snprintf(driver, dlen, driver_fmt, fn, fn, fn, fn);
     if (timed)
-        snprintf(driver + dn, dlen - (size_t)dn, times_fmt, fn);
+        snprintf(driver + dn, dlen - (size_t)dn, times_fmt, fn, fn);
     uint64_t h = fnv(0xcbf29ce484222325ull, src, len);
     h = fnv(h, driver, strlen(driver));
     h = fnv(h, cc, strlen(cc) + 1);
@@ -357,8 +363,11 @@ cli_mpi *cli_mpi_open(const char *src, size_t len, const char *fn, int timed, ch
     m->finalize = (void (*)(void))sym(m, "txc_mpi_finalize", err, errlen);
     m->dmax = (double (*)(double))sym(m, "txc_mpi_max", err, errlen);
     m->times = timed ? (int (*)(double *, int))sym(m, "txc_mpi_times", err, errlen) : NULL;
+    m->calls = timed ? (int (*)(int, const char **, const char **, int *, int *, double *, double *))sym(
+                           m, "txc_mpi_calls", err, errlen)
+                     : NULL;
     if (!init || !m->agree || !m->bcast || !m->share || !m->free_rows || !m->alloc_out || !m->collect || !m->call ||
-        !m->error || !m->detail || !m->finalize || !m->dmax || (timed && !m->times)) {
+        !m->error || !m->detail || !m->finalize || !m->dmax || (timed && (!m->times || !m->calls))) {
         free(m);
         m = NULL;
         goto out;
@@ -383,6 +392,13 @@ int cli_mpi_agree(cli_mpi *m, int status) { return m->agree(status); }
 double cli_mpi_max(cli_mpi *m, double x) { return m->dmax(x); }
 
 int cli_mpi_times(cli_mpi *m, double *t, int n) { return m->times ? m->times(t, n) : 0; }
+
+int cli_mpi_call_info_at(cli_mpi *m, int i, cli_mpi_call_info *c)
+{
+    if (!m->calls)
+        return 0;
+    return m->calls(i, &c->kind, &c->op, &c->stmt, &c->line, &c->flops, &c->bytes);
+}
 
 int cli_mpi_bcast(cli_mpi *m, void *buf, size_t bytes)
 {

@@ -24,9 +24,20 @@ int cli_mpi_agree(cli_mpi *m, int status);
 /* The largest X any rank passes. Collective. */
 double cli_mpi_max(cli_mpi *m, double x);
 /* The seconds each statement took in the last cli_mpi_call on the rank
-   where it took longest, into T[0 .. N-1]; the number of statements (0
-   if the program was opened untimed). Collective. */
+   where it took longest, then each of its calls (cli_mpi_call_info_at), into
+   T[0 .. N-1]; how many there are (0 if the program was opened untimed).
+   Collective. */
 int cli_mpi_times(cli_mpi *m, double *t, int n);
+/* One call of the program (a loop nest, a BLAS or a ScaLAPACK/LAPACK
+   call), as the generated FN_calls describes it. */
+typedef struct {
+    const char *kind, *op;
+    int stmt, line;
+    double flops, bytes;
+} cli_mpi_call_info;
+/* Call I of a timed program into *C (its seconds are cli_mpi_times'
+   entry nassign + I); the number of calls (0 if untimed). */
+int cli_mpi_call_info_at(cli_mpi *m, int i, cli_mpi_call_info *c);
 /* Rank 0's BYTES at BUF copied to every rank's BUF. 0, or -1. */
 int cli_mpi_bcast(cli_mpi *m, void *buf, size_t bytes);
 /* Input tensor K (parameter order) of BYTES and NDIM extents SHAPE, the

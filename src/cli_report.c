@@ -74,6 +74,30 @@ void progress_stop(progress_watch *w)
     pthread_mutex_destroy(&w->lock);
 }
 
+void print_profile_table(const char *head, double run_ms, int nst, const double *sec, const int *line, int ncalls,
+                         const profile_call *c)
+{
+    fprintf(stderr, "%s\n", head);
+    fprintf(stderr, "txc:   %-36s %12s %7s %14s\n", "where", "time", "share", "rate");
+    for (int s = 0; s < nst; s++) {
+        char what[64];
+        snprintf(what, sizeof what, "statement %d (line %d)", s + 1, line[s]);
+        fprintf(stderr, "txc:   %-36s %9.3f ms %6.1f%%\n", what, 1e3 * sec[s], run_ms > 0 ? 100 * 1e3 * sec[s] / run_ms : 0);
+        for (int i = 0; i < ncalls; i++) {
+            if (c[i].stmt != s)
+                continue;
+            char rate[32] = "";
+            if (c[i].seconds > 0 && c[i].flops > c[i].bytes)
+                snprintf(rate, sizeof rate, "%.2f GFLOP/s", c[i].flops / c[i].seconds * 1e-9);
+            else if (c[i].seconds > 0 && c[i].bytes > 0)
+                snprintf(rate, sizeof rate, "%.2f GB/s", c[i].bytes / c[i].seconds * 1e-9);
+            snprintf(what, sizeof what, "  %s (%s)", c[i].kind, c[i].op);
+            fprintf(stderr, "txc:   %-36s %9.3f ms %6.1f%% %14s\n", what, 1e3 * c[i].seconds,
+                    run_ms > 0 ? 100 * 1e3 * c[i].seconds / run_ms : 0, rate);
+        }
+    }
+}
+
 /* The profile of the last run of P (txc run --profile), on standard
    error: per statement its time and share of the run (RUN_MS, binding
    and JIT compilation included), then per call in it (a loop nest, a
@@ -82,36 +106,33 @@ void progress_stop(progress_watch *w)
 void print_profile(tx_program *p, double run_ms)
 {
     double jit = 0, stmts = 0;
+    int nst = tx_stmt_count(p), ncalls = tx_call_count(p);
+    double *sec = calloc((size_t)nst + 1, sizeof *sec);
+    int *line = calloc((size_t)nst + 1, sizeof *line);
+    profile_call *c = calloc((size_t)ncalls + 1, sizeof *c);
+    if (!sec || !line || !c) {
+        fprintf(stderr, "txc: out of memory for the profile\n");
+        free(sec), free(line), free(c);
+        return;
+    }
     tx_timing(p, -1, &jit, NULL);
-    for (int s = 0; s < tx_stmt_count(p); s++) {
-        double sec = 0;
-        tx_timing(p, s, &sec, NULL);
-        stmts += sec;
+    for (int s = 0; s < nst; s++) {
+        tx_timing(p, s, &sec[s], &line[s]);
+        stmts += sec[s];
     }
-    fprintf(stderr, "txc: profile of one run: %.3f ms (JIT compilation %.3f ms, statements %.3f ms)\n", run_ms,
-            1e3 * jit, 1e3 * stmts);
-    fprintf(stderr, "txc:   %-36s %12s %7s %14s\n", "where", "time", "share", "rate");
-    int ncalls = tx_call_count(p);
-    for (int s = 0; s < tx_stmt_count(p); s++) {
-        double sec = 0;
-        int line = 0;
-        tx_timing(p, s, &sec, &line);
-        char what[64];
-        snprintf(what, sizeof what, "statement %d (line %d)", s + 1, line);
-        fprintf(stderr, "txc:   %-36s %9.3f ms %6.1f%%\n", what, 1e3 * sec, run_ms > 0 ? 100 * 1e3 * sec / run_ms : 0);
-        for (int i = 0; i < ncalls; i++) {
-            tx_call_info c;
-            if (tx_call_get(p, i, &c) != TX_OK || c.stmt != s)
-                continue;
-            char rate[32] = "";
-            if (c.seconds > 0 && c.flops > c.bytes)
-                snprintf(rate, sizeof rate, "%.2f GFLOP/s", c.flops / c.seconds * 1e-9);
-            else if (c.seconds > 0 && c.bytes > 0)
-                snprintf(rate, sizeof rate, "%.2f GB/s", c.bytes / c.seconds * 1e-9);
-            snprintf(what, sizeof what, "  %s (%s)", c.kind, c.op);
-            fprintf(stderr, "txc:   %-36s %9.3f ms %6.1f%% %14s\n", what, 1e3 * c.seconds,
-                    run_ms > 0 ? 100 * 1e3 * c.seconds / run_ms : 0, rate);
-        }
+    int n = 0;
+    for (int i = 0; i < ncalls; i++) {
+        tx_call_info ci;
+        if (tx_call_get(p, i, &ci) != TX_OK)
+            continue;
+        c[n++] = (profile_call){ci.kind, ci.op, ci.stmt, ci.seconds, ci.flops, ci.bytes};
     }
+    char head[160];
+    snprintf(head, sizeof head, "txc: profile of one run: %.3f ms (JIT compilation %.3f ms, statements %.3f ms)",
+             run_ms, 1e3 * jit, 1e3 * stmts);
+    print_profile_table(head, run_ms, nst, sec, line, n, c);
+    free(sec);
+    free(line);
+    free(c);
 }
 

@@ -27,4 +27,18 @@ void progress_stop(progress_watch *w);
    wall-clock time, compilation included. */
 void print_profile(tx_program *p, double run_ms);
 
+/* One call of a run (a loop nest, a BLAS or LAPACK call) for a profile. */
+typedef struct {
+    const char *kind, *op;
+    int stmt;
+    double seconds, flops, bytes;
+} profile_call;
+/* The profile's lines on standard error: HEAD, then per statement S
+   (NST of them) its SEC[S] and share of RUN_MS (line LINE[S] of the
+   source), and under it each of the NCALLS calls C of statement S with its
+   time, share and rate (GFLOP/s where it does more than one flop per byte
+   it moves, else GB/s). */
+void print_profile_table(const char *head, double run_ms, int nst, const double *sec, const int *line, int ncalls,
+                         const profile_call *c);
+
 #endif

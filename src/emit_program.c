@@ -233,6 +233,97 @@ static void call_cost(const graph *g, const g_value *v, int top, double *flops, 
         call_cost(g, v->in[i], 0, flops, bytes);
 }
 
+/* The MPI target's profile: call_cost's figures as C expressions of the
+   run's extents (its code is the same for every size), as a sum of terms
+   " + C * E1 * E2 ..." appended to the output. */
+static void put_cost_term(emitter *E, double c, const tx_extent *ext, int n)
+{
+    put(E, " + %.17g", c);
+    for (int i = 0; i < n; i++) {
+        put(E, " * (double)");
+        put_extent(E, ext[i]);
+    }
+}
+
+/* graph_value_flops of V, as put_cost_term terms. */
+static void put_flops_terms(emitter *E, const g_value *v)
+{
+    double cx_mul = dt_complex(v->dt) ? 4 : 1, cx_add = dt_complex(v->dt) ? 2 : 1;
+    switch (v->op) {
+    case OP_CONTRACT: { /* every label once, times (terms - 1, + 1 if it sums) */
+        labelset all = graph_value_labels(v), out = all;
+        tx_extent ext[TX_MAX_LABELS];
+        int lab[TX_MAX_LABELS], n = 0;
+        for (int i = 0; i <= v->nin; i++) {
+            const g_value *x = i < v->nin ? v->in[i] : v;
+            for (int m = 0; m < x->rank; m++) {
+                int seen = 0;
+                for (int j = 0; j < n; j++)
+                    seen |= lab[j] == x->label[m];
+                if (!seen && n < TX_MAX_LABELS) {
+                    lab[n] = x->label[m];
+                    ext[n++] = x->ext[m];
+                    ls_add(&all, x->label[m]);
+                }
+            }
+        }
+        double mul = v->nin > 1 ? v->nin - 1 : 1;
+        put_cost_term(E, cx_mul * (mul + (ls_eq(all, out) ? 0 : 1)), ext, n);
+        break;
+    }
+    case OP_ADD:
+        put_cost_term(E, cx_add * (v->nin > 1 ? v->nin - 1 : 1), v->ext, v->rank);
+        break;
+    case OP_MAP:
+    case OP_SCAN:
+    case OP_SLICE:
+        put_cost_term(E, 1, v->ext, v->rank);
+        break;
+    case OP_REDUCE:
+        put_cost_term(E, cx_mul, v->in[0]->ext, v->in[0]->rank);
+        break;
+    case OP_LINALG: {
+        tx_extent n3[3];
+        for (int i = 0; i < 3 && v->in[0]->rank; i++)
+            n3[i] = v->in[0]->ext[0];
+        put_cost_term(E, cx_mul, n3, v->in[0]->rank ? 3 : 0);
+        break;
+    }
+    default:
+        break;
+    }
+}
+
+/* call_cost as put_cost_term terms: flops (BYTES 0) or bytes (BYTES 1). */
+static void put_call_cost(emitter *E, const g_value *v, int top, int bytes)
+{
+    if (!top && !v->inlined) {
+        if (v->op != OP_CONST && bytes)
+            put_cost_term(E, dt_size(v->dt), v->ext, v->rank);
+        return;
+    }
+    if (!bytes)
+        put_flops_terms(E, v);
+    for (int i = 0; i < v->nin; i++)
+        put_call_cost(E, v->in[i], 0, bytes);
+}
+
+/* The MPI target's profile figures of call K (V): its flops and bytes for
+   this call's extents, into tx_call_cost[2K] and [2K + 1], as add_call
+   counts them. */
+static void put_call_costs(emitter *E, const g_value *v, int k)
+{
+    put(E, "    tx_call_cost[%d] = 0.0", 2 * k);
+    put_call_cost(E, v, 1, 0);
+    put(E, ";\n    tx_call_cost[%d] = 0.0", 2 * k + 1);
+    put_call_cost(E, v, 1, 1);
+    if (v->op == OP_STORE)
+        put_cost_term(E, (double)dt_size(SP(E)->vars[v->var]->dt) * (v->store_op == '=' ? 1 : 2), v->ext, v->rank);
+    else if (v->op != OP_LINALG && graph_value_bytes(E->g, v) > 0)
+        put_cost_term(E, dt_size(v->dt), v->ext, v->rank);
+    put(E, ";\n");
+}
+
 /* The kind of call that computes V, for the profile. */
 static const char *call_kind(const g_value *v)
 {
@@ -274,20 +365,27 @@ static int add_call(emitter *E, const g_value *v)
     return E->ncalls++;
 }
 
+static int stmt_timed(const emitter *E);
+static const char *stmt_times(const emitter *E);
+static const char *stmt_clock(const emitter *E);
+
 /* The code computing value V, each loop nest as a kernel, each call
-   timed when the program records times. PARTS: a multi-result call's
-   results. */
+   timed when the program records times (after the statements' times:
+   the library's tx_times, the MPI target's tx_stmt_times). PARTS: a
+   multi-result call's results. */
 static void emit_value(emitter *E, g_value *v, g_value **parts)
 {
     if (v->op == OP_PART || (v->op == OP_STORE && v->absorbed))
         return; /* written by its call, or by the contraction it stores */
-    int timed = E->o->timing && E->T->entry == TX_ENTRY_ARGV;
+    int timed = stmt_timed(E);
     int call = add_call(E, v);
     if (timed)
-        put(E, "    tx_t1 = tx_rt_now();\n");
+        put(E, "    tx_t1 = %s;\n", stmt_clock(E));
     emit_value_code(E, v, parts);
     if (timed)
-        put(E, "    tx_times[%d] += tx_rt_now() - tx_t1;\n", SP(E)->nassign + call);
+        put(E, "    %s[%d] += %s - tx_t1;\n", stmt_times(E), SP(E)->nassign + call, stmt_clock(E));
+    if (timed && E->T->distributed)
+        put_call_costs(E, v, call);
 }
 
 static void emit_value_code(emitter *E, g_value *v, g_value **parts)
@@ -423,12 +521,39 @@ static const char *stmt_clock(const emitter *E)
 static void emit_argv_entry(emitter *E)
 {
     sema_program *S = SP(E);
-    if (stmt_timed(E)) /* the times of the last call, compiled with TX_OPTION_TIMING */
-        put(E, "\n/* The seconds each statement took in the last call on this rank, into\n"
-               "   T[0 .. N-1]; the number of statements */\nint %s_times(double *t, int n)\n{\n"
-               "    int k = (int)(sizeof tx_stmt_times / sizeof tx_stmt_times[0]);\n"
+    if (stmt_timed(E)) { /* the times of the last call, compiled with TX_OPTION_TIMING */
+        put(E, "\n/* The seconds each statement took in the last call on this rank, then\n"
+               "   each of its calls (%s_calls), into T[0 .. N-1]; how many there are */\n"
+               "int %s_times(double *t, int n)\n{\n"
+               "    int k = %d;\n"
                "    for (int i = 0; i < k && i < n; i++)\n        t[i] = tx_stmt_times[i];\n    return k;\n}\n",
-            E->o->fn_name);
+            E->o->fn_name, E->o->fn_name, SP(E)->nassign + E->ncalls);
+        put(E, "\n/* Call I of the function (a loop nest, a BLAS or a ScaLAPACK/LAPACK\n"
+               "   call, in the order they run; its seconds are %s_times' entry\n"
+               "   %d + I): what it is, its statement (from 0) and line, the\n"
+               "   floating-point operations and bytes of the whole computation (as one\n"
+               "   process does it) in the last call. Returns the number of calls; I out\n"
+               "   of range fills nothing. */\n"
+               "int %s_calls(int i, const char **kind, const char **op, int *stmt, int *line, double *flops,\n"
+               "             double *bytes)\n{\n", E->o->fn_name, SP(E)->nassign, E->o->fn_name);
+        if (E->ncalls) {
+            put(E, "    static const struct {\n        const char *kind, *op;\n        int stmt, line;\n"
+                   "    } c[] = {\n");
+            for (int i = 0; i < E->ncalls; i++) {
+                const emit_call *c = &E->calls[i];
+                put(E, "        {");
+                string_literal(E->out, c->kind);
+                put(E, ", ");
+                string_literal(E->out, c->what);
+                put(E, ", %d, %u},\n", c->stmt, c->line);
+            }
+            put(E, "    };\n    if (i >= 0 && i < %d) {\n        *kind = c[i].kind;\n        *op = c[i].op;\n"
+                   "        *stmt = c[i].stmt;\n        *line = c[i].line;\n        *flops = tx_call_cost[2 * i];\n"
+                   "        *bytes = tx_call_cost[2 * i + 1];\n    }\n", E->ncalls);
+        } else
+            put(E, "    (void)i, (void)kind, (void)op, (void)stmt, (void)line, (void)flops, (void)bytes;\n");
+        put(E, "    return %d;\n}\n", E->ncalls);
+    }
     put(E, "\nint %s_argv(MPI_Comm tx_comm, const int64_t *tx_dims, void *const *tx_ptrs)\n{\n"
            "    (void)tx_dims;\n    (void)tx_ptrs;\n    return %s(tx_comm", E->o->fn_name, E->o->fn_name);
     for (int i = 0; i < S->nsym_dims; i++)
@@ -512,7 +637,7 @@ int emit_c(graph *g, const tx_target *T, const emit_options *o, tx_buf *out, emi
     emit_signature(&E);
     put(&E, "    int tx_status = 0;\n    int64_t tx_n;\n");
     if (stmt_timed(&E) && T->distributed) /* this call's times, from zero */
-        put(&E, "    double tx_t0 = 0;\n    memset(tx_stmt_times, 0, sizeof tx_stmt_times);\n");
+        put(&E, "    double tx_t0 = 0, tx_t1 = 0;\n    memset(tx_stmt_times, 0, sizeof tx_stmt_times);\n");
     for (int i = 0; i < S->nvars; i++) {
         sym *t = S->vars[i];
         if (t->io == IO_TMP || t->io == IO_LET) {
@@ -680,8 +805,9 @@ body_done:
         }
         put(&E, "    default: return \"unknown error\";\n    }\n}\n\n");
         if (T->distributed && stmt_timed(&E)) /* FN_times reads them */
-            put(&E, "static double tx_stmt_times[%d]; /* seconds per statement, of the last call */\n\n",
-                SP(&E)->nassign > 0 ? SP(&E)->nassign : 1);
+            put(&E, "static double tx_stmt_times[%d]; /* seconds per statement, then per call, of the last "
+                    "call */\nstatic double tx_call_cost[%d]; /* each call's flops and bytes in it */\n\n",
+                SP(&E)->nassign + E.ncalls > 0 ? SP(&E)->nassign + E.ncalls : 1, E.ncalls > 0 ? 2 * E.ncalls : 1);
         if (T->distributed) { /* the detail the static table leaves out, and where it goes */
             put(&E, "static int64_t tx_mpi_detail; /* of the last failing outcome on this rank */\n\n"
                     "int64_t %s_detail(void)\n{\n    return tx_mpi_detail;\n}\n\n"

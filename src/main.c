@@ -922,6 +922,46 @@ static void mpi_print_times(cli_mpi *m, tx_program *p, double compile, double bu
     free(t);
 }
 
+/* --profile under --mpi, on rank 0: each statement and each of its calls
+   on the rank where it took longest, rates from the whole computation's
+   work, shares of the run on its slowest rank (RUN: this rank's seconds);
+   collective: every rank calls it. */
+static void mpi_print_profile(cli_mpi *m, tx_program *p, double run)
+{
+    int nst = tx_stmt_count(p);
+    cli_mpi_call_info ci;
+    int ncalls = cli_mpi_call_info_at(m, -1, &ci);
+    double *t = calloc((size_t)(nst + ncalls) + 1, sizeof *t);
+    int *line = calloc((size_t)nst + 1, sizeof *line);
+    profile_call *c = calloc((size_t)ncalls + 1, sizeof *c);
+    int k = t ? cli_mpi_times(m, t, nst + ncalls) : 0; /* collective, on every rank */
+    run = cli_mpi_max(m, run);
+    if (cli_mpi_rank(m) == 0) {
+        if (!t || !line || !c || k != nst + ncalls)
+            fprintf(stderr, "txc: no profile: %s\n", t && line && c ? "the program's times do not match its calls"
+                                                                     : "out of memory");
+        else {
+            double stmts = 0, sec;
+            for (int s = 0; s < nst; s++) {
+                tx_timing(p, s, &sec, &line[s]);
+                stmts += t[s];
+            }
+            for (int i = 0; i < ncalls; i++) {
+                cli_mpi_call_info_at(m, i, &ci);
+                c[i] = (profile_call){ci.kind, ci.op, ci.stmt, t[nst + i], ci.flops, ci.bytes};
+            }
+            char head[200];
+            snprintf(head, sizeof head, "txc: profile of one run on %d rank%s: %.3f ms on the slowest (statements "
+                     "%.3f ms); each time the slowest rank's, each rate the whole work over it",
+                     cli_mpi_size(m), cli_mpi_size(m) == 1 ? "" : "s", 1e3 * run, 1e3 * stmts);
+            print_profile_table(head, 1e3 * run, nst, t, line, ncalls, c);
+        }
+    }
+    free(t);
+    free(line);
+    free(c);
+}
+
 /* Runs the loaded program on every rank; its error on every rank. */
 static int mpi_run(cli_mpi *m, tx_program *p, tx_ctx *ctx, const char *file, run_binding *all, int ntensors)
 {
@@ -1063,8 +1103,6 @@ static int cmd_run(int argc, char **argv)
     }
     if (!status && !c.file)
         status = usage("no input file");
-    if (!status && use_mpi && profile)
-        status = usage("--profile is not available with --mpi (--time is)");
     tx_ctx *ctx = status ? NULL : tx_new();
     tx_program *p = NULL;
     double t_start = now(), t_compiled = 0, t_read = 0, t_ran = 0, t_written = 0;
@@ -1138,7 +1176,7 @@ static int cmd_run(int argc, char **argv)
     }
     /* --mpi: the program built for MPI and loaded; MPI started */
     if (!status && use_mpi)
-        status = mpi_start(p, ctx, c.file, nmaps, timing, &mpi, &rank);
+        status = mpi_start(p, ctx, c.file, nmaps, timing || profile, &mpi, &rank);
     double t_built = now(), t_mpi_end = 0; /* --mpi: the program built; this rank's run done */
     /* outputs that would overwrite the program, an input or each other are
        refused, and every destination checked, before any file is read */
@@ -1239,6 +1277,8 @@ static int cmd_run(int argc, char **argv)
         t_mpi_end = now();
         if (timing && !st)
             mpi_print_times(mpi, p, t_compiled - t_start, t_built - t_compiled, t_read - t_built, t_mpi_end - t0);
+        if (profile && !st)
+            mpi_print_profile(mpi, p, t_mpi_end - t0);
         status = mpi_collect_outputs(mpi, all, ntensors, st);
     }
     else if (!status && run_status != TX_OK) {
@@ -1291,7 +1331,7 @@ static int cmd_run(int argc, char **argv)
         time_statements(p, NULL, tx_stmt_count(p));
         time_line("write outputs", t_written - t_ran);
     }
-    if (profile && p && !status)
+    if (profile && p && !status && !mpi_used)
         print_profile(p, 1e3 * (t_ran - t_read));
     for (int k = 0; k < ntensors; k++)
         free(all[k].data);

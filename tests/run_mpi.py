@@ -550,20 +550,34 @@ def check_warnings(txc, td):
     return fails
 
 
+def flagged_run(txc, p, flag, args, env, td):
+    """txc run --mpi FLAG ARGS on P ranks, and the same without FLAG:
+    (stderr of the run with FLAG or None if it failed, what is wrong or
+    None). The output E of both must be the same."""
+    out_t, out_u = os.path.join(td, 'flag_t.npy'), os.path.join(td, 'flag_u.npy')
+    rc, _, err = run(mpirun(p, [txc, 'run', '--mpi', flag] + args + ['E=' + out_t]), env)
+    rc2, _, err2 = run(mpirun(p, [txc, 'run', '--mpi'] + args + ['E=' + out_u]), env)
+    if rc != 0 or rc2 != 0:
+        return None, 'exit %d/%d: %s' % (rc, rc2, run_num.one_line(err + err2))
+    if not np.array_equal(np.load(out_t), np.load(out_u)):
+        return err, 'the output differs from the run without %s' % flag
+    return err, None
+
+
 def check_time(txc, ranks, env, td):
     """txc run --mpi --time: rank 0 alone prints the phases, the run on its
     slowest rank and one line per statement (examples/ccd.tx: 5), with the
     outputs those of a run without --time; the timed program's C (with
-    FN_times) builds. --profile is refused."""
+    FN_times) builds. --profile: each statement and each of its calls on
+    the slowest rank, a GEMM's rate from its whole work."""
     fails = []
     ccd = os.path.join(ROOT, 'examples', 'ccd.tx')
     args = [ccd, '--random', '-D', 'o=5', '-D', 'v=12', '-q']
     for p in [q for q in ranks if q > 1]:
-        out_t, out_u = os.path.join(td, 'time_t.npy'), os.path.join(td, 'time_u.npy')
-        rc, _, err = run(mpirun(p, [txc, 'run', '--mpi', '--time'] + args + ['E=' + out_t]), env)
-        rc2, _, err2 = run(mpirun(p, [txc, 'run', '--mpi'] + args + ['E=' + out_u]), env)
-        if rc != 0 or rc2 != 0:
-            fails.append('time -np %d: exit %d/%d: %s' % (p, rc, rc2, run_num.one_line(err + err2)))
+        err, why = flagged_run(txc, p, '--time', args, env, td)
+        if why:
+            fails.append('time -np %d: %s' % (p, why))
+        if err is None:
             continue
         lines = [l for l in err.splitlines() if l.startswith('txc: ')]
         want = ['txc: compile (parse to graph)', 'txc: build for MPI (mpicc)', 'txc: read and share inputs',
@@ -575,11 +589,28 @@ def check_time(txc, ranks, env, td):
         if len(stmts) != 5 or not all(re.search(r'statement %d \(line \d+\) +\d+\.\d{3} ms$' % (i + 1), l)
                                       for i, l in enumerate(stmts)):
             fails.append('time -np %d: want statements 1-5 once each: %s' % (p, run_num.one_line(err)))
-        if not np.array_equal(np.load(out_t), np.load(out_u)):
-            fails.append('time -np %d: the output differs from the run without --time' % p)
-    rc, _, err = run([txc, 'run', '--mpi', '--profile'] + args, env)
-    if rc != 2 or '--profile is not available with --mpi' not in err:
-        fails.append('--profile --mpi: exit %d: %s' % (rc, run_num.one_line(err)))
+    # --profile: each statement and each of its calls on the slowest rank; the first GEMM's rate times
+    # its time is its work, 2 o^4 v^2 flops (W = Voooo + 1/2 Voovv(k,l,c,d) T(i,j,c,d): labels k l i j c d)
+    o, v = 6, 20
+    args = [ccd, '--random', '-D', 'o=%d' % o, '-D', 'v=%d' % v, '-q']
+    for p in [q for q in ranks if q > 1]:
+        err, why = flagged_run(txc, p, '--profile', args, env, td)
+        if why:
+            fails.append('profile -np %d: %s' % (p, why))
+        if err is None:
+            continue
+        lines = [l for l in err.splitlines() if l.startswith('txc: ')]
+        heads = [l for l in lines if l.startswith('txc: profile of one run on %d ranks: ' % p)]
+        stmts = [l for l in lines if l.startswith('txc:   statement ')]
+        calls = [l for l in lines if l.startswith('txc:     ')]
+        gemm = re.search(r'^txc:     gemm \(contract\) +(\d+\.\d{3}) ms +\d+\.\d% +(\d+\.\d{2}) GFLOP/s$', err, re.M)
+        if len(heads) != 1 or len(stmts) != 5 or len(calls) < 5 or not gemm:
+            fails.append('profile -np %d: want one head, statements 1-5, their calls and a GEMM rate: %s'
+                         % (p, run_num.one_line(err)))
+        elif abs(float(gemm.group(1)) * 1e-3 * float(gemm.group(2)) * 1e9 / (2.0 * o ** 4 * v ** 2) - 1) > 0.05:
+            fails.append('profile -np %d: the first GEMM does %g flops by its rate and time, want %g: %s'
+                         % (p, float(gemm.group(1)) * 1e-3 * float(gemm.group(2)) * 1e9, 2.0 * o ** 4 * v ** 2,
+                            gemm.group(0)))
     return fails
 
 
