@@ -478,6 +478,7 @@ typedef struct {
     double m, n, k;
     double c_share; /* the most of C's rows a rank receives, as a fraction (1: C replicated) */
     int dA, dB, dC, a_own, b_ring, b_cols, grid;
+    int a_ring; /* A distributed by rows of the GEMM's m: with B stationary, broadcast slab by slab */
 } rows_gemm;
 
 static int rows_gemm_of(const graph *g, const g_value *v, int p, rows_gemm *r)
@@ -499,6 +500,7 @@ static int rows_gemm_of(const graph *g, const g_value *v, int p, rows_gemm *r)
     r->a_own = 0;
     for (int i = 0; r->dA && i < b->nm; i++)
         r->a_own |= b->m[i] == fa;
+    r->a_ring = r->a_own;
     int gA = 1, gC = 1;
     if (r->dA)
         rows_of(g, A, p, &gA);
@@ -569,7 +571,8 @@ static double print_rows_statement(const graph *g, const g_value *v, int p, tx_b
             double aw = rg.dA ? gather_words(words_of(g, A), p) : 0, cw = f * rg.c_share * m * nn * w;
             buf_printf(out, "rows-gemm %.0fx%.0fx%.0f with B stationary (A %s, B by its rows: C's columns, C %s "
                             "by all-to-all): %.4g words (A %.4g, C %.4g)\n", m, nn, kk,
-                       rg.dA ? "gathered" : "replicated", rg.dC ? "to its rows" : "replicated", aw + cw, aw, cw);
+                       rg.a_ring ? "by slabs in turn" : rg.dA ? "gathered" : "replicated",
+                       rg.dC ? "to its rows" : "replicated", aw + cw, aw, cw);
             return aw + cw;
         }
         double words = (rg.dA && !rg.a_own ? gather_words(words_of(g, A), p) : 0) +

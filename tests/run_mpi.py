@@ -762,14 +762,15 @@ def check_graph(txc):
         if rc != 0 or want not in out:
             fails.append('graph transposed read --ranks %d: no %r: %s' % (p, want, run_num.one_line(out + err)))
     # B stationary: R(i,a) = T(i,c) V(a,c), i = 200, a = c = 1000, 4 ranks, every tensor distributed: by rows
-    # V would be gathered, (3/4)·1e6 = 7.5e5 words; with V stationary, T is gathered, (3/4)·2e5 = 1.5e5, and
+    # V would be gathered, (3/4)·1e6 = 7.5e5 words; with V stationary, T is broadcast a rank's slab at a time
+    # (held by rows of i, C's rows: the words of a gather, never held whole), (3/4)·2e5 = 1.5e5, and
     # each rank receives (3/4) of its quarter of R's 2e5 words, 3.75e4: 1.875e5 in all (the grid: 8.625e5)
     with open(src, 'w') as f:
         f.write('in T[i,c], V[a,c];\nout R[i,a];\nR("i,a") = T("i,c") * V("a,c");\n')
     rc, out, err = run([txc, 'graph', src, '--target', 'mpi', '--ranks', '4', '-D', 'i=200', '-D', 'a=1000',
                         '-D', 'c=1000'], None)
-    want = ("rows-gemm 200x1000x1000 with B stationary (A gathered, B by its rows: C's columns, C to its rows by "
-            "all-to-all): 1.875e+05 words (A 1.5e+05, C 3.75e+04)")
+    want = ("rows-gemm 200x1000x1000 with B stationary (A by slabs in turn, B by its rows: C's columns, C to its "
+            "rows by all-to-all): 1.875e+05 words (A 1.5e+05, C 3.75e+04)")
     if rc != 0 or want not in out:
         fails.append('graph B stationary: no %r: %s' % (want, run_num.one_line(out + err)))
     os.unlink(src)
@@ -850,7 +851,7 @@ def main(argv):
                  # distributed, TX_MPI_DIST_MIN=3000); on 3 ranks too (uneven blocks)
                  ('stationary', lambda: check_case(txc, os.path.join(mpidir, 'stationary.tx'), True,
                                                    sorted(set(ranks + [3])), env, td, True,
-                                                   ("with B stationary (A gathered, B by its rows: C's columns, C to "
+                                                   ("with B stationary (A by slabs in turn, B by its rows: C's columns, C to "
                                                     "its rows)",))),
                  ('stationary_whole', lambda: check_case(txc, os.path.join(mpidir, 'stationary.tx'), True,
                                                          sorted(set(ranks + [3])), dict(env, TX_MPI_DIST_MIN='3000'),
