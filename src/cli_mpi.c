@@ -72,16 +72,6 @@ static const char driver_fmt[] =
     "    }\n"
     "    return 0;\n"
     "}\n"
-    "/* The rows tensor K of NDIM extents SHAPE is held by on the ranks (the\n"
-    "   program's choice among its leading modes, tx_mpi_lead_rows); 0 if the\n"
-    "   program takes K only whole. *G: the modes a row spans. */\n"
-    "static int64_t txc_mpi_lead(int k, int ndim, const int64_t *shape, int *g)\n"
-    "{\n"
-    "    int lead = %s_rows(k), p = 1;\n"
-    "    MPI_Comm_size(MPI_COMM_WORLD, &p);\n"
-    "    *g = 1;\n"
-    "    return lead && ndim > 0 ? tx_mpi_lead_rows(p, lead < ndim ? lead : ndim, shape, g) : 0;\n"
-    "}\n"
     "/* input K of BYTES (extents SHAPE), read by rank 0 into WHOLE: into\n"
     "   memory by rows (each rank receiving its block: MPI_Scatterv) when the\n"
     "   program takes it so and it is large enough, else whole on every rank\n"
@@ -89,13 +79,13 @@ static const char driver_fmt[] =
     "   only whole (nothing done); -1: out of memory or a failed message. */\n"
     "int txc_mpi_share(int k, const void *whole, long long bytes, int ndim, const int64_t *shape, void **out)\n"
     "{\n"
-    "    int r = 0, p = 1, g = 1;\n"
-    "    int64_t n0 = txc_mpi_lead(k, ndim, shape, &g);\n"
-    "    if (n0 < 1)\n"
+    "    int r = 0, p = 1;\n"
+    "    int64_t n0, lo, hi;\n"
+    "    if (!%s_rows(k) || ndim < %s_rows(k)) /* a wrong shape is refused before the call */\n"
     "        return 1;\n"
     "    MPI_Comm_rank(MPI_COMM_WORLD, &r);\n"
     "    MPI_Comm_size(MPI_COMM_WORLD, &p);\n"
-    "    void *m = tx_mpi_alloc_g(MPI_COMM_WORLD, bytes, n0, g);\n"
+    "    void *m = %s_alloc_lead(MPI_COMM_WORLD, k, bytes, shape, &n0, &lo, &hi);\n"
     "    if (!m)\n"
     "        return -1;\n"
     "    tx_mpi_slab *e = tx_mpi_slab_at(m);\n"
@@ -132,11 +122,10 @@ static const char driver_fmt[] =
     "   of memory on any rank */\n"
     "int txc_mpi_alloc_out(int k, long long bytes, int ndim, const int64_t *shape, void **out)\n"
     "{\n"
-    "    int g = 1;\n"
-    "    int64_t n0 = txc_mpi_lead(k, ndim, shape, &g);\n"
-    "    if (n0 < 1)\n"
+    "    int64_t n0, lo, hi;\n"
+    "    if (!%s_rows(k) || ndim < %s_rows(k))\n"
     "        return 1;\n"
-    "    *out = tx_mpi_alloc_g(MPI_COMM_WORLD, bytes, n0, g);\n"
+    "    *out = %s_alloc_lead(MPI_COMM_WORLD, k, bytes, shape, &n0, &lo, &hi);\n"
     "    return *out ? 0 : -1;\n"
     "}\n"
     "/* The whole tensor P (from txc_mpi_alloc_out or txc_mpi_share) on rank 0:\n"
@@ -277,13 +266,13 @@ static void *sym(cli_mpi *m, const char *name, char *err, size_t errlen)
 cli_mpi *cli_mpi_open(const char *src, size_t len, const char *fn, int timed, char *err, size_t errlen)
 {
     const char *cc = getenv("MPICC") && *getenv("MPICC") ? getenv("MPICC") : "mpicc";
-    size_t dlen = sizeof driver_fmt + sizeof times_fmt + 6 * strlen(fn);
+    size_t dlen = sizeof driver_fmt + sizeof times_fmt + 11 * strlen(fn);
     char *driver = malloc(dlen);
     if (!driver) {
         snprintf(err, errlen, "out of memory");
         return NULL;
     }
-    int dn = snprintf(driver, dlen, driver_fmt, fn, fn, fn, fn);
+    int dn = snprintf(driver, dlen, driver_fmt, fn, fn, fn, fn, fn, fn, fn, fn, fn);
     if (timed)
         snprintf(driver + dn, dlen - (size_t)dn, times_fmt, fn, fn);
     uint64_t h = fnv(0xcbf29ce484222325ull, src, len);

@@ -429,6 +429,16 @@ static int mpi_candidate(emitter *E, int j)
                   : mpi_plan_rows_value(E->g->v[k->refs[REF_VALUE].list[j - nv]]);
 }
 
+/* Each member that may be distributed (of M) through runtime call FN,
+   "NAME = FN(NAME)", or with COMM "NAME = FN(tx_comm, NAME)". */
+static void put_candidates(emitter *E, const member *m, const char *indent, const char *fn, int comm)
+{
+    kernel_ctx *k = &E->k;
+    for (int j = 0; j < k->refs[REF_VAR].n + k->refs[REF_VALUE].n; j++)
+        if (mpi_candidate(E, j))
+            put(E, "%s%s = %s(%s%s);\n", indent, m[j].name, fn, comm ? "tx_comm, " : "", m[j].name);
+}
+
 /* Whether member J is the tensor the kernel writes. */
 static int mpi_is_result(emitter *E, int j)
 {
@@ -508,12 +518,11 @@ static void put_mpi_take(emitter *E, int j, const char *name)
    tx_mpi_take_rows), as partial sums (mpi_plan_rows_sum), else with those
    tensors gathered whole around the call. 0 if it touches none (the usual
    call). */
-static int emit_kernel_call_mpi(emitter *E, const member *m, int nm)
+static int emit_kernel_call_mpi(emitter *E, const member *m)
 {
     kernel_ctx *k = &E->k;
     const g_value *v = k->value;
     int nc = 0, nv = k->refs[REF_VAR].n, nval = k->refs[REF_VALUE].n;
-    (void)nm;
     for (int j = 0; j < nv + nval; j++)
         nc += mpi_candidate(E, j);
     if (nc == 0)
@@ -522,9 +531,7 @@ static int emit_kernel_call_mpi(emitter *E, const member *m, int nm)
         return 3;
     int rows = k->has_range && !k->range_blocks && mpi_plan_rows_kernel(E->g, v, k->range_label);
     if (!rows) { /* gathered whole: all of them */
-        for (int j = 0; j < nv + nval; j++)
-            if (mpi_candidate(E, j))
-                put(E, "        %s = tx_mpi_whole(tx_comm, %s);\n", m[j].name, m[j].name);
+        put_candidates(E, m, "        ", "tx_mpi_whole", 1);
         return 1;
     }
     put(E, "        const void *tx_rp[] = {");
@@ -548,9 +555,7 @@ static int emit_kernel_call_mpi(emitter *E, const member *m, int nm)
         if (mpi_candidate(E, j))
             put_mpi_take(E, j, m[j].name);
     put(E, "        } else if (tx_rg == 0) {\n");
-    for (int j = 0; j < nv + nval; j++)
-        if (mpi_candidate(E, j))
-            put(E, "            %s = tx_mpi_whole(tx_comm, %s);\n", m[j].name, m[j].name);
+    put_candidates(E, m, "            ", "tx_mpi_whole", 1);
     put(E, "        }\n");
     return 2;
 }
@@ -558,19 +563,15 @@ static int emit_kernel_call_mpi(emitter *E, const member *m, int nm)
 /* The rest of emit_kernel_call_mpi's call, after the record: PLAN 1 (the
    gathered call), 2 (by rows) or 3 (a sum of a whole tensor); C the
    usual call's range. */
-static void emit_kernel_call_mpi_end(emitter *E, int id, const member *m, int nm, int plan,
-                                     const call_range *c)
+static void emit_kernel_call_mpi_end(emitter *E, int id, const member *m, int plan, const call_range *c)
 {
     kernel_ctx *k = &E->k;
     sema_program *S = SP(E);
     const g_value *v = k->value;
     int nv = k->refs[REF_VAR].n, nval = k->refs[REF_VALUE].n;
-    (void)nm;
     if (plan == 1) {
         emit_kernel_call(E, id, c, 0);
-        for (int j = 0; j < nv + nval; j++)
-            if (mpi_candidate(E, j))
-                put(E, "        %s = tx_mpi_unwhole(%s);\n", m[j].name, m[j].name);
+        put_candidates(E, m, "        ", "tx_mpi_unwhole", 0);
         put(E, "        if (tx_status != 0)\n            goto tx_done;\n    }\n");
         return;
     }
@@ -605,9 +606,7 @@ static void emit_kernel_call_mpi_end(emitter *E, int id, const member *m, int nm
     put(E, " / tx_rn0 : 0);\n        } else {\n");
     emit_kernel_call(E, id, c, 0);
     put(E, "        }\n        if (tx_rg >= 0) {\n");
-    for (int j = 0; j < nv + nval; j++)
-        if (mpi_candidate(E, j))
-            put(E, "            %s = tx_mpi_uncross(%s);\n", m[j].name, m[j].name);
+    put_candidates(E, m, "            ", "tx_mpi_uncross", 0);
     put(E, "        }\n        if (tx_status != 0)\n            goto tx_done;\n    }\n");
 }
 
@@ -751,10 +750,10 @@ static void kernel_end(emitter *E)
         emit_rows_flush(E);
     call_range c = {k->has_range, k->range_blocks, k->range_ext, &k->value, 1, k->range_n, k->range_exts};
     put(E, "    {\n");
-    int mpi = E->T->distributed ? emit_kernel_call_mpi(E, m, nm) : 0;
+    int mpi = E->T->distributed ? emit_kernel_call_mpi(E, m) : 0;
     put(E, "        tx_k%d_args tx_k = %s;\n", id, init_s);
     if (mpi)
-        emit_kernel_call_mpi_end(E, id, m, nm, mpi, &c);
+        emit_kernel_call_mpi_end(E, id, m, mpi, &c);
     else
         emit_kernel_call(E, id, &c, 1);
 }

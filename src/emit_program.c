@@ -219,109 +219,78 @@ static void emit_checks(emitter *E)
    kernels. PARTS: a multi-result call's results. */
 static void emit_value_code(emitter *E, g_value *v, g_value **parts);
 
-/* Flops of V and the values fused into it; bytes of the memory it reads
-   (each leaf once) and writes. */
-static void call_cost(const graph *g, const g_value *v, int top, double *flops, double *bytes)
+/* Where the terms of a call's cost go (call_terms): COEF times the
+   extents EXT[0 .. N), flops (BYTES 0) or bytes (1). */
+typedef struct cost_sink {
+    void (*term)(struct cost_sink *k, int bytes, double coef, const tx_extent *ext, int n);
+    const graph *g;
+    double flops, bytes; /* the sums (sum_term) */
+    emitter *E;
+    int print_bytes;     /* which terms put_term prints */
+} cost_sink;
+
+/* Adds the term to the sums, extents estimated as the graph has them. */
+static void sum_term(cost_sink *k, int bytes, double coef, const tx_extent *ext, int n)
+{
+    double z = coef;
+    for (int i = 0; i < n; i++)
+        z *= graph_extent_estimate(k->g, ext[i]);
+    *(bytes ? &k->bytes : &k->flops) += z;
+}
+
+/* Prints the term as " + COEF * (double)E1 * ..." when it is of the kind
+   asked for: a C expression of the run's extents (the MPI target's
+   profile, whose code is the same for every size). */
+static void put_term(cost_sink *k, int bytes, double coef, const tx_extent *ext, int n)
+{
+    if (bytes != k->print_bytes)
+        return;
+    put(k->E, " + %.17g", coef);
+    for (int i = 0; i < n; i++) {
+        put(k->E, " * (double)");
+        put_extent(k->E, ext[i]);
+    }
+}
+
+/* The flops of V and the values fused into it; the bytes of the memory
+   it reads (each leaf once). */
+static void cost_terms(const g_value *v, int top, cost_sink *k)
 {
     if (!top && !v->inlined) {
         if (v->op != OP_CONST)
-            *bytes += (double)dt_size(v->dt) * graph_value_elements(g, v);
+            k->term(k, 1, dt_size(v->dt), v->ext, v->rank);
         return;
     }
-    *flops += graph_value_flops(g, v);
+    flops_term t;
+    graph_value_flops_term(k->g, v, &t);
+    if (t.outer != 0)
+        k->term(k, 0, t.outer * t.inner, t.ext, t.n);
     for (int i = 0; i < v->nin; i++)
-        call_cost(g, v->in[i], 0, flops, bytes);
+        cost_terms(v->in[i], 0, k);
 }
 
-/* The MPI target's profile: call_cost's figures as C expressions of the
-   run's extents (its code is the same for every size), as a sum of terms
-   " + C * E1 * E2 ..." appended to the output. */
-static void put_cost_term(emitter *E, double c, const tx_extent *ext, int n)
+/* The cost of call V for the profile: cost_terms, and the bytes it writes
+   (a store's target, read too when it accumulates; a value's buffer). */
+static void call_terms(const sema_program *S, const g_value *v, cost_sink *k)
 {
-    put(E, " + %.17g", c);
-    for (int i = 0; i < n; i++) {
-        put(E, " * (double)");
-        put_extent(E, ext[i]);
-    }
-}
-
-/* graph_value_flops of V, as put_cost_term terms. */
-static void put_flops_terms(emitter *E, const g_value *v)
-{
-    double cx_mul = dt_complex(v->dt) ? 4 : 1, cx_add = dt_complex(v->dt) ? 2 : 1;
-    switch (v->op) {
-    case OP_CONTRACT: { /* every label once, times (terms - 1, + 1 if it sums) */
-        labelset all = graph_value_labels(v), out = all;
-        tx_extent ext[TX_MAX_LABELS];
-        int lab[TX_MAX_LABELS], n = 0;
-        for (int i = 0; i <= v->nin; i++) {
-            const g_value *x = i < v->nin ? v->in[i] : v;
-            for (int m = 0; m < x->rank; m++) {
-                int seen = 0;
-                for (int j = 0; j < n; j++)
-                    seen |= lab[j] == x->label[m];
-                if (!seen && n < TX_MAX_LABELS) {
-                    lab[n] = x->label[m];
-                    ext[n++] = x->ext[m];
-                    ls_add(&all, x->label[m]);
-                }
-            }
-        }
-        double mul = v->nin > 1 ? v->nin - 1 : 1;
-        put_cost_term(E, cx_mul * (mul + (ls_eq(all, out) ? 0 : 1)), ext, n);
-        break;
-    }
-    case OP_ADD:
-        put_cost_term(E, cx_add * (v->nin > 1 ? v->nin - 1 : 1), v->ext, v->rank);
-        break;
-    case OP_MAP:
-    case OP_SCAN:
-    case OP_SLICE:
-        put_cost_term(E, 1, v->ext, v->rank);
-        break;
-    case OP_REDUCE:
-        put_cost_term(E, cx_mul, v->in[0]->ext, v->in[0]->rank);
-        break;
-    case OP_LINALG: {
-        tx_extent n3[3];
-        for (int i = 0; i < 3 && v->in[0]->rank; i++)
-            n3[i] = v->in[0]->ext[0];
-        put_cost_term(E, cx_mul, n3, v->in[0]->rank ? 3 : 0);
-        break;
-    }
-    default:
-        break;
-    }
-}
-
-/* call_cost as put_cost_term terms: flops (BYTES 0) or bytes (BYTES 1). */
-static void put_call_cost(emitter *E, const g_value *v, int top, int bytes)
-{
-    if (!top && !v->inlined) {
-        if (v->op != OP_CONST && bytes)
-            put_cost_term(E, dt_size(v->dt), v->ext, v->rank);
-        return;
-    }
-    if (!bytes)
-        put_flops_terms(E, v);
-    for (int i = 0; i < v->nin; i++)
-        put_call_cost(E, v->in[i], 0, bytes);
+    cost_terms(v, 1, k);
+    if (v->op == OP_STORE)
+        k->term(k, 1, (double)dt_size(S->vars[v->var]->dt) * (v->store_op == '=' ? 1 : 2), v->ext, v->rank);
+    else if (v->op != OP_LINALG && graph_value_bytes(k->g, v) > 0)
+        k->term(k, 1, dt_size(v->dt), v->ext, v->rank);
 }
 
 /* The MPI target's profile figures of call K (V): its flops and bytes for
-   this call's extents, into tx_call_cost[2K] and [2K + 1], as add_call
-   counts them. */
+   this call's extents, into tx_call_cost[2K] and [2K + 1]. */
 static void put_call_costs(emitter *E, const g_value *v, int k)
 {
-    put(E, "    tx_call_cost[%d] = 0.0", 2 * k);
-    put_call_cost(E, v, 1, 0);
-    put(E, ";\n    tx_call_cost[%d] = 0.0", 2 * k + 1);
-    put_call_cost(E, v, 1, 1);
-    if (v->op == OP_STORE)
-        put_cost_term(E, (double)dt_size(SP(E)->vars[v->var]->dt) * (v->store_op == '=' ? 1 : 2), v->ext, v->rank);
-    else if (v->op != OP_LINALG && graph_value_bytes(E->g, v) > 0)
-        put_cost_term(E, dt_size(v->dt), v->ext, v->rank);
-    put(E, ";\n");
+    cost_sink sink = {put_term, E->g, 0, 0, E, 0};
+    for (int b = 0; b < 2; b++) {
+        sink.print_bytes = b;
+        put(E, "    tx_call_cost[%d] = 0.0", 2 * k + b);
+        call_terms(SP(E), v, &sink);
+        put(E, ";\n");
+    }
 }
 
 /* The kind of call that computes V, for the profile. */
@@ -355,13 +324,10 @@ static int add_call(emitter *E, const g_value *v)
     c->stmt = v->stmt;
     c->line = v->span.line;
     c->value = v->id;
-    c->flops = c->bytes = 0;
-    call_cost(E->g, v, 1, &c->flops, &c->bytes);
-    if (v->op == OP_STORE)
-        c->bytes += (double)dt_size(SP(E)->vars[v->var]->dt) * graph_value_elements(E->g, v) *
-                    (v->store_op == '=' ? 1 : 2);
-    else if (v->op != OP_LINALG)
-        c->bytes += graph_value_bytes(E->g, v);
+    cost_sink sum = {sum_term, E->g, 0, 0, E, 0};
+    call_terms(SP(E), v, &sum);
+    c->flops = sum.flops;
+    c->bytes = sum.bytes;
     return E->ncalls++;
 }
 

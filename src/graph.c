@@ -773,30 +773,75 @@ double graph_map_density(const graph *g, int map)
     return g->spec.map_density ? g->spec.map_density[map] : 0.1;
 }
 
-double graph_value_flops(const graph *g, const g_value *v)
+/* T's extents: the N modes EXT. */
+static void term_modes(flops_term *t, const tx_extent *ext, int n)
+{
+    t->n = n;
+    for (int i = 0; i < n; i++)
+        t->ext[i] = ext[i];
+}
+
+void graph_value_flops_term(const graph *g, const g_value *v, flops_term *t)
 {
     /* in real operations, as LAPACK counts zgemm's (8mnk against dgemm's
        2mnk): a complex multiply-add is 4 real flops per real one, a
        complex add 2 */
     double cx_mul = dt_complex(v->dt) ? 4 : 1, cx_add = dt_complex(v->dt) ? 2 : 1;
+    (void)g;
+    t->outer = 1;
+    t->inner = 1;
+    t->n = 0;
     switch (v->op) {
-    case OP_CONTRACT:
-        return cx_mul * graph_contract_flops(g, v);
+    case OP_CONTRACT: { /* graph_contract_cost: each label once, in label order */
+        labelset all = graph_value_labels(v), out = all;
+        tx_extent ext[TX_MAX_LABELS];
+        for (int i = 0; i < v->nin; i++)
+            for (int m = 0; m < v->in[i]->rank; m++) {
+                ls_add(&all, v->in[i]->label[m]);
+                ext[v->in[i]->label[m]] = v->in[i]->ext[m];
+            }
+        for (int m = 0; m < v->rank; m++)
+            ext[v->label[m]] = v->ext[m];
+        for (int w = 0; w < TX_MAX_LABELS / 64; w++)
+            for (uint64_t b = all.w[w]; b; b &= b - 1)
+                t->ext[t->n++] = ext[w * 64 + __builtin_ctzll(b)];
+        t->outer = cx_mul;
+        t->inner = (v->nin > 1 ? v->nin - 1 : 1) + (ls_eq(all, out) ? 0 : 1);
+        break;
+    }
     case OP_ADD:
-        return cx_add * elements(g, v) * (v->nin > 1 ? v->nin - 1 : 1);
+        t->outer = cx_add;
+        t->inner = v->nin > 1 ? v->nin - 1 : 1;
+        term_modes(t, v->ext, v->rank);
+        break;
     case OP_MAP:
     case OP_SCAN:
     case OP_SLICE:
-        return elements(g, v);
+        term_modes(t, v->ext, v->rank);
+        break;
     case OP_REDUCE:
-        return cx_mul * elements(g, v->in[0]);
-    case OP_LINALG: { /* of the order of n^3 */
-        double n = v->in[0]->rank ? graph_extent_estimate(g, v->in[0]->ext[0]) : 1;
-        return cx_mul * n * n * n;
-    }
+        t->outer = cx_mul;
+        term_modes(t, v->in[0]->ext, v->in[0]->rank);
+        break;
+    case OP_LINALG: /* of the order of n^3 */
+        t->outer = cx_mul;
+        for (int i = 0; i < 3 && v->in[0]->rank; i++)
+            t->ext[t->n++] = v->in[0]->ext[0];
+        break;
     default:
-        return 0;
+        t->outer = 0;
+        break;
     }
+}
+
+double graph_value_flops(const graph *g, const g_value *v)
+{
+    flops_term t;
+    graph_value_flops_term(g, v, &t);
+    double z = 1;
+    for (int i = 0; i < t.n; i++)
+        z *= graph_extent_estimate(g, t.ext[i]);
+    return t.outer * (z * t.inner);
 }
 
 double graph_value_bytes(const graph *g, const g_value *v)

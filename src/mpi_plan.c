@@ -495,26 +495,22 @@ static int rows_gemm_of(const graph *g, const g_value *v, int p, rows_gemm *r)
     r->m = group_size(g, v, b->m, b->nm);
     r->n = group_size(g, v, b->n, b->nn);
     r->k = group_size(g, b->a, b->k, b->nk);
-    int fa = b->a->op == OP_INDEX ? b->a->idx_label[0] : b->a->label[0];
-    int fc = C->op == OP_STORE ? C->store_label[0] : C->label[0];
+    int fa = mode_labels(b->a)[0];
     r->a_own = 0;
     for (int i = 0; r->dA && i < b->nm; i++)
         r->a_own |= b->m[i] == fa;
     r->a_ring = r->a_own;
     int gA = 1, gC = 1;
+    double c0 = r->dC ? rows_of(g, C, p, &gC) : 1; /* C's rows */
     if (r->dA)
         rows_of(g, A, p, &gA);
-    if (r->dC)
-        rows_of(g, C, p, &gC);
     if (r->a_own && r->dC) { /* A held by the rows C is: the same leading labels */
         const int *la = mode_labels(b->a), *lc = mode_labels(C);
         r->a_own = gA == gC;
         for (int i = 0; r->a_own && i < gA; i++)
             r->a_own = la[i] == lc[i];
     }
-    (void)fa;
-    (void)fc;
-    int fb = b->b->op == OP_INDEX ? b->b->idx_label[0] : b->b->label[0];
+    int fb = mode_labels(b->b)[0];
     r->b_ring = 0;
     for (int i = 0; r->dB && i < b->nk; i++)
         r->b_ring |= b->k[i] == fb; /* B held by rows of k: broadcast slab by slab, never whole */
@@ -532,7 +528,7 @@ static int rows_gemm_of(const graph *g, const g_value *v, int p, rows_gemm *r)
     double rows = (r->dA && !r->a_own ? f * m * k : 0) + (r->dB ? f * k * n : 0) + (r->dC ? 0 : f * m * n);
     /* C's share: a distributed C goes back to its rows, the most of which
        a rank holds is ceil(n0/P) of n0 (all P ranks only when n0 >= P) */
-    double c0 = r->dC ? rows_of(g, C, p, &gC) : 1, share = r->dC ? ceil(c0 / p) / c0 : 1;
+    double share = r->dC ? ceil(c0 / p) / c0 : 1;
     r->c_share = share;
     double cols = (r->dA ? f * m * k : 0) + f * share * m * n; /* on the rank receiving most */
     double on_grid = (r->dA ? f / p * m * k : 0) + (r->dB ? f / p * k * n : 0) + m * k / pr + k * n / pc +

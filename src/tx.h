@@ -698,6 +698,17 @@ double graph_map_density(const graph *g, int map);
    multiply-add, 2 per add) and of its buffer, and the FLOPs of all of G. */
 double graph_value_flops(const graph *g, const g_value *v);
 double graph_value_bytes(const graph *g, const g_value *v);
+/* graph_value_flops of V as one product of extents, for a caller that
+   needs it as a formula (the MPI target's profile, whose code is the same
+   for every size): OUTER * (EXT[0] * ... * EXT[N-1] * INNER), the
+   extents of its labels (a contraction's in label order, else its own
+   or its operand's modes); N = 0 and OUTER 0 for a node that does none. */
+typedef struct {
+    double outer, inner;
+    int n;
+    tx_extent ext[TX_MAX_LABELS];
+} flops_term;
+void graph_value_flops_term(const graph *g, const g_value *v, flops_term *t);
 double graph_flops(const graph *g);
 /* Is V a copy: a one-operand product with nothing summed, scale 1 and
    exponent 1, given a buffer of its own (a layout change, a TTGT copy)? */
