@@ -1,3 +1,4 @@
+#define _GNU_SOURCE
 /* tx_loop.c - the cost of one call through the library, measured in C (no
    Python between the calls): a program compiled once, its tensors bound,
    then tx_run (and tx_bind of every tensor + tx_run) in a loop.
@@ -12,11 +13,26 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 
 #include "tensorexpr.h"
 
 #define MAXT 16
+
+/* With TX_LOOP_HUGE=1 a buffer is 2 MiB aligned and asked for as huge
+   pages, as numpy does for arrays of 4 MiB and more. */
+static void *huge_alloc(size_t bytes)
+{
+    const char *e = getenv("TX_LOOP_HUGE");
+    if (!e || *e != '1')
+        return malloc(bytes);
+    void *p = NULL;
+    if (posix_memalign(&p, (size_t)1 << 21, bytes))
+        return NULL;
+    madvise(p, bytes, MADV_HUGEPAGE);
+    return p;
+}
 
 static int bind(tx_program *p, const char *name, void *data, int f32, int ndim, const int64_t *shape)
 {
@@ -78,7 +94,7 @@ int main(int argc, char **argv)
             if (*p == 'x')
                 p++;
         }
-        data[nt] = malloc(sizeof(double) * (size_t)(size ? size : 1));
+        data[nt] = huge_alloc(sizeof(double) * (size_t)(size ? size : 1));
         for (int64_t i = 0; i < size; i++) {
             if (f32[nt])
                 ((float *)data[nt])[i] = 0.5f + (float)(i % 7) / 10;

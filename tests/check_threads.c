@@ -15,8 +15,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "tensorexpr.h"
+
+/* The runtime's pool, under the public API (runtime/runtime.h) */
+typedef int (*tx_kernel_fn)(const void *args, int64_t lo, int64_t hi);
+int tx_rt_parallel(tx_kernel_fn k, const void *args, int64_t n);
+void tx_rt_set_threads(int n);
 
 enum { N = 301, M = 257, L = 100003 };
 
@@ -198,6 +204,48 @@ START_TEST(programs_in_several_threads)
 }
 END_TEST
 
+/* tx_rt_parallel runs every iteration exactly once, for any count of
+   iterations and threads, also when one thread's chunks are slow and
+   the others take them from its run. */
+typedef struct {
+    int64_t n;
+    int slow; /* iterations below this sleep: the first run is slow */
+    int *seen;
+} visit_job;
+
+static int visit(const void *args, int64_t lo, int64_t hi)
+{
+    const visit_job *j = args;
+    for (int64_t i = lo; i < hi; i++) {
+        if (i < j->slow) {
+            struct timespec t = {0, 2000000};
+            nanosleep(&t, NULL);
+        }
+        __atomic_add_fetch(&j->seen[i], 1, __ATOMIC_RELAXED);
+    }
+    return 0;
+}
+
+START_TEST(every_iteration_once)
+{
+    static const int64_t sizes[] = {1, 2, 3, 7, 8, 9, 31, 1000};
+    static const int threads[] = {1, 2, 3, 5, 8};
+    int seen[1000];
+    for (size_t a = 0; a < sizeof threads / sizeof *threads; a++)
+        for (size_t b = 0; b < sizeof sizes / sizeof *sizes; b++)
+            for (int slow = 0; slow <= 4; slow += 4) {
+                visit_job j = {sizes[b], slow, seen};
+                memset(seen, 0, sizeof seen);
+                tx_rt_set_threads(threads[a]);
+                ck_assert_int_eq(tx_rt_parallel(visit, &j, j.n), 0);
+                for (int64_t i = 0; i < j.n; i++)
+                    ck_assert_msg(seen[i] == 1, "%d threads, %lld iterations: iteration %lld ran %d times",
+                                  threads[a], (long long)j.n, (long long)i, seen[i]);
+            }
+    tx_rt_set_threads(0);
+}
+END_TEST
+
 START_TEST(bad_thread_count)
 {
     tx_ctx *c = tx_new();
@@ -216,6 +264,7 @@ int main(void)
     tcase_add_test(tc, same_bytes_for_any_thread_count);
     tcase_add_test(tc, programs_in_several_threads);
     tcase_add_test(tc, bad_thread_count);
+    tcase_add_test(tc, every_iteration_once);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
