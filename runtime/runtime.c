@@ -338,6 +338,9 @@ const tx_runtime_symbol tx_runtime_symbols[] = {
     {0, 0, 0, 0, 0},
 };
 
+#define TX_STR_(x) #x
+#define TX_STR(x) TX_STR_(x) /* a macro's value as a string literal */
+
 const tx_symbol_group tx_symbol_groups[TXS_NGROUPS] = {
     [TXS_BASE] = {"#include <stdint.h>\n", "typedef long int64_t;\ntypedef unsigned long uintptr_t;\n", NULL, 0, 0},
     [TXS_LIBC] = {"#include <stdlib.h>\n", NULL, NULL, 0, 0},
@@ -348,7 +351,8 @@ const tx_symbol_group tx_symbol_groups[TXS_NGROUPS] = {
                   NULL, 0, 1},
     [TXS_PRIM] = {NULL,
                   "typedef struct { int64_t nsrc; const int64_t *offsets; const int64_t *targets; } tx_sparse_map;\n"
-                  "#define TX_SPARSE_MAP_DEFINED\n#define TX_BLOCK 256\n"
+                  "#define TX_SPARSE_MAP_DEFINED\n#define TX_BLOCK " TX_STR(TX_BLOCK) "\n"
+                  "#define TX_STREAM_BYTES " TX_STR(TX_STREAM_BYTES) "\n"
                   "#ifndef TX_COMPLEX_DEFINED\n#define TX_COMPLEX_DEFINED\n"
                   "typedef struct { float re, im; } tx_c64;\ntypedef struct { double re, im; } tx_c128;\n#endif\n",
                   tx_prims_source, 0, 0},

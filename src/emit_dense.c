@@ -323,7 +323,9 @@ static void put_tile_row(emitter *E, int depth, int row, int a, int b, const int
 /* copy_tiled's nest when one primitive call copies a tile: an '=' copy
    between tensors of one real type whose destination rows (along A) are
    contiguous. The tile rows (along B, W's last mode) take the kernel's
-   range in blocks of TX_BLOCK, unless an outer label took it first. */
+   range in blocks of TX_BLOCK, unless an outer label took it first. A
+   copy of TX_STREAM_BYTES or more (prims.inc), all of the destination's
+   EXT[0..N) counted, streams its stores past the cache. */
 static void copy_tiles_prim(emitter *E, int a, int b, tx_extent ea, tx_extent eb, const int *outer,
                             const tx_extent *oext, int no, const int *dst, const tx_extent *ext, int n,
                             const g_value *v, int var, dtype dt, const g_value *w, const mode_seq *sw, int pa)
@@ -331,6 +333,12 @@ static void copy_tiles_prim(emitter *E, int a, int b, tx_extent ea, tx_extent eb
     int depth = 2;
     const char *ct = ctype(dt);
     emit_use(E, TXS_PRIM);
+    put(E, "%*sconst int tx_stream = %d.0", 4 * depth, "", dt == DT_F32 ? 4 : 8);
+    for (int i = 0; i < n; i++) {
+        put(E, " * (double)");
+        put_extent(E, ext[i]);
+    }
+    put(E, " >= (double)TX_STREAM_BYTES;\n");
     open_loops(E, outer, oext, no, &depth, 1);
     int ranged = kernel_range_blocks(E, eb, depth);
     if (!ranged)
@@ -361,7 +369,7 @@ static void copy_tiles_prim(emitter *E, int a, int b, tx_extent ea, tx_extent eb
     put_tile_row(E, depth, 1, a, b, dst, ext, n, v, var, w);
     put(E, "%*s%s(tx_nr, tx_nc, tx_s, tx_sb, ", 4 * depth, "", dt == DT_F32 ? "tx_pf_tile" : "tx_p_tile_f64");
     put_stride(E, sw, pa);
-    put(E, ", tx_d, tx_db);\n");
+    put(E, ", tx_d, tx_db, tx_stream);\n");
     depth -= 2;
     put(E, "%*s}\n", 4 * depth + 4, "");
     depth--;

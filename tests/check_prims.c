@@ -85,8 +85,8 @@ typedef void sq_aff_fn(int64_t, double, const double *, double, const double *, 
 typedef double red_sq_aff_fn(int64_t, double, const double *, double, const double *, double, int, double, double);
 typedef void pf_map_bin_fn(int64_t, int, int, const float *, const float *, float, float *);
 typedef void addf_rows_fn(int64_t, int64_t, const float *, int64_t, float *);
-typedef void tile_f64_fn(int64_t, int64_t, const double *, int64_t, int64_t, double *, int64_t);
-typedef void tile_f32_fn(int64_t, int64_t, const float *, int64_t, int64_t, float *, int64_t);
+typedef void tile_f64_fn(int64_t, int64_t, const double *, int64_t, int64_t, double *, int64_t, int);
+typedef void tile_f32_fn(int64_t, int64_t, const float *, int64_t, int64_t, float *, int64_t, int);
 typedef void cmp_fn(int64_t, int, const double *, const double *, double *);
 typedef void where_fn(int64_t, const double *, const double *, const double *, double *);
 
@@ -1453,7 +1453,9 @@ END_TEST
    R x C tile where it belongs (d[i*ld + j] = s[i*sb + j*st]), for tile
    sides 0..9 and 61..64 (the 4x4 blocks and every remainder), the
    source's rows contiguous (sb 1, a transpose) or not, and nothing of the
-   destination's rows written past C (the gap up to ld is left alone). */
+   destination's rows written past C (the gap up to ld is left alone);
+   with plain and with streaming stores (an odd LD: rows that start on 16
+   bytes stream, the others cannot). */
 START_TEST(copy_tiles)
 {
     int s = _i;
@@ -1471,24 +1473,25 @@ START_TEST(copy_tiles)
     }
     for (int x = 0; x < ns; x++)
         for (int y = 0; y < ns; y++)
-            for (int64_t sb = 1; sb <= 3; sb += 2) {
+            for (int64_t sb = 1; sb <= 3; sb += 2)
+                for (int stream = 0; stream <= 1; stream++) {
                 int64_t r = sides[x], c = sides[y];
                 for (int64_t i = 0; i < 64 * LD; i++) {
                     dst[i] = -1;
                     dstf[i] = -1;
                 }
-                t64(r, c, src, sb, ST, dst, LD);
-                t32(r, c, srcf, sb, ST, dstf, LD);
+                t64(r, c, src, sb, ST, dst, LD, stream);
+                t32(r, c, srcf, sb, ST, dstf, LD, stream);
                 for (int64_t i = 0; i < 64; i++)
                     for (int64_t j = 0; j < LD; j++) {
                         int in = i < r && j < c;
                         double want = in ? src[i * sb + j * ST] : -1;
                         float wantf = in ? srcf[i * sb + j * ST] : -1;
                         ck_assert_msg(same_bits(dst[i * LD + j], want) && dstf[i * LD + j] == wantf,
-                                      "%s tile r=%ld c=%ld sb=%ld at (%ld, %ld)", set_names[s], (long)r, (long)c,
-                                      (long)sb, (long)i, (long)j);
+                                      "%s tile r=%ld c=%ld sb=%ld stream=%d at (%ld, %ld)", set_names[s], (long)r,
+                                      (long)c, (long)sb, stream, (long)i, (long)j);
                     }
-            }
+                }
 }
 END_TEST
 

@@ -413,6 +413,23 @@ def test_permuting_copies(dtype, shape, perm, layout):
         assert np.array_equal(got, want)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_streamed_permuting_copy(dtype):
+    # a permuting copy of 16 MiB or more writes with streaming stores
+    # (prims.inc TX_STREAM_BYTES): rows that start on 16 bytes streamed, the
+    # others (an odd row length) plain; every element where numpy puts it,
+    # on 1 and 2 threads, also from a view that starts off 16 bytes
+    t = "f32" if dtype == np.float32 else "f64"
+    n, m = (2053, 2051) if dtype == np.float32 else (1451, 1447)
+    assert n * m * np.dtype(dtype).itemsize >= 16 << 20
+    src = 'in %s X[n,m];\nout %s P[m,n];\nP("j,i") = X("i,j");\n' % (t, t)
+    X = np.random.default_rng(7).standard_normal((n + 1, m + 1)).astype(dtype)
+    for threads in (1, 2):
+        p = tx.compile(src, threads=threads)
+        for x in (X[:n, :m], X[1:, 1:]):
+            assert np.array_equal(p(X=x)["P"], x.T)
+
+
 @pytest.mark.parametrize("shape,src_labels,out_labels", [
     ((1500, 300), "j,i", "i"), ((3, 1001), "j,i", "i"), ((40, 7, 600), "k,i,j", "i,j"),
     ((50, 2000), "j,i", "i"),
