@@ -688,19 +688,21 @@ static void collect_deltas(checker *C, cst_node *n)
         collect_deltas(C, n->args.v[i]);
 }
 
-/* At the end of a statement: every label of a delta in it has an extent
-   from another use. */
-static int check_deltas_bound(checker *C, cst_stmt *st)
+int sema_check_deltas_from(checker *C, int first)
 {
-    for (int k = 0; k < C->ndeltas; k++) {
+    cst_stmt *st = C->stmt;
+    for (int k = first; k < C->ndeltas; k++) {
         cst_node *n = C->deltas[k];
         for (int i = 0; i < n->nlabels; i++)
             if (!ls_has(&st->lab_bound, n->labels[i].label)) {
                 diag_error(C->S->diag, n->labels[i].span, "the extent of label '%s' of delta cannot be inferred: "
-                           "no tensor of the statement has it", C->S->cst->label_names[n->labels[i].label]);
+                           "no tensor of the %s has it", C->S->cst->label_names[n->labels[i].label],
+                           C->scoped ? "call's argument" : "statement");
+                C->ndeltas = first;
                 return -1;
             }
     }
+    C->ndeltas = first;
     return 0;
 }
 
@@ -1351,7 +1353,7 @@ sema_program *sema_check(cst_program *cst, tx_arena *a, tx_diag *d)
             break;
         }
         if (d->nerrors == before && (st->kind == STMT_ASSIGN || st->kind == STMT_LET_TENSOR))
-            check_deltas_bound(&C, st);
+            sema_check_deltas_from(&C, 0);
         if (d->nerrors > before)
             note_comma_hints(S, st);
         if (d->nerrors > before && (st->kind == STMT_DIM || st->kind == STMT_TENSOR))

@@ -28,11 +28,18 @@ typedef struct {
     int stmt_no;          /* its number among assignments and lets */
     int *reads;           /* variables read (for let bookkeeping) */
     int nreads, capreads;
-    cst_node **deltas;    /* delta("...") nodes of the statement */
-    int ndeltas, capdeltas;
+    cst_node **deltas;    /* delta("...") nodes of the statement (of the */
+    int ndeltas, capdeltas; /* call argument, while one is checked: scoped) */
+    int scoped;           /* checking a call argument with labels of its own */
 } checker;
 
 /* ---- sema.c ---- */
+
+/* The deltas C collected from FIRST on (those of the statement, FIRST 0,
+   or of a call argument checked in a scope of its own since FIRST) have
+   every label bound in the current scope; reports the first that is not.
+   Forgets them either way. 0 or -1. */
+int sema_check_deltas_from(checker *C, int first);
 
 /* Token T's text as a NUL-terminated string in S's arena. */
 const char *sema_tok_name(sema_program *S, const tx_token *t);

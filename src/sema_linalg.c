@@ -151,8 +151,12 @@ int sema_check_la_call(checker *C, cst_node *n, const char *fname, int multi)
     memset(&st->lab_bound, 0, sizeof st->lab_bound);
     int r = 0, nmat = n->la == LA_SLICE || n->la == LA_POW ? 1 : nargs;
     int lab[2][TX_MAX_LABELS], nlab[2] = {0, 0};
+    int deltas0 = C->ndeltas, scoped0 = C->scoped;
+    C->scoped = 1;
     for (int i = 0; i < nmat && r == 0; i++) {
         r = sema_expect_expr_arg(C, n, i);
+        if (r == 0) /* a delta's labels: bound within the argument */
+            r = sema_check_deltas_from(C, deltas0);
         if (r == 0) {
             written_labels(n->args.v[i], lab[i], &nlab[i]);
             int want = n->la == LA_SLICE || (n->la == LA_SOLVE && i == 1) ? -1 : 2;
@@ -169,6 +173,7 @@ int sema_check_la_call(checker *C, cst_node *n, const char *fname, int multi)
             n->narg_labels[i] = nlab[i] < TX_MAX_MODES ? nlab[i] : TX_MAX_MODES;
         }
     }
+    C->scoped = scoped0;
     tx_extent *inner = st->lab_ext;
     st->lab_ext = outer_ext;
     st->lab_span = outer_span;
@@ -453,7 +458,12 @@ int sema_check_grad(checker *C, cst_node *n)
     st->lab_ext = arena_alloc(S->arena, sizeof(tx_extent) * nlab);
     st->lab_span = arena_alloc(S->arena, sizeof(tx_span) * nlab);
     memset(&st->lab_bound, 0, sizeof st->lab_bound);
+    int deltas0 = C->ndeltas, scoped0 = C->scoped;
+    C->scoped = 1;
     int r = sema_expect_expr_arg(C, n, 0);
+    if (r == 0) /* a delta's labels: bound within the expression */
+        r = sema_check_deltas_from(C, deltas0);
+    C->scoped = scoped0;
     n->scope_ext = st->lab_ext;
     st->lab_ext = outer_ext;
     st->lab_span = outer_span;
