@@ -5,6 +5,7 @@ import re
 import shutil
 import subprocess
 import threading
+from collections.abc import Mapping
 from ctypes import byref, c_int64, c_size_t, c_void_p
 
 import numpy as np
@@ -210,8 +211,9 @@ class Program:
     runs, and returns a dict {name: array} of every `out` and `inout` tensor.
     Always a dict, even for one output. out={"C": c} (or C=c) writes into
     given arrays instead of new ones; `inout` arrays are updated in place.
-    A tensor whose name is not a Python identifier (or is "out") is passed in
-    the positional dict: prog({"in": x}). A sparse map is given as a boolean
+    A tensor whose name is not a Python identifier is passed in the
+    positional dict: prog({"in": x}). A tensor called out is bound by
+    out=array (or in the dict); out= then takes no dict. A sparse map is given as a boolean
     mask over its (source modes, target modes).
 
     One Program may be called from several threads: calls are serialised by
@@ -329,6 +331,13 @@ class Program:
         return Graph(texts[0], texts[1])
 
     def __call__(self, bindings=None, /, *, out=None, **kwargs):
+        if out is not None and not isinstance(out, Mapping):
+            # out= takes a dict; an array there is the tensor of that name
+            # (LANGUAGE.md 2 allows a tensor called out), else a mistake
+            if "out" not in self.tensors:
+                raise TypeError("out= takes a dict of arrays by tensor name, as out={%r: array}; "
+                                "%s has no tensor called 'out'" % ((self.outputs or ["C"])[0], self.name))
+            kwargs["out"], out = out, None
         # the repeated call: every in tensor given by keyword as an exact
         # ndarray whose (shape, strides, dtype) a successful call had before
         # (then checked), no dims, no out=: new result arrays and one

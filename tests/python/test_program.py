@@ -817,3 +817,19 @@ def test_sums_of_squares(expr, ref, dtype):
         want = ref(X.astype(np.float64), Z.astype(np.float64))
     assert got.dtype == dtype
     np.testing.assert_allclose(got, want, rtol=1e-13 if dtype == np.float64 else 1e-6)
+
+
+def test_tensor_named_out():
+    # LANGUAGE.md 2 allows a tensor called out: prog(out=array) binds it
+    # (out= is otherwise the dict of result arrays), for an in tensor and
+    # for an out tensor written in place; an array given to out= of a
+    # program without such a tensor is a TypeError that says what out= takes
+    p = tx.compile('in out[n]; out y[n]; y("i") = 2 * out("i");')
+    np.testing.assert_array_equal(p(out=np.arange(3.0))["y"], [0, 2, 4])
+    q = tx.compile('in a[n]; out out[n]; out("i") = 2 * a("i");')
+    o = np.zeros(3)
+    assert q(a=np.arange(3.0), out=o)["out"] is o
+    np.testing.assert_array_equal(o, [0, 2, 4])
+    r = tx.compile('in a[n]; out y[n]; y("i") = 2 * a("i");')
+    with pytest.raises(TypeError, match="dict of arrays by tensor name"):
+        r(a=np.arange(3.0), out=np.zeros(3))
