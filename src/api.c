@@ -467,6 +467,32 @@ static int resolve_dims(tx_program *p, int skip, int64_t *dims, const char **fro
     return TX_OK;
 }
 
+/* The failure for dim D (an index into sym_dims), unknown when TENSOR
+   (NULL: none) needs it: with, where a bound tensor has an extent that is
+   an expression of D (2*n - 1), that such an extent does not set it. */
+static int unknown_dim(tx_program *p, int d, const char *tensor)
+{
+    sema_program *S = p->S;
+    char hint[320] = "";
+    int64_t *probe = malloc(sizeof(int64_t) * (size_t)(S->nsym_dims + 1));
+    for (int i = 0; probe && i < S->nsym_dims; i++)
+        probe[i] = i == d ? -1 : 1; /* an extent that reads D evaluates to -1 */
+    for (int k = 0; probe && !hint[0] && k < S->ntensors; k++)
+        for (int m = 0; p->bind[k].bound && !hint[0] && m < S->tensors[k]->rank; m++) {
+            tx_extent e = S->tensors[k]->ext[m];
+            if (e.dim == EXT_DERIVED && sema_extent_eval(S, e, probe) < 0) {
+                tx_buf text = {0};
+                sema_extent_print(S, e, &text);
+                snprintf(hint, sizeof hint, " (mode %d of '%s' is %.100s: an extent written as an expression "
+                         "does not set the dims in it)", m, S->tensors[k]->name, text.p ? text.p : "?");
+                buf_free(&text);
+            }
+        }
+    free(probe);
+    return fail(p->ctx, TX_ERR_BIND, "dim '%s'%s%s%s is unknown: bind a tensor that has it, or set it%s",
+                S->sym_dims[d]->name, tensor ? " of '" : "", tensor ? tensor : "", tensor ? "'" : "", hint);
+}
+
 /* The public element type of DT (the values are the same). */
 static tx_dtype api_dtype(dtype dt)
 {
@@ -813,8 +839,7 @@ int tx_dim_values(tx_program *p, int64_t *values, int max, int *count)
     int st = resolve_dims(p, -1, n ? values : &dummy, from);
     for (int i = 0; st == TX_OK && i < n; i++)
         if (values[i] < 0)
-            st = fail(p->ctx, TX_ERR_BIND, "dim '%s' is unknown: bind a tensor that has it, or set it",
-                      p->S->sym_dims[i]->name);
+            st = unknown_dim(p, i, NULL);
     free(from);
     return st;
 }
@@ -852,8 +877,7 @@ int tx_tensor_shape(tx_program *p, const char *tensor, int64_t *shape)
         }
         int d = p->S->dims[t->ext[m].dim]->index;
         if (dims[d] < 0)
-            st = fail(p->ctx, TX_ERR_BIND, "dim '%s' of '%s' is unknown: bind a tensor that has it, or set it",
-                      p->S->sym_dims[d]->name, tensor);
+            st = unknown_dim(p, d, tensor);
         else
             shape[m] = dims[d];
     }
@@ -1284,8 +1308,7 @@ int tx_run(tx_program *p)
     st = resolve_dims(p, -1, dims, from);
     for (int i = 0; st == TX_OK && i < n; i++)
         if (dims[i] < 0)
-            st = fail(p->ctx, TX_ERR_BIND, "dim '%s' is unknown: bind a tensor that has it, or set it",
-                      S->sym_dims[i]->name);
+            st = unknown_dim(p, i, NULL);
     /* an extent written as a dim expression (o+v) must match the array */
     for (int k = 0; st == TX_OK && k < S->ntensors; k++)
         for (int m = 0; st == TX_OK && p->bind[k].bound && m < S->tensors[k]->rank; m++) {

@@ -80,6 +80,16 @@ def test_dims_given_and_inferred():
     assert r["y"].shape == (5,) and r["z"].shape == (2,)
 
 
+def test_dim_only_in_an_extent_expression():
+    # n appears only in z's extent 2*n-1, which does not set it: the error
+    # says so (it said only "bind a tensor that has it"); given, it works
+    p = tx.compile('in z[2*n-1]; out y[n]; y("i") = slice(z("i"), [0], [n]);')
+    with pytest.raises(ValueError, match=r"dim 'n' of 'y' is unknown.*mode 0 of 'z' is 2\*n - 1: an extent "
+                                         r"written as an expression does not set"):
+        p(z=np.arange(5.0))
+    np.testing.assert_array_equal(p(z=np.arange(5.0), n=3)["y"], [0, 1, 2])
+
+
 def test_bad_inputs_raise_not_crash():
     p = tx.compile(MATMUL)
     A = np.ones((2, 3))
