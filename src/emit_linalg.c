@@ -165,10 +165,19 @@ void emit_linalg(emitter *E, const g_value *v, g_value *const *parts)
     default:
         TX_ASSERT(!"not a linear-algebra call");
     }
-    /* the outcomes, in the words of tx(5) */
+    /* the outcomes, in the words of tx(5), located at the call and naming
+       the tensor it factors when it reads one as it is */
     const char *file = SP(E)->cst->src->name;
-    unsigned line = v->span.line;
-    const char *w = la_word(v);
+    unsigned line = v->span.line, col = v->span.col;
+    char w[300];
+    const g_value *arg = v->nin > 0 ? v->in[0] : NULL;
+    while (arg && arg->op == OP_INDEX && arg->nin == 1)
+        arg = arg->in[0];
+    if (arg && (arg->op == OP_INPUT || arg->op == OP_STORE) && arg->var >= 0 && v->la != LA_GAPS &&
+        v->la != LA_CHOLGRAD)
+        snprintf(w, sizeof w, "%s of '%.200s'", la_word(v), SP(E)->vars[arg->var]->name);
+    else
+        snprintf(w, sizeof w, "%s", la_word(v));
     struct { int info; const char *what; } outcomes[] = {
         {1, "matrix is not positive definite (leading minor %lld)"},
         {2, "matrix is singular (pivot %lld is zero)"},
@@ -186,7 +195,7 @@ void emit_linalg(emitter *E, const g_value *v, g_value *const *parts)
             outcomes[i].info != -1)
             continue; /* the gaps check has its outcome, the others theirs (cholgrad none) */
         char msg[700];
-        snprintf(msg, sizeof msg, "%s:%u: %s: %s", file, line, w, outcomes[i].what);
+        snprintf(msg, sizeof msg, "%s:%u:%u: %s: %s", file, line, col, w, outcomes[i].what);
         int other = outcomes[i].info == 0;
         int code = emit_add_error(E, msg, outcomes[i].info == -1);
         put(E, other ? "        if (tx_info != 0) { tx_status = %d; " : "        if (tx_info == %d) { tx_status = %d; ",

@@ -465,7 +465,7 @@ def check_failure(txc, env, td):
     if rc != 3:
         fails.append('not positive definite, -np 2: exit %d, want 3: %s' % (rc, run_num.one_line(err)))
     for r in (0, 1):
-        if 'rank %d: %s:4: cholesky: matrix is not positive definite (leading minor 5)' % (r, src) not in err:
+        if "rank %d: %s:4:12: cholesky of 'A': matrix is not positive definite (leading minor 5)" % (r, src) not in err:
             fails.append('not positive definite, -np 2: rank %d did not say so: %s' % (r, run_num.one_line(err)))
     if os.path.exists(outl) or os.path.exists(outc):
         fails.append('not positive definite, -np 2: an output file was written')
@@ -480,7 +480,7 @@ def check_failure(txc, env, td):
         if rc != 3 or 'distributed tensor' not in err:
             fails.append('not positive definite, distributed, -np %d: exit %d: %s' % (p, rc, run_num.one_line(err)))
         for r in range(p):
-            if 'rank %d: %s:6: cholesky: matrix is not positive definite (leading minor 5)' % (r, src2) not in err:
+            if "rank %d: %s:6:12: cholesky of 'S': matrix is not positive definite (leading minor 5)" % (r, src2) not in err:
                 fails.append('not positive definite, distributed, -np %d: rank %d did not say so' % (p, r))
         if os.path.exists(outl) or os.path.exists(outc):
             fails.append('not positive definite, distributed, -np %d: an output file was written' % p)
@@ -496,7 +496,7 @@ def check_failure(txc, env, td):
         if rc != 3 or 'distributed tensor' not in err:
             fails.append('NaN, distributed, -np %d: exit %d: %s' % (p, rc, run_num.one_line(err)))
         for r in range(p):
-            if ('rank %d: %s:6: cholesky: an argument has a NaN or an infinity (element 26, counting row-major'
+            if ("rank %d: %s:6:12: cholesky of 'S': an argument has a NaN or an infinity (element 26, counting row-major"
                     % (r, src2)) not in err:
                 fails.append('NaN, distributed, -np %d: rank %d did not say so: %s' % (p, r, run_num.one_line(err)))
         if os.path.exists(outl) or os.path.exists(outc):

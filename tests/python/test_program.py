@@ -506,7 +506,7 @@ def test_run_error_with_percent_in_name():
     A[2, 2] = -1
     with pytest.raises(tx.RunError) as e:
         p(A=A)
-    assert "bad%s%n%lld.tx:3: cholesky: matrix is not positive definite (leading minor 3)" in str(e.value)
+    assert "bad%s%n%lld.tx:3:12: cholesky of 'A': matrix is not positive definite (leading minor 3)" in str(e.value)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
