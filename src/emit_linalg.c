@@ -93,11 +93,16 @@ void emit_linalg(emitter *E, const g_value *v, g_value *const *parts)
         put_base(E, a);
         put(E, ", tx_v%d, &tx_detail);\n", v->id);
         break;
-    case LA_GAPS: /* for a gradient (grad.c) */
+    case LA_GAPS: /* for a gradient (grad.c): the gaps of w, or w's weights checked */
         put(E, "tx_la_gaps_%s(", S_);
         put_extent(E, a->ext[0]);
         put(E, ", ");
         put_base(E, a);
+        put(E, ", ");
+        if (v->nin == 2)
+            put_base(E, v->in[1]);
+        else
+            put(E, "0");
         put(E, ", %lld, tx_v%d, &tx_detail);\n", (long long)v->la_pow, v->id);
         break;
     case LA_CHOLGRAD: /* for a gradient (grad.c): the operands are whole on every rank */
@@ -186,14 +191,18 @@ void emit_linalg(emitter *E, const g_value *v, g_value *const *parts)
         {5, "an argument has a NaN or an infinity (element %lld, counting row-major from 0)"},
         {6, "the gradient through eigh or svd needs distinct (and, for svd, non-zero) values; "
             "value %lld is repeated or zero"},
+        {7, "the gradient through the values of eigh or svd alone does not exist where two equal values are "
+            "weighted differently; value %lld is repeated"},
         {-1, "out of memory"},
         {-2, "an extent is too large for LAPACK"},
         {0, "LAPACK failed (status %lld)"}, /* any other outcome: never taken for success */
     };
     for (size_t i = 0; i < sizeof outcomes / sizeof outcomes[0]; i++) {
-        if (((outcomes[i].info == 6) != (v->la == LA_GAPS) || v->la == LA_CHOLGRAD) && outcomes[i].info != 0 &&
-            outcomes[i].info != -1)
-            continue; /* the gaps check has its outcome, the others theirs (cholgrad none) */
+        int own = v->la == LA_GAPS ? outcomes[i].info == (v->nin == 2 ? 7 : 6)
+                                   : v->la != LA_CHOLGRAD && outcomes[i].info != 6 && outcomes[i].info != 7;
+        if (!own && outcomes[i].info != 0 && outcomes[i].info != -1)
+            continue; /* the gaps check (and the weights check) has its outcome, the others theirs
+                         (cholgrad none) */
         char msg[700];
         snprintf(msg, sizeof msg, "%s:%u:%u: %s: %s", file, line, col, w, outcomes[i].what);
         int other = outcomes[i].info == 0;

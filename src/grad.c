@@ -539,6 +539,42 @@ static g_value *gaps_val(grad_sweep *sw, g_value *w, int e, int f, int nonzero)
     return graph_add(sw->g, v);
 }
 
+/* V laid out contiguously along label E and of type DT (a copy when it
+   is not so already, converting). */
+static g_value *vector_as(grad_sweep *sw, g_value *v, int e, dtype dt)
+{
+    v = contiguous(sw, v, &e, 1);
+    if (v->dt == dt)
+        return v;
+    g_value *c = new_val(sw, OP_CONTRACT, 1);
+    graph_set_operand(c, 0, v, 1);
+    c->dt = dt;
+    tx_extent ext[1] = {v->ext[0]};
+    graph_set_modes(c, 1, &e, ext);
+    return graph_add(sw->g, c);
+}
+
+/* DW, the adjoint of the values W (label E) of eigh or svd, where the
+   gradient goes through the values alone: checked at run time, an error
+   where two equal values have different weights (the function of the
+   matrix has no derivative there: tx_la_gaps with G), else DW itself.
+   Complex DW (a complex chain) is taken as it is. */
+static g_value *weights_val(grad_sweep *sw, g_value *w, g_value *dw, int e)
+{
+    if (dt_complex(dw->dt) || dt_complex(w->dt))
+        return dw;
+    dtype dt = join(w->dt, dw->dt);
+    g_value *v = new_val(sw, OP_LINALG, 2);
+    v->la = LA_GAPS;
+    v->nout = 1;
+    graph_set_operand(v, 0, vector_as(sw, w, e, dt), 1);
+    graph_set_operand(v, 1, vector_as(sw, dw, e, dt), 1);
+    v->dt = dt;
+    tx_extent ext[1] = {w->ext[0]};
+    graph_set_modes(v, 1, &e, ext);
+    return graph_add(sw->g, v);
+}
+
 /* solve(A, B) with A laid out in labels (A0, A1) and B in (A0[, K]):
    the result has labels (A1[, K]). */
 static g_value *solve_val(grad_sweep *sw, g_value *a, g_value *b)
@@ -730,6 +766,8 @@ static int propagate_eigh2(grad_sweep *sw, g_value *v, g_value *pv, g_value *pw,
         graph_add_operand(sw->g, mb, product_to(sw, 2, f, one, 1, 2, ef, ee, NULL, 0), -0.5);
     }
     if (dw) {
+        if (!dV) /* through the values alone: equal ones need equal weights */
+            dw = weights_val(sw, pw, dw, pw->label[0]);
         f[0] = dw;
         f[1] = delta;
         graph_add_operand(sw->g, ma, product_to(sw, 2, f, one, 1, 2, ef, ee, NULL, 0), 1);
@@ -798,6 +836,8 @@ static int propagate_eigh(grad_sweep *sw, g_value *v)
         add_term(sw, mid, q);
     }
     if (dw) {
+        if (!dV) /* through the values alone: equal ones need equal weights */
+            dw = weights_val(sw, pw, dw, pw->label[0]);
         g_value *f[2] = {dw, delta};
         g_value *d = product_to(sw, 2, f, one, 1, 2, ef, ee, NULL, 0);
         add_term(sw, mid, d);
@@ -1070,6 +1110,8 @@ static int propagate_svd(grad_sweep *sw, g_value *v)
         add_term(sw, ga, t2);
     }
     if (ds) {
+        if (!dU && !dVt) /* through the values alone: equal ones need equal weights */
+            ds = weights_val(sw, ps, ds, ps->label[0]);
         f[0] = ds;
         f[1] = delta;
         g_value *d = product_to(sw, 2, f, one, 1, 2, rt, kk, NULL, 0);

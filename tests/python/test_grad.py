@@ -212,6 +212,37 @@ h("i,j") = grad(w("e")^2, S("i,j"));
     close(prog_w(S=np.eye(4))["h"], 2 * np.eye(4))  # the eigenvalues alone: defined when repeated
 
 
+@pytest.mark.parametrize("level", [0, 2])
+def test_repeated_values_weighted_differently_is_a_run_time_error(level):
+    # through the eigenvalues (singular values) alone, sum c_e w_e has a
+    # derivative at a repeated value only if c weights its copies alike
+    # (LANGUAGE.md 6.1: a degenerate spectrum is an error; where the weights
+    # agree the function is smooth there, and V diag(c) V^T is its gradient)
+    prog = tx.compile("""
+in S[n,n], c[n];
+tmp V[n,n], w[n];
+out h[n,n];
+(V("i,e"), w("e")) = eigh(S("i,j"));
+h("i,j") = grad(w("e") * c("e"), S("i,j"));
+""", opt_level=level)
+    with pytest.raises(tx.RunError, match="weighted differently; value 0 is repeated"):
+        prog(S=np.eye(3), c=np.array([0.0, 1.0, 2.0]))
+    close(prog(S=np.diag([1.0, 1.0, 3.0]), c=np.array([5.0, 5.0, 2.0]))["h"], np.diag([5.0, 5.0, 2.0]))
+    close(prog(S=np.diag([1.0, 2.0, 3.0]), c=np.array([0.0, 1.0, 2.0]))["h"], np.diag([0.0, 1.0, 2.0]))
+    sv = tx.compile("""
+in M[m,p], c[k];
+tmp U[m,k], s[k], Vt[k,p];
+out G[m,p];
+(U("i,r"), s("r"), Vt("r,j")) = svd(M("i,j"));
+G("i,j") = grad(s("r") * c("r"), M("i,j"));
+""", opt_level=level)
+    M = np.zeros((3, 2))
+    M[0, 0] = M[1, 1] = 2.0
+    with pytest.raises(tx.RunError, match="weighted differently"):
+        sv(M=M, c=np.array([1.0, 2.0]))
+    close(sv(M=M, c=np.array([3.0, 3.0]))["G"], 3 * M / 2)  # U diag(c) Vt = 3 * (M / 2)
+
+
 def c(a, grad=False):
     return torch.tensor(a, dtype=torch.complex128, requires_grad=grad)
 
