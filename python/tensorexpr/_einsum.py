@@ -348,11 +348,18 @@ def einsum(subscripts, *operands, out=None, dtype=None, order="K", casting="safe
     contraction of two operands lay its result out as its matrix product
     makes it, returned as a transposed view (as numpy.einsum(optimize=True)
     and torch.einsum return it), which spares a permuting copy; with one
-    operand a view where nothing is summed, else C order. casting applies
-    to dtype= (the operands' cast: by default float64 to float32 is a
-    TypeError) and to out=; a view of one operand ignores dtype=, as
-    numpy's does. optimize is accepted and ignored (tensorexpr picks the
-    contraction order)."""
+    operand a view where nothing is summed (whatever order= says, as
+    numpy's), else C order. casting applies as numpy applies it: to the
+    operands' cast to their common type or dtype= (by default float64 to
+    float32 is a TypeError), and to out= both ways; a view of one operand
+    ignores dtype= unless it is written into out. out= takes part in the
+    computation's type as in numpy: float32 operands into a float64 out
+    are summed in float64; integer or bool operands into an out of another
+    type are numpy.einsum's to compute; where the result has extent 1 and
+    out more, the result is broadcast into out. Operands in the other byte
+    order are read through a native copy; float16 and long double ones,
+    which the library has no type for, are numpy.einsum's. optimize is
+    accepted and ignored (tensorexpr picks the contraction order)."""
     # the common call first: ndarrays (exactly: their data pointer is read
     # from the object), no dtype= or out=, whose (subscripts, shapes,
     # strides, dtypes) were seen before and can be read in place: one
@@ -361,7 +368,7 @@ def einsum(subscripts, *operands, out=None, dtype=None, order="K", casting="safe
     # is the flat tuple of _key without dtype=, spelt out for one and two
     # operands
     n = len(operands)
-    if out is None and dtype is None and order == "K":
+    if out is None and dtype is None and order == "K" and casting == "safe":
         d = None
         try:
             if n == 2:
@@ -437,7 +444,7 @@ def einsum(subscripts, *operands, out=None, dtype=None, order="K", casting="safe
             if not st:
                 return r if perm is None else r.transpose(perm)
         # a failed run: the general path below binds by name and reports it
-    elif dtype is None and type(out) is _ndarray:
+    elif dtype is None and type(out) is _ndarray and casting == "safe":
         # out= a C-ordered writeable ndarray of the result's shape and dtype:
         # the same one call, writing into it (the library stages it if it
         # overlaps an operand)
@@ -475,12 +482,50 @@ def einsum(subscripts, *operands, out=None, dtype=None, order="K", casting="safe
     if e is not None and e.view is not None and out is None:
         r = _view(e, operands[0])
         return r if r.ndim else r[()]
+    if not isinstance(casting, str):
+        raise TypeError("casting must be one of 'no', 'equiv', 'safe', 'same_kind', or 'unsafe' (got %s)"
+                        % type(casting).__name__)
+    if casting not in _CASTINGS:
+        raise ValueError("casting must be one of 'no', 'equiv', 'safe', 'same_kind', or 'unsafe' (got %r)"
+                         % (casting,))
     if not isinstance(subscripts, str):
         subscripts, operands = _interleaved((subscripts,) + operands)
     ops = [o if type(o) is np.ndarray else np.asarray(o) for o in operands]
+    # operands in another byte order: numpy reads them; the library takes
+    # native ones (a copy)
+    ops = [o if o.dtype.isnative else o.astype(o.dtype.newbyteorder("=")) for o in ops]
+    user_dtype = dtype  # (dtype becomes the computation's type below)
+    if out is not None and not isinstance(out, np.ndarray):
+        raise TypeError("einsum: out must be a numpy array")
+    if out is not None and not out.flags.writeable:  # numpy: ValueError too, before any cast
+        raise ValueError("einsum: out is read-only")
+    if any([_numpy_only(o.dtype) for o in ops]) or (dtype is not None and _numpy_only(np.dtype(dtype))):
+        # half and long double: numpy's own einsum, in their precision
+        return np.einsum(subscripts, *ops, out=out, dtype=dtype, order=order, casting=casting)
+    if dtype is None and out is not None and out.dtype.kind in "biufc":
+        # numpy's iterator computes in a type common to the operands and
+        # out, then writes out: float32 operands into a float64 out are
+        # summed in float64 (computed here so too); bool operands into an
+        # int out count, uint8 ones into an int64 out do not wrap (numpy
+        # computes those itself: its integer typing with out is its own)
+        try:
+            rt0 = (_numpy_type(subscripts, ops, None, casting) if _integral(ops, None) else
+                   _value_dtype(ops) or np.result_type(*[o.dtype for o in ops]))
+        except (TypeError, ValueError):
+            rt0 = out.dtype  # numpy's error comes below
+        if out.dtype != rt0:
+            if rt0.kind in "fc" and out.dtype.kind in "fc":
+                dtype = np.promote_types(rt0, out.dtype)
+            else:
+                return np.einsum(subscripts, *ops, out=out, order=order, casting=casting)
     cast_check = dtype is not None  # numpy casts the operands to dtype= by casting=
     if _integral(ops, dtype):
-        rt = _numpy_type(subscripts, ops, dtype, casting)
+        try:
+            rt = _numpy_type(subscripts, ops, dtype, casting)
+        except TypeError:
+            if _terms(subscripts, ops) is None:  # numpy reports a shape that does not fit first
+                np.einsum(subscripts, *[np.zeros(o.shape, np.float64) for o in ops])
+            raise
         if rt.kind in "biu":  # an integer or bool result, as numpy computes it
             return _integer(subscripts, ops, out, dtype, rt, order, casting)
         if dtype is None:  # integers with floats: numpy computes in the type they promote to
@@ -499,34 +544,47 @@ def einsum(subscripts, *operands, out=None, dtype=None, order="K", casting="safe
                                  "complex128; pass "
                                  "dtype=float (or convert the operand)" % (k, o.dtype))
         e = _get(key, subscripts, ops, dtype, order)
-    if cast_check and e.view is None:
-        for o in ops:
-            if not np.can_cast(o, e.out_dtype, casting=casting):
-                raise TypeError("Cannot cast array data from %r to %r according to the rule %r"
-                                % (o.dtype, e.out_dtype, casting))
-    if out is not None:
-        if not isinstance(out, np.ndarray):
-            raise TypeError("einsum: out must be a numpy array")
-        if not out.flags.writeable:  # numpy: ValueError too
-            raise ValueError("einsum: out is read-only")
-        if out.shape != e.out_shape:
+    # numpy's checks in numpy's order: subscripts and shapes (_get did
+    # them), out's shape, then the casts (operands, out)
+    broadcast_out = None
+    if out is not None and out.shape != e.out_shape:
+        # numpy broadcasts the operands to out's shape where the result has
+        # extent 1: the result, computed aside, broadcast into out
+        if (len(out.shape) != len(e.out_shape) or
+                any([a != b and a != 1 for a, b in zip(e.out_shape, out.shape)])):
             raise ValueError("einsum: out has shape %s; the result's is %s" % (out.shape, e.out_shape))
-        if not np.can_cast(e.out_dtype, out.dtype, casting="safe" if casting == "safe" else casting):
-            raise TypeError("einsum: cannot cast the result (%s) to out's %s with casting=%r"
-                            % (e.out_dtype, out.dtype, casting))
+        broadcast_out, out = out, None
+    target = out if broadcast_out is None else broadcast_out
+    if casting != "safe" or target is not None:
+        # the casts numpy makes (operands to the computation's type, it to
+        # out and back, by casting=, 0-d operands typed by value): numpy's
+        # own verdict, on one element of each operand and of out
+        probe = [orig if type(orig) is not np.ndarray and o.ndim == 0 else o if o.ndim == 0
+                 else np.zeros((1,) * o.ndim, o.dtype) for orig, o in zip(operands, ops)]
+        pout = None if target is None else np.empty((1,) * target.ndim, target.dtype)
+        np.einsum(subscripts, *probe, out=pout, dtype=user_dtype, casting=casting)
+    elif cast_check and (e.view is None or target is not None):
+        # to dtype= by casting= (a view of one operand ignores dtype= unless
+        # it is written into out)
+        comp = np.dtype(dtype) if e.view is not None else e.out_dtype
+        for k, o in enumerate(ops):
+            if not np.can_cast(o, comp, casting=casting):
+                raise TypeError("Cannot cast einsum operand %d from %r to %r according to the rule %r"
+                                % (k, o.dtype, comp, casting))
     if e.zeros:
         r = np.zeros(e.out_shape, e.out_dtype, order="F" if order == "F" else "C")
-        if out is not None:
-            out[...] = r
-            return out
+        if target is not None:
+            target[...] = r
+            return target
         return r if r.ndim else r[()]  # a number as numpy's scalar, as numpy.einsum returns it
     if e.view is not None:
         r = _view(e, ops[0])
-        if out is not None:
-            np.copyto(out, r, casting="unsafe")
-            return out
-        if order != "K":
-            r = np.array(r, order=order)
+        if target is not None:  # into out: cast to dtype= first (checked above)
+            if dtype is not None:
+                r = r.astype(dtype)
+            np.copyto(target, r, casting="unsafe")
+            return target
+        # a view, whatever order= says (numpy's too)
         return r if r.ndim else r[()]  # a number as numpy's scalar, as numpy.einsum returns it
     p = e.p
     keep = []
@@ -559,6 +617,9 @@ def einsum(subscripts, *operands, out=None, dtype=None, order="K", casting="safe
     if staged is not None:
         r[...] = staged
         return out
+    if broadcast_out is not None:
+        np.copyto(broadcast_out, r if e.perm is None else r.transpose(e.perm), casting="unsafe")
+        return broadcast_out
     if out is not None:
         if r.base is not out and r is not out:
             np.copyto(out, r if e.perm is None else r.transpose(e.perm), casting="unsafe")
@@ -566,6 +627,12 @@ def einsum(subscripts, *operands, out=None, dtype=None, order="K", casting="safe
     if e.perm is not None:
         r = r.transpose(e.perm)
     return r if r.ndim else r[()]  # a number as numpy's scalar, as numpy.einsum returns it
+
+
+def _numpy_only(dt):
+    """Whether einsum leaves dtype DT to numpy.einsum: float16, long double
+    and its complex, which the library has no type for."""
+    return (dt.kind == "f" and dt.itemsize not in (4, 8)) or (dt.kind == "c" and dt.itemsize not in (8, 16))
 
 
 def _integral(ops, dtype):
@@ -586,6 +653,7 @@ def _numpy_type(subscripts, ops, dtype, casting):
 
 
 _EXACT = 2 ** 53  # every integer of at most this magnitude is a float64
+_CASTINGS = ("no", "equiv", "safe", "same_kind", "unsafe")
 
 
 def _terms(subscripts, ops):
@@ -596,18 +664,29 @@ def _terms(subscripts, ops):
         ins, out = _parse(subscripts)
         if len(ins) != len(ops):
             return None
-        ext, counts = {}, {}
+        ext, counts, ell = {}, {}, ()
         for t, a in zip(ins, ops):
             letters = [c for c in t if c != "..."]
             if "..." in t:
                 i = t.index("...")
                 e = a.ndim - len(letters)
+                if e < 0:
+                    return None
+                try:  # the ellipsis dims broadcast together
+                    ell = np.broadcast_shapes(ell, a.shape[i:i + e])
+                except ValueError:
+                    return None
                 dims = a.shape[:i] + a.shape[i + e:]
             else:
                 dims = a.shape
             if len(dims) != len(letters):
                 return None
+            own = {}
             for c, n in zip(letters, dims):
+                if own.setdefault(c, n) != n:  # a diagonal of unequal extents
+                    return None
+                if c in ext and n != ext[c] and n != 1 and ext[c] != 1:  # extents that do not broadcast
+                    return None
                 ext[c] = max(ext.get(c, 1), n)
                 counts[c] = counts.get(c, 0) + 1
         kept = set(out) if out is not None else {c for c, n in counts.items() if n == 1}
@@ -662,11 +741,17 @@ def _integer(subscripts, ops, out, dtype, rt, order, casting):
     r = np.asarray(einsum(subscripts, *[o.astype(np.float64) for o in ops], order=order))
     r = r != 0 if rt.kind == "b" else r.astype(np.int64).astype(rt)
     if out is not None:
-        if out.shape != r.shape:
+        if out.shape != r.shape and (len(out.shape) != len(r.shape) or
+                                     any([a != b and a != 1 for a, b in zip(r.shape, out.shape)])):
+            # (where the result has extent 1, numpy broadcasts into out)
             raise ValueError("einsum: out has shape %s; the result's is %s" % (out.shape, r.shape))
         if not np.can_cast(rt, out.dtype, casting="safe" if casting == "safe" else casting):
             raise TypeError("einsum: cannot cast the result (%s) to out's %s with casting=%r"
                             % (rt, out.dtype, casting))
+        if dtype is not None and not np.can_cast(out.dtype, rt, casting=casting):
+            # numpy's loop reads out too: it must cast to dtype= and back
+            raise TypeError("einsum: cannot cast out's %s to the computation's %s with casting=%r"
+                            % (out.dtype, rt, casting))
         np.copyto(out, r, casting="unsafe")
         return out
     return r if r.ndim else r[()]

@@ -579,18 +579,23 @@ def test_scalars_and_subclasses_after_arrays():
 @pytest.mark.parametrize("order", ["K", "C", "F", "A"])
 def test_order(subs, shapes, order):
     """numpy's order=: C and F give that layout (A: F when every operand is F);
-    K may give a transposed view (the layout the product makes); the values
-    are numpy's whichever, and out= of any layout is written in place."""
+    K may give a transposed view (the layout the product makes); one operand
+    with nothing summed is a view of it whatever order says (numpy's is);
+    the values are numpy's whichever, and out= of any layout is written in
+    place."""
     for fortran in (False, True):
         ops = [arr(*s) for s in shapes]
         if fortran:
             ops = [np.asfortranarray(o) for o in ops]
         ref = np.einsum(subs, *ops)
+        view = np.shares_memory(np.einsum(subs, *ops, order=order), ops[0])
         for _ in range(3):  # compiled, then cached (the direct call for K)
             got = tx.einsum(subs, *ops, order=order)
             close(got, ref)
             want = "F" if order == "F" or (order == "A" and fortran) else "C" if order != "K" else None
-            if want and np.ndim(got) > 1:
+            if view:
+                assert np.shares_memory(got, ops[0]), (subs, order, fortran)
+            elif want and np.ndim(got) > 1:
                 assert got.flags[want + "_CONTIGUOUS"], (subs, order, fortran, got.strides)
         if np.ndim(ref):
             for lay in ("C", "F"):
@@ -645,3 +650,65 @@ def test_staged_operands_whose_unit_stride_is_not_the_last_mode(dtype):
         check(tx.einsum("bij,bjk->bik", Ar, B), np.einsum("bij,bjk->bik", Ar, B))
     A4, B4 = np.asfortranarray(rnd(6, 7, 9, 11)), np.asfortranarray(rnd(6, 7, 11, 5))
     check(tx.einsum("abij,abjk->abik", A4, B4), np.einsum("abij,abjk->abik", A4, B4))
+
+
+def _same_outcome(args, kw):
+    """numpy.einsum and tensorexpr.einsum on the same call: the same value,
+    dtype and shape (out= written, and returned), or the same exception type."""
+    def call(f):
+        k = dict(kw)
+        if isinstance(k.get("out"), np.ndarray):
+            k["out"] = k["out"].copy()
+        try:
+            r = f(*args, **k)
+            return "ok", r, k.get("out")
+        except (TypeError, ValueError) as e:
+            return type(e), None, None
+    want, got = call(lambda *a, **k: np.einsum(*a, optimize=False, **k)), call(tx.einsum)
+    assert want[0] == got[0], (args, kw, want[0], got[0])
+    if want[0] == "ok":
+        w, g = np.asarray(want[1]), np.asarray(got[1])
+        assert w.dtype == g.dtype and w.shape == g.shape, (args, kw, w.dtype, g.dtype, w.shape, g.shape)
+        np.testing.assert_allclose(g, w, rtol=1e-6)
+        if want[2] is not None:
+            assert got[1] is got[2]
+
+
+@pytest.mark.parametrize("args,kw", [
+    # out='s type takes part in the computation's (numpy's iterator): bools
+    # counted into an int out, uint8 products into int64 not wrapping,
+    # float32 summed in float64, int8*uint16 into float32
+    (("ij->i", np.ones((1, 3), bool)), {"out": np.zeros(1, np.int64)}),
+    (("ij,ij->i", np.full((1, 2), 200, np.uint8), np.full((1, 2), 200, np.uint8)), {"out": np.zeros(1, np.int64)}),
+    (("ij->i", np.array([[1e8, 1, -1e8]], np.float32)), {"out": np.zeros(1)}),
+    (("i,i->i", np.ones(2, np.int8), np.ones(2, np.uint16)), {"out": np.zeros(2, np.float32)}),
+    (("i,i->i", np.ones(2), np.ones(2)), {"out": np.zeros(2, np.float32)}),  # float64 into float32: TypeError
+    # casting= on the operands' common type, validated
+    (("i,i", np.ones(2), np.ones(2, complex)), {"casting": "equiv"}),
+    (("i,i", np.ones(2), np.ones(2)), {"casting": "bogus"}),
+    (("i,i", np.ones(2), np.ones(2)), {"casting": 3}),
+    # out broadcast where the result has extent 1
+    (("ij->i", np.ones((1, 2))), {"out": np.zeros(3)}),
+    (("ij->i", np.ones((1, 2), np.int16)), {"out": np.zeros(3, np.int16)}),
+    # a view of one operand written into out: dtype= and casting= apply
+    (("i", np.array([1.5 + 2j])), {"dtype": "f8", "casting": "unsafe", "out": np.zeros(1, complex)}),
+    (("i", np.array([1.5])), {"dtype": "i8", "out": np.zeros(1)}),
+    # dtype= with out=: out must cast to dtype= and back
+    (("i,i->i", np.ones(2, np.float32), np.ones(2, np.float32)), {"dtype": "f4", "out": np.zeros(2)}),
+    # numpy's error order: shapes before casts
+    (("ii", np.ones((2, 3), complex)), {"dtype": "i8"}),
+    (("...i,...i", np.ones((2, 3)), np.ones((4, 3))), {"dtype": "f4"}),
+    # another byte order; half and long double (numpy's own einsum)
+    (("i,i", np.ones(2), np.ones(2, ">f8")), {}),
+    (("i,i", np.ones(3, np.float16), np.ones(3, np.float16)), {}),
+    (("ij,j->i", np.ones((2, 3), np.longdouble), np.ones(3, np.longdouble)), {}),
+])
+def test_numpy_typing_and_errors(args, kw):
+    # found by a differential fuzz against numpy.einsum (310,000 calls)
+    _same_outcome(args, kw)
+
+
+def test_order_is_ignored_by_a_view():
+    a = arr(2, 3)
+    r = tx.einsum("ij->ji", a, order="C")
+    assert np.shares_memory(r, a) and np.shares_memory(np.einsum("ij->ji", a, order="C"), a)
