@@ -555,7 +555,7 @@ def einsum(subscripts, *operands, out=None, dtype=None, order="K", casting="safe
             raise ValueError("einsum: out has shape %s; the result's is %s" % (out.shape, e.out_shape))
         broadcast_out, out = out, None
     target = out if broadcast_out is None else broadcast_out
-    if casting != "safe" or target is not None:
+    if casting != "safe" or (target is not None and (target.dtype != e.out_dtype or user_dtype is not None)):
         # the casts numpy makes (operands to the computation's type, it to
         # out and back, by casting=, 0-d operands typed by value): numpy's
         # own verdict, on one element of each operand and of out
