@@ -823,9 +823,9 @@ void graph_value_flops_term(const graph *g, const g_value *v, flops_term *t)
         t->outer = cx_mul;
         term_modes(t, v->in[0]->ext, v->in[0]->rank);
         break;
-    case OP_LINALG: /* of the order of n^3 */
+    case OP_LINALG: /* of the order of n^3; the gaps of n values (or their weights' check) n^2 */
         t->outer = cx_mul;
-        for (int i = 0; i < 3 && v->in[0]->rank; i++)
+        for (int i = 0; i < (v->la == LA_GAPS ? 2 : 3) && v->in[0]->rank; i++)
             t->ext[t->n++] = v->in[0]->ext[0];
         break;
     default:
