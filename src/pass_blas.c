@@ -403,6 +403,12 @@ static void plan_one(graph *g, copy_list *made, g_value *v, const g_value *user)
         return;
     if (A->rank == 0 || B->rank == 0 || A->inlined || B->inlined)
         return;
+    /* a delta: BLAS would need it in memory (n^3 elements for
+       delta("i,j,k"), n^2 for a trace's), a loop nest compares the indices
+       and reads only the entries it selects (tx(5): never from memory) */
+    for (int k = 0; k < 2; k++)
+        if (v->in[k]->op == OP_MAP && v->in[k]->fn == MAP_DELTA)
+            return;
     blas_plan p = {0};
     for (int i = 0; i < A->rank; i++) {
         int l = A->label[i];

@@ -843,3 +843,19 @@ def test_tensor_named_out():
     r = tx.compile('in a[n]; out y[n]; y("i") = 2 * a("i");')
     with pytest.raises(TypeError, match="dict of arrays by tensor name"):
         r(a=np.arange(3.0), out=np.zeros(3))
+
+
+def test_three_label_delta_is_not_materialised():
+    # a delta in a product stays in the loop nest (the indices compared),
+    # not a tensor handed to BLAS: for delta("i,j,k") with n = 400 that
+    # tensor took 512 MB for 3 KB of input; a trace's, n^2
+    p = tx.compile('in x[n], A[n,n]; out s, d[n], t; s = x("i") * x("j") * x("k") * delta("i,j,k");\n'
+                   'd("i") = x("j") * x("k") * delta("i,j,k");\nt = A("i,j") * delta("i,j");\n')
+    x = np.random.default_rng(3).standard_normal(60)
+    A = np.random.default_rng(4).standard_normal((60, 60))
+    r = p(x=x, A=A)
+    np.testing.assert_allclose(r["t"], np.trace(A), rtol=1e-12)
+    np.testing.assert_allclose(r["s"], (x ** 3).sum(), rtol=1e-12)
+    np.testing.assert_allclose(r["d"], x ** 2, rtol=1e-12)
+    deltas = [line for line in str(p.graph()).splitlines() if "map delta" in line]
+    assert deltas and all("fused into its user" in line for line in deltas), deltas
