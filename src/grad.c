@@ -498,6 +498,19 @@ static g_value *extent_val(grad_sweep *sw, tx_extent x)
     return graph_add(sw->g, a);
 }
 
+/* A copy of V in type DT with modes ORDER[0..N). */
+static g_value *copy_as(grad_sweep *sw, g_value *v, const int *order, int n, dtype dt)
+{
+    g_value *c = new_val(sw, OP_CONTRACT, 1);
+    graph_set_operand(c, 0, v, 1);
+    c->dt = dt;
+    tx_extent ext[TX_MAX_MODES];
+    for (int k = 0; k < n; k++)
+        ext[k] = ext_of(v, order[k]);
+    graph_set_modes(c, n, order, ext);
+    return graph_add(sw->g, c);
+}
+
 /* V laid out row-major in the label order ORDER[0..N) (a LAPACK argument):
    V itself when it already is, else a copy. */
 static g_value *contiguous(grad_sweep *sw, g_value *v, const int *order, int n)
@@ -510,16 +523,7 @@ static g_value *contiguous(grad_sweep *sw, g_value *v, const int *order, int n)
             ok = k < n && v->idx_label[k] == order[k];
     else if (v->op == OP_INPUT || v->op == OP_STORE || v->op == OP_CONST)
         ok = 0;
-    if (ok)
-        return v;
-    g_value *c = new_val(sw, OP_CONTRACT, 1);
-    graph_set_operand(c, 0, v, 1);
-    c->dt = v->dt;
-    tx_extent ext[TX_MAX_MODES];
-    for (int k = 0; k < n; k++)
-        ext[k] = ext_of(v, order[k]);
-    graph_set_modes(c, n, order, ext);
-    return graph_add(sw->g, c);
+    return ok ? v : copy_as(sw, v, order, n, v->dt);
 }
 
 /* The matrix w(f) - w(e) over labels (E, F), 1 on the diagonal, for the
@@ -539,19 +543,11 @@ static g_value *gaps_val(grad_sweep *sw, g_value *w, int e, int f, int nonzero)
     return graph_add(sw->g, v);
 }
 
-/* V laid out contiguously along label E and of type DT (a copy when it
+/* V laid out contiguously along label E and of type DT (one copy when it
    is not so already, converting). */
 static g_value *vector_as(grad_sweep *sw, g_value *v, int e, dtype dt)
 {
-    v = contiguous(sw, v, &e, 1);
-    if (v->dt == dt)
-        return v;
-    g_value *c = new_val(sw, OP_CONTRACT, 1);
-    graph_set_operand(c, 0, v, 1);
-    c->dt = dt;
-    tx_extent ext[1] = {v->ext[0]};
-    graph_set_modes(c, 1, &e, ext);
-    return graph_add(sw->g, c);
+    return v->dt == dt ? contiguous(sw, v, &e, 1) : copy_as(sw, v, &e, 1, dt);
 }
 
 /* DW, the adjoint of the values W (label E) of eigh or svd, where the

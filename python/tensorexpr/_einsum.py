@@ -550,8 +550,7 @@ def einsum(subscripts, *operands, out=None, dtype=None, order="K", casting="safe
     if out is not None and out.shape != e.out_shape:
         # numpy broadcasts the operands to out's shape where the result has
         # extent 1: the result, computed aside, broadcast into out
-        if (len(out.shape) != len(e.out_shape) or
-                any([a != b and a != 1 for a, b in zip(e.out_shape, out.shape)])):
+        if not _fits_out(e.out_shape, out.shape):
             raise ValueError("einsum: out has shape %s; the result's is %s" % (out.shape, e.out_shape))
         broadcast_out, out = out, None
     target = out if broadcast_out is None else broadcast_out
@@ -627,6 +626,13 @@ def einsum(subscripts, *operands, out=None, dtype=None, order="K", casting="safe
     if e.perm is not None:
         r = r.transpose(e.perm)
     return r if r.ndim else r[()]  # a number as numpy's scalar, as numpy.einsum returns it
+
+
+def _fits_out(shape, out_shape):
+    """Whether a result of SHAPE can be written into an out of OUT_SHAPE:
+    the same, or larger where the result has extent 1 (numpy broadcasts
+    the operands to out's shape)."""
+    return len(shape) == len(out_shape) and all([a == b or a == 1 for a, b in zip(shape, out_shape)])
 
 
 def _numpy_only(dt):
@@ -741,11 +747,9 @@ def _integer(subscripts, ops, out, dtype, rt, order, casting):
     r = np.asarray(einsum(subscripts, *[o.astype(np.float64) for o in ops], order=order))
     r = r != 0 if rt.kind == "b" else r.astype(np.int64).astype(rt)
     if out is not None:
-        if out.shape != r.shape and (len(out.shape) != len(r.shape) or
-                                     any([a != b and a != 1 for a, b in zip(r.shape, out.shape)])):
-            # (where the result has extent 1, numpy broadcasts into out)
+        if out.shape != r.shape and not _fits_out(r.shape, out.shape):
             raise ValueError("einsum: out has shape %s; the result's is %s" % (out.shape, r.shape))
-        if not np.can_cast(rt, out.dtype, casting="safe" if casting == "safe" else casting):
+        if not np.can_cast(rt, out.dtype, casting=casting):
             raise TypeError("einsum: cannot cast the result (%s) to out's %s with casting=%r"
                             % (rt, out.dtype, casting))
         if dtype is not None and not np.can_cast(out.dtype, rt, casting=casting):
