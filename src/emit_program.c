@@ -210,8 +210,8 @@ static void emit_checks(emitter *E)
             continue;
         const g_value *w = v->in[0];
         for (int m = 0; m < w->rank; m++) {
-            if (v->idx_label[m] >= 0 || w->ext[m].dim < 0)
-                continue;
+            if (v->idx_label[m] >= 0 || w->ext[m].dim == -1)
+                continue; /* a label, or a constant extent (sema checked the index) */
             char msg[800];
             snprintf(msg, sizeof msg, "%s:%u:%u: index %lld is out of range for mode %d of '%s'",
                      S->cst->src->name, v->chip_span[m].line, v->chip_span[m].col,
@@ -861,10 +861,12 @@ int emit_header(graph *g, const tx_target *T, const emit_options *o, tx_buf *out
         for (int m = 0; m < t->rank; m++) {
             if (m)
                 put(&E, ",");
-            if (t->ext[m].dim >= 0)
-                put(&E, "%s", S->dims[t->ext[m].dim]->name);
-            else
-                put(&E, "%lld", (long long)t->ext[m].value);
+            tx_buf x = {0};
+            sema_extent_print(S, t->ext[m], &x); /* n, 3, n+1, min(m, n) */
+            put(&E, "%s", x.p ? x.p : "?");
+            if (x.oom)
+                E.out->oom = 1;
+            buf_free(&x);
         }
         put(&E, "], row-major%s\n", t->rank == 0 ? " (one element)" : "");
     }

@@ -738,7 +738,8 @@ static int check_ref(checker *C, cst_node *n)
     for (int i = 0; i < n->nlabels; i++) {
         cst_label *l = &n->labels[i];
         if (l->label < 0) {
-            if (t->ext[i].dim < 0 && l->chip >= t->ext[i].value) {
+            /* a constant extent now; a dim's or a dim expression's when the program runs */
+            if (t->ext[i].dim == -1 && l->chip >= t->ext[i].value) {
                 diag_error(S->diag, l->span, "index %lld is out of range for mode %d of '%s' (extent %lld: "
                            "indices 0 to %lld)", (long long)l->chip, i, name, (long long)t->ext[i].value,
                            (long long)t->ext[i].value - 1);

@@ -85,6 +85,32 @@ rc=$?
 if [ $rc -eq 0 ] && grep -q "tx_mpi_zgemm(tx_comm, CblasRowMajor" cxm.c; then ok; else
     bad "complex under --target mpi: exit $rc: $(cat err.txt)"; fi
 
+# an index into a mode whose extent is a dim expression: checked when the
+# program runs, against the expression's value (it was once taken for a
+# constant: F("1") of F[n+1] rejected, B("7") of B[n-1] read past B)
+cat > chip.tx <<'TX'
+in F[n+1], x[n], B[n-1];
+out r, s;
+r = F("1") + x("i");
+s = B("7");
+TX
+"$PYTHON" -c "import numpy as np; np.save('F.npy', np.array([1., 2., 3.])); np.save('x.npy', np.array([5., 6.])); np.save('Bs.npy', np.array([1.]))
+np.save('Bl.npy', np.arange(8.))"
+"$TXC" run chip.tx F=F.npy x=x.npy B=Bs.npy >out.txt 2>err.txt
+rc=$?
+if [ $rc -eq 3 ] && grep -q "chip.tx:4:8: index 7 is out of range for mode 0 of 'B'" err.txt; then ok; else
+    bad "chip past a dim expression's extent: exit $rc: $(cat out.txt err.txt)"; fi
+"$PYTHON" -c "import numpy as np; np.save('F9.npy', np.arange(10.)); np.save('x9.npy', np.ones(9))"
+"$TXC" run chip.tx F=F9.npy x=x9.npy B=Bl.npy >out.txt 2>err.txt
+rc=$?
+if [ $rc -eq 0 ] && grep -q "^r = 10 " out.txt && grep -q "^s = 7 " out.txt; then ok; else
+    bad "chips within dim expressions' extents: exit $rc: $(cat out.txt err.txt)"; fi
+
+# the header documents those extents as written (they printed as A[0,1], B[2])
+"$TXC" chip.tx -o chip.c --header chip.h 2>err.txt
+if grep -q "in f64 F\[n + 1\], row-major" chip.h && grep -q "in f64 B\[n - 1\], row-major" chip.h; then ok; else
+    bad "header extents: $(grep row-major chip.h) $(cat err.txt)"; fi
+
 # --threads: a bad count is a usage error; 1 and 2 threads write the same bytes
 "$TXC" run mm.tx --random --threads 0 >out.txt 2>err.txt
 rc=$?
