@@ -48,14 +48,46 @@ static void put_group_size(emitter *E, const mode_seq *s, const int *G, int n)
     put(E, ")");
 }
 
+/* "if (K == 0) { y = beta y } else " before a gemv whose summed size is
+   K (text) and whose output has R elements INC apart (texts): BLAS
+   returns at once when a dimension is 0 (OpenBLAS's and the reference
+   gemv, before applying beta), which would leave y as it was where numpy
+   gives zeros. beta is 0 (an '=' store, the first call of summed loops)
+   or 1 (+=, -=, the later calls), so y = beta y is zeros or nothing.
+   gemm applies beta when K is 0, dot returns 0: they need no guard. */
+static void put_gemv_empty_sum(emitter *E, int depth, const char *x, const char *k, const char *r,
+                               const char *inc)
+{
+    int cx = x[0] == 'z' || x[0] == 'c', d = 4 * depth;
+    put(E, "if ((%s) == 0) { /* an empty sum: BLAS would leave y as it is */\n", k);
+    put(E, "%*sif (%s)\n", d + 4, "", cx ? "tx_beta.re == 0 && tx_beta.im == 0" : "tx_beta == 0");
+    put(E, "%*sfor (int64_t tx_q = 0; tx_q < (%s); tx_q++)\n%*s", d + 8, "", r, d + 12, "");
+    if (cx)
+        put(E, "tx_c[tx_q * (%s)].re = 0, tx_c[tx_q * (%s)].im = 0;\n", inc, inc);
+    else
+        put(E, "tx_c[tx_q * (%s)] = 0;\n", inc);
+    put(E, "%*s} else\n%*s", d, "", d + 4, "");
+}
+
 /* y = M v as one gemv: M (layout SM) has the output's labels R and the
    summed labels K; the vector (layout SV) has K, its last at VK; the
    output's last R mode is at CR of SC. Row- or column-major by which of
    M's groups is contiguous. */
-static void put_gemv(emitter *E, const char *x, const mode_seq *sm, const int *R, int nr, const int *K, int nk,
-                     const char *mname, const char *vname, const mode_seq *sv, int vk, const mode_seq *sc, int cr)
+static void put_gemv(emitter *E, int depth, const char *x, const mode_seq *sm, const int *R, int nr, const int *K,
+                     int nk, const char *mname, const char *vname, const mode_seq *sv, int vk, const mode_seq *sc,
+                     int cr)
 {
     int rl = last_of(sm, R, nr), kl = last_of(sm, K, nk), kunit = kl == sm->n - 1;
+    tx_buf kb, rb, ib, *saved = emit_capture_begin(E, &kb);
+    put_group_size(E, sm, K, nk);
+    const char *k = emit_capture_end(E, saved);
+    saved = emit_capture_begin(E, &rb);
+    put_group_size(E, sm, R, nr);
+    const char *r = emit_capture_end(E, saved);
+    saved = emit_capture_begin(E, &ib);
+    put_stride(E, sc, cr);
+    const char *inc = emit_capture_end(E, saved);
+    put_gemv_empty_sum(E, depth, x, k, r, inc);
     put(E, "cblas_%sgemv(CblasRowMajor, %s, ", x, kunit ? "CblasNoTrans" : "CblasTrans");
     put_group_size(E, sm, kunit ? R : K, kunit ? nr : nk);
     put(E, ", ");
@@ -159,7 +191,7 @@ static const char *dot_tail(int op, int summed)
 /* The call of a plan whose operands include a strided binding: its layout
    decided from the strides, in SUMMED loops over summed labels. 0 if BLAS
    cannot read one of them (that one is then marked to be staged). */
-static int put_strided_call(emitter *E, const g_value *v, const mode_seq *sa, const mode_seq *sb,
+static int put_strided_call(emitter *E, int depth, const g_value *v, const mode_seq *sa, const mode_seq *sb,
                             const mode_seq *sc, const char *x, int cvar, int summed)
 {
     const blas_plan *p = v->blas;
@@ -211,6 +243,12 @@ static int put_strided_call(emitter *E, const g_value *v, const mode_seq *sa, co
         group_layout(E, sm, R, nr, &rows, &inc[2]);
         group_layout(E, sm, p->k, p->nk, &cols, &inc[2]);
         /* stored as rows x cols (t = 0) or cols x rows (t = 1) */
+        if (cols == 0) {
+            char r[32], inc1[32];
+            snprintf(r, sizeof r, "%lld", (long long)rows);
+            snprintf(inc1, sizeof inc1, "%lld", (long long)inc[1]);
+            put_gemv_empty_sum(E, depth, x, "0", r, inc1);
+        }
         put(E, "cblas_%sgemv(CblasRowMajor, %s, %lld, %lld, %stx_alpha, %s, %lld, %s, %lld, %stx_beta, tx_c, %lld);\n",
             x, t ? "CblasTrans" : "CblasNoTrans", (long long)(t ? cols : rows), (long long)(t ? rows : cols),
             E->blas_ref, mv ? "tx_a" : "tx_b", (long long)ld, mv ? "tx_b" : "tx_a", (long long)inc[0], E->blas_ref,
@@ -360,7 +398,7 @@ void emit_blas(emitter *E, const g_value *v)
         /* when it cannot, the code is made again with the operand staged;
            a row-major operand it cannot read has a leading dimension past
            BLAS's int, which the check above has already refused */
-        if (!put_strided_call(E, v, &sa, &sb, &sc, x, p->store ? p->store->var : -1, summed_loops))
+        if (!put_strided_call(E, depth, v, &sa, &sb, &sc, x, p->store ? p->store->var : -1, summed_loops))
             put(E, "{ tx_status = %d; goto tx_done; }\n", too_large);
     } else if (p->nm == 0 && p->nn == 0 && cx) { /* the unconjugated dot, then C = alpha dot (+ C) */
         put(E, "{\n%*s%s tx_d;\n%*scblas_%sdotu_sub(", 4 * depth + 4, "", t, 4 * depth + 4, "", x);
@@ -386,9 +424,9 @@ void emit_blas(emitter *E, const g_value *v)
         put_stride(E, &sb, bk);
         put(E, ")%s);\n", dot_tail(op, summed_loops));
     } else if (p->nn == 0) { /* y[m] = A[m x k] x[k] */
-        put_gemv(E, x, &sa, p->m, p->nm, p->k, p->nk, "tx_a", "tx_b", &sb, bk, &sc, cm);
+        put_gemv(E, depth, x, &sa, p->m, p->nm, p->k, p->nk, "tx_a", "tx_b", &sb, bk, &sc, cm);
     } else if (p->nm == 0) { /* y[n] = B[k x n]^T x[k] */
-        put_gemv(E, x, &sb, p->n, p->nn, p->k, p->nk, "tx_b", "tx_a", &sa, ak, &sc, cn);
+        put_gemv(E, depth, x, &sb, p->n, p->nn, p->k, p->nk, "tx_b", "tx_a", &sa, ak, &sc, cn);
     } else {
         int ta = ak != sa.n - 1, tb = bn != sb.n - 1;
         /* a distributed target's GEMM: cblas_dgemm's contract plus the communicator */
