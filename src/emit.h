@@ -386,7 +386,8 @@ void emit_block_loop(emitter *E, const g_value *x, const int *labels, const tx_e
 void put_block_loop_head(emitter *E, int label, tx_extent ext, int depth);
 /* The loop over LABEL (extent EXT) that folds elementwise X into tx_acc
    with RED, block by block (the other labels' loops are open). */
-void emit_block_reduce(emitter *E, const g_value *x, int label, tx_extent ext, reduce_op red, int depth);
+void emit_block_reduce(emitter *E, const g_value *x, int label, tx_extent ext, const tx_extent *flat, int nflat,
+                       reduce_op red, int depth);
 /* The stride of mode P of S as a number: its bound stride, or the product
    of the extents after it when every one is known; -1 if unknown (or a
    negative bound stride). */

@@ -1535,7 +1535,8 @@ int open_row_loop(emitter *E, int label, tx_extent ext, int depth, int blocked, 
     return depth + 1;
 }
 
-void emit_block_reduce(emitter *E, const g_value *x, int label, tx_extent ext, reduce_op red, int depth)
+void emit_block_reduce(emitter *E, const g_value *x, int label, tx_extent ext, const tx_extent *flat, int nflat,
+                       reduce_op red, int depth)
 {
     static const char *name[] = {"?", "sum", "prod", "max", "min"};
     emit_use(E, TXS_PRIM);
@@ -1557,13 +1558,27 @@ void emit_block_reduce(emitter *E, const g_value *x, int label, tx_extent ext, r
             put_label(E, label);
             put(E, " = 0;\n%*stx_acc = %s(tx_p_red_%s, ", 4 * depth + 4, "", pool ? "tx_rt_reduce" : "tx_p_red_chunked",
                 name[red]);
-            put_extent(E, ext);
+            int64_t all = 1;
+            for (int i = 0; i < nflat && all >= 0; i++) {
+                int64_t e = emit_extent_value(E, flat[i]);
+                all = e < 0 ? -1 : all * e;
+            }
+            if (nflat == 0)
+                put_extent(E, ext);
+            else if (all >= 0) /* known: one number */
+                put(E, "%lld", (long long)all);
+            else
+                for (int i = 0; i < nflat; i++) {
+                    put(E, i ? " * " : "");
+                    put_extent(E, flat[i]);
+                }
             put(E, ", &");
             put_access(E, x);
             put(E, ", tx_acc);\n%*s}\n", 4 * depth, "");
             return;
         }
     }
+    TX_ASSERT(nflat == 0); /* a flat run is a contiguous f64 one */
     int f32 = 0;
     if (!x->inlined && x->dt == DT_F32 && (x->op == OP_INDEX || emit_is_computed(x))) {
         /* contiguous f32 in memory: each span of up to eight blocks folded

@@ -10,11 +10,14 @@
 
 /* Whether the NSUM summed labels SUMMED of X, an f64 tensor in memory,
    are its last modes, L the last, laid out as one contiguous run (each
-   mode's stride the run after it; all known when the code is made): then
-   the sum over all of them is one reduction over *TOTAL elements from
-   their index 0 (a full sum of a matrix, the sum over the last two modes
-   of a tensor). A diagonal (a label twice) is not. */
-static int summed_flat(emitter *E, const g_value *x, const int *summed, int nsum, int L, int64_t *total)
+   mode's stride the run after it: row-major, or bound strides that are
+   known when the code is made): then the sum over all of them is one
+   reduction over the product of their extents RUN[0 .. NSUM) from their
+   index 0 (a full sum of a matrix, the sum over the last two modes of a
+   tensor), in the library and in standalone C alike (the same chunks,
+   the same bits, whether the extents are known or not). A diagonal (a
+   label twice) is not. */
+static int summed_flat(emitter *E, const g_value *x, const int *summed, int nsum, int L, tx_extent *run_ext)
 {
     mode_seq s;
     if (nsum < 2 || x->inlined || x->dt != DT_F64 || x->op == OP_CONST || emit_modes(E, x, &s) < 0 || s.n < nsum ||
@@ -28,12 +31,14 @@ static int summed_flat(emitter *E, const g_value *x, const int *summed, int nsum
         for (int q = p + 1; q < s.n; q++)
             if (s.label[q] == s.label[p])
                 return 0;
-        int64_t e = emit_extent_value(E, s.ext[p]);
-        if (!is_summed || e < 0 || mode_stride_value(E, &s, p) != run)
+        if (!is_summed)
             return 0;
-        run *= e;
+        int64_t e = emit_extent_value(E, s.ext[p]);
+        if (s.stride && (e < 0 || run < 0 || mode_stride_value(E, &s, p) != run))
+            return 0; /* bound strides: contiguous only as the numbers say */
+        run = e < 0 || run < 0 ? -1 : run * e;
+        run_ext[s.n - 1 - p] = s.ext[p];
     }
-    *total = run;
     return 1;
 }
 
@@ -69,8 +74,8 @@ static int emit_reduce_blocked(emitter *E, const g_value *v, int *summed, tx_ext
         return 0;
     int L = summed[pick];
     tx_extent LE = sext[pick];
-    int64_t flat;
-    if (summed_flat(E, x, summed, nsum, L, &flat)) {
+    tx_extent flat[TX_MAX_MODES];
+    if (summed_flat(E, x, summed, nsum, L, flat)) {
         /* one reduction over the whole contiguous run (which the pool
            shares out in fixed chunks), every summed label at 0 */
         put(E, "%*s{\n", 4 * depth, "");
@@ -80,15 +85,14 @@ static int emit_reduce_blocked(emitter *E, const g_value *v, int *summed, tx_ext
                 put_label(E, summed[k]);
                 put(E, " = 0;\n");
             }
-        tx_extent all = {-1, flat};
-        emit_block_reduce(E, x, L, all, v->op == OP_REDUCE ? v->red : RED_ADD, depth + 1);
+        emit_block_reduce(E, x, L, LE, flat, nsum, v->op == OP_REDUCE ? v->red : RED_ADD, depth + 1);
         put(E, "%*s}\n", 4 * depth, "");
         return 1;
     }
     summed[pick] = summed[nsum - 1];
     sext[pick] = sext[nsum - 1];
     open_loops(E, summed, sext, nsum - 1, &depth, 0);
-    emit_block_reduce(E, x, L, LE, v->op == OP_REDUCE ? v->red : RED_ADD, depth);
+    emit_block_reduce(E, x, L, LE, NULL, 0, v->op == OP_REDUCE ? v->red : RED_ADD, depth);
     return 1;
 }
 

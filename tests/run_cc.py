@@ -71,6 +71,7 @@ DEFAULT_FILES = [
     'row_groups.tx',        # row groups: kernels tile by tile of rows (records of records)
     'row_local.tx',         # row-local tensors: a tile's rows at the first rows of each call's range
     'f32_blocks.tx',        # f32 blocks (tx_pf_*), also with -DTX_USE_SLEEF
+    'sum_flat_bits.tx',     # full sums of row-major tensors: one run, the library's bits
 ]
 
 # complex tensors live in C99 complex arrays, passed cast to the header's
@@ -290,6 +291,9 @@ def build_and_check(txc, cc, case, prep, td, progc, mainc, raw, flags, needs, ru
                              'C vs txc run: ')
             if why:
                 reasons.append(why)
+            elif d.name in case.same_bits and not rn.same_bits(got[d.name], ref.astype(d.np_dtype)):
+                reasons.append('C vs txc run: %s: not the same bits (%r vs %r)' % (
+                    d.name, got[d.name].ravel()[:4].tolist(), ref.ravel()[:4].tolist()))
     return '; '.join(reasons) if reasons else None
 
 

@@ -12,6 +12,8 @@ Each test file is a .tx program with directive comments:
     #! expect: Python, run after setup; computes every out/inout tensor
     #! tol:    relative tolerance (default 1e-12)
     #! pass-dims   pass Python ints named like a symbolic dim as -D name=value
+    #! same-bits: NAME ...  outputs that tests/run_cc.py's standalone C must
+               write bit for bit as `txc run` does (tx(5): long sums)
 
 A run passes when, for every out/inout tensor, the shape matches exactly, the
 dtype is float32 (f32), float64 (f64), complex64 (c64) or complex128 (c128), and
@@ -211,6 +213,7 @@ class Case:
         self.setup, self.expect = [], []
         self.tol = DEFAULT_TOL
         self.pass_dims = False
+        self.same_bits = []
         for lineno, line in enumerate(self.src.splitlines(), 1):
             s = line.lstrip()
             if not s.startswith('#!'):
@@ -232,6 +235,8 @@ class Case:
                         raise TestError('%s:%d: bad tol %r' % (self.name, lineno, val))
             elif body == 'pass-dims':
                 self.pass_dims = True
+            elif body.startswith('same-bits:'):
+                self.same_bits += body[len('same-bits:'):].split()
             else:
                 raise TestError('%s:%d: unknown directive %r' % (self.name, lineno, body))
         self.decls, self.consts, self.symdims = parse_decls(self.src)
