@@ -543,11 +543,19 @@ static g_value *gaps_val(grad_sweep *sw, g_value *w, int e, int f, int nonzero)
     return graph_add(sw->g, v);
 }
 
-/* V laid out contiguously along label E and of type DT (one copy when it
-   is not so already, converting). */
+/* V laid out row-major in the label order ORDER[0..N) and of type DT (one
+   copy when it is not so already, converting): a LAPACK argument, which
+   the runtime reads as DT (an adjoint may be f32 where the call is f64:
+   the seed, a number, does not widen the computation). */
+static g_value *arg_as(grad_sweep *sw, g_value *v, const int *order, int n, dtype dt)
+{
+    return v->dt == dt ? contiguous(sw, v, order, n) : copy_as(sw, v, order, n, dt);
+}
+
+/* V laid out contiguously along label E and of type DT (arg_as). */
 static g_value *vector_as(grad_sweep *sw, g_value *v, int e, dtype dt)
 {
-    return v->dt == dt ? contiguous(sw, v, &e, 1) : copy_as(sw, v, &e, 1, dt);
+    return arg_as(sw, v, &e, 1, dt);
 }
 
 /* DW, the adjoint of the values W (label E) of eigh or svd, where the
@@ -575,12 +583,15 @@ static g_value *weights_val(grad_sweep *sw, g_value *w, g_value *dw, int e)
    the result has labels (A1[, K]). */
 static g_value *solve_val(grad_sweep *sw, g_value *a, g_value *b)
 {
+    dtype dt = join(a->dt, b->dt);
+    a = arg_as(sw, a, a->label, a->rank, dt);
+    b = arg_as(sw, b, b->label, b->rank, dt);
     g_value *v = new_val(sw, OP_LINALG, 2);
     v->la = LA_SOLVE;
     v->nout = 1;
     graph_set_operand(v, 0, a, 1);
     graph_set_operand(v, 1, b, 1);
-    v->dt = join(a->dt, b->dt);
+    v->dt = dt;
     int lab[2] = {a->label[1], b->rank == 2 ? b->label[1] : 0};
     tx_extent ext[2] = {a->ext[1], b->rank == 2 ? b->ext[1] : a->ext[0]};
     graph_set_modes(v, b->rank, lab, ext);
@@ -1194,7 +1205,7 @@ static int propagate_linalg(grad_sweep *sw, g_value *v, g_value *dv)
         cg->la = LA_CHOLGRAD;
         cg->nout = 1;
         graph_set_operand(cg, 0, contiguous(sw, v, rc, 2), 1);
-        graph_set_operand(cg, 1, contiguous(sw, dv, rc, 2), 1);
+        graph_set_operand(cg, 1, arg_as(sw, dv, rc, 2, v->dt), 1);
         cg->dt = v->dt;
         graph_set_modes(cg, 2, rc, n2);
         g_value *sz = store_tmp(sw, graph_add(sw->g, cg), rc, 2, n2);
@@ -1667,8 +1678,13 @@ grad_sweep *grad_sweep_run(graph *g, g_value *s, cst_node *owner, int stmt, tx_s
         if (sw->need[k] && sw->dep[k])
             for (int i = 0; i < g->v[k]->nin; i++)
                 sw->need[g->v[k]->in[i]->id] = 1;
-    if (sw->dep[s->id])
-        contribute(sw, s, const_val(sw, 1), NULL);
+    if (sw->dep[s->id]) { /* the seed, 1, in the type of s: in an f64 program an f32 one
+                             rounded what it scaled (1.4 * log(x): float(1.4) / x) where
+                             the adjoints were kept in memory (-O0, -O1) */
+        g_value *seed = const_val(sw, 1);
+        seed->dt = dt_complex(s->dt) ? DT_F64 : s->dt;
+        contribute(sw, s, seed, NULL);
+    }
     for (int k = s->id; k >= 0; k--) {
         g_value *v = g->v[k];
         if (!sw->need[k] || !sw->dep[k])
