@@ -162,11 +162,29 @@ void emit_liveness(emitter *E, liveness *L)
         for (int i = 0; i < g->v[k]->nin; i++)
             user[g->v[k]->in[i]->id] = g->v[k];
     /* where V reads: a nest of a row group (pass_fuse.c) reads tile by
-       tile until the group's last nest is done */
+       tile until the group's last nest is done. A value fused into
+       several users is computed in each of them (and in their users',
+       where they are fused in turn): it is read from the first of them
+       (POS) to the last (RD). Users come after what they read, so going
+       down the ids each value's users are final before it is. */
     int *rd = arena_alloc(g->arena, sizeof(int) * (size_t)(n + 1));
+    for (int k = 0; k < n; k++)
+        pos[k] = rd[k] = -1;
     for (int k = n - 1; k >= 0; k--) {
-        pos[k] = g->v[k]->inlined && user[k] ? pos[user[k]->id] : k;
-        rd[k] = g->v[k]->inlined && user[k] ? rd[user[k]->id] : g->v[k]->row_group ? g->v[k]->row_group - 1 : k;
+        g_value *v = g->v[k];
+        if (!v->inlined || !user[k] || rd[k] < 0) {
+            pos[k] = k;
+            rd[k] = v->row_group ? v->row_group - 1 : k;
+        }
+        for (int i = 0; i < v->nin; i++) {
+            int w = v->in[i]->id;
+            if (!v->in[i]->inlined)
+                continue;
+            if (pos[w] < 0 || pos[k] < pos[w])
+                pos[w] = pos[k];
+            if (rd[k] > rd[w])
+                rd[w] = rd[k];
+        }
     }
     for (int k = 0; k < n; k++) {
         last[k] = -1;
