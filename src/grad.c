@@ -36,7 +36,8 @@
  *   reduce     +: broadcast; *: dv · (product of the others), by a count of
  *              zeros (no division by x); max, min: dv · [x == v] / #ties
  *              (PyTorch's amax/amin rule)
- *   scan       +: the scan of dv the other way; *: that of dv · v, over x;
+ *   scan       +: the scan of dv the other way; *: that of dv · v, over x,
+ *              by a running count of zeros (no division by x: scan_product);
  *              max, min: each dv(k) to the position that set v(k)
  *   view, store   back through the labels of the view or the store; an
  *              accumulating store passes dv on to the previous value; a chip
@@ -1350,6 +1351,54 @@ static int reduce_product(grad_sweep *sw, g_value *v, g_value *dv)
     return 0;
 }
 
+/* The running OP (RED) of T along V's scan label, forwards or backwards
+   (REVERSE), restricted by V's maps. */
+static g_value *scan_like(grad_sweep *sw, g_value *t, const g_value *v, reduce_op red, int reverse)
+{
+    g_value *s = new_val(sw, OP_SCAN, 1);
+    graph_set_operand(s, 0, t, 1);
+    s->red = red;
+    s->scan_label = v->scan_label;
+    s->scan_reverse = reverse;
+    s->dt = t->dt;
+    graph_set_modes(s, t->rank, t->label, t->ext);
+    graph_restrict(sw->g, s, v->maps, v->nmaps);
+    return graph_add(sw->g, s);
+}
+
+/* The adjoint of v = scan(*, x) without dividing by x (reduce_product's
+   way, running): dx(i) = sum over k >= i of dv(k) times the product of
+   x(j), j <= k, j != i. With z = [x == 0], x' = x with its zeros taken as
+   1, P = the running product of x' and C = the running count of zeros,
+   that product is P(k) / x'(i) where C(k) == z(i) (no zero up to k but
+   x(i) itself, if it is one), else 0: dx = S0 / x' where x != 0, S1 where
+   x == 0, Sc the sum of dv · P · [C == c] the other way. torch's cumprod
+   gives the same limit at a zero. */
+static int scan_product(grad_sweep *sw, g_value *v, g_value *dv)
+{
+    g_value *x = v->in[0];
+    g_value *zero = const_val(sw, 0), *one = const_val(sw, 1);
+    g_value *z = map2(sw, MAP_EQ, dt_complex(x->dt) ? map1(sw, MAP_ABS, x) : x, zero); /* complex: |x| == 0 */
+    g_value *in[3] = {z, one, x};
+    g_value *xs = map_val(sw, MAP_WHERE, 3, in, 0);
+    g_value *p = scan_like(sw, xs, v, RED_MUL, v->scan_reverse);
+    g_value *c = scan_like(sw, z, v, RED_ADD, v->scan_reverse);
+    double e1[3] = {1, 1, 1}, inv[3] = {1, -1, 1};
+    g_value *f[3] = {dv, cj(sw, p), map2(sw, MAP_EQ, c, zero)};
+    g_value *s0 = scan_like(sw, product_like(sw, 3, f, e1, 1, v, v), v, RED_ADD, !v->scan_reverse);
+    f[2] = map2(sw, MAP_EQ, c, one);
+    g_value *s1 = scan_like(sw, product_like(sw, 3, f, e1, 1, v, v), v, RED_ADD, !v->scan_reverse);
+    f[0] = s0; /* S0 / x' where x != 0 */
+    f[1] = cj(sw, xs);
+    f[2] = map2(sw, MAP_EQ, z, zero);
+    g_value *a = product_like(sw, 3, f, inv, 1, x, v);
+    f[0] = s1; /* S1 where x == 0 */
+    f[1] = z;
+    g_value *b = product_like(sw, 2, f, e1, 1, x, v);
+    contribute(sw, x, sum2(sw, a, 1, b, 1, join(a->dt, b->dt), x->rank, x->label, x->ext), NULL);
+    return 0;
+}
+
 /* V's number of elements, an unknown extent taken as 64 (an estimate). */
 static double elements(const grad_sweep *sw, const g_value *v)
 {
@@ -1608,31 +1657,11 @@ static int propagate(grad_sweep *sw, g_value *v, g_value *dv, const int *map)
         g_value *x = v->in[0];
         if (v->red == RED_MAX || v->red == RED_MIN)
             return scan_extremum(sw, v, dv);
-        g_value *t = dv;
-        if (v->red == RED_MUL) { /* the scan of dv · conj(v), over conj(x) */
-            f[0] = dv;
-            f[1] = cj(sw, v);
-            e[0] = e[1] = 1;
-            t = product_like(sw, 2, f, e, 1, v, v);
-        }
-        g_value *s = new_val(sw, OP_SCAN, 1);
-        graph_set_operand(s, 0, t, 1);
-        s->red = RED_ADD;
-        s->scan_label = v->scan_label;
-        s->scan_reverse = !v->scan_reverse;
-        s->dt = t->dt;
-        graph_set_modes(s, t->rank, t->label, t->ext);
-        graph_restrict(sw->g, s, v->maps, v->nmaps);
-        graph_add(sw->g, s);
-        f[0] = s;
-        e[0] = e[1] = 1;
-        int nf = 1;
-        if (v->red == RED_MUL) {
-            f[1] = cj(sw, x);
-            e[1] = -1;
-            nf = 2;
-        }
-        contribute(sw, x, product_like(sw, nf, f, e, 1, x, v), NULL);
+        if (v->red == RED_MUL)
+            return scan_product(sw, v, dv);
+        f[0] = scan_like(sw, dv, v, RED_ADD, !v->scan_reverse); /* +: the scan of dv the other way */
+        e[0] = 1;
+        contribute(sw, x, product_like(sw, 1, f, e, 1, x, v), NULL);
         return 0;
     }
     default:

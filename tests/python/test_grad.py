@@ -462,3 +462,31 @@ def test_seed_has_the_type_of_the_differentiated_value(level):
     x = np.array([.7, .9, 1.3])
     r = tx.compile('in x[n]; out g[n]; g("i") = grad(1.4 * log(x("j")), x("i"));', opt_level=level)(x=x)
     np.testing.assert_array_equal(r["g"], 1.4 / x)
+
+
+@pytest.mark.parametrize("level", [0, 1, 2])
+def test_running_product_with_zeros(level):
+    """scan(*) and scanr(*) differentiated where entries are 0 (one, two,
+    at the ends): the limit torch's cumprod gives, never a division by the
+    entry (which made NaN)"""
+    p = tx.compile('''in X[m,n], W[m,n];
+out gf[m,n], gr[m,n], gc[m,n];
+gf("a,b") = grad(W("i,k") * scan(*, X("i,k"), "k"), X("a,b"));
+gr("a,b") = grad(W("i,k") * scanr(*, X("i,k"), "k"), X("a,b"));
+gc("a,b") = grad(scan(*, X("i,k"), "i"), X("a,b"));
+''', opt_level=level)
+    X = rng.standard_normal((4, 6))
+    X[0, 1] = 0
+    X[1, 0] = X[1, 5] = 0
+    X[2, 2] = X[2, 3] = 0
+    X[3, 4] = 0
+    W = rng.standard_normal((4, 6))
+    r = p(X=X, W=W)
+    for name, f in (("gf", lambda a: torch.cumprod(a, 1)), ("gr", lambda a: torch.cumprod(a.flip(1), 1).flip(1))):
+        tX = t(X, True)
+        (t(W) * f(tX)).sum().backward()
+        close(r[name], tX.grad)
+    tX = t(X, True)
+    torch.cumprod(tX, 0).sum().backward()
+    close(r["gc"], tX.grad)
+    assert np.isfinite(r["gf"]).all()
