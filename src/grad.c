@@ -1167,10 +1167,43 @@ static g_value *chol_phi(grad_sweep *sw, g_value *ir, g_value *ic, const int *rc
     return graph_add(sw->g, mask);
 }
 
+/* The adjoint of the gaps node V (gaps_val, weights_val: a first
+   gradient through eigh or svd, differentiated again). With weights (two
+   operands) V is its second operand, checked: DV goes to it. Else V(e, f)
+   = w(f) - w(e) off the diagonal, 1 on it: dw(k) = sum over e != k of
+   DV(e, k) - sum over f != k of DV(k, f). The gaps are the denominators
+   of the first gradient; where two values are equal, the run-time error
+   of the first gradient stands. */
+static int propagate_gaps(grad_sweep *sw, g_value *v, g_value *dv)
+{
+    if (v->nin == 2) {
+        contribute(sw, v->in[1], dv, NULL);
+        return 0;
+    }
+    g_value *w = v->in[0];
+    int ef[2] = {v->label[0], v->label[1]}, e = ef[0], f = ef[1];
+    tx_extent ee[2] = {v->ext[0], v->ext[1]};
+    g_value *delta = new_val(sw, OP_MAP, 0);
+    delta->fn = MAP_DELTA;
+    delta->dt = DT_F32;
+    graph_set_modes(delta, 2, ef, ee);
+    graph_add(sw->g, delta);
+    double one[2] = {1, 1};
+    g_value *m[2] = {dv, sum2(sw, const_val(sw, 1), 1, delta, -1, DT_F32, 2, ef, ee)}; /* DV off the diagonal */
+    g_value *col = product_to(sw, 2, m, one, 1, 1, &f, &ee[1], NULL, 0); /* sum over e, label f */
+    g_value *row = product_to(sw, 2, m, one, 1, 1, &e, &ee[0], NULL, 0); /* sum over f, label e */
+    g_value *colk = relabel(sw, col, &f, &e, 1, &ee[0]);
+    contribute(sw, w, sum2(sw, colk, 1, row, -1, join(colk->dt, row->dt), 1, &e, &ee[0]), NULL);
+    return 0;
+}
+
 /* The adjoint of the argument(s) of the one-result linear-algebra call V
-   (cholesky, inv, solve, and cholesky's own gradient) from DV. Returns -1 for the others. */
+   (cholesky, inv, solve, the gaps of eigh's and svd's gradients, and
+   cholesky's own gradient) from DV. Returns -1 for the others. */
 static int propagate_linalg(grad_sweep *sw, g_value *v, g_value *dv)
 {
+    if (v->la == LA_GAPS)
+        return propagate_gaps(sw, v, dv);
     g_value *a = v->in[0];
     int r = a->label[0], c = a->label[1];
     tx_extent n2[2] = {a->ext[0], a->ext[1]};
