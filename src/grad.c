@@ -1710,6 +1710,8 @@ static int differentiable(const g_value *v)
     return 1;
 }
 
+static void keep_entry_values(grad_sweep *sw);
+
 grad_sweep *grad_sweep_run(graph *g, g_value *s, cst_node *owner, int stmt, tx_span span)
 {
     tx_arena *a = g->arena;
@@ -1766,7 +1768,106 @@ grad_sweep *grad_sweep_run(graph *g, g_value *s, cst_node *owner, int stmt, tx_s
         if (dv && propagate(sw, v, dv, positional(v) ? sw->map[k] : NULL) < 0)
             poison(sw, v, v);
     }
+    keep_entry_values(sw);
     return sw;
+}
+
+/* ---- values at entry ----
+   The adjoint code runs after the program has written its tensors, so a
+   value it reads from the forward pass must still be in memory then. An
+   intermediate is (its own buffer); a read of a variable (OP_INDEX of
+   its value at that point) is not when a later statement, before the
+   grad, wrote the variable again (an inout x = x^2: its rule needs x at
+   entry). Nor is a computed value that reads one and may be recomputed
+   where it is used (fused). Such an operand of the adjoint code is
+   replaced by a view of a hidden tmp tensor stored before the first of
+   those writes (a store: no pass removes it or moves it; inserted there
+   with graph_insert_before, spliced in when lowering ends). */
+
+/* The first store after value B (OP_INPUT or OP_STORE of a variable)
+   that writes the same variable, among the forward values, or NULL. */
+static g_value *overwritten_by(grad_sweep *sw, const g_value *b)
+{
+    for (int k = b->id + 1; k < sw->n; k++)
+        if (sw->g->v[k]->op == OP_STORE && sw->g->v[k]->var == b->var)
+            return sw->g->v[k];
+    return NULL;
+}
+
+/* The earliest write that makes forward value X stale (see above), or
+   NULL; memoised in STALE (0 unknown, 1 fresh, 2 stale, at STALE_AT). */
+static g_value *stale_at(grad_sweep *sw, g_value *x, unsigned char *stale, g_value **at)
+{
+    if (stale[x->id])
+        return stale[x->id] == 2 ? at[x->id] : NULL;
+    g_value *first = NULL;
+    if (x->op == OP_INDEX && (x->in[0]->op == OP_INPUT || x->in[0]->op == OP_STORE))
+        first = overwritten_by(sw, x->in[0]);
+    else if (x->op != OP_INPUT && x->op != OP_STORE && x->op != OP_LINALG && x->op != OP_PART)
+        for (int i = 0; i < x->nin; i++) { /* computed where used, perhaps: its reads */
+            g_value *w = stale_at(sw, x->in[i], stale, at);
+            if (w && (!first || w->id < first->id))
+                first = w;
+        }
+    if (first && first->id < x->id)
+        first = NULL; /* cannot be: the value was computed after the write */
+    stale[x->id] = first ? 2 : 1;
+    at[x->id] = first;
+    return first;
+}
+
+/* Replaces the stale forward operands (stale_at) of the adjoint values
+   the sweep made (ids from sw->n on) by copies taken before the write. */
+static void keep_entry_values(grad_sweep *sw)
+{
+    graph *g = sw->g;
+    int n = sw->n;
+    unsigned char *stale = arena_alloc(g->arena, (size_t)n + 1);
+    g_value **at = arena_alloc(g->arena, sizeof(g_value *) * (size_t)(n + 1));
+    g_value **copy = arena_alloc(g->arena, sizeof(g_value *) * (size_t)(n + 1));
+    memset(stale, 0, (size_t)n + 1);
+    memset(copy, 0, sizeof(g_value *) * (size_t)(n + 1));
+    for (int k = n; k < g->n; k++) {
+        g_value *a = g->v[k];
+        for (int i = 0; i < a->nin; i++) {
+            g_value *x = a->in[i];
+            if (x->id >= n || x->op == OP_CONST)
+                continue;
+            g_value *w = stale_at(sw, x, stale, at);
+            if (!w)
+                continue;
+            if (!copy[x->id]) {
+                sym *t = sema_hidden_tmp(g->S, &sw->owner->grad_tmp, sw->ntmp++, "grad", sw->owner->span, x->dt,
+                                         x->rank, x->ext);
+                g_value *st = graph_value_new(g, OP_STORE, 1, w->stmt, w->span);
+                graph_set_operand(st, 0, x, 1);
+                st->store_op = '=';
+                st->var = t->var;
+                st->dt = t->dt;
+                int positional[TX_MAX_MODES];
+                for (int m = 0; m < x->rank; m++) {
+                    positional[m] = -1;
+                    st->store_label[m] = x->label[m];
+                }
+                graph_set_modes(st, x->rank, positional, x->ext);
+                g_value *ix = graph_value_new(g, OP_INDEX, 1, w->stmt, w->span);
+                graph_set_operand(ix, 0, st, 1);
+                ix->dt = st->dt;
+                for (int m = 0; m < x->rank; m++) {
+                    ix->idx_label[m] = x->label[m];
+                    ix->idx_chip[m] = 0;
+                    ix->chip_span[m] = w->span;
+                }
+                graph_set_modes(ix, x->rank, x->label, x->ext);
+                graph_insert_before(g, w, st); /* in this order */
+                graph_insert_before(g, w, ix);
+                copy[x->id] = ix;
+            }
+            x->nuses--;
+            a->in[i] = copy[x->id];
+            copy[x->id]->nuses++;
+        }
+    }
 }
 
 /* What the sweep cannot differentiate, for the message. */

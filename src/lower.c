@@ -1059,5 +1059,7 @@ graph *lower_program(sema_program *S, tx_arena *a, tx_diag *d, const graph_spec 
         if (L.failed)
             return NULL;
     }
+    if (g->npending) /* copies of entry values a grad's adjoints read (grad.c), in their places */
+        graph_renumber(g);
     return g;
 }

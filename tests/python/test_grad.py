@@ -522,3 +522,27 @@ hs("i,j") = grad(grad(s("r")^2, A("p,q")) * VA("p,q"), A("i,j"));
     close(r["hw"], hvp(lambda X: (torch.linalg.eigvalsh(X) ** 3).sum(), S, V))
     close(r["hq"], hvp(lambda X: (t(C) * torch.linalg.eigh(X)[1] ** 2).sum(), S, V))
     close(r["hs"], hvp(lambda X: (torch.linalg.svdvals(X) ** 2).sum(), A, VA))
+
+
+@pytest.mark.parametrize("level", [0, 1, 2])
+def test_inout_overwritten_means_its_value_at_entry(level):
+    """a rule that needs an inout tensor's value reads it at entry, also
+    after a statement has written it again (x^2's rule read the new x)"""
+    p = tx.compile('''inout x[n], X0[n,m];
+in X1[n,m];
+out s, g[n], gX0[n,m], gX1[n,m];
+x("i") = x("i")^2;
+X0("i,j") = 0.5 * X0("i,j") + X1("i,j") * X0("i,j") * X0("i,j");
+s = x("i") + X0("i,j")^2;
+g("i") = grad(s, x("i"));
+gX0("i,j") = grad(s, X0("i,j"));
+gX1("i,j") = grad(s, X1("i,j"));
+''', opt_level=level)
+    x0, A, B = np.array([1., 2., 3.]), rng.standard_normal((3, 4)), rng.standard_normal((3, 4))
+    r = p(x=x0.copy(), X0=A.copy(), X1=B)
+    tx_, tA, tB = t(x0, True), t(A, True), t(B, True)
+    ((tx_ ** 2).sum() + ((0.5 * tA + tB * tA * tA) ** 2).sum()).backward()
+    close(r["g"], tx_.grad)
+    close(r["gX0"], tA.grad)
+    close(r["gX1"], tB.grad)
+    close(r["x"], x0 ** 2)
