@@ -303,6 +303,36 @@ int sema_multi_labels(int la, int part, int r, int c, int nw, int *labels)
     return n;
 }
 
+/* Whether expression N (checked) reads a tensor: a reference, a scalar
+   tensor by name, a let (whatever it reads); numbers, dims and delta do
+   not. */
+static int reads_a_tensor(const cst_node *n)
+{
+    if (!n)
+        return 0;
+    switch (n->kind) {
+    case CST_REF:
+        if (n->fn == MAP_DELTA)
+            return 0;
+        return 1;
+    case CST_NAME:
+        return !n->sym || n->sym->kind != SYM_DIM;
+    case CST_LET:
+    case CST_LETUSE:
+        return 1;
+    case CST_NUM:
+        return 0;
+    default:
+        break;
+    }
+    if (reads_a_tensor(n->a) || reads_a_tensor(n->b))
+        return 1;
+    for (int i = 0; i < n->args.n; i++)
+        if (reads_a_tensor(n->args.v[i]))
+            return 1;
+    return 0;
+}
+
 /* (V("i,e"), w("e")) = eigh(A("i,j")) and the like. */
 void sema_check_multi(checker *C, cst_stmt *st)
 {
@@ -475,7 +505,7 @@ int sema_check_grad(checker *C, cst_node *n)
                    "complex (take real(...) or abs(...) of it)");
         return -1;
     }
-    if (n->args.v[0]->is_number) {
+    if (n->args.v[0]->is_number || !reads_a_tensor(n->args.v[0])) { /* 3, n * 2 */
         diag_error(S->diag, n->args.v[0]->span, "'grad' differentiates an expression that reads tensors; "
                    "this one is a number");
         return -1;
