@@ -28,8 +28,8 @@ static int summed_flat(emitter *E, const g_value *x, const int *summed, int nsum
         int is_summed = 0;
         for (int k = 0; k < nsum; k++)
             is_summed |= summed[k] == s.label[p];
-        for (int q = p + 1; q < s.n; q++)
-            if (s.label[q] == s.label[p])
+        for (int q = 0; q < s.n; q++) /* a diagonal: the label twice, in the run or before it */
+            if (q != p && s.label[q] == s.label[p])
                 return 0;
         if (!is_summed)
             return 0;
