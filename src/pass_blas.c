@@ -537,6 +537,20 @@ static int version_of(const g_value *w, int var)
     return (w->op == OP_INPUT || w->op == OP_STORE) && w->var == var;
 }
 
+/* Does W read a version of variable VAR, itself or through the values it
+   is computed from (which fusion may compute where W is used)? */
+static int reads_version(const g_value *w, int var, int depth)
+{
+    if (version_of(w, var))
+        return 1;
+    if (w->op == OP_INPUT || w->op == OP_STORE || w->op == OP_INDEX || depth > 64)
+        return depth > 64; /* too deep to tell: say yes */
+    for (int i = 0; i < w->nin; i++)
+        if (reads_version(w->in[i], var, depth + 1))
+            return 1;
+    return 0;
+}
+
 /* A sum stored whole, T = Σ c_i·t_i (or +=, -=), whose terms include
    pairwise contractions used nowhere else: one store per contraction,
    right after it (the first as the statement's store, the others
@@ -545,7 +559,9 @@ static int version_of(const g_value *w, int var)
    first) instead of a buffer of its own added in a loop afterwards
    (matrix products only: a GEMV or a dot stays in its fused row loop).
    Not where anything from the first such contraction to the store reads
-   or writes T: T now changes earlier. */
+   or writes T, nor where a remaining term reads T (X = 0.5 X + A A: the
+   terms stored last would read the X the first call wrote): T now
+   changes earlier. */
 static void split_stored_sum(graph *g, g_value *s)
 {
     g_value *a = s->in[0];
@@ -587,6 +603,13 @@ static void split_stored_sum(graph *g, g_value *s)
         for (int i = 0; i < w->nin; i++)
             if (version_of(w->in[i], s->var))
                 return;
+    }
+    for (int i = 0; i < a->nin; i++) {
+        int is_term = 0;
+        for (int j = 0; j < nt; j++)
+            is_term |= a->in[i] == term[j];
+        if (!is_term && reads_version(a->in[i], s->var, 0))
+            return;
     }
     int acc = s->store_op == '-' ? '-' : '+';
     g_value *prev = s->nin > 1 ? s->in[1] : NULL, *other[64];

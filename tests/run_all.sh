@@ -77,7 +77,7 @@ run "standalone C with -DTX_USE_SLEEF, at 2, 4 and 8 doubles" "$PYTHON" tests/ru
 run "standalone C with BLAS and LAPACK" "$PYTHON" tests/run_cc.py --txc "$TXC" --blas tests/num/matmul.tx \
     tests/num/four_index.tx tests/num/batched_matmul.tx tests/num/f32_basic.tx $(ls tests/num/la_*.tx) \
     tests/num/complex_contract.tx tests/num/complex_linalg.tx tests/num/complex64_linalg.tx \
-    tests/num/complex_mixed_blas.tx tests/num/delta_blas.tx tests/num/blas_empty_sum.tx
+    tests/num/complex_mixed_blas.tx tests/num/delta_blas.tx tests/num/blas_empty_sum.tx tests/num/inout_split_sum.tx
 # the CCSD port (bench/rccsd.tx, o=4 v=10) against PySCF's update_amps written
 # in numpy (bench/rccsd.py): through txc run at each level, as standalone C
 # with and without BLAS (twice through the Python package: tests/python)
