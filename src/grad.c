@@ -1676,7 +1676,26 @@ static int propagate(grad_sweep *sw, g_value *v, g_value *dv, const int *map)
             return reduce_product(sw, v, dv);
         if (v->red != RED_MAX && v->red != RED_MIN)
             return -1;
-        g_value *mask = map2(sw, MAP_EQ, x, v); /* dv · [x == v] / #ties */
+        /* dv · [x == m] / #ties, m the max (min) found again on x as
+           stored, so that both read the same bits: a computed x (x*x, an
+           f32 product computed in double) recomputed in the test need not
+           equal the v the forward pass rounded or scaled (no position
+           matched: 0/0) */
+        g_value *xs = x, *m = v; /* x read from memory: v is its max, bit for bit */
+        if (x->op != OP_INDEX) { /* kept in memory: read by both, never computed twice */
+            g_value *st = store_tmp(sw, x, x->label, x->rank, x->ext);
+            sw->g->S->vars[st->var]->keep = 1;
+            xs = view(sw, st, x->label);
+            m = new_val(sw, OP_REDUCE, 1);
+            graph_set_operand(m, 0, xs, 1);
+            m->red = v->red;
+            m->dt = xs->dt;
+            m->summed = v->summed;
+            graph_set_modes(m, v->rank, v->label, v->ext);
+            graph_restrict(sw->g, m, v->maps, v->nmaps);
+            graph_add(sw->g, m);
+        }
+        g_value *mask = map2(sw, MAP_EQ, xs, m);
         g_value *m1[1] = {mask};
         double one[1] = {1};
         g_value *count = product_like(sw, 1, m1, one, 1, v, v);

@@ -288,7 +288,7 @@ static void forward_scratch(graph *g)
             continue;
         sym *var = g->S->vars[s->var];
         g_value *v = s->in[0];
-        if ((var->io != IO_LET && var->io != IO_TMP) || v->dt != var->dt || v->op == OP_PART)
+        if ((var->io != IO_LET && var->io != IO_TMP) || v->dt != var->dt || v->op == OP_PART || var->keep)
             continue;
         int as_written = read_as_written(s, &L);
         if (!as_written) {

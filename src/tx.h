@@ -251,6 +251,9 @@ typedef struct sym {
     int failed;       /* sema: a let whose definition had an error (reported
                          once; its uses are skipped without a message) */
     int var;          /* graph: variable index */
+    int keep;         /* a hidden tmp that stays in memory: pass share does not
+                         forward its store to its readers (grad.c: a max's
+                         operand, which the max found again and its test read) */
     /* SYM_MAP: "src" -> "dst" labels, and their extents from the first
        statement it applies to */
     int nsrc, ndst;
