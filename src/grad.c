@@ -1835,8 +1835,42 @@ static g_value *stale_at(grad_sweep *sw, g_value *x, unsigned char *stale, g_val
     return first;
 }
 
+/* A hidden tmp tensor stored from X (labels X's) before W, and a view of
+   it through X's labels: keep_entry_values' copy. */
+static g_value *entry_copy(grad_sweep *sw, g_value *x, g_value *w, g_value **store)
+{
+    graph *g = sw->g;
+    sym *t = sema_hidden_tmp(g->S, &sw->owner->grad_tmp, sw->ntmp++, "grad", sw->owner->span, x->dt, x->rank, x->ext);
+    g_value *st = graph_value_new(g, OP_STORE, 1, w->stmt, w->span);
+    graph_set_operand(st, 0, x, 1);
+    st->store_op = '=';
+    st->var = t->var;
+    st->dt = t->dt;
+    int positional[TX_MAX_MODES];
+    for (int m = 0; m < x->rank; m++) {
+        positional[m] = -1;
+        st->store_label[m] = x->label[m];
+    }
+    graph_set_modes(st, x->rank, positional, x->ext);
+    g_value *ix = graph_value_new(g, OP_INDEX, 1, w->stmt, w->span);
+    graph_set_operand(ix, 0, st, 1);
+    ix->dt = st->dt;
+    for (int m = 0; m < x->rank; m++) {
+        ix->idx_label[m] = x->label[m];
+        ix->idx_chip[m] = 0;
+        ix->chip_span[m] = w->span;
+    }
+    graph_set_modes(ix, x->rank, x->label, x->ext);
+    graph_insert_before(g, w, st); /* in this order */
+    graph_insert_before(g, w, ix);
+    *store = st;
+    return ix;
+}
+
 /* Replaces the stale forward operands (stale_at) of the adjoint values
-   the sweep made (ids from sw->n on) by copies taken before the write. */
+   the sweep made (ids from sw->n on) by copies taken before the write; an
+   index the sweep made of a variable's overwritten value (a relabelled
+   read) reads a copy of the variable. */
 static void keep_entry_values(grad_sweep *sw)
 {
     graph *g = sw->g;
@@ -1846,8 +1880,38 @@ static void keep_entry_values(grad_sweep *sw)
     g_value **copy = arena_alloc(g->arena, sizeof(g_value *) * (size_t)(n + 1));
     memset(stale, 0, (size_t)n + 1);
     memset(copy, 0, sizeof(g_value *) * (size_t)(n + 1));
+    g_value **whole = arena_alloc(g->arena, sizeof(g_value *) * (size_t)(n + 1));
+    memset(whole, 0, sizeof(g_value *) * (size_t)(n + 1));
     for (int k = n; k < g->n; k++) {
         g_value *a = g->v[k];
+        if (a->op == OP_INDEX && a->in[0]->id < n && (a->in[0]->op == OP_INPUT || a->in[0]->op == OP_STORE)) {
+            g_value *b = a->in[0], *w = overwritten_by(sw, b);
+            int ok = w != NULL;
+            for (int m = 0; ok && m < b->rank; m++) { /* its labels name the copy's modes */
+                ok = a->idx_label[m] >= 0;
+                for (int q = 0; ok && q < m; q++)
+                    ok = a->idx_label[q] != a->idx_label[m];
+            }
+            if (ok) {
+                if (!whole[b->id]) {
+                    g_value *ib = graph_value_new(g, OP_INDEX, 1, w->stmt, w->span);
+                    graph_set_operand(ib, 0, b, 1);
+                    ib->dt = b->dt;
+                    for (int m = 0; m < b->rank; m++) {
+                        ib->idx_label[m] = a->idx_label[m];
+                        ib->idx_chip[m] = 0;
+                        ib->chip_span[m] = w->span;
+                    }
+                    graph_set_modes(ib, b->rank, a->idx_label, b->ext);
+                    graph_insert_before(g, w, ib);
+                    entry_copy(sw, ib, w, &whole[b->id]);
+                }
+                b->nuses--;
+                a->in[0] = whole[b->id];
+                whole[b->id]->nuses++;
+            }
+            continue;
+        }
         for (int i = 0; i < a->nin; i++) {
             g_value *x = a->in[i];
             if (x->id >= n || x->op == OP_CONST)
@@ -1856,31 +1920,8 @@ static void keep_entry_values(grad_sweep *sw)
             if (!w)
                 continue;
             if (!copy[x->id]) {
-                sym *t = sema_hidden_tmp(g->S, &sw->owner->grad_tmp, sw->ntmp++, "grad", sw->owner->span, x->dt,
-                                         x->rank, x->ext);
-                g_value *st = graph_value_new(g, OP_STORE, 1, w->stmt, w->span);
-                graph_set_operand(st, 0, x, 1);
-                st->store_op = '=';
-                st->var = t->var;
-                st->dt = t->dt;
-                int positional[TX_MAX_MODES];
-                for (int m = 0; m < x->rank; m++) {
-                    positional[m] = -1;
-                    st->store_label[m] = x->label[m];
-                }
-                graph_set_modes(st, x->rank, positional, x->ext);
-                g_value *ix = graph_value_new(g, OP_INDEX, 1, w->stmt, w->span);
-                graph_set_operand(ix, 0, st, 1);
-                ix->dt = st->dt;
-                for (int m = 0; m < x->rank; m++) {
-                    ix->idx_label[m] = x->label[m];
-                    ix->idx_chip[m] = 0;
-                    ix->chip_span[m] = w->span;
-                }
-                graph_set_modes(ix, x->rank, x->label, x->ext);
-                graph_insert_before(g, w, st); /* in this order */
-                graph_insert_before(g, w, ix);
-                copy[x->id] = ix;
+                g_value *st;
+                copy[x->id] = entry_copy(sw, x, w, &st);
             }
             x->nuses--;
             a->in[i] = copy[x->id];

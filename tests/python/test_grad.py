@@ -581,3 +581,39 @@ gW("i,j") = grad(reduce(min, W("a,b") * 1.3 * W("a,b")), W("i,j"));
         tW = t(W, True)
         torch.amin(tW * 1.3 * tW).backward()
         close(r["gW"], tW.grad)
+
+
+_OVERWRITES = [
+    ('inout x[n];\nout s, g[n];\nx("i") = x("i") + reduce(+, x("j")^2);\ns = x("i")^3;\ng("i") = grad(s, x("i"));',
+     lambda a: ((a + (a ** 2).sum()) ** 3).sum()),
+    ('inout x[n];\nout s, g[n];\nx("i") = x("i") + reduce(max, x("j"));\ns = x("i")^3;\ng("i") = grad(s, x("i"));',
+     lambda a: ((a + a.max()) ** 3).sum()),
+    ('inout x[n];\nout s, g[n];\nx("i") = x("i") + x("i") * scan(+, x("j"), "j");\ns = x("i")^3;\n'
+     'g("i") = grad(s, x("i"));', lambda a: ((a + a * torch.cumsum(a, 0).sum()) ** 3).sum()),
+    ('in x[n];\ntmp t[n];\nout s, g[n];\nt("i") = 2 * x("i");\nt("i") = t("i") + reduce(+, t("j")^2);\n'
+     's = t("i")^3;\ng("i") = grad(s, x("i"));', lambda a: ((2 * a + ((2 * a) ** 2).sum()) ** 3).sum()),
+    ('in x[n];\nout t[n], s, g[n];\nt("i") = 2 * x("i");\nt("i") += reduce(+, t("j")^2) * x("i");\n'
+     's = t("i")^3;\ng("i") = grad(s, x("i"));', lambda a: ((2 * a + ((2 * a) ** 2).sum() * a) ** 3).sum()),
+]
+
+
+@pytest.mark.parametrize("level", [0, 1, 2])
+@pytest.mark.parametrize("case", range(len(_OVERWRITES)))
+def test_rules_read_values_from_before_an_overwrite(level, case):
+    """a statement that overwrites a tensor its right side reads under
+    other labels (a sum over it, its max, a running sum): the sweep's own
+    reads of the tensor (relabelled) took the new value"""
+    src, f = _OVERWRITES[case]
+    x = np.array([.3, -.7, .5])
+    r = tx.compile(src, opt_level=level)(x=x.copy())
+    tx_ = t(x, True)
+    v = f(tx_)
+    v.backward()
+    close(r["s"], v)
+    close(r["g"], tx_.grad)
+    X = np.array([[.3, -.7, .5], [.2, .9, -.4], [.6, -.1, .8]])
+    r = tx.compile('inout X[n,n];\nout s, g[n,n];\nX("i,j") = X("i,j") + X("j,i")^2;\ns = X("i,j")^3;\n'
+                   'g("i,j") = grad(s, X("i,j"));', opt_level=level)(X=X.copy())
+    tX = t(X, True)
+    ((tX + tX.T ** 2) ** 3).sum().backward()
+    close(r["g"], tX.grad)
