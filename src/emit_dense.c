@@ -42,6 +42,29 @@ static int summed_flat(emitter *E, const g_value *x, const int *summed, int nsum
     return 1;
 }
 
+/* The reduction's scalar loops: over SUMMED (NSUM labels, extents SEXT),
+   tx_acc updated element by element, in order. */
+static void put_scalar_reduce(emitter *E, const g_value *v, const int *summed, const tx_extent *sext, int nsum,
+                              int depth)
+{
+    open_loops(E, summed, sext, nsum, &depth, 0);
+    put(E, "%*s", 4 * depth, "");
+    if (dt_complex(v->dt) && v->op == OP_REDUCE)
+        put_reduce_update_c(E, v->red, v->in[0]);
+    else if (dt_complex(v->dt))
+        put_contract_update_c(E, v);
+    else if (v->op == OP_REDUCE)
+        put_reduce_update(E, v->red, v->in[0]);
+    else {
+        put(E, "tx_acc += ");
+        put_product(E, v);
+    }
+    put(E, ";\n");
+}
+
+static void emit_reduce_blocks(emitter *E, const g_value *v, const g_value *x, int pick, int *summed,
+                               tx_extent *sext, int nsum, int depth);
+
 /* The innermost loop of a reduction (contraction or reduce) folded
    block by block through the primitives: the summed label that is the
    last mode of an operand (unit stride, where the data are contiguous)
@@ -72,6 +95,25 @@ static int emit_reduce_blocked(emitter *E, const g_value *v, int *summed, tx_ext
     int need = 0;
     if (!blk_supported(x, &need))
         return 0;
+    if (len < 0) { /* known when the code runs: the library's choice, made then (the same bits) */
+        put(E, "%*sif (", 4 * depth, "");
+        put_extent(E, sext[pick]);
+        put(E, " < 16) {\n");
+        put_scalar_reduce(E, v, summed, sext, nsum, depth + 1);
+        put(E, "%*s} else {\n", 4 * depth, "");
+        emit_reduce_blocks(E, v, x, pick, summed, sext, nsum, depth + 1);
+        put(E, "%*s}\n", 4 * depth, "");
+        return 1;
+    }
+    emit_reduce_blocks(E, v, x, pick, summed, sext, nsum, depth);
+    return 1;
+}
+
+/* emit_reduce_blocked's blocks: summand X, the summed label PICK
+   innermost. */
+static void emit_reduce_blocks(emitter *E, const g_value *v, const g_value *x, int pick, int *summed,
+                               tx_extent *sext, int nsum, int depth)
+{
     int L = summed[pick];
     tx_extent LE = sext[pick];
     tx_extent flat[TX_MAX_MODES];
@@ -87,13 +129,12 @@ static int emit_reduce_blocked(emitter *E, const g_value *v, int *summed, tx_ext
             }
         emit_block_reduce(E, x, L, LE, flat, nsum, v->op == OP_REDUCE ? v->red : RED_ADD, depth + 1);
         put(E, "%*s}\n", 4 * depth, "");
-        return 1;
+        return;
     }
     summed[pick] = summed[nsum - 1];
     sext[pick] = sext[nsum - 1];
     open_loops(E, summed, sext, nsum - 1, &depth, 0);
     emit_block_reduce(E, x, L, LE, NULL, 0, v->op == OP_REDUCE ? v->red : RED_ADD, depth);
-    return 1;
 }
 
 /* The memory-resident operand with the most elements under V (through
@@ -597,23 +638,9 @@ void emit_compute(emitter *E, const g_value *v)
         else
             put(E, "%*sdouble tx_acc = %s;\n", 4 * depth, "", v->op == OP_REDUCE ? reduce_init(v->red) : "0.0");
         int d2 = depth;
-        if (emit_reduce_blocked(E, v, summed, sext, nsum, d2))
-            goto store;
-        open_loops(E, summed, sext, nsum, &d2, 0);
-        put(E, "%*s", 4 * d2, "");
-        if (dt_complex(v->dt) && v->op == OP_REDUCE)
-            put_reduce_update_c(E, v->red, v->in[0]);
-        else if (dt_complex(v->dt))
-            put_contract_update_c(E, v);
-        else if (v->op == OP_REDUCE)
-            put_reduce_update(E, v->red, v->in[0]);
-        else {
-            put(E, "tx_acc += ");
-            put_product(E, v);
-        }
-        put(E, ";\n");
+        if (!emit_reduce_blocked(E, v, summed, sext, nsum, d2))
+            put_scalar_reduce(E, v, summed, sext, nsum, d2);
     }
-store:
     if (dt_complex(v->dt)) {
         tx_buf scratch, *saved = emit_capture_begin(E, &scratch);
         if (!reduces)
