@@ -329,7 +329,10 @@ START_TEST(emit_row_groups)
             char name[32];
             snprintf(name, sizeof name, "static int tx_k%d(", k);
             char *fn = function_text(c, name);
-            ck_assert_int_eq(count_of(fn, "t_E[((l_i + tx_rs))"), k ? 1 : 0);
+            /* the sum (kernel 2) of a file that does not know m reads E twice:
+               its in-order loop for rows under 16 elements, and its blocks */
+            int want = k == 0 ? 0 : k == 2 && !targets[t]->specialised ? 2 : 1;
+            ck_assert_int_eq(count_of(fn, "t_E[((l_i + tx_rs))"), want);
             free(fn);
         }
         char *prog = function_text(c, targets[t]->entry == TX_ENTRY_ARGV ? "int tx_entry(" : "int prog(");
