@@ -271,13 +271,13 @@ static g_value *product_like(grad_sweep *sw, int n, g_value *const *vals, const 
 static g_value *store_tmp(grad_sweep *sw, g_value *v, const int *from, int rank, const tx_extent *ext)
 {
     sym *t = sema_hidden_tmp(sw->g->S, &sw->owner->grad_tmp, sw->ntmp++, "grad", sw->owner->span, v->dt, rank, ext);
-    return graph_store_whole(sw->g, v, t, from, sw->stmt, sw->span);
+    return graph_store_whole(sw->g, v, t, from, sw->stmt, sw->span, NULL);
 }
 
 /* The tensor stored by S read through labels TO[m] (distinct). */
 static g_value *view(grad_sweep *sw, g_value *s, const int *to)
 {
-    return graph_view(sw->g, s, to, sw->stmt, sw->span);
+    return graph_view(sw->g, s, to, sw->stmt, sw->span, NULL);
 }
 
 static int has_label(const g_value *v, int l)
@@ -1835,42 +1835,44 @@ static g_value *stale_at(grad_sweep *sw, g_value *x, unsigned char *stale, g_val
     return first;
 }
 
-/* A hidden tmp tensor stored from X (labels X's) before W, and a view of
-   it through X's labels: keep_entry_values' copy. */
+/* A hidden tmp tensor stored from X (labels X's) just before W, read
+   back through X's labels: keep_entry_values' copy (*STORE: the store). */
 static g_value *entry_copy(grad_sweep *sw, g_value *x, g_value *w, g_value **store)
 {
     graph *g = sw->g;
     sym *t = sema_hidden_tmp(g->S, &sw->owner->grad_tmp, sw->ntmp++, "grad", sw->owner->span, x->dt, x->rank, x->ext);
-    g_value *st = graph_value_new(g, OP_STORE, 1, w->stmt, w->span);
-    graph_set_operand(st, 0, x, 1);
-    st->store_op = '=';
-    st->var = t->var;
-    st->dt = t->dt;
-    int positional[TX_MAX_MODES];
-    for (int m = 0; m < x->rank; m++) {
-        positional[m] = -1;
-        st->store_label[m] = x->label[m];
-    }
-    graph_set_modes(st, x->rank, positional, x->ext);
-    g_value *ix = graph_value_new(g, OP_INDEX, 1, w->stmt, w->span);
-    graph_set_operand(ix, 0, st, 1);
-    ix->dt = st->dt;
-    for (int m = 0; m < x->rank; m++) {
-        ix->idx_label[m] = x->label[m];
-        ix->idx_chip[m] = 0;
-        ix->chip_span[m] = w->span;
-    }
-    graph_set_modes(ix, x->rank, x->label, x->ext);
-    graph_insert_before(g, w, st); /* in this order */
-    graph_insert_before(g, w, ix);
-    *store = st;
-    return ix;
+    *store = graph_store_whole(g, x, t, x->label, w->stmt, w->span, w);
+    return graph_view(g, *store, x->label, w->stmt, w->span, w);
+}
+
+/* A's operand I becomes NW. */
+static void swap_operand(g_value *a, int i, g_value *nw)
+{
+    a->in[i]->nuses--;
+    a->in[i] = nw;
+    nw->nuses++;
+}
+
+/* An index A the sweep made of the value B of a variable (a relabelled
+   read), when a later write overwrote B before the grad: A reads a copy
+   of the variable taken before the write (WHOLE, per B, made once). */
+static void redirect_whole_read(grad_sweep *sw, g_value *a, g_value **whole)
+{
+    g_value *b = a->in[0], *w = overwritten_by(sw, b);
+    if (!w)
+        return;
+    for (int m = 0; m < b->rank; m++) /* its labels name the copy's modes */
+        for (int q = 0; q <= m; q++)
+            if (a->idx_label[m] < 0 || (q < m && a->idx_label[q] == a->idx_label[m]))
+                return;
+    if (!whole[b->id])
+        entry_copy(sw, graph_view(sw->g, b, a->idx_label, w->stmt, w->span, w), w, &whole[b->id]);
+    swap_operand(a, 0, whole[b->id]);
 }
 
 /* Replaces the stale forward operands (stale_at) of the adjoint values
-   the sweep made (ids from sw->n on) by copies taken before the write; an
-   index the sweep made of a variable's overwritten value (a relabelled
-   read) reads a copy of the variable. */
+   the sweep made (ids from sw->n on) by copies taken before the write
+   (redirect_whole_read for the sweep's own indexes of a variable). */
 static void keep_entry_values(grad_sweep *sw)
 {
     graph *g = sw->g;
@@ -1878,38 +1880,14 @@ static void keep_entry_values(grad_sweep *sw)
     unsigned char *stale = arena_alloc(g->arena, (size_t)n + 1);
     g_value **at = arena_alloc(g->arena, sizeof(g_value *) * (size_t)(n + 1));
     g_value **copy = arena_alloc(g->arena, sizeof(g_value *) * (size_t)(n + 1));
+    g_value **whole = arena_alloc(g->arena, sizeof(g_value *) * (size_t)(n + 1));
     memset(stale, 0, (size_t)n + 1);
     memset(copy, 0, sizeof(g_value *) * (size_t)(n + 1));
-    g_value **whole = arena_alloc(g->arena, sizeof(g_value *) * (size_t)(n + 1));
     memset(whole, 0, sizeof(g_value *) * (size_t)(n + 1));
     for (int k = n; k < g->n; k++) {
         g_value *a = g->v[k];
         if (a->op == OP_INDEX && a->in[0]->id < n && (a->in[0]->op == OP_INPUT || a->in[0]->op == OP_STORE)) {
-            g_value *b = a->in[0], *w = overwritten_by(sw, b);
-            int ok = w != NULL;
-            for (int m = 0; ok && m < b->rank; m++) { /* its labels name the copy's modes */
-                ok = a->idx_label[m] >= 0;
-                for (int q = 0; ok && q < m; q++)
-                    ok = a->idx_label[q] != a->idx_label[m];
-            }
-            if (ok) {
-                if (!whole[b->id]) {
-                    g_value *ib = graph_value_new(g, OP_INDEX, 1, w->stmt, w->span);
-                    graph_set_operand(ib, 0, b, 1);
-                    ib->dt = b->dt;
-                    for (int m = 0; m < b->rank; m++) {
-                        ib->idx_label[m] = a->idx_label[m];
-                        ib->idx_chip[m] = 0;
-                        ib->chip_span[m] = w->span;
-                    }
-                    graph_set_modes(ib, b->rank, a->idx_label, b->ext);
-                    graph_insert_before(g, w, ib);
-                    entry_copy(sw, ib, w, &whole[b->id]);
-                }
-                b->nuses--;
-                a->in[0] = whole[b->id];
-                whole[b->id]->nuses++;
-            }
+            redirect_whole_read(sw, a, whole);
             continue;
         }
         for (int i = 0; i < a->nin; i++) {
@@ -1923,9 +1901,7 @@ static void keep_entry_values(grad_sweep *sw)
                 g_value *st;
                 copy[x->id] = entry_copy(sw, x, w, &st);
             }
-            x->nuses--;
-            a->in[i] = copy[x->id];
-            copy[x->id]->nuses++;
+            swap_operand(a, i, copy[x->id]);
         }
     }
 }

@@ -344,7 +344,17 @@ double graph_extent_estimate(const graph *g, tx_extent x)
     return 64;
 }
 
-g_value *graph_store_whole(graph *g, g_value *v, const sym *t, const int *from, int stmt, tx_span span)
+/* V appended to G's list, or queued before BEFORE. */
+static g_value *add_or_queue(graph *g, g_value *v, g_value *before)
+{
+    if (!before)
+        return graph_add(g, v);
+    graph_insert_before(g, before, v);
+    return v;
+}
+
+g_value *graph_store_whole(graph *g, g_value *v, const sym *t, const int *from, int stmt, tx_span span,
+                           g_value *before)
 {
     g_value *s = graph_value_new(g, OP_STORE, 1, stmt, span);
     graph_set_operand(s, 0, v, 1);
@@ -357,10 +367,10 @@ g_value *graph_store_whole(graph *g, g_value *v, const sym *t, const int *from, 
         s->store_label[i] = from[i];
     }
     graph_set_modes(s, t->rank, positional, t->ext);
-    return graph_add(g, s);
+    return add_or_queue(g, s, before);
 }
 
-g_value *graph_view(graph *g, g_value *s, const int *to, int stmt, tx_span span)
+g_value *graph_view(graph *g, g_value *s, const int *to, int stmt, tx_span span, g_value *before)
 {
     g_value *ix = graph_value_new(g, OP_INDEX, 1, stmt, span);
     graph_set_operand(ix, 0, s, 1);
@@ -371,7 +381,7 @@ g_value *graph_view(graph *g, g_value *s, const int *to, int stmt, tx_span span)
         ix->chip_span[i] = span;
     }
     graph_set_modes(ix, s->rank, to, s->ext);
-    return graph_add(g, ix);
+    return add_or_queue(g, ix, before);
 }
 
 int64_t graph_extent_known(const graph *g, tx_extent x)

@@ -872,7 +872,7 @@ static g_value *mpow_store(lowerer *L, cst_node *n, g_value *v, int r, int c, co
 {
     sym *t = sema_hidden_tmp(L->S, &L->S->pow_tmp, L->npow_tmp++, "pow", n->span, v->dt, 2, n2);
     int rc[2] = {r, c};
-    return graph_store_whole(L->g, v, t, rc, L->st ? L->st->index : -1, n->span);
+    return graph_store_whole(L->g, v, t, rc, L->st ? L->st->index : -1, n->span, NULL);
 }
 
 /* The product of the matrices stored by SA and SB: labels R, C, summed
@@ -880,7 +880,7 @@ static g_value *mpow_store(lowerer *L, cst_node *n, g_value *v, int r, int c, co
 static g_value *mpow_product(lowerer *L, cst_node *n, g_value *sa, g_value *sb, int r, int c, int k)
 {
     int stmt = L->st ? L->st->index : -1, rk[2] = {r, k}, kc[2] = {k, c};
-    g_value *f[2] = {graph_view(L->g, sa, rk, stmt, n->span), graph_view(L->g, sb, kc, stmt, n->span)};
+    g_value *f[2] = {graph_view(L->g, sa, rk, stmt, n->span, NULL), graph_view(L->g, sb, kc, stmt, n->span, NULL)};
     double one[2] = {1, 1};
     g_value *p = new_value(L, OP_CONTRACT, 0, n->span);
     graph_set_operands(L->g, p, 2, f, one);

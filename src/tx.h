@@ -655,12 +655,15 @@ void graph_set_modes_like(g_value *v, int rank, const int *label, const g_value 
    its operands' uses. Returns V. */
 g_value *graph_add(graph *g, g_value *v);
 /* V (labels FROM[m] for mode m) stored whole, with '=', into tensor T (of
-   V's rank), appended to G's list; read back through other labels with
+   V's rank), appended to G's list, or queued just before BEFORE when it is
+   not NULL (graph_insert_before); read back through other labels with
    graph_view. */
-g_value *graph_store_whole(graph *g, g_value *v, const sym *t, const int *from, int stmt, tx_span span);
+g_value *graph_store_whole(graph *g, g_value *v, const sym *t, const int *from, int stmt, tx_span span,
+                           g_value *before);
 /* The tensor stored by S (a store or an input) read through the distinct
-   labels TO[m], appended to G's list. */
-g_value *graph_view(graph *g, g_value *s, const int *to, int stmt, tx_span span);
+   labels TO[m], appended to G's list, or queued before BEFORE (as
+   graph_store_whole). */
+g_value *graph_view(graph *g, g_value *s, const int *to, int stmt, tx_span span, g_value *before);
 /* Queues new value V to go into G's list just before AT, a value in the
    list (values queued before the same AT keep their order); the next
    graph_renumber puts it there. Until then V has no id. */
