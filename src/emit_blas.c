@@ -88,17 +88,12 @@ static void put_gemv(emitter *E, int depth, const char *x, const mode_seq *sm, c
     put_stride(E, sc, cr);
     const char *inc = emit_capture_end(E, saved);
     put_gemv_empty_sum(E, depth, x, k, r, inc);
-    put(E, "cblas_%sgemv(CblasRowMajor, %s, ", x, kunit ? "CblasNoTrans" : "CblasTrans");
-    put_group_size(E, sm, kunit ? R : K, kunit ? nr : nk);
-    put(E, ", ");
-    put_group_size(E, sm, kunit ? K : R, kunit ? nk : nr);
-    put(E, ", %stx_alpha, %s, ", E->blas_ref, mname);
+    put(E, "cblas_%sgemv(CblasRowMajor, %s, %s, %s, %stx_alpha, %s, ", x, kunit ? "CblasNoTrans" : "CblasTrans",
+        kunit ? r : k, kunit ? k : r, E->blas_ref, mname);
     put_ld(E, sm, kunit ? rl : kl);
     put(E, ", %s, ", vname);
     put_stride(E, sv, vk);
-    put(E, ", %stx_beta, tx_c, ", E->blas_ref);
-    put_stride(E, sc, cr);
-    put(E, ");\n");
+    put(E, ", %stx_beta, tx_c, %s);\n", E->blas_ref, inc);
 }
 
 /* ---- operands bound with strides (the JIT specialised on them) ----
