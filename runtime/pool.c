@@ -24,7 +24,9 @@
  * is using it) runs its kernel alone, so programs running in several
  * threads never oversubscribe the cores. BLAS and LAPACK calls happen
  * between kernels, never during one, and get the same thread count
- * (api.c sets OpenBLAS's), so the two never run at once either.
+ * (api.c sets OpenBLAS's), so the two never run at once either; a
+ * kernel that is a batch of BLAS calls (tx_rt_parallel_blas) sets
+ * OpenBLAS to one thread while the pool's threads make the calls.
  *
  * tx_rt_reduce shares a long contiguous reduction (a full sum) the same
  * way: the chunks of tx_p_red_chunked (prims.inc), fixed by the length
@@ -39,6 +41,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <unistd.h>
+
+#include <cblas.h>
 
 #include "runtime.h"
 
@@ -219,6 +223,32 @@ int tx_rt_parallel(tx_kernel_fn k, const void *args, int64_t n)
         st = job_status;
     pthread_mutex_unlock(&lock);
     pthread_mutex_unlock(&region);
+    return st;
+}
+
+/* BLAS calls in a loop over a batch: the calls on the pool's threads,
+   each call on one BLAS thread, when the batch divides among the threads
+   evenly enough (a multiple of them, or at least twice as many); else
+   one after the other, BLAS threaded as set. A GEMM's own threads
+   synchronise inside every call, and OpenBLAS zeroes C for beta = 0 in
+   a pass of its own before the kernel, threaded again: eight
+   512x512x64 products (attention's QK^T) took 7.5 ms threaded call by
+   call on two cores, 6.7 ms two calls at once, in a C loop of
+   cblas_dgemm calls against OpenBLAS 0.3.21. The BLAS setting is
+   process-wide (OpenBLAS has no per-thread one): api.c sets it for
+   each run, and this puts it back. */
+int tx_rt_parallel_blas(tx_kernel_fn k, const void *args, int64_t n)
+{
+    int nt = tx_rt_threads();
+    if (nt <= 1 || n < nt || (n % nt != 0 && n < 2 * (int64_t)nt))
+        return n > 0 ? k(args, 0, n) : 0;
+
+    int was = openblas_get_num_threads();
+    if (was != 1)
+        openblas_set_num_threads(1);
+    int st = tx_rt_parallel(k, args, n);
+    if (was != 1)
+        openblas_set_num_threads(was);
     return st;
 }
 

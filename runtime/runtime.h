@@ -67,6 +67,11 @@ typedef int (*tx_kernel_fn)(const void *args, int64_t lo, int64_t hi);
    of threads. Runs K alone when one thread is asked for or the pool is
    busy. Returns the first non-zero status of a chunk, or 0. */
 int tx_rt_parallel(tx_kernel_fn k, const void *args, int64_t n);
+/* K, a loop of BLAS calls over a batch, over [0, N): on the pool's
+   threads with one BLAS thread per call when N divides among them evenly
+   enough, else alone with BLAS's threads as they are. Returns as
+   tx_rt_parallel. */
+int tx_rt_parallel_blas(tx_kernel_fn k, const void *args, int64_t n);
 /* RED (tx_p_red_sum, _prod, _max, _min) over the N contiguous doubles at
    X, folded into ACC: the chunks of tx_p_red_chunked (prims.inc), on the
    pool's threads, with the same bits as tx_p_red_chunked for any number

@@ -413,8 +413,12 @@ void emit_compute_sparse(emitter *E, const g_value *v);
 void emit_store_sparse(emitter *E, const g_value *s);
 
 /* ---- emit_blas.c ---- */
-/* The BLAS call (or batch loop of calls) of contraction V. */
+/* The BLAS call (or batch loop of calls) of contraction V; as a
+   kernel's body (emit_kernel), its first loop takes the kernel's range. */
 void emit_blas(emitter *E, const g_value *v);
+/* Whether V's calls run in a loop over a label of its result (a batch
+   label, or a label of C the plan loops over), which a kernel may split. */
+int emit_blas_batched(const g_value *v);
 
 /* ---- emit_linalg.c ---- */
 /* The LAPACK-backed call V writing its result (or PARTS). */

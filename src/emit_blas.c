@@ -281,6 +281,27 @@ static int put_strided_call(emitter *E, int depth, const g_value *v, const mode_
     return 1;
 }
 
+/* The way out with error CODE: a kernel's return, or the program
+   function's tx_done. */
+static void put_blas_fail(emitter *E, int code)
+{
+    if (E->k.active)
+        put(E, "return %d;", code);
+    else
+        put(E, "{ tx_status = %d; goto tx_done; }", code);
+}
+
+int emit_blas_batched(const g_value *v)
+{
+    const blas_plan *p = v->blas;
+    if (p->nb > 0)
+        return !ls_has(&v->summed, p->batch[0]);
+    for (int i = 0; i < p->nl; i++)
+        if (!ls_has(&v->summed, p->loop[i]))
+            return 1;
+    return 0;
+}
+
 void emit_blas(emitter *E, const g_value *v)
 {
     const blas_plan *p = v->blas;
@@ -334,7 +355,9 @@ void emit_blas(emitter *E, const g_value *v)
             no++;
         }
     }
-    open_loops(E, outer, oext, no, &depth, 0);
+    /* in a kernel (emit_blas_batched), the first loop takes its range:
+       a batch or result label, whose calls write disjoint parts of C */
+    open_loops(E, outer, oext, no, &depth, E->k.active && no > summed_loops);
     put(E, "%*s{\n", 4 * depth, "");
     depth++;
     /* the matrix labels sit at 0: addresses below are the blocks' corners */
@@ -384,7 +407,9 @@ void emit_blas(emitter *E, const g_value *v)
         put(E, " > 2147483647");
     }
     int too_large = emit_add_error(E, "a matrix is too large for BLAS (more than 2^31-1 elements)", 0);
-    put(E, ") { tx_status = %d; goto tx_done; }\n", too_large);
+    put(E, ") ");
+    put_blas_fail(E, too_large);
+    put(E, "\n");
     int am = last_of(&sa, p->m, p->nm), ak = last_of(&sa, p->k, p->nk);
     int bk = last_of(&sb, p->k, p->nk), bn = last_of(&sb, p->n, p->nn);
     int cm = last_of(&sc, p->m, p->nm), cn = last_of(&sc, p->n, p->nn);
@@ -394,7 +419,10 @@ void emit_blas(emitter *E, const g_value *v)
            a row-major operand it cannot read has a leading dimension past
            BLAS's int, which the check above has already refused */
         if (!put_strided_call(E, depth, v, &sa, &sb, &sc, x, p->store ? p->store->var : -1, summed_loops))
-            put(E, "{ tx_status = %d; goto tx_done; }\n", too_large);
+        {
+            put_blas_fail(E, too_large);
+            put(E, "\n");
+        }
     } else if (p->nm == 0 && p->nn == 0 && cx) { /* the unconjugated dot, then C = alpha dot (+ C) */
         put(E, "{\n%*s%s tx_d;\n%*scblas_%sdotu_sub(", 4 * depth + 4, "", t, 4 * depth + 4, "", x);
         put_group_size(E, &sa, p->k, p->nk);

@@ -383,7 +383,7 @@ static void emit_kernel_call(emitter *E, int id, const call_range *c, int close)
     }
     if (th == TX_THREADS_POOL) {
         emit_use(E, TXS_RT);
-        put(E, "        tx_status = tx_rt_parallel(tx_k%d, &tx_k, ", id);
+        put(E, "        tx_status = tx_rt_parallel%s(tx_k%d, &tx_k, ", c->value[0]->blas ? "_blas" : "", id);
         put_range(E, c);
         put(E, ");\n");
     } else if (th == TX_THREADS_OPENMP) {
@@ -729,7 +729,7 @@ static void kernel_end(emitter *E)
     row_pending *P = &E->rows;
     int row = v->op == OP_STORE ? v->store_label[0] : v->label[0];
     /* the MPI target calls every nest alone (its rows, its gathers) */
-    int joins = v->row_group && !(E->o->timing && E->T->entry == TX_ENTRY_ARGV) && !E->T->distributed && k->has_range &&
+    int joins = v->row_group && !v->blas && !(E->o->timing && E->T->entry == TX_ENTRY_ARGV) && !E->T->distributed && k->has_range &&
                  !k->range_blocks && k->range_label == row;
     if (joins && P->n > 0 &&
         (P->group != v->row_group || P->n == ROW_GROUP_MAX || P->ext.dim != k->range_ext.dim ||

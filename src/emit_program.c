@@ -376,7 +376,12 @@ static void emit_value_code(emitter *E, g_value *v, g_value **parts)
         emit_kernel(E, v, emit_slice);
     } else if (v->blas) {
         TX_ASSERT(E->T->blas);
-        emit_blas(E, v);
+        /* a batch of calls on the pool's threads (tx_rt_parallel_blas);
+           OpenMP would run the user's BLAS on threads of its own at once */
+        if (E->T->threads == TX_THREADS_POOL && !E->T->distributed && emit_blas_batched(v))
+            emit_kernel(E, v, emit_blas);
+        else
+            emit_blas(E, v);
     } else
         emit_kernel(E, v, v->nmaps && v->op != OP_SCAN ? emit_compute_sparse : emit_compute);
 }
