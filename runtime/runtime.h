@@ -67,6 +67,10 @@ typedef int (*tx_kernel_fn)(const void *args, int64_t lo, int64_t hi);
    of threads. Runs K alone when one thread is asked for or the pool is
    busy. Returns the first non-zero status of a chunk, or 0. */
 int tx_rt_parallel(tx_kernel_fn k, const void *args, int64_t n);
+/* tx_rt_parallel with one chunk per thread (each thread's share of
+   [0, N) is one call of K, unless a thread took another's): for a kernel
+   that reads a segment of many rows per call. */
+int tx_rt_parallel_wide(tx_kernel_fn k, const void *args, int64_t n);
 /* K, a loop of BLAS calls over a batch, over [0, N): on the pool's
    threads with one BLAS thread per call when N divides among them evenly
    enough, else alone with BLAS's threads as they are. Returns as

@@ -68,6 +68,7 @@ typedef struct {
     int range_label;         /* the label of the loop over the range, -1 if blocks */
     tx_extent range_ext;     /* the call's range is [0, range_ext) ... */
     int range_blocks;        /* ... counted in blocks of TX_BLOCK when set */
+    int range_wide;          /* one chunk of the range per thread (tx_rt_parallel_wide) */
     int range_n;             /* the loops the range runs over together (the MPI target fuses a
                                 result's leading loops, emit_kernel.c): range_labels[0] is
                                 range_label, and the range is the product of range_exts */

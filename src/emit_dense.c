@@ -240,6 +240,9 @@ static void emit_reduce_outer(emitter *E, const g_value *v, const int *summed, c
     int range = v->rank == 1 ? -1 : 0;
     /* the row starts at the identity */
     int d = open_row_loop(E, L, LE, depth, blocked, &range);
+    /* the range is the row's: each call runs down every summed row over
+       its part of the row, so one long part per thread (pool.c) */
+    E->k.range_wide = range > 0;
     put(E, "%*s", 4 * d, "");
     if (f32) { /* an f32 row: zeros through tx_pf_load of one 0 */
         put(E, "{\n%*sconst float tx_z = 0;\n%*stx_pf_load(tx_bn, &tx_z, 0, &", 4 * d + 4, "", 4 * d + 4, "");

@@ -49,6 +49,7 @@ static void clear_refs(emitter *E)
         k->refs[r].n = 0;
     k->has_range = 0;
     k->range_blocks = 0;
+    k->range_wide = 0;
     k->range_n = 0;
     k->blk_buffers = 0;
     k->row_local = 0;
@@ -282,7 +283,7 @@ static member *members(emitter *E, int *n)
 /* A call's range: [0, N) as a C expression, N = 1 without a range, EXT
    or EXT's blocks of TX_BLOCK. */
 typedef struct {
-    int has_range, blocks;
+    int has_range, blocks, wide;
     tx_extent ext;
     const g_value *const *value; /* the values whose nests the call runs */
     int nvalue;
@@ -383,7 +384,8 @@ static void emit_kernel_call(emitter *E, int id, const call_range *c, int close)
     }
     if (th == TX_THREADS_POOL) {
         emit_use(E, TXS_RT);
-        put(E, "        tx_status = tx_rt_parallel%s(tx_k%d, &tx_k, ", c->value[0]->blas ? "_blas" : "", id);
+        put(E, "        tx_status = tx_rt_parallel%s(tx_k%d, &tx_k, ",
+            c->value[0]->blas ? "_blas" : c->wide ? "_wide" : "", id);
         put_range(E, c);
         put(E, ");\n");
     } else if (th == TX_THREADS_OPENMP) {
@@ -624,7 +626,7 @@ void emit_rows_flush(emitter *E)
     if (n == 0)
         return;
     P->n = 0;
-    call_range c = {1, 0, P->ext, P->value, n, 1, NULL};
+    call_range c = {1, 0, 0, P->ext, P->value, n, 1, NULL};
     if (n == 1) { /* alone: its own call */
         put(E, "    {\n        tx_k%d_args tx_k = %s;\n", P->id[0], P->init[0]);
         emit_kernel_call(E, P->id[0], &c, 1);
@@ -666,7 +668,7 @@ void emit_rows_flush(emitter *E)
     /* the call: rows per tile from the largest nest's work per row */
     put(E, "    {\n        double tx_rw = 1.0, tx_w;\n");
     for (int j = 0; j < n; j++) {
-        call_range one = {1, 0, P->ext, &P->value[j], 1, 1, NULL};
+        call_range one = {1, 0, 0, P->ext, &P->value[j], 1, 1, NULL};
         put(E, "        tx_w = ");
         put_work(E, &one);
         put(E, " / (double)");
@@ -748,7 +750,7 @@ static void kernel_end(emitter *E)
     }
     if (!v->row_ahead)
         emit_rows_flush(E);
-    call_range c = {k->has_range, k->range_blocks, k->range_ext, &k->value, 1, k->range_n, k->range_exts};
+    call_range c = {k->has_range, k->range_blocks, k->range_wide, k->range_ext, &k->value, 1, k->range_n, k->range_exts};
     put(E, "    {\n");
     int mpi = E->T->distributed ? emit_kernel_call_mpi(E, m) : 0;
     put(E, "        tx_k%d_args tx_k = %s;\n", id, init_s);
