@@ -60,8 +60,18 @@ void put_label(emitter *E, int label)
     mangle_name(E->out, "l_", E->g->label_names[label]);
 }
 
+/* The tensor whose memory VAR's elements are in, inside kernels: VAR, or
+   the out tensor a row-local VAR lives in (pass_fuse.c), unless the
+   target distributes tensors or that tensor is strided. */
+static int var_home(emitter *E, int var)
+{
+    int p = E->g->row_alias && E->k.active && var >= 0 ? E->g->row_alias[var] : -1;
+    return p < 0 || E->T->distributed || emit_var_strides(E, p) ? var : p;
+}
+
 void put_var(emitter *E, int var)
 {
+    var = var_home(E, var);
     kernel_ref_var(E, var);
     mangle_name(E->out, "t_", SP(E)->vars[var]->name);
 }
@@ -129,7 +139,7 @@ static void put_strided_offset(emitter *E, int n, const int *labels, const int64
 static int row_local(emitter *E, int var)
 {
     if (!E->g->row_local || var < 0 || !E->g->row_local[var] || !E->k.active || emit_var_strides(E, var) ||
-        E->T->distributed || (E->o->timing && E->T->entry == TX_ENTRY_ARGV))
+        E->T->distributed || (E->o->timing && E->T->entry == TX_ENTRY_ARGV) || var_home(E, var) != var)
         return 0;
     E->k.row_local = 1;
     return 1;

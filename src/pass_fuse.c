@@ -41,6 +41,16 @@
  * a tile's rows of it, at the first rows of the range each call of the
  * group runs (emit_kernel.c), so it stays in cache instead of going to
  * memory and back. Its buffer is still allocated whole.
+ *
+ * Row-local tensors in their reader's output. When the last nest reading
+ * such a tensor E is the store of an out tensor P of E's shape and type,
+ * in the group, at E's labels, reading E only where it writes P, and
+ * nothing else writes or reads P, then E's rows are kept in P's rows
+ * (graph.row_alias): the softmax's exp is written where P goes, the sum
+ * reads it there, and P = E / sum overwrites each element with its own
+ * quotient. The writes to P's memory then overlap the exp's arithmetic
+ * instead of following it in a pass of their own (the last pass of a
+ * row softmax of 2000x2000 f32 was 18 % of its time). Same bits.
  */
 #include <string.h>
 
@@ -281,11 +291,68 @@ static int reads_var(const g_value *v, int var, int r, int *far)
     return any;
 }
 
+/* Does V (with the values fused into it) read variable VAR at anything
+   but labels AT (RANK of them), or read it whole? */
+static int reads_var_elsewhere(const g_value *v, int var, const int *at, int rank)
+{
+    for (int i = 0; i < v->nin; i++) {
+        const g_value *w = v->in[i];
+        if (w->inlined) {
+            if (reads_var_elsewhere(w, var, at, rank))
+                return 1;
+        } else if (w->op == OP_INDEX && w->in[0]->var == var &&
+                   (w->in[0]->op == OP_INPUT || w->in[0]->op == OP_STORE)) {
+            for (int m = 0; m < rank; m++)
+                if (w->idx_label[m] != at[m])
+                    return 1;
+        } else if ((w->op == OP_INPUT || w->op == OP_STORE) && w->var == var)
+            return 1;
+    }
+    return 0;
+}
+
+/* The out tensor that row-local tensor VAR, written by STORE, may live
+   in (see the top of the file), or -1. */
+static int row_alias_of(graph *g, int var, const g_value *store)
+{
+    const sym *e = g->S->vars[var];
+    const g_value *last = NULL;
+    for (int k = 0; k < g->n; k++) {
+        const g_value *v = g->v[k];
+        int far = 0;
+        if (v != store && !v->dead && !v->inlined && v->op != OP_INDEX && reads_var(v, var, -1, &far))
+            last = v;
+    }
+    if (!last || last->op != OP_STORE || last->store_op != '=' || last->absorbed || last->nmaps ||
+        last->row_group != store->row_group || last->var == var)
+        return -1;
+    int p = last->var;
+    const sym *t = g->S->vars[p];
+    if (t->io != IO_OUT || t->dt != e->dt || t->rank != e->rank)
+        return -1;
+    for (int m = 0; m < e->rank; m++)
+        if (t->ext[m].dim != e->ext[m].dim || t->ext[m].value != e->ext[m].value ||
+            last->store_label[m] != store->store_label[m])
+            return -1;
+    if (reads_var_elsewhere(last, var, store->store_label, e->rank))
+        return -1;
+    for (int k = 0; k < g->n; k++) { /* P: written by LAST alone, read by nothing */
+        const g_value *v = g->v[k];
+        int far = 0;
+        if (v->dead || v->op == OP_INDEX)
+            continue;
+        if ((v->op == OP_STORE && v->var == p && v != last) || (!v->inlined && reads_var(v, p, -1, &far)))
+            return -1;
+    }
+    return p;
+}
+
 /* Marks the row-local tensors (see the top of the file). */
 static void row_locals(graph *g)
 {
     int nv = g->S->nvars;
     g->row_local = NULL;
+    g->row_alias = NULL;
     for (int i = 0; i < nv; i++) {
         const sym *t = g->S->vars[i];
         if ((t->io != IO_LET && t->io != IO_TMP) || t->rank < 2 || dt_complex(t->dt))
@@ -315,7 +382,11 @@ static void row_locals(graph *g)
         if (!g->row_local) {
             g->row_local = arena_alloc(g->arena, (size_t)nv);
             memset(g->row_local, 0, (size_t)nv);
+            g->row_alias = arena_alloc(g->arena, sizeof(int) * (size_t)nv);
+            for (int j = 0; j < nv; j++)
+                g->row_alias[j] = -1;
         }
         g->row_local[i] = 1;
+        g->row_alias[i] = row_alias_of(g, i, store);
     }
 }

@@ -620,6 +620,8 @@ typedef struct {
     unsigned char *row_local;   /* set by pass_fuse, per variable (NULL: none): a let or tmp tensor
                                    written and read only inside one row group, at the row (see
                                    pass_fuse.c) */
+    int *row_alias;             /* with row_local, per variable: the out tensor whose memory a
+                                   row-local tensor may use (pass_fuse.c), or -1 */
 } graph;
 
 /* A new, empty graph over the checked program S, specialised for SPEC

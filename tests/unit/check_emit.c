@@ -298,6 +298,54 @@ START_TEST(emit_loop_nests_are_kernels)
 }
 END_TEST
 
+START_TEST(emit_row_alias)
+{
+    /* the softmax with an out P: E's rows are kept in P's (pass_fuse.c),
+       so no kernel addresses E, none is row-local, and the exp, the sum
+       and the quotient address P at its own rows; with P inout, or a
+       second reader of E after P's store, E keeps its own memory */
+    const char *src = "in X[n,m];\nout P[n,m];\n"
+                      "let E(\"i,j\") = exp(X(\"i,j\") - reduce(max, X(\"i,k\")));\n"
+                      "P(\"i,j\") = E(\"i,j\") / reduce(+, E(\"i,k\"));\n";
+    const tx_target *targets[] = {&target_jit_tcc, &target_jit_cc, &target_c99_blas, &target_c99};
+    for (size_t t = 0; t < sizeof targets / sizeof *targets; t++) {
+        char *c = emit_for(src, targets[t], 2);
+        ck_assert_int_eq(count_of(c, "static int tx_k"), 5);
+        ck_assert_int_eq(count_of(c, "t_E["), 0);
+        ck_assert_int_eq(count_of(c, ".tx_rbase = tx_lo;"), 0);
+        for (int k = 1; k < 4; k++) {
+            char name[32];
+            snprintf(name, sizeof name, "static int tx_k%d(", k);
+            char *fn = function_text(c, name);
+            ck_assert_msg(count_of(fn, "t_P[(l_i)*") >= 1, "target %s, kernel %d:\n%s", targets[t]->name, k,
+                          fn);
+            free(fn);
+        }
+        free(c);
+    }
+    /* a later reader of E that is itself such a store: E lives in its output */
+    char *c = emit_for("in X[n,m];\nout P[n,m], Q[n,m];\n"
+                       "let E(\"i,j\") = exp(X(\"i,j\") - reduce(max, X(\"i,k\")));\n"
+                       "P(\"i,j\") = E(\"i,j\") / reduce(+, E(\"i,k\"));\nQ(\"i,j\") = E(\"i,j\") * 2;\n",
+                       &target_c99, 2);
+    ck_assert_msg(count_of(c, "t_E[") == 0 && count_of(c, "t_Q[(l_i)*") >= 3, "%s", c);
+    free(c);
+    const char *kept[] = {
+        "in X[n,m];\ninout P[n,m];\n"
+        "let E(\"i,j\") = exp(X(\"i,j\") - reduce(max, X(\"i,k\")));\n"
+        "P(\"i,j\") = E(\"i,j\") / reduce(+, E(\"i,k\"));\n",
+        "in X[n,m];\nout P[n,m];\n" /* P's store reads E at another element of the row */
+        "let E(\"i,j\") = exp(X(\"i,j\") - reduce(max, X(\"i,k\")));\n"
+        "P(\"i,j\") = E(\"i,j\") / reduce(+, E(\"i,k\")) + E(\"i,0\");\n",
+    };
+    for (size_t i = 0; i < sizeof kept / sizeof *kept; i++) {
+        c = emit_for(kept[i], &target_c99, 2);
+        ck_assert_msg(count_of(c, "t_E[") >= 1, "program %zu:\n%s", i, c);
+        free(c);
+    }
+}
+END_TEST
+
 START_TEST(emit_row_groups)
 {
     /* a row softmax: max, exp, sum and divide are one row group, one
@@ -305,8 +353,9 @@ START_TEST(emit_row_groups)
        once from the program over the rows; E is row-local (pass_fuse.c):
        the three kernels that write and read it get a copy of their record
        saying where this call's tile rows lie (tx_rbase), and address it
-       at l_i + tx_rs */
-    const char *src = "in X[n,m];\nout P[n,m];\n"
+       at l_i + tx_rs (P is inout here: an out P would hold E's rows,
+       emit_row_alias below) */
+    const char *src = "in X[n,m];\ninout P[n,m];\n"
                       "let E(\"i,j\") = exp(X(\"i,j\") - reduce(max, X(\"i,k\")));\n"
                       "P(\"i,j\") = E(\"i,j\") / reduce(+, E(\"i,k\"));\n";
     const tx_target *targets[] = {&target_jit_tcc, &target_jit_cc, &target_c99_blas, &target_c99};
@@ -730,6 +779,7 @@ Suite *suite_emit(void)
     tcase_add_test(tc, emit_loop_nests_are_kernels);
     tcase_add_test(tc, emit_kernel_ranges);
     tcase_add_test(tc, emit_row_groups);
+    tcase_add_test(tc, emit_row_alias);
     tcase_add_test(tc, emit_f32_blocks);
     tcase_add_test(tc, emit_triangular_solve);
     tcase_add_test(tc, emit_blocks_compare);
