@@ -968,13 +968,15 @@ def tables_md(data):
 
 
 def cpu_snapshot():
-    """(wall, busy CPU-seconds of the whole machine, CPU-seconds of this process)."""
+    """(wall, busy CPU-seconds of the whole machine, CPU-seconds of this
+    process and of the children it has waited for: bench/stream and
+    bench/tx_loop, which peers.py runs, are ours, not other processes')."""
     tick = os.sysconf('SC_CLK_TCK')
     with open('/proc/stat') as f:
         v = [int(x) for x in f.readline().split()[1:]]
     busy = (sum(v[:8]) - v[3] - v[4]) / tick          # all but idle and iowait
     t = os.times()
-    return time.perf_counter(), busy, t.user + t.system
+    return time.perf_counter(), busy, t.user + t.system + t.children_user + t.children_system
 
 
 def other_load(a, b):
