@@ -298,18 +298,22 @@ START_TEST(emit_loop_nests_are_kernels)
 }
 END_TEST
 
+/* A row softmax whose result P is declared IO ("out" or "inout"). */
+#define SOFTMAX_ROWS(IO)                                                      \
+    "in X[n,m];\n" IO " P[n,m];\n"                                            \
+    "let E(\"i,j\") = exp(X(\"i,j\") - reduce(max, X(\"i,k\")));\n"             \
+    "P(\"i,j\") = E(\"i,j\") / reduce(+, E(\"i,k\"));\n"
+
+static const tx_target *const row_targets[] = {&target_jit_tcc, &target_jit_cc, &target_c99_blas, &target_c99};
+
 START_TEST(emit_row_alias)
 {
     /* the softmax with an out P: E's rows are kept in P's (pass_fuse.c),
        so no kernel addresses E, none is row-local, and the exp, the sum
        and the quotient address P at its own rows; with P inout, or a
        second reader of E after P's store, E keeps its own memory */
-    const char *src = "in X[n,m];\nout P[n,m];\n"
-                      "let E(\"i,j\") = exp(X(\"i,j\") - reduce(max, X(\"i,k\")));\n"
-                      "P(\"i,j\") = E(\"i,j\") / reduce(+, E(\"i,k\"));\n";
-    const tx_target *targets[] = {&target_jit_tcc, &target_jit_cc, &target_c99_blas, &target_c99};
-    for (size_t t = 0; t < sizeof targets / sizeof *targets; t++) {
-        char *c = emit_for(src, targets[t], 2);
+    for (size_t t = 0; t < sizeof row_targets / sizeof *row_targets; t++) {
+        char *c = emit_for(SOFTMAX_ROWS("out"), row_targets[t], 2);
         ck_assert_int_eq(count_of(c, "static int tx_k"), 5);
         ck_assert_int_eq(count_of(c, "t_E["), 0);
         ck_assert_int_eq(count_of(c, ".tx_rbase = tx_lo;"), 0);
@@ -317,7 +321,7 @@ START_TEST(emit_row_alias)
             char name[32];
             snprintf(name, sizeof name, "static int tx_k%d(", k);
             char *fn = function_text(c, name);
-            ck_assert_msg(count_of(fn, "t_P[(l_i)*") >= 1, "target %s, kernel %d:\n%s", targets[t]->name, k,
+            ck_assert_msg(count_of(fn, "t_P[(l_i)*") >= 1, "target %s, kernel %d:\n%s", row_targets[t]->name, k,
                           fn);
             free(fn);
         }
@@ -331,9 +335,7 @@ START_TEST(emit_row_alias)
     ck_assert_msg(count_of(c, "t_E[") == 0 && count_of(c, "t_Q[(l_i)*") >= 3, "%s", c);
     free(c);
     const char *kept[] = {
-        "in X[n,m];\ninout P[n,m];\n"
-        "let E(\"i,j\") = exp(X(\"i,j\") - reduce(max, X(\"i,k\")));\n"
-        "P(\"i,j\") = E(\"i,j\") / reduce(+, E(\"i,k\"));\n",
+        SOFTMAX_ROWS("inout"),
         "in X[n,m];\nout P[n,m];\n" /* P's store reads E at another element of the row */
         "let E(\"i,j\") = exp(X(\"i,j\") - reduce(max, X(\"i,k\")));\n"
         "P(\"i,j\") = E(\"i,j\") / reduce(+, E(\"i,k\")) + E(\"i,0\");\n",
@@ -355,12 +357,9 @@ START_TEST(emit_row_groups)
        saying where this call's tile rows lie (tx_rbase), and address it
        at l_i + tx_rs (P is inout here: an out P would hold E's rows,
        emit_row_alias below) */
-    const char *src = "in X[n,m];\ninout P[n,m];\n"
-                      "let E(\"i,j\") = exp(X(\"i,j\") - reduce(max, X(\"i,k\")));\n"
-                      "P(\"i,j\") = E(\"i,j\") / reduce(+, E(\"i,k\"));\n";
-    const tx_target *targets[] = {&target_jit_tcc, &target_jit_cc, &target_c99_blas, &target_c99};
-    for (size_t t = 0; t < sizeof targets / sizeof *targets; t++) {
-        char *c = emit_for(src, targets[t], 2);
+    const tx_target *const *targets = row_targets;
+    for (size_t t = 0; t < sizeof row_targets / sizeof *row_targets; t++) {
+        char *c = emit_for(SOFTMAX_ROWS("inout"), targets[t], 2);
         ck_assert_int_eq(count_of(c, "static int tx_k"), 5);
         char *grp = function_text(c, "static int tx_k4(");
         const char *at = grp;
