@@ -46,7 +46,8 @@
  * such a tensor E is the store of an out tensor P of E's shape and type,
  * in the group, at E's labels, reading E only where it writes P, and
  * nothing else writes or reads P, then E's rows are kept in P's rows
- * (graph.row_alias): the softmax's exp is written where P goes, the sum
+ * (graph.row_alias; one such tensor per output, the first declared): the
+ * softmax's exp is written where P goes, the sum
  * reads it there, and P = E / sum overwrites each element with its own
  * quotient. The writes to P's memory then overlap the exp's arithmetic
  * instead of following it in a pass of their own (the last pass of a
@@ -388,5 +389,8 @@ static void row_locals(graph *g)
         }
         g->row_local[i] = 1;
         g->row_alias[i] = row_alias_of(g, i, store);
+        for (int j = 0; j < i && g->row_alias[i] >= 0; j++) /* one tensor per output: two would overwrite each other */
+            if (g->row_alias[j] == g->row_alias[i])
+                g->row_alias[i] = -1;
     }
 }
