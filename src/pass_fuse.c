@@ -273,43 +273,30 @@ static void row_groups(graph *g)
 }
 
 /* Does V (with the values fused into it) read variable VAR? Sets *FAR
-   when a read is not at row label R. */
-static int reads_var(const g_value *v, int var, int r, int *far)
+   when a read is not at labels AT (its first N modes), or is whole. */
+static int reads_var_at(const g_value *v, int var, const int *at, int n, int *far)
 {
     int any = 0;
     for (int i = 0; i < v->nin; i++) {
         const g_value *w = v->in[i];
         if (w->inlined)
-            any |= reads_var(w, var, r, far);
+            any |= reads_var_at(w, var, at, n, far);
         else if (w->op == OP_INDEX && w->in[0]->var == var &&
                  (w->in[0]->op == OP_INPUT || w->in[0]->op == OP_STORE)) {
             any = 1;
-            if (w->idx_label[0] != r)
-                *far = 1;
+            for (int m = 0; m < n; m++)
+                if (w->idx_label[m] != at[m])
+                    *far = 1;
         } else if ((w->op == OP_INPUT || w->op == OP_STORE) && w->var == var)
             any = *far = 1; /* whole, not by rows */
     }
     return any;
 }
 
-/* Does V (with the values fused into it) read variable VAR at anything
-   but labels AT (RANK of them), or read it whole? */
-static int reads_var_elsewhere(const g_value *v, int var, const int *at, int rank)
+/* reads_var_at at row label R alone */
+static int reads_var(const g_value *v, int var, int r, int *far)
 {
-    for (int i = 0; i < v->nin; i++) {
-        const g_value *w = v->in[i];
-        if (w->inlined) {
-            if (reads_var_elsewhere(w, var, at, rank))
-                return 1;
-        } else if (w->op == OP_INDEX && w->in[0]->var == var &&
-                   (w->in[0]->op == OP_INPUT || w->in[0]->op == OP_STORE)) {
-            for (int m = 0; m < rank; m++)
-                if (w->idx_label[m] != at[m])
-                    return 1;
-        } else if ((w->op == OP_INPUT || w->op == OP_STORE) && w->var == var)
-            return 1;
-    }
-    return 0;
+    return reads_var_at(v, var, &r, 1, far);
 }
 
 /* The out tensor that row-local tensor VAR, written by STORE, may live
@@ -335,7 +322,8 @@ static int row_alias_of(graph *g, int var, const g_value *store)
         if (t->ext[m].dim != e->ext[m].dim || t->ext[m].value != e->ext[m].value ||
             last->store_label[m] != store->store_label[m])
             return -1;
-    if (reads_var_elsewhere(last, var, store->store_label, e->rank))
+    int elsewhere = 0; /* LAST reads E at an element other than the one it writes */
+    if (reads_var_at(last, var, store->store_label, e->rank, &elsewhere) && elsewhere)
         return -1;
     for (int k = 0; k < g->n; k++) { /* P: written by LAST alone, read by nothing */
         const g_value *v = g->v[k];
