@@ -321,7 +321,6 @@ int labels_in(const g_value *v, labelset set, int *labels, tx_extent *ext);
 #define BLK_MAX_BUFFERS 32
 typedef struct {
     int nbuf, nptr, depth, label;
-    int f32; /* the result is stored as f32: functions of f32 values may run in f32 */
     /* f32 tensors read in place (blk_op F32): the scratch block each keeps
        and the place in the output where its conversion goes if a call
        needs it as doubles (blk_double); DONE 1 once converted, 2 once a
@@ -344,6 +343,16 @@ typedef struct {
 /* Can the primitives evaluate V (with the values fused into it)? Counts
    its nodes into *NEED (scratch buffers at most). */
 int blk_supported(const g_value *v, int *need);
+/* Whether V is an f32 operation whose result is rounded to float (tx(5)
+   ELEMENT TYPES): a sum, an elementwise product, a power, a square root,
+   exp, log, sin, cos, tanh or a dim, of type f32. The selections (abs,
+   max, min, where) and comparisons of floats are floats without it. */
+int emit_f32_rounds(const g_value *v);
+/* *ROOT = the summand of contraction V: its product as an inlined value,
+   unscaled, nothing summed, computed in double also when V is f32 (tx(5)
+   ELEMENT TYPES: the products an Einstein sum adds up are not rounded to
+   float). */
+void emit_summand(const g_value *v, g_value *root);
 /* Code leaving the block of V's values in a scratch buffer or a direct
    double pointer; returns which. */
 blk_op blk_eval(emitter *E, blk_state *B, const g_value *v);

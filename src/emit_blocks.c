@@ -247,6 +247,7 @@ static const char *blk_call(emitter *E, blk_state *B, blk_val *ops[], int n, int
 }
 
 static blk_val blk_eval_(emitter *E, blk_state *B, const g_value *v);
+static blk_val blk_from_f32(emitter *E, blk_state *B, const g_value *v);
 
 /* The terms A (times CA) and B (times CB) of a sum, a block first: A
    spread into a block when both are numbers, else swapped with B when A
@@ -268,13 +269,19 @@ static int map_vector_fn(map_fn f)
     return f == MAP_EXP || f == MAP_LOG || f == MAP_SIN || f == MAP_COS || f == MAP_TANH;
 }
 
-/* f64 or f32: a value the double blocks hold as doubles, rounded to
-   float only when an f32 tensor stores it (the one-pass forms below give
-   the bits of their chains for both; a division by a number keeps f64,
-   whose reciprocal is not rounded to float, tx_p_divr) */
+/* Whether the one-pass forms below may compute a value of type D with
+   the values fused into it in double registers: f64 only. An f32
+   operation rounds every step to float (the f32 path); an f32 tensor
+   or number they read as it is. */
 static int real_dt(dtype d)
 {
-    return d == DT_F64 || d == DT_F32;
+    return d == DT_F64;
+}
+
+/* An f64 sum of two terms, which tx_p_map_aff takes in registers. */
+static int f64_sum(const g_value *w)
+{
+    return w->dt == DT_F64;
 }
 
 /* Whether W is an inlined sum of two terms (a*x + b*y, a*x + c). */
@@ -653,11 +660,14 @@ static blk_val blk_eval_(emitter *E, blk_state *B, const g_value *v)
         buf_free(&stride);
         return blk_val_of(r);
     }
+    /* an f32 operation: in float, each step rounded (the f32 path) */
+    if (emit_f32_rounds(v) && !(v->op == OP_MAP && v->fn == MAP_DIM)) {
+        E->blk_dest = 0;
+        return blk_from_f32(E, B, v);
+    }
     /* a function of a sum of two terms (exp(x - m), tanh(x + b)) in one
-       pass; not the f32 functions of f32 values (tx_p_map_f32) */
-    if (v->op == OP_MAP && v->nin == 1 && map_vector_fn(v->fn) && v->in[0]->inlined &&
-        v->in[0]->op == OP_ADD && v->in[0]->nin == 2 &&
-        !(B->f32 && v->dt == DT_F32 && v->in[0]->dt == DT_F32))
+       pass */
+    if (v->op == OP_MAP && v->nin == 1 && map_vector_fn(v->fn) && is_sum_of_two(v->in[0]) && f64_sum(v->in[0]))
         return blk_map_of_sum(E, B, v, top, target, base);
     if (product_of_sum(v))
         return blk_product_of_sum(E, B, v, top, target, base);
@@ -912,12 +922,7 @@ static blk_val blk_eval_(emitter *E, blk_state *B, const g_value *v)
             put(E, ", ");
             put_op(E, y);
         } else {
-            /* a function of an f32 value stored as f32, in f32 (as numpy
-               and torch compute it) */
-            int f32 = B->f32 && v->dt == DT_F32 && v->in[0]->dt == DT_F32 &&
-                      (v->fn == MAP_EXP || v->fn == MAP_LOG || v->fn == MAP_SIN || v->fn == MAP_COS ||
-                       v->fn == MAP_TANH);
-            put(E, "tx_p_map%s(tx_bn, %d, ", f32 ? "_f32" : "", (int)v->fn);
+            put(E, "tx_p_map(tx_bn, %d, ", (int)v->fn);
             put_op(E, x);
         }
         put(E, ", ");
@@ -943,7 +948,7 @@ static int blk_sum_of_squares(emitter *E, blk_state *B, const g_value *x)
     const g_value *sq = x;
     int div = x->inlined && x->op == OP_CONTRACT && real_dt(x->dt) && x->nin == 2 && x->coef == 1 &&
               x->coef_in[0] == 1 && x->coef_in[1] == -1 && x->in[1]->rank == 0 && !x->in[1]->inlined &&
-              (x->in[1]->op == OP_CONST || real_dt(x->in[1]->dt)); /* a number, not a block */
+              (x->in[1]->op == OP_CONST || x->in[1]->dt == DT_F64 || x->in[1]->dt == DT_F32); /* a number, not a block */
     if (div) {
         sq = x->in[0];
         div = number_division(x->dt);
@@ -1043,89 +1048,27 @@ void blk_accumulate_rows(emitter *E, const blk_state *B, const g_value *x, int o
 }
 
 /* ---- the f32 path ----
-   An f32 store whose value is one addition, subtraction, product or
-   quotient of f32 values (tensors, f32 intermediates, constants that are
-   floats, exp/log/sin/cos/tanh of f32), or such a function of one, runs
-   in float blocks (tx_pf_*): the same bits as the double blocks, which
-   round that one operation's result to float (prims.inc), at twice the
-   lanes and without the conversions. */
-
-/* An exact float: an f32 value in memory, a float constant, or an f32
-   function of an f32 argument. */
-static int f32_exact(const g_value *v);
-
-/* A constant factor that is exactly a float (a product of two floats is
-   then exact in double, so rounding it to float once is the float
-   product's bits). */
-static int f32_factor(double c)
-{
-    return (double)(float)c == c && c != 0;
-}
-
-/* The factor of a scaling of one exact float (c*x, -x, x*c as one
-   product), else 0: a form the f32 path takes as a product by c. */
-static double f32_scale(const g_value *v)
-{
-    if (!v->inlined || v->nin != 1 || v->dt != DT_F32 || !f32_exact(v->in[0]))
-        return 0;
-    if (v->op == OP_ADD && f32_factor(v->coef_in[0]))
-        return v->coef_in[0];
-    if (v->op == OP_CONTRACT && ls_empty(v->summed) && v->coef_in[0] == 1 && f32_factor(v->coef))
-        return v->coef;
-    return 0;
-}
-
-/* One operation on exact floats: its operator (0 + 1 - 2 * 3 /), or -1. */
-static int f32_op(const g_value *v)
-{
-    if (f32_scale(v) != 0)
-        return 2;
-    /* a square (x*x) and a square root of an exact float: one rounding
-       (the double square is exact; sqrt rounded to double, then to float,
-       is sqrtf's correctly rounded result: 53 >= 2*24 + 2) */
-    if (v->inlined && v->op == OP_MAP && v->nin == 1 && v->dt == DT_F32 && f32_exact(v->in[0]) &&
-        ((v->fn == MAP_POW && v->fn_arg == 2) || v->fn == MAP_SQRT))
-        return 2;
-    if (!v->inlined || v->nin != 2 || v->dt != DT_F32 || v->coef_in[0] != 1)
-        return -1;
-    if (!f32_exact(v->in[0]) || !f32_exact(v->in[1]))
-        return -1;
-    if (v->op == OP_ADD)
-        return v->coef_in[1] == 1 ? 0 : v->coef_in[1] == -1 ? 1 : -1;
-    if (v->op == OP_CONTRACT && ls_empty(v->summed) && v->coef == 1)
-        return v->coef_in[1] == 1 ? 2 : v->coef_in[1] == -1 ? 3 : -1;
-    return -1;
-}
-
-/* A value rounded to float where it is used: exact, or one operation. */
-static int f32_rounded(const g_value *v)
-{
-    return f32_exact(v) || f32_op(v) >= 0;
-}
-
-static int f32_exact(const g_value *v)
-{
-    if (v->op == OP_CONST)
-        return !dt_complex(v->dt) && (double)(float)v->coef == v->coef;
-    if (!v->inlined)
-        return v->dt == DT_F32 && (v->op != OP_INPUT || v->rank == 0);
-    if (v->op != OP_MAP || v->dt != DT_F32)
-        return 0;
-    /* abs, max and min of exact floats select or flip one: exact */
-    if (v->fn == MAP_ABS)
-        return f32_exact(v->in[0]);
-    if (v->fn == MAP_MAX || v->fn == MAP_MIN)
-        return v->nin == 2 && f32_exact(v->in[0]) && f32_exact(v->in[1]);
-    return v->in[0]->dt == DT_F32 &&
-           (v->fn == MAP_EXP || v->fn == MAP_LOG || v->fn == MAP_SIN || v->fn == MAP_COS || v->fn == MAP_TANH) &&
-           f32_rounded(v->in[0]);
-}
+   An f32 value (tx(5) ELEMENT TYPES) is computed one operation at a time
+   in float blocks (tx_pf_*), each result rounded to float, at twice the
+   lanes of the double blocks and without conversions: a store of an f32
+   value into an f32 tensor runs here whole (f32_store), and the double
+   blocks take an f32 operation's value from here (blk_from_f32). The
+   steps are put_elementwise's (emit_expr.c): a sum term after term, a
+   product factor after factor with its constant last, an integer power
+   by repeated products. What has no float form here (a comparison, a
+   where, a power that is not an integer) is computed by the double
+   blocks and rounded, which is exact for a selection or a comparison of
+   floats, and one rounding of the double result for a power. */
 
 /* An operand in the f32 path: one number tx_fN (S), a pointer tx_qN
-   into a tensor (Q), or scratch block BUF as floats. */
+   into a tensor (Q), or scratch block BUF as floats, which an operation
+   on it may overwrite with its result unless KEEP (an operand read
+   again after that operation). */
 typedef struct {
-    int s, q, buf;
+    int s, q, buf, keep;
 } f32_val;
+
+static const f32_val f32_none = {-1, -1, -1, 0};
 
 static void put_f32_ptr(emitter *E, f32_val o)
 {
@@ -1158,7 +1101,10 @@ static void put_f32_dest(emitter *E, blk_state *B, f32_val a, f32_val b, f32_val
         put(E, "tx_q%d", d->q);
         return;
     }
-    d->buf = a.buf >= 0 && a.s < 0 && a.q < 0 ? a.buf : b.buf >= 0 && b.s < 0 && b.q < 0 ? b.buf : B->nbuf++;
+    d->keep = 0;
+    d->buf = a.buf >= 0 && a.s < 0 && a.q < 0 && !a.keep   ? a.buf
+             : b.buf >= 0 && b.s < 0 && b.q < 0 && !b.keep ? b.buf
+                                                            : B->nbuf++;
     put(E, "(float *)");
     put_scratch(E, d->buf);
 }
@@ -1172,9 +1118,39 @@ static void put_f32_call_end(emitter *E, blk_state *B, f32_val a, f32_val b, int
     put(E, ");\n");
 }
 
-/* tx_pf_bin's call for A OP B into *R */
-static void put_f32_bin(emitter *E, blk_state *B, int op, f32_val a, f32_val b, int top, f32_val *r)
+/* A new number of the f32 path: "const float tx_fN = " put, the caller
+   puts its value and ";\n". */
+static f32_val f32_new_number(emitter *E, blk_state *B)
 {
+    f32_val r = {B->nptr++, -1, -1, 0};
+    put(E, "%*sconst float tx_f%d = ", 4 * B->depth, "", r.s);
+    return r;
+}
+
+/* The constant C as an f32 operation takes it: a number rounded to float. */
+static f32_val f32_constant(emitter *E, blk_state *B, double c)
+{
+    f32_val r = f32_new_number(E, B);
+    put(E, "(float)");
+    num_literal(E->out, c);
+    put(E, ";\n");
+    return r;
+}
+
+/* A OP B, OP tx_pf_bin's (0 + 1 - 2 * 3 / 4 max 5 min), into *R: a
+   tx_pf_bin call, or a number when both are (the float operation through
+   double: the same float). TOP as put_f32_call_end. */
+static void f32_bin(emitter *E, blk_state *B, int op, f32_val a, f32_val b, int top, f32_val *r)
+{
+    if (a.s >= 0 && b.s >= 0) {
+        *r = f32_new_number(E, B);
+        if (op <= 3)
+            put(E, "(float)((double)tx_f%d %c (double)tx_f%d);\n", a.s, "+-*/"[op], b.s);
+        else
+            put(E, "tx_f%d %c tx_f%d || tx_f%d != tx_f%d ? tx_f%d : tx_f%d;\n", a.s, op == 4 ? '>' : '<', b.s, a.s,
+                a.s, a.s, b.s);
+        return;
+    }
     put(E, "%*stx_pf_bin(tx_bn, %d, ", 4 * B->depth, "", op);
     put_f32(E, a);
     put(E, ", ");
@@ -1183,53 +1159,76 @@ static void put_f32_bin(emitter *E, blk_state *B, int op, f32_val a, f32_val b, 
     put_f32_call_end(E, B, a, b, top, r);
 }
 
-/* tx_pf_map's call for FN of the block A into *R */
-static void put_f32_map(emitter *E, blk_state *B, map_fn fn, f32_val a, int top, f32_val *r)
+/* FN (exp, log, sqrt, abs, sin, cos, tanh) of A into *R: tx_pf_map, or
+   for a number the double function rounded to float. */
+static void f32_fn(emitter *E, blk_state *B, map_fn fn, f32_val a, int top, f32_val *r)
 {
-    f32_val none = {-1, -1, -1};
+    if (a.s >= 0) {
+        static const char *name[] = {"?", "?", "exp", "log", "sqrt", "fabs", "sin", "cos", "tanh"};
+        TX_ASSERT(fn >= MAP_EXP && fn <= MAP_TANH);
+        *r = f32_new_number(E, B);
+        put(E, "(float)%s((double)tx_f%d);\n", name[fn], a.s);
+        return;
+    }
     put(E, "%*stx_pf_map(tx_bn, %d, ", 4 * B->depth, "", (int)fn);
     put_f32_ptr(E, a);
     put(E, ", ");
-    put_f32_call_end(E, B, a, none, top, r);
+    put_f32_call_end(E, B, a, f32_none, top, r);
 }
 
 static int f32_eval(emitter *E, blk_state *B, const g_value *v, f32_val *r);
 
-/* The operands of W, one operation of exact floats (f32_op), into *A and
-   *B: a scaling's factor (f32_scale) as a number. 0 if one of them is not
-   taken or both are numbers. */
-static int f32_operands(emitter *E, blk_state *B, const g_value *w, f32_val *a, f32_val *b)
+/* For W one +, - or * of two values, or a value times a constant: the
+   operator (tx_pf_bin's 0, 1, 2) and the constant (*C, else 0); -1 for
+   any other W. */
+static int f32_single_op(const g_value *w, double *c)
 {
-    double scale = f32_scale(w);
-    if (!f32_eval(E, B, w->in[0], a))
-        return 0;
-    if (scale != 0) { /* x * c */
-        b->q = b->buf = -1;
-        b->s = B->nptr++;
-        put(E, "%*sconst float tx_f%d = (float)", 4 * B->depth, "", b->s);
-        num_literal(E->out, scale);
-        put(E, ";\n");
-    } else if (!f32_eval(E, B, w->in[1], b))
-        return 0;
-    return a->s < 0 || b->s < 0;
+    *c = 0;
+    if (!w->inlined || !emit_f32_rounds(w))
+        return -1;
+    if (w->op == OP_ADD && w->nin == 2 && w->coef_in[0] == 1 && (w->coef_in[1] == 1 || w->coef_in[1] == -1))
+        return w->coef_in[1] == 1 ? 0 : 1;
+    if (w->op == OP_ADD && w->nin == 1 && w->coef_in[0] != 1) {
+        *c = w->coef_in[0];
+        return 2;
+    }
+    if (w->op == OP_CONTRACT && w->nin == 2 && w->coef == 1 && w->coef_in[0] == 1 && w->coef_in[1] == 1)
+        return 2;
+    if (w->op == OP_CONTRACT && w->nin == 1 && w->coef_in[0] == 1 && w->coef != 1) {
+        *c = w->coef;
+        return 2;
+    }
+    return -1;
 }
 
-/* F(x OP y) for V exp, log, sin, cos or tanh of one +, - or * of f32
-   values, in one tx_pf_map_bin (the bits of tx_pf_bin, then tx_pf_map);
-   c - y, which has no such form, as those two. 0 as f32_eval. */
+/* F(x OP y) for V exp, log, sin, cos or tanh of one +, - or * (or a
+   scaling) whose operands are not both numbers, in one tx_pf_map_bin
+   (the bits of tx_pf_bin, then tx_pf_map); c - y, which has no such form,
+   as those two. 0 if V is not of that shape (nothing emitted). */
 static int f32_map_of_op(emitter *E, blk_state *B, const g_value *v, int top, f32_val *r)
 {
+    double c;
     const g_value *w = v->in[0];
-    int op = f32_op(w);
-    f32_val a, b, t;
-    if (!f32_operands(E, B, w, &a, &b))
+    int op = map_vector_fn(v->fn) ? f32_single_op(w, &c) : -1;
+    if (op < 0)
         return 0;
+    f32_val a, b, t;
+    f32_eval(E, B, w->in[0], &a);
+    if (c != 0)
+        b = f32_constant(E, B, c);
+    else
+        f32_eval(E, B, w->in[1], &b);
+    if (a.s >= 0 && b.s >= 0) { /* a number: the operation, then the function */
+        f32_bin(E, B, op, a, b, 0, &t);
+        f32_fn(E, B, v->fn, t, top, r);
+        return 1;
+    }
     if (a.s >= 0 && op != 1) { /* c + y, c * y: the block first */
         t = a, a = b, b = t;
     }
     if (a.s >= 0) { /* c - y */
-        put_f32_bin(E, B, op, a, b, 0, &t);
-        put_f32_map(E, B, v->fn, t, top, r);
+        f32_bin(E, B, op, a, b, 0, &t);
+        f32_fn(E, B, v->fn, t, top, r);
         return 1;
     }
     put(E, "%*stx_pf_map_bin(tx_bn, %d, %d, ", 4 * B->depth, "", (int)v->fn, op);
@@ -1245,21 +1244,298 @@ static int f32_map_of_op(emitter *E, blk_state *B, const g_value *v, int top, f3
     return 1;
 }
 
-/* Emits V's block in the f32 path into *R; 0 if V has a form it does
-   not take (an operation of two numbers, a function of one number). */
+/* V computed by the double blocks, rounded to float into *R: a value
+   the f32 path has no form for (a comparison, a where, a non-integer
+   power), exact when it is a selection of floats. */
+static void f32_from_double(emitter *E, blk_state *B, const g_value *v, f32_val *r)
+{
+    blk_val d = blk_eval_(E, B, v);
+    if (d.s >= 0) {
+        *r = f32_new_number(E, B);
+        put(E, "(float)tx_s%d;\n", d.s);
+        return;
+    }
+    blk_op o = d.o.f32 == 1 ? blk_double(E, B, d).o : d.o;
+    r->s = r->q = -1;
+    r->buf = B->nbuf++;
+    put(E, "%*stx_p_store_f32(tx_bn, ", 4 * B->depth, "");
+    put_op(E, o);
+    put(E, ", (float *)");
+    put_scratch(E, r->buf);
+    put(E, ", 1, 0);\n");
+}
+
+/* X^P for an f32 value X (A): x*x*... for an integer P in [-8, 8] (then
+   1 / that when negative), 1 for 0, else pow in double rounded once (V
+   the power). */
+static void f32_pow(emitter *E, blk_state *B, const g_value *v, f32_val a, int top, f32_val *r)
+{
+    double p = v->fn_arg;
+    if (p == 0) {
+        *r = f32_constant(E, B, 1.0);
+        return;
+    }
+    if (p != (double)(int)p || p < -8 || p > 8) {
+        if (a.s >= 0) {
+            *r = f32_new_number(E, B);
+            put(E, "(float)pow((double)tx_f%d, ", a.s);
+            num_literal(E->out, p);
+            put(E, ");\n");
+            return;
+        }
+        int dbuf = B->nbuf++;
+        put(E, "%*stx_p_load_f32(tx_bn, ", 4 * B->depth, "");
+        put_f32_ptr(E, a);
+        put(E, ", 1, ");
+        put_scratch(E, dbuf);
+        put(E, ");\n%*stx_p_pow(tx_bn, ", 4 * B->depth, "");
+        put_scratch(E, dbuf);
+        put(E, ", ");
+        num_literal(E->out, p);
+        put(E, ", ");
+        put_scratch(E, dbuf);
+        put(E, ");\n%*stx_p_store_f32(tx_bn, ", 4 * B->depth, "");
+        put_scratch(E, dbuf);
+        put(E, ", ");
+        E->blk_dest = top;
+        put_f32_dest(E, B, f32_none, f32_none, r);
+        put(E, ", 1, 0);\n");
+        return;
+    }
+    int n = p < 0 ? -(int)p : (int)p;
+    f32_val t = a;
+    a.keep = 1; /* read by every product */
+    for (int i = 1; i < n; i++)
+        f32_bin(E, B, 2, i == 1 ? a : t, a, i == n - 1 && p > 0 ? top : 0, &t);
+    if (p < 0) {
+        f32_val one = f32_constant(E, B, 1.0);
+        f32_bin(E, B, 3, one, t, top, &t);
+    }
+    *r = t;
+}
+
+/* The sum of the N values X[i] times C[i], term after term from the
+   first, into *R: c*x rounded before it is added (-x exact), each sum
+   rounded. TOP as put_f32_call_end, for the last operation. */
+static void f32_add_vals(emitter *E, blk_state *B, const f32_val *x, const double *c, int n, int top, f32_val *r)
+{
+    f32_val t = x[0], a;
+    for (int i = 0; i < n; i++) {
+        double m = i && c[i] < 0 ? -c[i] : c[i];
+        int last = i == n - 1;
+        a = x[i];
+        if (m != 1) /* c*x, and -x as x * -1 (exact, the sign of a zero included) */
+            f32_bin(E, B, 2, a, f32_constant(E, B, m), last && i == 0 ? top : 0, &a);
+        if (i == 0)
+            t = a;
+        else
+            f32_bin(E, B, c[i] < 0 ? 1 : 0, t, a, last ? top : 0, &t);
+    }
+    *r = t;
+}
+
+/* The product of the N values X[i] to the powers P[i] (1 or -1) times
+   COEF, factor after factor from the first, the constant last (c / x
+   first when that is all), each step rounded, into *R. */
+static void f32_mul_vals(emitter *E, blk_state *B, const f32_val *x, const double *p, int n, double coef, int top,
+                         f32_val *r)
+{
+    int scaled = p[0] < 0 && n == 1, last_c = coef != 1 && !scaled;
+    f32_val t = x[0];
+    if (p[0] < 0) /* c / x */
+        f32_bin(E, B, 3, f32_constant(E, B, scaled ? coef : 1.0), t, n == 1 ? top : 0, &t);
+    for (int i = 1; i < n; i++)
+        f32_bin(E, B, p[i] < 0 ? 3 : 2, t, x[i], i == n - 1 && !last_c ? top : 0, &t);
+    if (last_c)
+        f32_bin(E, B, 2, t, f32_constant(E, B, coef), top, &t);
+    *r = t;
+}
+
+/* Whether W is an inlined f32 sum of two terms. */
+static int f32_sum_of_two(const g_value *w)
+{
+    return w->inlined && w->op == OP_ADD && w->nin == 2 && w->dt == DT_F32;
+}
+
+/* Whether W is an inlined f32 product of two factors, no scale, the
+   second to the power P2 (1 or -1). */
+static int f32_product_of_two(const g_value *w, double p2)
+{
+    return w->inlined && w->op == OP_CONTRACT && ls_empty(w->summed) && w->dt == DT_F32 && w->nin == 2 &&
+           w->coef == 1 && w->coef_in[0] == 1 && w->coef_in[1] == p2;
+}
+
+/* The sum of two terms W evaluated: its terms into *A, *B (times *CA,
+   *CB), a block first (x + c and c + x are the same float). 0 if both
+   are numbers. */
+static int f32_sum_terms(emitter *E, blk_state *Bs, const g_value *w, f32_val *a, double *ca, f32_val *b, double *cb)
+{
+    f32_eval(E, Bs, w->in[0], a);
+    f32_eval(E, Bs, w->in[1], b);
+    *ca = w->coef_in[0];
+    *cb = w->coef_in[1];
+    if (a->s >= 0) {
+        f32_val t = *a;
+        double tc = *ca;
+        *a = *b, *ca = *cb, *b = t, *cb = tc;
+    }
+    return a->s < 0;
+}
+
+/* A value the f32 forms (tx_p_NAME_f32) compute in one pass, into *R:
+   y*(a*x + b*z) [+ e*w] (y perhaps y/c), x*y + e*w, (a*x + b*z)^2. The
+   same floats as the steps of f32_add_vals and f32_mul_vals. 0 (nothing
+   emitted) if V is of no such shape. */
+static int f32_fused(emitter *E, blk_state *B, const g_value *v, int top, f32_val *r)
+{
+    const g_value *p = NULL, *w = NULL, *sum = NULL, *y = NULL;
+    double e = 0;
+    int first = 0;
+    if (v->op == OP_ADD && v->nin == 2) { /* p + e*w */
+        for (int i = 0; i < 2 && !p; i++)
+            if (v->coef_in[i] == 1 && f32_product_of_two(v->in[i], 1)) {
+                p = v->in[i];
+                w = v->in[1 - i];
+                e = v->coef_in[1 - i];
+            }
+    } else if (f32_product_of_two(v, 1) || (v->op == OP_MAP && v->fn == MAP_POW && v->fn_arg == 2 && v->inlined))
+        p = v;
+    if (!p)
+        return 0;
+    if (p->op == OP_MAP) {
+        sum = f32_sum_of_two(p->in[0]) ? p->in[0] : NULL;
+        if (!sum)
+            return 0;
+    } else if (f32_sum_of_two(p->in[1]) || f32_sum_of_two(p->in[0])) {
+        int si = f32_sum_of_two(p->in[1]);
+        sum = p->in[si];
+        y = p->in[1 - si];
+        first = si == 0;
+    } else if (!w)
+        return 0; /* x*y alone: one tx_pf_bin */
+    /* evaluate: y (y / c), the sum's terms or the two factors, then w */
+    f32_val yv = f32_none, dv = f32_none, a, b, wv = f32_none, x0, x1;
+    double ca = 1, cb = 0;
+    int div = 0, ok = 1;
+    if (sum) {
+        if (y) {
+            div = f32_product_of_two(y, -1);
+            if (div) {
+                f32_eval(E, B, y->in[0], &yv);
+                f32_eval(E, B, y->in[1], &dv);
+                div = dv.s >= 0 && yv.s < 0 ? 2 : 0;
+                if (!div) { /* not a block over a number: the quotient first */
+                    f32_val q[2] = {yv, dv};
+                    double pw[2] = {1, -1};
+                    f32_mul_vals(E, B, q, pw, 2, 1, 0, &yv);
+                }
+            } else
+                f32_eval(E, B, y, &yv);
+            ok = yv.s < 0;
+        }
+        ok = f32_sum_terms(E, B, sum, &a, &ca, &b, &cb) && ok;
+    } else {
+        f32_eval(E, B, p->in[0], &x0);
+        f32_eval(E, B, p->in[1], &x1);
+        ok = x0.s < 0 && x1.s < 0;
+    }
+    if (w)
+        f32_eval(E, B, w, &wv);
+    if (!ok) { /* a number where a block is needed: the steps one by one */
+        f32_val t;
+        if (sum) {
+            f32_val terms[2] = {a, b};
+            double cs[2] = {ca, cb};
+            f32_add_vals(E, B, terms, cs, 2, 0, &t);
+            if (p->op == OP_MAP)
+                f32_bin(E, B, 2, t, t, w ? 0 : top, &t);
+            else {
+                f32_val dq = yv;
+                if (div)
+                    f32_bin(E, B, 3, yv, dv, 0, &dq);
+                f32_bin(E, B, 2, first ? t : dq, first ? dq : t, w ? 0 : top, &t);
+            }
+        } else
+            f32_bin(E, B, 2, x0, x1, w ? 0 : top, &t);
+        if (w) {
+            f32_val tw[2] = {t, wv};
+            double cw[2] = {1, e};
+            f32_add_vals(E, B, tw, cw, 2, top, &t);
+        }
+        *r = t;
+        return 1;
+    }
+    f32_val cval = b; /* a number term: c = b*y rounded */
+    if (sum && b.s >= 0 && cb != 1)
+        f32_bin(E, B, 2, b, f32_constant(E, B, cb), 0, &cval);
+    f32_val fval = wv; /* a number w: f = e*w rounded */
+    if (w && wv.s >= 0 && e != 1)
+        f32_bin(E, B, 2, wv, f32_constant(E, B, e), 0, &fval);
+    int ind = 4 * B->depth;
+    if (!sum)
+        put(E, "%*stx_p_mul_add_f32(tx_bn, ", ind, "");
+    else if (p->op == OP_MAP)
+        put(E, "%*stx_p_sq_aff_f32(tx_bn, ", ind, "");
+    else if (w)
+        put(E, "%*stx_p_mul_aff_add_f32(tx_bn, %d, ", ind, "", first);
+    else
+        put(E, "%*stx_p_mul_aff_f32(tx_bn, %d, ", ind, "", first);
+    if (!sum) {
+        put_f32_ptr(E, x0);
+        put(E, ", ");
+        put_f32_ptr(E, x1);
+    } else {
+        if (p->op != OP_MAP) {
+            put_f32_ptr(E, yv);
+            if (w) {
+                if (div)
+                    put(E, ", 2, tx_f%d", dv.s);
+                else
+                    put(E, ", 0, 0.0f");
+            }
+            put(E, ", ");
+        }
+        num_literal(E->out, (double)(float)ca);
+        put(E, ", ");
+        put_f32_ptr(E, a);
+        put(E, ", ");
+        if (b.s >= 0) {
+            put(E, "0.0f, (const float *)0, tx_f%d", cval.s);
+        } else {
+            num_literal(E->out, (double)(float)cb);
+            put(E, ", ");
+            put_f32_ptr(E, b);
+            put(E, ", 0.0f");
+        }
+    }
+    if (w) {
+        put(E, ", ");
+        if (wv.s >= 0)
+            put(E, "0.0f, (const float *)0, tx_f%d", fval.s);
+        else {
+            num_literal(E->out, (double)(float)e);
+            put(E, ", ");
+            put_f32_ptr(E, wv);
+            put(E, ", 0.0f");
+        }
+    }
+    put(E, ", ");
+    put_f32_call_end(E, B, sum ? a : x0, sum ? (b.s < 0 ? b : yv) : x1, top, r);
+    return 1;
+}
+
+/* Emits V's block (or number) in the f32 path into *R. Returns 1 (every
+   value has a way here). */
 static int f32_eval(emitter *E, blk_state *B, const g_value *v, f32_val *r)
 {
     int ind = 4 * B->depth, top = E->blk_dest;
-    r->s = r->q = r->buf = -1;
+    *r = f32_none;
     E->blk_dest = 0; /* for the top operation only (put_f32_dest) */
     if (v->op == OP_CONST) {
-        r->s = B->nptr++;
-        put(E, "%*sconst float tx_f%d = (float)", ind, "", r->s);
-        num_literal(E->out, v->coef);
-        put(E, ";\n");
+        *r = f32_constant(E, B, v->coef);
         return 1;
     }
-    if (!v->inlined) {
+    if (!v->inlined && v->dt == DT_F32) {
         int64_t known;
         tx_buf stride = {0}, *out = E->out;
         E->out = &stride;
@@ -1287,64 +1563,151 @@ static int f32_eval(emitter *E, blk_state *B, const g_value *v, f32_val *r)
         return 1;
     }
     f32_val a, b;
-    if (v->op == OP_MAP && (v->fn == MAP_POW || v->fn == MAP_MAX || v->fn == MAP_MIN)) {
-        /* x*x, max, min: tx_pf_bin's 2, 4, 5 */
-        if (!f32_eval(E, B, v->in[0], &a))
-            return 0;
-        if (v->fn == MAP_POW)
-            b = a;
-        else if (!f32_eval(E, B, v->in[1], &b))
-            return 0;
-        if (a.s >= 0 && b.s >= 0)
-            return 0;
-        put_f32_bin(E, B, v->fn == MAP_POW ? 2 : v->fn == MAP_MAX ? 4 : 5, a, b, top, r);
+    if (v->inlined && emit_f32_rounds(v) && f32_fused(E, B, v, top, r))
+        return 1;
+    if (v->inlined && v->op == OP_MAP && v->dt == DT_F32 &&
+        (v->fn == MAP_MAX || v->fn == MAP_MIN || v->fn == MAP_ABS || v->fn == MAP_POW || v->fn == MAP_SQRT ||
+         map_vector_fn(v->fn))) {
+        if (f32_map_of_op(E, B, v, top, r))
+            return 1;
+        f32_eval(E, B, v->in[0], &a);
+        if (v->fn == MAP_MAX || v->fn == MAP_MIN) {
+            f32_eval(E, B, v->in[1], &b);
+            f32_bin(E, B, v->fn == MAP_MAX ? 4 : 5, a, b, top, r);
+        } else if (v->fn == MAP_POW)
+            f32_pow(E, B, v, a, top, r);
+        else
+            f32_fn(E, B, v->fn, a, top, r);
         return 1;
     }
-    if (v->op == OP_MAP && map_vector_fn(v->fn) && v->in[0]->inlined && v->in[0]->op != OP_MAP &&
-        f32_op(v->in[0]) >= 0 && f32_op(v->in[0]) <= 2)
-        return f32_map_of_op(E, B, v, top, r);
-    if (v->op == OP_MAP) { /* exp, log, sqrt, abs, sin, cos, tanh */
-        if (!f32_eval(E, B, v->in[0], &a) || a.s >= 0)
-            return 0;
-        put_f32_map(E, B, v->fn, a, top, r);
+    if (!v->inlined || !emit_f32_rounds(v) || v->op == OP_MAP) { /* the double blocks' */
+        f32_from_double(E, B, v, r);
         return 1;
     }
-    int op = f32_op(v);
-    if (op < 0 || !f32_operands(E, B, v, &a, &b))
-        return 0;
-    put_f32_bin(E, B, op, a, b, top, r);
+    f32_val in[64];
+    int n = v->nin < 64 ? v->nin : 64;
+    for (int i = 0; i < n; i++)
+        f32_eval(E, B, v->in[i], &in[i]);
+    if (v->op == OP_ADD)
+        f32_add_vals(E, B, in, v->coef_in, n, top, r);
+    else
+        f32_mul_vals(E, B, in, v->coef_in, n, v->coef, top, r);
     return 1;
 }
 
-/* The f32 path's block loop body for store X (see above) into the f32
-   element at &TARGET (text) with stride INC: 1 if taken. */
+/* The f32 path's block loop body for store X, an f32 value, into the
+   f32 element at &TARGET (text) with stride INC: 1 if taken (X varies
+   along the block). DIRECT: the last operation may write the target. */
 static int f32_store(emitter *E, blk_state *B, const g_value *x, const char *target, int64_t inc, int direct)
 {
-    if (!f32_rounded(x) || (x->op == OP_CONST))
+    if (x->dt != DT_F32 || x->op == OP_CONST)
         return 0;
     tx_buf scratch, *saved = emit_capture_begin(E, &scratch);
     blk_state b0 = *B;
     int q = direct ? B->nptr++ : -1;
-    if (direct) { /* the top operation writes the target (blk_direct) */
-        E->blk_dest = 1 + q;
-        put(E, "%*sfloat *tx_q%d = &%s;\n", 4 * B->depth, "", q, target);
-    }
+    E->blk_dest = direct ? 1 + q : 0;
     f32_val r;
-    int ok = f32_eval(E, B, x, &r) && r.s < 0;
+    f32_eval(E, B, x, &r);
     E->blk_dest = 0;
     const char *text = emit_capture_end(E, saved);
-    if (!ok) {
+    if (r.s >= 0) {
         *B = b0;
         return 0;
     }
     emit_use(E, TXS_PRIM);
+    if (direct && r.q == q) /* the last operation wrote the target */
+        put(E, "%*sfloat *tx_q%d = &%s;\n", 4 * B->depth, "", q, target);
     put(E, "%s", text);
-    TX_ASSERT(!direct || (r.q == q && r.buf < 0));
-    if (!direct) {
+    if (!direct || r.q != q) {
         put(E, "%*stx_pf_store(tx_bn, ", 4 * B->depth, "");
         put_f32_ptr(E, r);
         put(E, ", &%s, %lld);\n", target, (long long)inc);
     }
+    return 1;
+}
+
+/* The block of V, an f32 operation (emit_f32_rounds), for the double
+   blocks: computed in the f32 path (a number as a double tx_sN), a block
+   read as floats by the typed forms, like an f32 tensor in place. */
+static blk_val blk_from_f32(emitter *E, blk_state *B, const g_value *v)
+{
+    f32_val r;
+    E->blk_dest = 0;
+    f32_eval(E, B, v, &r);
+    blk_val o = {{-1, -1, 0}, -1};
+    if (r.s >= 0) {
+        o.s = B->nptr++;
+        put(E, "%*sconst double tx_s%d = (double)tx_f%d;\n", 4 * B->depth, "", o.s, r.s);
+        return o;
+    }
+    o.o.ptr = B->nptr++;
+    o.o.f32 = 1;
+    put(E, "%*sconst float *tx_p%d = ", 4 * B->depth, "", o.o.ptr);
+    put_f32_ptr(E, r);
+    put(E, ";\n");
+    /* its scratch block, should a call need it as doubles (blk_double) */
+    TX_ASSERT(B->npend < BLK_MAX_BUFFERS);
+    B->pend[B->npend].ptr = o.o.ptr;
+    B->pend[B->npend].buf = B->nbuf;
+    B->pend[B->npend].done = 0;
+    B->pend[B->npend].out = E->out;
+    B->pend[B->npend].pos = E->out->len;
+    B->npend++;
+    B->nbuf++;
+    return o;
+}
+
+/* A sum over the block of X, the square of an f32 sum of two terms, or
+   (X the f64 summand of an f32 contraction) such a square divided by a
+   number: one tx_p_red_sq_aff_f32 into tx_acc (the sum and the square
+   rounded to float, as f32_add_vals and tx_pf_bin round them, then
+   tx_p_divr's division and tx_p_red_sum's lanes in double). 0 if X is not
+   of that shape (nothing emitted). */
+static int f32_sum_of_squares(emitter *E, blk_state *B, const g_value *x)
+{
+    const g_value *sq = x;
+    int div = x->inlined && x->op == OP_CONTRACT && x->dt == DT_F64 && x->nin == 2 && x->coef == 1 &&
+              x->coef_in[0] == 1 && x->coef_in[1] == -1 && x->in[1]->rank == 0 && !x->in[1]->inlined &&
+              (x->in[1]->op == OP_CONST || x->in[1]->dt == DT_F64 || x->in[1]->dt == DT_F32);
+    if (div)
+        sq = x->in[0];
+    if (!(sq->inlined && sq->op == OP_MAP && sq->fn == MAP_POW && sq->fn_arg == 2 && sq->dt == DT_F32 &&
+          f32_sum_of_two(sq->in[0])))
+        return 0;
+    blk_val dv = {{-1, -1, 0}, -1};
+    if (div)
+        dv = blk_eval_(E, B, x->in[1]);
+    TX_ASSERT(!div || dv.s >= 0);
+    f32_val a, b, c;
+    double ca, cb;
+    if (!f32_sum_terms(E, B, sq->in[0], &a, &ca, &b, &cb)) { /* two numbers: the first spread over a block */
+        int buf = B->nbuf++;
+        put(E, "%*stx_pf_load(tx_bn, &tx_f%d, 0, (float *)", 4 * B->depth, "", a.s);
+        put_scratch(E, buf);
+        put(E, ");\n");
+        a.s = -1;
+        a.buf = buf;
+    }
+    c = b;
+    if (b.s >= 0 && cb != 1)
+        f32_bin(E, B, 2, b, f32_constant(E, B, cb), 0, &c);
+    put(E, "%*stx_acc = tx_p_red_sq_aff_f32(tx_bn, ", 4 * B->depth, "");
+    num_literal(E->out, (double)(float)ca);
+    put(E, ", ");
+    put_f32_ptr(E, a);
+    if (b.s >= 0)
+        put(E, ", 0.0f, (const float *)0, tx_f%d", c.s);
+    else {
+        put(E, ", ");
+        num_literal(E->out, (double)(float)cb);
+        put(E, ", ");
+        put_f32_ptr(E, b);
+        put(E, ", 0.0f");
+    }
+    if (div)
+        put(E, ", 1, tx_s%d, tx_acc);\n", dv.s);
+    else
+        put(E, ", 0, 0.0, tx_acc);\n");
     return 1;
 }
 
@@ -1455,7 +1818,7 @@ void emit_block_loop(emitter *E, const g_value *x, const int *labels, const tx_e
         blk_refs = E->k.blk_refs;
         saved_body = emit_capture_begin(E, &body_buf);
     }
-    blk_state B = {.depth = depth, .label = L, .f32 = tdt == DT_F32};
+    blk_state B = {.depth = depth, .label = L};
     const int64_t *stride = emit_var_strides(E, target_var);
     int64_t inc = stride ? stride[rank - 1] : 1;
     tx_buf scratch, *saved = emit_capture_begin(E, &scratch);
@@ -1466,7 +1829,8 @@ void emit_block_loop(emitter *E, const g_value *x, const int *labels, const tx_e
     const char *target = emit_capture_end(E, saved);
     int in_f32 = tdt == DT_F32 && op == 0 && f32_store(E, &B, x, target, inc, blk_direct(x, target_var, inc, op));
     if (!in_f32) {
-        int direct = blk_direct(x, target_var, inc, op), p = direct ? B.nptr++ : -1;
+        /* an f32 value (the f32 path's block) is stored by a call of its own */
+        int direct = blk_direct(x, target_var, inc, op) && x->dt != DT_F32, p = direct ? B.nptr++ : -1;
         if (direct && tdt == DT_F64) { /* the top operation writes the target */
             E->blk_dest = 1 + p;
             put(E, "%*sdouble *tx_p%d = &%s;\n", 4 * depth, "", p, target);
@@ -1608,7 +1972,7 @@ void emit_block_reduce(emitter *E, const g_value *x, int label, tx_extent ext, c
         return;
     }
     blk_state B = {.depth = depth, .label = label};
-    if (red == RED_ADD && blk_sum_of_squares(E, &B, x)) {
+    if (red == RED_ADD && (f32_sum_of_squares(E, &B, x) || blk_sum_of_squares(E, &B, x))) {
         depth--;
         put(E, "%*s}\n", 4 * depth, "");
         return;

@@ -87,9 +87,7 @@ static int emit_reduce_blocked(emitter *E, const g_value *v, int *summed, tx_ext
     if (v->op == OP_CONTRACT && v->nin == 1 && v->coef_in[0] >= 0) {
         /* a plain sum: its operand itself (scaled after the sum) */
     } else if (v->op == OP_CONTRACT) { /* the summand: the product, scaled after the sum */
-        root.inlined = 1;
-        root.coef = 1;
-        memset(&root.summed, 0, sizeof root.summed);
+        emit_summand(v, &root);
         x = v->nin == 1 && v->coef_in[0] > 0 ? v->in[0] : &root; /* one operand: read as it is */
     }
     int need = 0;
@@ -223,9 +221,7 @@ static void emit_reduce_outer(emitter *E, const g_value *v, const int *summed, c
     g_value root = *v;
     const g_value *x = v->in[0];
     if (v->op == OP_CONTRACT) { /* the summand: the product, scaled after the sum */
-        root.inlined = 1;
-        root.coef = 1;
-        memset(&root.summed, 0, sizeof root.summed);
+        emit_summand(v, &root);
         x = v->nin == 1 && v->coef_in[0] > 0 ? v->in[0] : &root; /* one operand: read as it is */
     }
     int need = 0;

@@ -406,6 +406,16 @@ static void put_pow(emitter *E, const g_value *x, double p)
     }
 }
 
+void emit_summand(const g_value *v, g_value *root)
+{
+    *root = *v;
+    root->inlined = 1;
+    root->coef = 1;
+    memset(&root->summed, 0, sizeof root->summed);
+    if (root->dt == DT_F32)
+        root->dt = DT_F64;
+}
+
 /* The summand of a contraction: the product of its operands. */
 void put_product(emitter *E, const g_value *v)
 {
@@ -533,10 +543,147 @@ static const char *map_c_name(emitter *E, map_fn f)
     }
 }
 
+int emit_f32_rounds(const g_value *v)
+{
+    if (v->dt != DT_F32)
+        return 0;
+    if (v->op == OP_ADD || (v->op == OP_CONTRACT && ls_empty(v->summed)))
+        return 1;
+    return v->op == OP_MAP && (v->fn == MAP_POW || v->fn == MAP_SQRT || v->fn == MAP_EXP || v->fn == MAP_LOG ||
+                               v->fn == MAP_SIN || v->fn == MAP_COS || v->fn == MAP_TANH || v->fn == MAP_DIM);
+}
+
+/* C's literal of the constant C as an f32 operation takes it: rounded to
+   float (numpy's rule for a Python number with a float32 array). */
+static void f32_literal(emitter *E, double c)
+{
+    num_literal(E->out, (double)(float)c);
+}
+
+/* N opening "(float)(" of the steps of an f32 operation, each step then
+   closed by put_f32_step. */
+static void put_f32_open(emitter *E, int n)
+{
+    for (int i = 0; i < n; i++)
+        put(E, "(float)(");
+}
+
+/* One step of an f32 operation: " OP (double)X)", the operand X as it is
+   accessed, or when X is NULL the float constant C. */
+static void put_f32_step(emitter *E, char op, const g_value *x, double c)
+{
+    put(E, " %c ", op);
+    if (x) {
+        put(E, "(double)");
+        put_access(E, x);
+    } else
+        f32_literal(E, c);
+    put(E, ")");
+}
+
+/* Term I of f32 sum V, its coefficient's magnitude C (or C itself for
+   the first term): x, -x, or the product c*x rounded to float. */
+static void put_f32_term(emitter *E, const g_value *x, double c)
+{
+    if (c == 1 || c == -1) {
+        put(E, c < 0 ? "(-(double)" : "((double)");
+        put_access(E, x);
+        put(E, ")");
+        return;
+    }
+    put(E, "(float)(");
+    f32_literal(E, c);
+    put(E, " * (double)");
+    put_access(E, x);
+    put(E, ")");
+}
+
+/* V, an f32 operation (emit_f32_rounds), as an expression whose every
+   step is rounded to float (tx(5) ELEMENT TYPES): a sum term after term
+   from the first, a product factor after factor from the first, its
+   constant last (a reciprocal c / x first, with the constant when it is
+   all), an integer power by repeated products, a function of the value
+   in double rounded once. The blocks (emit_blocks.c's f32 path) take the
+   same steps in float. */
+static void put_elementwise_f32(emitter *E, const g_value *v)
+{
+    switch (v->op) {
+    case OP_ADD:
+        put_f32_open(E, v->nin - 1);
+        put_f32_term(E, v->in[0], v->coef_in[0]);
+        for (int i = 1; i < v->nin; i++) {
+            double c = v->coef_in[i];
+            put(E, c < 0 ? " - " : " + ");
+            put_f32_term(E, v->in[i], c < 0 ? -c : c);
+            put(E, ")");
+        }
+        return;
+    case OP_CONTRACT: {
+        int scaled = v->coef_in[0] < 0 && v->nin == 1;
+        put_f32_open(E, v->nin - 1 + (v->coef != 1 && !scaled));
+        if (v->coef_in[0] < 0) {
+            put(E, "(float)(");
+            f32_literal(E, scaled ? v->coef : 1.0);
+            put(E, " / (double)");
+            put_access(E, v->in[0]);
+            put(E, ")");
+        } else {
+            put(E, "(double)");
+            put_access(E, v->in[0]);
+        }
+        for (int i = 1; i < v->nin; i++)
+            put_f32_step(E, v->coef_in[i] < 0 ? '/' : '*', v->in[i], 0);
+        if (v->coef != 1 && !scaled)
+            put_f32_step(E, '*', NULL, v->coef);
+        return;
+    }
+    default:
+        break;
+    }
+    if (v->fn == MAP_DIM) {
+        put(E, "(float)(double)");
+        put_extent(E, (tx_extent){(int)v->fn_arg, 0});
+        return;
+    }
+    if (v->fn != MAP_POW) {
+        put(E, "(float)%s((double)", map_c_name(E, v->fn));
+        put_access(E, v->in[0]);
+        put(E, ")");
+        return;
+    }
+    double p = v->fn_arg;
+    if (p == 0) {
+        put(E, "1.0");
+        return;
+    }
+    if (p != (double)(int)p || p < -8 || p > 8) {
+        put(E, "(float)pow((double)");
+        put_access(E, v->in[0]);
+        put(E, ", ");
+        num_literal(E->out, p);
+        put(E, ")");
+        return;
+    }
+    int n = p < 0 ? -(int)p : (int)p;
+    if (p < 0)
+        put(E, "(float)(1.0 / ");
+    put_f32_open(E, n - 1);
+    put(E, "(double)");
+    put_access(E, v->in[0]);
+    for (int i = 1; i < n; i++)
+        put_f32_step(E, '*', v->in[0], 0);
+    if (p < 0)
+        put(E, ")");
+}
+
 /* The value of elementwise V (map, linear combination, or a product with
    nothing summed) at the current loop indices, as a double expression. */
 void put_elementwise(emitter *E, const g_value *v)
 {
+    if (!dt_complex(v->dt) && emit_f32_rounds(v)) {
+        put_elementwise_f32(E, v);
+        return;
+    }
     if (dt_complex(v->dt)) {
         put_elementwise_c(E, v);
         return;

@@ -224,9 +224,9 @@ void emit_compute_sparse(emitter *E, const g_value *v)
         }
         g_value root = *v;
         int need = 0;
-        root.inlined = 1;
+        emit_summand(v, &root);
+        root.coef = v->coef; /* scaled in the product here */
         root.nmaps = 0;
-        memset(&root.summed, 0, sizeof root.summed);
         if (L >= 0 && blk_supported(&root, &need)) {
             int outer[TX_MAX_LABELS], no = 0;
             tx_extent oext[TX_MAX_LABELS];

@@ -234,6 +234,7 @@ static const char *const tested[] = {
     "tx_p_divr", "tx_p_divrf", "tx_p_redf_sum", "tx_p_redf_prod", "tx_p_redf_max", "tx_p_redf_min",
     "tx_p_tile_f64", "tx_pf_tile", "tx_p_addf_rows", "tx_p_map_aff", "tx_pf_map_bin",
     "tx_p_mul_aff", "tx_p_sq_aff", "tx_p_red_sq_aff", "tx_p_mul_add", "tx_p_mul_aff_add", "tx_p_maxs", "tx_p_mins", "tx_p_div_aff", "tx_p_cmps", "tx_p_where_s",
+    "tx_p_mul_aff_f32", "tx_p_sq_aff_f32", "tx_p_mul_add_f32", "tx_p_mul_aff_add_f32", "tx_p_red_sq_aff_f32",
 };
 
 
@@ -1338,6 +1339,108 @@ START_TEST(typed_forms)
 }
 END_TEST
 
+/* ---- the f32 forms (tx_p_NAME_f32): every operation rounded to float ----
+   The reference takes the steps one at a time, each operation on two
+   floats done in double and rounded to float (the float operation's
+   result: double has more than twice float's digits). */
+static float f32_op(double x, char op, double y)
+{
+    return (float)(op == '+' ? x + y : op == '-' ? x - y : op == '*' ? x * y : x / y);
+}
+/* the sum a*x + b*z (z NULL: a*x + c) with prims.inc's cases */
+static float f32_ref_sum(float a, float x, float b, const float *z, float c)
+{
+    if (z && a == 1 && b == 1)
+        return f32_op(x, '+', *z);
+    if (z && a == 1 && b == -1)
+        return f32_op(x, '-', *z);
+    if (z)
+        return f32_op(f32_op(a, '*', x), '+', f32_op(b, '*', *z));
+    return f32_op(f32_op(a, '*', x), '+', c);
+}
+
+typedef void f32_mul_aff_fn(int64_t, int, const float *, float, const float *, float, const float *, float, float *);
+typedef void f32_sq_aff_fn(int64_t, float, const float *, float, const float *, float, float *);
+typedef void f32_mul_add_fn(int64_t, const float *, const float *, float, const float *, float, float *);
+typedef void f32_mul_aff_add_fn(int64_t, int, const float *, int, float, float, const float *, float, const float *,
+                                float, float, const float *, float, float *);
+typedef double f32_red_sq_aff_fn(int64_t, float, const float *, float, const float *, float, int, double, double);
+typedef void divr_fn(int64_t, const double *, double, double *);
+
+/* tx_p_mul_aff_f32, tx_p_sq_aff_f32, tx_p_mul_add_f32,
+   tx_p_mul_aff_add_f32 and tx_p_red_sq_aff_f32 on every set, the cases
+   of the typed forms (coefficients 1 and -1 among them, a divisor whose
+   reciprocal is not a normal float, overflow in float): the floats of
+   the steps one by one; the reduction: the squares (as doubles) divided
+   as tx_p_divr or tx_p_divrf divide and summed by tx_p_red_sum */
+START_TEST(f32_forms)
+{
+    int s = _i;
+    SKIP_UNLESS_RUNS(s);
+    f32_mul_aff_fn *mul_aff = (f32_mul_aff_fn *)prim(s, "tx_p_mul_aff_f32");
+    f32_sq_aff_fn *sq_aff = (f32_sq_aff_fn *)prim(s, "tx_p_sq_aff_f32");
+    f32_mul_add_fn *mul_add = (f32_mul_add_fn *)prim(s, "tx_p_mul_add_f32");
+    f32_mul_aff_add_fn *mul_aff_add = (f32_mul_aff_add_fn *)prim(s, "tx_p_mul_aff_add_f32");
+    f32_red_sq_aff_fn *red_sq = (f32_red_sq_aff_fn *)prim(s, "tx_p_red_sq_aff_f32");
+    red_fn *red_sum = (red_fn *)prim(s, "tx_p_red_sum");
+    divr_fn *divr = (divr_fn *)prim(s, "tx_p_divr"), *divrf = (divr_fn *)prim(s, "tx_p_divrf");
+    static float in[4][MAXN], d[MAXN];
+    static double q[MAXN];
+    for (int l = 0; l < NLEN; l++) {
+        int64_t n = lengths[l];
+        for (int k = 0; k < 4; k++)
+            for (int64_t i = 0; i < n; i++) {
+                double r;
+                fill_random(&r, 1, (l + k) % 2);
+                in[k][i] = (float)(r * 0x1p100 * (rng() % 4 == 0)) + (float)r;
+            }
+        const float *x = in[0], *y = in[1], *z0 = in[2], *w0 = in[3];
+        for (int c = 0; c < TYPED_CASES; c++) {
+            float a = (float)typed_a[c], b = (float)typed_b[c], k = (float)typed_c[c];
+            float e = (float)typed_b[7 - c], f = (float)typed_c[7 - c], dv = (float)typed_dv[c];
+            const float *z = c % 3 == 2 ? NULL : z0, *w = c % 2 == 1 ? NULL : w0;
+            int first = c % 2, div = c % 3 == 1 ? 2 : 0;
+            double rdv = 1.0 / (double)dv;
+            int recip = fabs((double)dv) >= 0x1p-125 && fabs((double)dv) <= 0x1p125;
+            float r = (float)rdv;
+            mul_aff(n, first, y, a, x, b, z, k, d);
+            for (int64_t i = 0; i < n; i++) {
+                float t = f32_ref_sum(a, x[i], b, z ? &z[i] : NULL, k);
+                float want = first ? f32_op(t, '*', y[i]) : f32_op(y[i], '*', t);
+                CHECK_SAME(d[i], want, "%s mul_aff_f32 case %d n=%ld [%ld]", set_names[s], c, (long)n, (long)i);
+            }
+            sq_aff(n, a, x, b, z, k, d);
+            for (int64_t i = 0; i < n; i++) {
+                float t = f32_ref_sum(a, x[i], b, z ? &z[i] : NULL, k);
+                CHECK_SAME(d[i], f32_op(t, '*', t), "%s sq_aff_f32 case %d n=%ld [%ld]", set_names[s], c, (long)n,
+                           (long)i);
+                q[i] = (double)f32_op(t, '*', t);
+            }
+            if (c % 3)
+                (c % 3 == 1 ? divrf : divr)(n, q, typed_dv[c], q);
+            double got = red_sq(n, a, x, b, z, k, c % 3, typed_dv[c], typed_c[7 - c]);
+            CHECK_SAME(got, red_sum(n, q, typed_c[7 - c]), "%s red_sq_aff_f32 case %d n=%ld", set_names[s], c,
+                       (long)n);
+            mul_add(n, x, y, e, w, f, d);
+            for (int64_t i = 0; i < n; i++) {
+                float p = f32_op(x[i], '*', y[i]);
+                float want = w ? f32_op(p, '+', f32_op(e, '*', w[i])) : f32_op(p, '+', f);
+                CHECK_SAME(d[i], want, "%s mul_add_f32 case %d n=%ld [%ld]", set_names[s], c, (long)n, (long)i);
+            }
+            mul_aff_add(n, first, y, div, dv, a, x, b, z, k, e, w, f, d);
+            for (int64_t i = 0; i < n; i++) {
+                float t = f32_ref_sum(a, x[i], b, z ? &z[i] : NULL, k);
+                float yy = !div ? y[i] : recip ? f32_op(y[i], '*', r) : f32_op(y[i], '/', dv);
+                float p = first ? f32_op(t, '*', yy) : f32_op(yy, '*', t);
+                float want = w ? f32_op(p, '+', f32_op(e, '*', w[i])) : f32_op(p, '+', f);
+                CHECK_SAME(d[i], want, "%s mul_aff_add_f32 case %d n=%ld [%ld]: %a, want %a", set_names[s], c,
+                           (long)n, (long)i, d[i], want);
+            }
+        }
+    }
+}
+END_TEST
+
 /* every PRIM symbol of the table has a test: in tested[], or a typed
    form of a primitive in typed_prims[] */
 START_TEST(every_prim_is_tested)
@@ -1897,6 +2000,7 @@ int main(void)
     tcase_add_loop_test(tc, products_of_sums, 0, NSETS);
     tcase_add_loop_test(tc, products_with_a_term, 0, NSETS);
     tcase_add_loop_test(tc, typed_forms, 0, NSETS);
+    tcase_add_loop_test(tc, f32_forms, 0, NSETS);
     tcase_add_loop_test(tc, max_min_of_a_number, 0, NSETS);
     tcase_add_loop_test(tc, comparisons_and_where, 0, NSETS);
     tcase_add_loop_test(tc, chunked_reductions, 0, NSETS);

@@ -64,7 +64,7 @@ run "cc tier (--backend cc) vs numpy and bit for bit vs libtcc, -O0 and -O2" "$P
     tests/num/sp_pair_energy.tx tests/num/sp_masked_softmax.tx tests/num/comparisons_where.tx \
     tests/num/complex_contract.tx tests/num/complex_updates.tx tests/num/row_groups.tx tests/num/row_local.tx \
     tests/num/f32_blocks.tx tests/num/blocks_where.tx tests/num/fn_max.tx tests/num/blocks_maxmin_nan.tx \
-    tests/num/reduce_mul_acc.tx tests/num/reduce_add_rows.tx tests/num/blas_batches.tx
+    tests/num/reduce_mul_acc.tx tests/num/reduce_add_rows.tx tests/num/blas_batches.tx tests/num/f32_steps.tx
 run "cc tier: cache hits, racing processes, broken cache files, fallback to libtcc" sh tests/run_backend_cc.sh
 run "standalone C vs numpy and txc run" "$PYTHON" tests/run_cc.py --txc "$TXC"
 run "standalone C under OpenMP, 1 and 2 threads" "$PYTHON" tests/run_cc.py --txc "$TXC" --openmp \
@@ -72,7 +72,7 @@ run "standalone C under OpenMP, 1 and 2 threads" "$PYTHON" tests/run_cc.py --txc
     tests/num/elementwise_spans.tx
 run "standalone C with -DTX_USE_SLEEF, at 2, 4 and 8 doubles" "$PYTHON" tests/run_cc.py --txc "$TXC" --sleef \
     tests/num/fn_exp.tx tests/num/fn_tanh.tx tests/num/fn_softmax.tx tests/num/fn_logsumexp.tx \
-    tests/num/fn_log.tx tests/num/fn_sin.tx tests/num/fn_f32_softmax.tx tests/num/f32_blocks.tx \
+    tests/num/fn_log.tx tests/num/fn_sin.tx tests/num/fn_f32_softmax.tx tests/num/f32_blocks.tx tests/num/f32_steps.tx \
     tests/num/elementwise_spans.tx
 run "standalone C with BLAS and LAPACK" "$PYTHON" tests/run_cc.py --txc "$TXC" --blas tests/num/matmul.tx \
     tests/num/four_index.tx tests/num/batched_matmul.tx tests/num/f32_basic.tx $(ls tests/num/la_*.tx) \

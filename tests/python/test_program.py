@@ -548,15 +548,18 @@ def _calls(prog, prim):
     # whether PROG's generated C calls primitive PRIM on a block (its
     # definition is in the text of every program that uses the primitives),
     # in any of its typed forms (f32 tensors read, the f32 target written)
-    return re.search(r"\b%s(_fd|_ff|_df)?\(tx_" % prim, prog.c_source()) is not None
+    # or its f32 form (an f32 value, every step rounded to float)
+    return re.search(r"\b%s(_fd|_ff|_df|_f32)?\(tx_" % prim, prog.c_source()) is not None
 
 
 def _rows_case(expr, ref, prim, dtype, seed, extra=None):
     # Y("i,j") = EXPR over X[5,2100] (NaN, infinities and -0 in its rows),
-    # b[2100], m[5], all f64 or all f32; PRIM must be in the C; the result
-    # equals REF's numpy evaluation in double (rounded once to f32), bit
-    # for bit, the signs of zeros included (a NaN's sign is the compiler's
-    # choice). EXTRA(X, b) adds special values.
+    # b[2100], m[5], all f64 or all f32; PRIM must be in the C (None: any
+    # calls); the result equals REF's numpy evaluation in the same type
+    # (f32: numpy's float32 arithmetic, each step rounded, as tx(5)
+    # computes an f32 statement), bit for bit, the signs of zeros included
+    # (a NaN's sign is the compiler's choice). EXTRA(X, b) adds special
+    # values.
     t = "f32 " if dtype == np.float32 else ""
     src = 'in %sX[n,k], b[k], m[n];\nout %sY[n,k];\nY("i,j") = %s;\n' % (t, t, expr)
     rng = np.random.default_rng(seed)
@@ -568,13 +571,14 @@ def _rows_case(expr, ref, prim, dtype, seed, extra=None):
     m = rng.standard_normal(5)
     if extra:
         extra(X, b)
-    if dtype == np.float32:  # all three f32, the arithmetic in double
+    if dtype == np.float32:  # all three f32, the arithmetic in float
         X, b, m = X.astype(np.float32), b.astype(np.float32), m.astype(np.float32)
     prog = tx.compile(src)
-    assert _calls(prog, prim)
+    assert prim is None or _calls(prog, prim)
     with np.errstate(all="ignore"):
         got = prog(X=X, b=b, m=m)["Y"]
-        want = ref(X.astype(np.float64), b.astype(np.float64), m.astype(np.float64)).astype(dtype)
+        want = ref(X, b, m)
+    assert want.dtype == dtype
     np.testing.assert_array_equal(got, want)
     num = ~np.isnan(want)
     assert np.array_equal(np.signbit(got[num]), np.signbit(want[num]))
@@ -589,11 +593,11 @@ def _rows_case(expr, ref, prim, dtype, seed, extra=None):
 ])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_products_of_sums(expr, ref, prim, dtype):
-    # an f64 product of a block and a sum of two terms, or the square of
-    # such a sum, runs in one pass (the sum in a register): numpy's bits
-    # exactly (the same roundings, in the same order), NaN and infinities
-    # included, rows long enough for spans; f32 tensors likewise, in double
-    # and rounded once when stored
+    # a product of a block and a sum of two terms, or the square of such a
+    # sum, runs in one pass (the sum in a register): numpy's bits exactly
+    # (the same roundings, in the same order), NaN and infinities included,
+    # rows long enough for spans; f32 tensors likewise, every step rounded
+    # to float (tx_p_mul_aff_f32, tx_p_sq_aff_f32)
     _rows_case(expr, ref, prim, dtype, 13)
 
 
@@ -630,9 +634,11 @@ def test_quotients_of_sums(expr, ref, dtype):
     # a quotient by a sum of two terms runs in one pass (tx_p_div_aff, the
     # sum in a register): numpy's bits, NaN, infinities and signed zeros
     # included, a zero denominator in the first form; f32 tensors likewise
+    # (f32: the sum, then the quotient, each rounded to float, in two
+    # float passes)
     def zero_denominators(X, b):
         X[4, ::47] = -2.0
-    _rows_case(expr, ref, "tx_p_div_aff", dtype, 17, zero_denominators)
+    _rows_case(expr, ref, "tx_p_div_aff" if dtype == np.float64 else "tx_pf_bin", dtype, 17, zero_denominators)
 
 
 def test_number_over_block():
@@ -706,21 +712,23 @@ def test_comparisons_with_a_number(expr, ref, prim):
     assert np.array_equal(np.signbit(got[num]), np.signbit(want[num]))
 
 
-def _recip_times(b, m, f32=False):
+def _recip_times(b, m):
     # tx_p_divr's b / m: b times the reciprocal of the row's number; an f32
-    # product's (tx_p_divrf) rounds that reciprocal to float first
-    r = 1.0 / m[:, None]
-    return b[None, :] * (r.astype(np.float32).astype(np.float64) if f32 else r)
+    # product's (tx_p_divrf, tx_pf_bin) rounds that reciprocal to float
+    # first, and the product to float
+    r = 1.0 / m[:, None].astype(np.float64)
+    return b[None, :] * r.astype(b.dtype)
 
 
 @pytest.mark.parametrize("expr,ref,prim", [
     ('X("i,j") * b("j") + m("i")', lambda X, b, m: X * b + m[:, None], "tx_p_mul_add"),
     ('X("i,j") * b("j") - 2', lambda X, b, m: X * b - 2, "tx_p_mul_add"),
     ('m("i") - X("i,j") + X("i,j") * b("j")', lambda X, b, m: (m[:, None] - X) + X * b, "tx_p_mul_add"),
+    ('(X("i,j") + 0.5) * b("j") - m("i")', lambda X, b, m: (X + 0.5) * b - m[:, None], "tx_p_mul_aff_add"),
     ('(X("i,j") - m("i")) * b("j") + b("j")', lambda X, b, m: (X - m[:, None]) * b + b, "tx_p_mul_aff_add"),
     ('b("j") * (X("i,j") + 2) - X("i,j")', lambda X, b, m: b * (X + 2) - X, "tx_p_mul_aff_add"),
     ('(X("i,j") - m("i")) / m("i") * b("j") + b("j")',
-     lambda X, b, m, f32=False: _recip_times(b, m, f32) * (X - m[:, None]) + b, "tx_p_mul_aff_add"),
+     lambda X, b, m: _recip_times(b, m) * (X - m[:, None]) + b, "tx_p_mul_aff_add"),
 ])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_products_with_a_term(expr, ref, prim, dtype):
@@ -728,11 +736,11 @@ def test_products_with_a_term(expr, ref, prim, dtype):
     # the block perhaps divided by a number) with a term added runs in one
     # pass (x * g + b, a layer norm's last step): the bits of the product
     # rounded, then the sum, NaN, infinities and signed zeros included. f32
-    # tensors likewise, in double and rounded once when stored; an f32
-    # division by a number, in the same pass, multiplies by the reciprocal
-    # rounded to float (tx(5))
-    if dtype == np.float32 and "/" in expr:
-        ref = functools.partial(ref, f32=True)
+    # tensors likewise, every step rounded to float (the f32 forms; a sum
+    # of three terms in float passes); an f32 division by a number, in the
+    # same pass, multiplies by the reciprocal rounded to float (tx(5))
+    if dtype == np.float32 and expr.startswith('m("i") - X'):
+        prim = None
 
     def negative_zeros(X, b):
         b[::53] = -0.0
@@ -740,20 +748,22 @@ def test_products_with_a_term(expr, ref, prim, dtype):
 
 
 @pytest.mark.parametrize("expr,ref,prim", [
-    ('X("i,j") * Z("i,j") + b("j")', lambda X, Z, b, m: X * Z + b, "tx_p_mul_add_ff"),
-    ('(X("i,j") - m("i")) * b("j") + Z("i,j")', lambda X, Z, b, m: (X - m[:, None]) * b + Z, "tx_p_mul_aff_add_ff"),
-    ('X("i,j") * Z("i,j") * 0.5', lambda X, Z, b, m: X * Z * 0.5, "tx_p_mul_fd"),
-    ('(X("i,j") + Z("i,j")) / b("j")', lambda X, Z, b, m: (X + Z) / b, "tx_p_axpby_fd"),
-    ('2 * X("i,j") - 3 * Z("i,j")', lambda X, Z, b, m: 2 * X - 3 * Z, "tx_p_axpby_ff"),
-    ('m("i") / (X("i,j") + Z("i,j"))', lambda X, Z, b, m: m[:, None] / (X + Z), "tx_p_div_aff_ff"),
-    ('(X("i,j") - Z("i,j"))^2', lambda X, Z, b, m: np.square(X - Z), "tx_p_sq_aff_ff"),
+    ('X("i,j") * Z("i,j") + b("j")', lambda X, Z, b, m: X * Z + b, "tx_p_mul_add_f32"),
+    ('(X("i,j") - m("i")) * b("j") + Z("i,j")', lambda X, Z, b, m: (X - m[:, None]) * b + Z, "tx_p_mul_aff_add_f32"),
+    ('X("i,j") * Z("i,j") * 0.5', lambda X, Z, b, m: X * Z * np.float32(0.5), "tx_pf_bin"),
+    ('(X("i,j") + Z("i,j")) / b("j")', lambda X, Z, b, m: (X + Z) / b, "tx_pf_bin"),
+    ('2 * X("i,j") - 3 * Z("i,j")', lambda X, Z, b, m: 2 * X - 3 * Z, "tx_pf_bin"),
+    ('m("i") / (X("i,j") + Z("i,j"))', lambda X, Z, b, m: m[:, None] / (X + Z), "tx_pf_bin"),
+    ('(X("i,j") - Z("i,j"))^2', lambda X, Z, b, m: np.square(X - Z), "tx_p_sq_aff_f32"),
+    ('0.1 * X("i,j") * Z("i,j") - 0.3 * b("j")', lambda X, Z, b, m: X * Z * np.float32(0.1) - np.float32(0.3) * b,
+     "tx_pf_bin"),
 ])
 def test_f32_chains_read_and_write_in_place(expr, ref, prim):
     # an f32 chain whose blocks are f32 tensors at unit stride reads them
-    # where they are and its last step writes the f32 target (the typed
-    # forms, prims.inc's TX_P_TYPED): no tensor converted into a scratch
-    # block first, and the same bits as before, the chain in double and
-    # rounded once (NaN, infinities and signed zeros among the values)
+    # where they are and its last step writes the f32 target: no tensor
+    # converted into a scratch block first, and numpy's float32 bits, every
+    # step rounded to float in tx(5)'s order (a product's constant factor
+    # last), NaN, infinities and signed zeros among the values
     src = 'in f32 X[n,k], Z[n,k], b[k], m[n];\nout f32 Y[n,k];\nY("i,j") = %s;\n' % expr
     rng = np.random.default_rng(21)
     X = rng.standard_normal((5, 2100))
@@ -769,7 +779,8 @@ def test_f32_chains_read_and_write_in_place(expr, ref, prim):
     assert not re.search(r"\btx_p_load_f32\(tx_bn, &t_", prog.c_source())
     with np.errstate(all="ignore"):
         got = prog(X=X, Z=Z, b=b, m=m)["Y"]
-        want = ref(*(a.astype(np.float64) for a in (X, Z, b, m))).astype(np.float32)
+        want = ref(X, Z, b, m)
+    assert want.dtype == np.float32
     np.testing.assert_array_equal(got, want)
     num = ~np.isnan(want)
     assert np.array_equal(np.signbit(got[num]), np.signbit(want[num]))
@@ -810,9 +821,10 @@ def test_f32_chain_with_a_reciprocal_and_mixed_calls():
 def test_sums_of_squares(expr, ref, dtype):
     # a sum of squares of a sum of two terms (a variance, a mean square
     # error), each divided by a number or not, folds in one pass
-    # (tx_p_red_sq_aff), f32 tensors too (in double, the division's
-    # reciprocal rounded to float, check_prims compares the bits): numpy's
-    # values; a NaN or an infinity in a row gives numpy's NaN or infinity
+    # (tx_p_red_sq_aff; f32 tensors: tx_p_red_sq_aff_f32, the sum and its
+    # square rounded to float, then divided and added in double,
+    # check_prims compares the bits): numpy's values; a NaN or an infinity
+    # in a row gives numpy's NaN or infinity
     t = "f32 " if dtype == np.float32 else ""
     src = ('in %sX[n,k], Z[n,k];\nout %sv[n];\nlet mu("i") = X("i,j") / k;\nv("i") = %s;\n' % (t, t, expr))
     rng = np.random.default_rng(14)

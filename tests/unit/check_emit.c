@@ -424,12 +424,12 @@ END_TEST
 
 START_TEST(emit_f32_blocks)
 {
-    /* one operation on f32 values stored as f32, or an f32 function of
-       one: float blocks (tx_pf_*), the last writing the target itself (no
-       store of a block); two operations, or an f64 operand: the double
-       blocks (tx_p_*), whose bits the float ones repeat, the last
-       writing the target directly (into an f32 one through its typed
-       form) */
+    /* f32 values stored as f32 (tx(5) ELEMENT TYPES: every operation
+       rounded to float): float blocks (tx_pf_*, one pass per operation,
+       or one tx_p_*_f32 form for a scale and shift), the last writing the
+       target itself (no store of a block); an f64 operand: the double
+       blocks (tx_p_*), the last writing the target directly (into an f32
+       one through its typed form) */
     static const struct {
         const char *src;
         int f32;
@@ -437,9 +437,11 @@ START_TEST(emit_f32_blocks)
         {"in f32 X[n,m];\nout f32 P[n,m];\nP(\"i,j\") = exp(X(\"i,j\") - reduce(max, X(\"i,k\")));\n", 1},
         {"in f32 X[n,m], v[m];\nout f32 P[n,m];\nP(\"i,j\") = X(\"i,j\") / v(\"j\");\n", 1},
         {"in f32 X[n,m], v[m];\nout f32 P[n,m];\nP(\"i,j\") = tanh(X(\"i,j\") + v(\"j\"));\n", 1},
-        {"in f32 X[n,m], v[m];\nout f32 P[n,m];\nP(\"i,j\") = X(\"i,j\") * 0.1 - v(\"j\");\n", 0},
+        {"in f32 X[n,m], v[m];\nout f32 P[n,m];\nP(\"i,j\") = X(\"i,j\") * 0.1 - v(\"j\");\n", 1},
         {"in f32 X[n,m];\nin v[m];\nout f32 P[n,m];\nP(\"i,j\") = X(\"i,j\") / v(\"j\");\n", 0},
         {"in f32 X[n,m], v[m];\nout P[n,m];\nP(\"i,j\") = X(\"i,j\") / v(\"j\");\n", 0},
+        {"in f32 X[n,m], g[m], b[m];\nout f32 P[n,m];\nP(\"i,j\") = (X(\"i,j\") - 1.5) * g(\"j\") + b(\"j\");\n",
+         1},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         char *c = emit_for(cases[i].src, &target_jit_tcc, 2);
@@ -449,18 +451,21 @@ START_TEST(emit_f32_blocks)
             k = function_text(c, "static int tx_k1(");
         }
         int pf = strstr(k, "tx_pf_bin(tx_bn") != NULL || strstr(k, "tx_pf_map(tx_bn") != NULL ||
-                 strstr(k, "tx_pf_map_bin(tx_bn") != NULL;
+                 strstr(k, "tx_pf_map_bin(tx_bn") != NULL || strstr(k, "tx_p_mul_aff_add_f32(tx_bn") != NULL;
         ck_assert_msg(pf == cases[i].f32, "case %zu:\n%s", i, k);
         /* exp(x - m), tanh(x + v): the function of the sum in one call */
         ck_assert_msg((strstr(k, "tx_pf_map_bin(tx_bn") != NULL) == (i == 0 || i == 2), "case %zu:\n%s", i, k);
+        /* X * 0.1 - v: two roundings, two passes */
+        ck_assert_int_eq(count_of(k, "tx_pf_bin(tx_bn"), i == 3 ? 2 : i == 1);
+        /* (X - c) * g + b: one pass rounding each step (tx_p_mul_aff_add_f32) */
+        ck_assert_msg((strstr(k, "tx_p_mul_aff_add_f32(tx_bn") != NULL) == (i == 6), "case %zu:\n%s", i, k);
         ck_assert_msg(strstr(k, "tx_pf_store(tx_bn") == NULL && strstr(k, "tx_p_store_f64(tx_bn") == NULL, "case %zu:\n%s",
                       i, k);
-        /* two operations (case 3) or an f64 operand (case 4): the double
-           forms' typed ones write the f32 target, X * 0.1 - v reading
-           the f32 tensors in place, X / v the double blocks */
+        /* an f64 operand (case 4): the double forms' typed ones write the
+           f32 target, reading X as floats, v the double blocks */
         ck_assert_msg(strstr(k, "tx_p_store_f32(tx_bn") == NULL, "case %zu:\n%s", i, k);
-        ck_assert_msg((strstr(k, "float *tx_p0 = &t_P[") != NULL) == (i == 3 || i == 4), "case %zu:\n%s", i, k);
-        ck_assert_msg((strstr(k, "_ff(tx_bn") != NULL) == (i == 3), "case %zu:\n%s", i, k);
+        ck_assert_msg((strstr(k, "float *tx_p0 = &t_P[") != NULL) == (i == 4), "case %zu:\n%s", i, k);
+        ck_assert_msg(strstr(k, "_ff(tx_bn") == NULL, "case %zu:\n%s", i, k);
         ck_assert_msg((strstr(k, "tx_p_div_df(tx_bn") != NULL) == (i == 4), "case %zu:\n%s", i, k);
         ck_assert_msg((strstr(k, "float *tx_q0 = &t_P[") != NULL) == cases[i].f32, "case %zu:\n%s", i, k);
         ck_assert_msg((strstr(k, "double *tx_p0 = &t_P[") != NULL) == (i == 5), "case %zu:\n%s", i, k);
@@ -662,16 +667,19 @@ START_TEST(emit_runtime_symbols_from_one_table)
         free(c);
     }
     /* the table's primitives are what the standalone text defines: " NAME("
-       or, for NAME and its typed forms NAME_fd, _ff and _df, TX_P_TYPED's
-       " NAME##SFX(" */
+       or, for NAME and its typed forms NAME_fd, _ff, _df and _f32,
+       TX_P_TYPED's " NAME##SFX(" */
     for (const tx_runtime_symbol *r = tx_runtime_symbols; r->name; r++) {
         ck_assert_ptr_nonnull(r->addr);
         char def[128], typed[128];
         size_t len = strlen(r->name);
         int sfx = len > 3 && (!strcmp(r->name + len - 3, "_fd") || !strcmp(r->name + len - 3, "_ff") ||
-                              !strcmp(r->name + len - 3, "_df"));
+                              !strcmp(r->name + len - 3, "_df"))
+                      ? 3
+                  : len > 4 && !strcmp(r->name + len - 4, "_f32") ? 4
+                                                                  : 0;
         snprintf(def, sizeof def, " %s(", r->name);
-        snprintf(typed, sizeof typed, " %.*s##SFX(", (int)(sfx ? len - 3 : len), r->name);
+        snprintf(typed, sizeof typed, " %.*s##SFX(", (int)(len - sfx), r->name);
         if (r->group == TXS_PRIM)
             ck_assert_msg(strstr(tx_prims_source, def) != NULL || strstr(tx_prims_source, typed) != NULL,
                           "%s is not in prims.inc", r->name);
