@@ -1382,8 +1382,53 @@ static int f32_sum_terms(emitter *E, blk_state *Bs, const g_value *w, f32_val *a
     return a->s < 0;
 }
 
+/* V, k / (a*x + b*z) or y / (a*x + b*z) (k the product's constant, y a
+   block or a number), in one tx_p_div_aff_f32 (the sum, then the quotient,
+   each rounded to float: f32_add_vals's and tx_pf_bin's floats), into *R;
+   when both terms of the sum are numbers, as those steps. */
+static void f32_quotient_of_sum(emitter *E, blk_state *B, const g_value *v, int top, f32_val *r)
+{
+    f32_val y = f32_none, a, b, t, c;
+    double ca, cb;
+    if (v->nin == 2)
+        f32_eval(E, B, v->in[0], &y);
+    else
+        y = f32_constant(E, B, v->coef);
+    if (!f32_sum_terms(E, B, v->in[v->nin - 1], &a, &ca, &b, &cb)) {
+        f32_val terms[2] = {a, b};
+        double cs[2] = {ca, cb};
+        f32_add_vals(E, B, terms, cs, 2, 0, &t);
+        f32_bin(E, B, 3, y, t, top, r);
+        return;
+    }
+    c = b;
+    if (b.s >= 0 && cb != 1)
+        f32_bin(E, B, 2, b, f32_constant(E, B, cb), 0, &c);
+    put(E, "%*stx_p_div_aff_f32(tx_bn, ", 4 * B->depth, "");
+    if (y.s >= 0)
+        put(E, "(const float *)0, tx_f%d, ", y.s);
+    else {
+        put_f32_ptr(E, y);
+        put(E, ", 0.0f, ");
+    }
+    num_literal(E->out, (double)(float)ca);
+    put(E, ", ");
+    put_f32_ptr(E, a);
+    if (b.s >= 0)
+        put(E, ", 0.0f, (const float *)0, tx_f%d, ", c.s);
+    else {
+        put(E, ", ");
+        num_literal(E->out, (double)(float)cb);
+        put(E, ", ");
+        put_f32_ptr(E, b);
+        put(E, ", 0.0f, ");
+    }
+    put_f32_call_end(E, B, a, b.s < 0 ? b : y, top, r);
+}
+
 /* A value the f32 forms (tx_p_NAME_f32) compute in one pass, into *R:
-   y*(a*x + b*z) [+ e*w] (y perhaps y/c), x*y + e*w, (a*x + b*z)^2. The
+   y*(a*x + b*z) [+ e*w] (y perhaps y/c), x*y + e*w, (a*x + b*z)^2,
+   k/(a*x + b*z) and y/(a*x + b*z). The
    same floats as the steps of f32_add_vals and f32_mul_vals. 0 (nothing
    emitted) if V is of no such shape. */
 static int f32_fused(emitter *E, blk_state *B, const g_value *v, int top, f32_val *r)
@@ -1391,6 +1436,12 @@ static int f32_fused(emitter *E, blk_state *B, const g_value *v, int top, f32_va
     const g_value *p = NULL, *w = NULL, *sum = NULL, *y = NULL;
     double e = 0;
     int first = 0;
+    if (v->op == OP_CONTRACT && ls_empty(v->summed) && f32_sum_of_two(v->in[v->nin - 1]) &&
+        ((v->nin == 1 && v->coef_in[0] < 0) ||
+         (v->nin == 2 && v->coef == 1 && v->coef_in[0] == 1 && v->coef_in[1] == -1))) { /* k / t, y / t */
+        f32_quotient_of_sum(E, B, v, top, r);
+        return 1;
+    }
     if (v->op == OP_ADD && v->nin == 2) { /* p + e*w */
         for (int i = 0; i < 2 && !p; i++)
             if (v->coef_in[i] == 1 && f32_product_of_two(v->in[i], 1)) {

@@ -234,7 +234,8 @@ static const char *const tested[] = {
     "tx_p_divr", "tx_p_divrf", "tx_p_redf_sum", "tx_p_redf_prod", "tx_p_redf_max", "tx_p_redf_min",
     "tx_p_tile_f64", "tx_pf_tile", "tx_p_addf_rows", "tx_p_map_aff", "tx_pf_map_bin",
     "tx_p_mul_aff", "tx_p_sq_aff", "tx_p_red_sq_aff", "tx_p_mul_add", "tx_p_mul_aff_add", "tx_p_maxs", "tx_p_mins", "tx_p_div_aff", "tx_p_cmps", "tx_p_where_s",
-    "tx_p_mul_aff_f32", "tx_p_sq_aff_f32", "tx_p_mul_add_f32", "tx_p_mul_aff_add_f32", "tx_p_red_sq_aff_f32",
+    "tx_p_mul_aff_f32", "tx_p_sq_aff_f32", "tx_p_div_aff_f32", "tx_p_mul_add_f32", "tx_p_mul_aff_add_f32",
+    "tx_p_red_sq_aff_f32",
 };
 
 
@@ -1361,13 +1362,14 @@ static float f32_ref_sum(float a, float x, float b, const float *z, float c)
 
 typedef void f32_mul_aff_fn(int64_t, int, const float *, float, const float *, float, const float *, float, float *);
 typedef void f32_sq_aff_fn(int64_t, float, const float *, float, const float *, float, float *);
+typedef void f32_div_aff_fn(int64_t, const float *, float, float, const float *, float, const float *, float, float *);
 typedef void f32_mul_add_fn(int64_t, const float *, const float *, float, const float *, float, float *);
 typedef void f32_mul_aff_add_fn(int64_t, int, const float *, int, float, float, const float *, float, const float *,
                                 float, float, const float *, float, float *);
 typedef double f32_red_sq_aff_fn(int64_t, float, const float *, float, const float *, float, int, double, double);
 typedef void divr_fn(int64_t, const double *, double, double *);
 
-/* tx_p_mul_aff_f32, tx_p_sq_aff_f32, tx_p_mul_add_f32,
+/* tx_p_mul_aff_f32, tx_p_sq_aff_f32, tx_p_div_aff_f32, tx_p_mul_add_f32,
    tx_p_mul_aff_add_f32 and tx_p_red_sq_aff_f32 on every set, the cases
    of the typed forms (coefficients 1 and -1 among them, a divisor whose
    reciprocal is not a normal float, overflow in float): the floats of
@@ -1379,6 +1381,7 @@ START_TEST(f32_forms)
     SKIP_UNLESS_RUNS(s);
     f32_mul_aff_fn *mul_aff = (f32_mul_aff_fn *)prim(s, "tx_p_mul_aff_f32");
     f32_sq_aff_fn *sq_aff = (f32_sq_aff_fn *)prim(s, "tx_p_sq_aff_f32");
+    f32_div_aff_fn *div_aff = (f32_div_aff_fn *)prim(s, "tx_p_div_aff_f32");
     f32_mul_add_fn *mul_add = (f32_mul_add_fn *)prim(s, "tx_p_mul_add_f32");
     f32_mul_aff_add_fn *mul_aff_add = (f32_mul_aff_add_fn *)prim(s, "tx_p_mul_aff_add_f32");
     f32_red_sq_aff_fn *red_sq = (f32_red_sq_aff_fn *)prim(s, "tx_p_red_sq_aff_f32");
@@ -1408,6 +1411,12 @@ START_TEST(f32_forms)
                 float t = f32_ref_sum(a, x[i], b, z ? &z[i] : NULL, k);
                 float want = first ? f32_op(t, '*', y[i]) : f32_op(y[i], '*', t);
                 CHECK_SAME(d[i], want, "%s mul_aff_f32 case %d n=%ld [%ld]", set_names[s], c, (long)n, (long)i);
+            }
+            div_aff(n, c % 4 == 3 ? NULL : y, k, a, x, b, z, k, d); /* y / t, or k / t */
+            for (int64_t i = 0; i < n; i++) {
+                float t = f32_ref_sum(a, x[i], b, z ? &z[i] : NULL, k);
+                float want = f32_op(c % 4 == 3 ? k : y[i], '/', t);
+                CHECK_SAME(d[i], want, "%s div_aff_f32 case %d n=%ld [%ld]", set_names[s], c, (long)n, (long)i);
             }
             sq_aff(n, a, x, b, z, k, d);
             for (int64_t i = 0; i < n; i++) {

@@ -634,11 +634,11 @@ def test_quotients_of_sums(expr, ref, dtype):
     # a quotient by a sum of two terms runs in one pass (tx_p_div_aff, the
     # sum in a register): numpy's bits, NaN, infinities and signed zeros
     # included, a zero denominator in the first form; f32 tensors likewise
-    # (f32: the sum, then the quotient, each rounded to float, in two
-    # float passes)
+    # (f32: tx_p_div_aff_f32, the sum, then the quotient, each rounded to
+    # float)
     def zero_denominators(X, b):
         X[4, ::47] = -2.0
-    _rows_case(expr, ref, "tx_p_div_aff" if dtype == np.float64 else "tx_pf_bin", dtype, 17, zero_denominators)
+    _rows_case(expr, ref, "tx_p_div_aff", dtype, 17, zero_denominators)
 
 
 def test_number_over_block():
@@ -753,7 +753,7 @@ def test_products_with_a_term(expr, ref, prim, dtype):
     ('X("i,j") * Z("i,j") * 0.5', lambda X, Z, b, m: X * Z * np.float32(0.5), "tx_pf_bin"),
     ('(X("i,j") + Z("i,j")) / b("j")', lambda X, Z, b, m: (X + Z) / b, "tx_pf_bin"),
     ('2 * X("i,j") - 3 * Z("i,j")', lambda X, Z, b, m: 2 * X - 3 * Z, "tx_pf_bin"),
-    ('m("i") / (X("i,j") + Z("i,j"))', lambda X, Z, b, m: m[:, None] / (X + Z), "tx_pf_bin"),
+    ('m("i") / (X("i,j") + Z("i,j"))', lambda X, Z, b, m: m[:, None] / (X + Z), "tx_p_div_aff_f32"),
     ('(X("i,j") - Z("i,j"))^2', lambda X, Z, b, m: np.square(X - Z), "tx_p_sq_aff_f32"),
     ('0.1 * X("i,j") * Z("i,j") - 0.3 * b("j")', lambda X, Z, b, m: X * Z * np.float32(0.1) - np.float32(0.3) * b,
      "tx_pf_bin"),
