@@ -1382,6 +1382,35 @@ static int f32_sum_terms(emitter *E, blk_state *Bs, const g_value *w, f32_val *a
     return a->s < 0;
 }
 
+/* The number term C of an f32 form's sum when B is a number: B times CB
+   rounded to float (f32_add_vals's term), else B. */
+static f32_val f32_sum_number(emitter *E, blk_state *Bs, f32_val b, double cb)
+{
+    f32_val c = b;
+    if (b.s >= 0 && cb != 1)
+        f32_bin(E, Bs, 2, b, f32_constant(E, Bs, cb), 0, &c);
+    return c;
+}
+
+/* The arguments "a, x, b, z, c" of an f32 form's sum a*x + b*z (A and
+   B, times CA and CB), or a*x + c with z NULL when B is a number (C its
+   f32_sum_number). */
+static void put_f32_sum_args(emitter *E, f32_val a, double ca, f32_val b, double cb, f32_val c)
+{
+    num_literal(E->out, (double)(float)ca);
+    put(E, ", ");
+    put_f32_ptr(E, a);
+    if (b.s >= 0)
+        put(E, ", 0.0f, (const float *)0, tx_f%d", c.s);
+    else {
+        put(E, ", ");
+        num_literal(E->out, (double)(float)cb);
+        put(E, ", ");
+        put_f32_ptr(E, b);
+        put(E, ", 0.0f");
+    }
+}
+
 /* V, k / (a*x + b*z) or y / (a*x + b*z) (k the product's constant, y a
    block or a number), in one tx_p_div_aff_f32 (the sum, then the quotient,
    each rounded to float: f32_add_vals's and tx_pf_bin's floats), into *R;
@@ -1401,9 +1430,7 @@ static void f32_quotient_of_sum(emitter *E, blk_state *B, const g_value *v, int 
         f32_bin(E, B, 3, y, t, top, r);
         return;
     }
-    c = b;
-    if (b.s >= 0 && cb != 1)
-        f32_bin(E, B, 2, b, f32_constant(E, B, cb), 0, &c);
+    c = f32_sum_number(E, B, b, cb);
     put(E, "%*stx_p_div_aff_f32(tx_bn, ", 4 * B->depth, "");
     if (y.s >= 0)
         put(E, "(const float *)0, tx_f%d, ", y.s);
@@ -1411,18 +1438,8 @@ static void f32_quotient_of_sum(emitter *E, blk_state *B, const g_value *v, int 
         put_f32_ptr(E, y);
         put(E, ", 0.0f, ");
     }
-    num_literal(E->out, (double)(float)ca);
+    put_f32_sum_args(E, a, ca, b, cb, c);
     put(E, ", ");
-    put_f32_ptr(E, a);
-    if (b.s >= 0)
-        put(E, ", 0.0f, (const float *)0, tx_f%d, ", c.s);
-    else {
-        put(E, ", ");
-        num_literal(E->out, (double)(float)cb);
-        put(E, ", ");
-        put_f32_ptr(E, b);
-        put(E, ", 0.0f, ");
-    }
     put_f32_call_end(E, B, a, b.s < 0 ? b : y, top, r);
 }
 
@@ -1516,9 +1533,7 @@ static int f32_fused(emitter *E, blk_state *B, const g_value *v, int top, f32_va
         *r = t;
         return 1;
     }
-    f32_val cval = b; /* a number term: c = b*y rounded */
-    if (sum && b.s >= 0 && cb != 1)
-        f32_bin(E, B, 2, b, f32_constant(E, B, cb), 0, &cval);
+    f32_val cval = sum ? f32_sum_number(E, B, b, cb) : b; /* a number term: c = b*y rounded */
     f32_val fval = wv; /* a number w: f = e*w rounded */
     if (w && wv.s >= 0 && e != 1)
         f32_bin(E, B, 2, wv, f32_constant(E, B, e), 0, &fval);
@@ -1546,18 +1561,7 @@ static int f32_fused(emitter *E, blk_state *B, const g_value *v, int top, f32_va
             }
             put(E, ", ");
         }
-        num_literal(E->out, (double)(float)ca);
-        put(E, ", ");
-        put_f32_ptr(E, a);
-        put(E, ", ");
-        if (b.s >= 0) {
-            put(E, "0.0f, (const float *)0, tx_f%d", cval.s);
-        } else {
-            num_literal(E->out, (double)(float)cb);
-            put(E, ", ");
-            put_f32_ptr(E, b);
-            put(E, ", 0.0f");
-        }
+        put_f32_sum_args(E, a, ca, b, cb, cval);
     }
     if (w) {
         put(E, ", ");
@@ -1739,22 +1743,9 @@ static int f32_sum_of_squares(emitter *E, blk_state *B, const g_value *x)
         a.s = -1;
         a.buf = buf;
     }
-    c = b;
-    if (b.s >= 0 && cb != 1)
-        f32_bin(E, B, 2, b, f32_constant(E, B, cb), 0, &c);
+    c = f32_sum_number(E, B, b, cb);
     put(E, "%*stx_acc = tx_p_red_sq_aff_f32(tx_bn, ", 4 * B->depth, "");
-    num_literal(E->out, (double)(float)ca);
-    put(E, ", ");
-    put_f32_ptr(E, a);
-    if (b.s >= 0)
-        put(E, ", 0.0f, (const float *)0, tx_f%d", c.s);
-    else {
-        put(E, ", ");
-        num_literal(E->out, (double)(float)cb);
-        put(E, ", ");
-        put_f32_ptr(E, b);
-        put(E, ", 0.0f");
-    }
+    put_f32_sum_args(E, a, ca, b, cb, c);
     if (div)
         put(E, ", 1, tx_s%d, tx_acc);\n", dv.s);
     else
