@@ -146,6 +146,21 @@ static int blk_pending(const blk_state *B, int ptr)
     return k;
 }
 
+/* Records the float pointer tx_pPTR just declared (an f32 tensor read in
+   place, or an f32 value's block) with scratch block BUF for its
+   conversion should a call need it as doubles (blk_double): the
+   conversion goes here in the text. */
+static void blk_pend(emitter *E, blk_state *B, int ptr, int buf)
+{
+    TX_ASSERT(B->npend < BLK_MAX_BUFFERS);
+    B->pend[B->npend].ptr = ptr;
+    B->pend[B->npend].buf = buf;
+    B->pend[B->npend].done = 0;
+    B->pend[B->npend].out = E->out;
+    B->pend[B->npend].pos = E->out->len;
+    B->npend++;
+}
+
 /* Operand V as doubles: an f32 tensor read in place converted into the
    scratch block its leaf kept (blk_eval_), the conversion put where the
    leaf is, so code that takes no typed form is what it was without them;
@@ -640,13 +655,7 @@ static blk_val blk_eval_(emitter *E, blk_state *B, const g_value *v)
             put_access(E, v);
             put(E, ";\n");
             if (r.f32) { /* its scratch block, should a call need it as doubles */
-                TX_ASSERT(B->npend < BLK_MAX_BUFFERS);
-                B->pend[B->npend].ptr = r.ptr;
-                B->pend[B->npend].buf = base;
-                B->pend[B->npend].done = 0;
-                B->pend[B->npend].out = E->out;
-                B->pend[B->npend].pos = E->out->len;
-                B->npend++;
+                blk_pend(E, B, r.ptr, base);
                 B->nbuf = base + 1;
             }
         } else {
@@ -938,6 +947,17 @@ static blk_val blk_eval_(emitter *E, blk_state *B, const g_value *v)
     return blk_val_of(d);
 }
 
+/* What summand X squares: X, or when X is an f64 quotient by a number
+   (a variance's (x - mean)^2 / n; the number X->in[1]) its numerator,
+   *DIV then 1. */
+static const g_value *summed_square(const g_value *x, int *div)
+{
+    *div = x->inlined && x->op == OP_CONTRACT && real_dt(x->dt) && x->nin == 2 && x->coef == 1 &&
+           x->coef_in[0] == 1 && x->coef_in[1] == -1 && x->in[1]->rank == 0 && !x->in[1]->inlined &&
+           (x->in[1]->op == OP_CONST || x->in[1]->dt == DT_F64 || x->in[1]->dt == DT_F32); /* a number, not a block */
+    return *div ? x->in[0] : x;
+}
+
 /* A sum over the block of X, the square of a real sum of two terms, or
    such a square divided by a number (a variance's (x - mean)^2 / n, a mean
    square error's): one tx_p_red_sq_aff into tx_acc (the bits of
@@ -945,14 +965,10 @@ static blk_val blk_eval_(emitter *E, blk_state *B, const g_value *v)
    of that shape (nothing emitted). */
 static int blk_sum_of_squares(emitter *E, blk_state *B, const g_value *x)
 {
-    const g_value *sq = x;
-    int div = x->inlined && x->op == OP_CONTRACT && real_dt(x->dt) && x->nin == 2 && x->coef == 1 &&
-              x->coef_in[0] == 1 && x->coef_in[1] == -1 && x->in[1]->rank == 0 && !x->in[1]->inlined &&
-              (x->in[1]->op == OP_CONST || x->in[1]->dt == DT_F64 || x->in[1]->dt == DT_F32); /* a number, not a block */
-    if (div) {
-        sq = x->in[0];
+    int div;
+    const g_value *sq = summed_square(x, &div);
+    if (div)
         div = number_division(x->dt);
-    }
     if (!sq->inlined || sq->op != OP_MAP || !product_of_sum(sq))
         return 0;
     blk_val a, b, dv = {{-1, -1, 0}, -1};
@@ -1700,14 +1716,7 @@ static blk_val blk_from_f32(emitter *E, blk_state *B, const g_value *v)
     put(E, "%*sconst float *tx_p%d = ", 4 * B->depth, "", o.o.ptr);
     put_f32_ptr(E, r);
     put(E, ";\n");
-    /* its scratch block, should a call need it as doubles (blk_double) */
-    TX_ASSERT(B->npend < BLK_MAX_BUFFERS);
-    B->pend[B->npend].ptr = o.o.ptr;
-    B->pend[B->npend].buf = B->nbuf;
-    B->pend[B->npend].done = 0;
-    B->pend[B->npend].out = E->out;
-    B->pend[B->npend].pos = E->out->len;
-    B->npend++;
+    blk_pend(E, B, o.o.ptr, B->nbuf); /* its scratch block, should a call need it as doubles */
     B->nbuf++;
     return o;
 }
@@ -1720,12 +1729,8 @@ static blk_val blk_from_f32(emitter *E, blk_state *B, const g_value *v)
    of that shape (nothing emitted). */
 static int f32_sum_of_squares(emitter *E, blk_state *B, const g_value *x)
 {
-    const g_value *sq = x;
-    int div = x->inlined && x->op == OP_CONTRACT && x->dt == DT_F64 && x->nin == 2 && x->coef == 1 &&
-              x->coef_in[0] == 1 && x->coef_in[1] == -1 && x->in[1]->rank == 0 && !x->in[1]->inlined &&
-              (x->in[1]->op == OP_CONST || x->in[1]->dt == DT_F64 || x->in[1]->dt == DT_F32);
-    if (div)
-        sq = x->in[0];
+    int div;
+    const g_value *sq = summed_square(x, &div);
     if (!(sq->inlined && sq->op == OP_MAP && sq->fn == MAP_POW && sq->fn_arg == 2 && sq->dt == DT_F32 &&
           f32_sum_of_two(sq->in[0])))
         return 0;
