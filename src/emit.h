@@ -189,6 +189,10 @@ int kernel_range_loop(emitter *E, int label, tx_extent ext, int depth, int brace
    it takes the kernel's range (counted in blocks): 1 after writing
    "for (tx_ib = tx_lo; tx_ib < tx_hi; tx_ib++) {", else 0. */
 int kernel_range_blocks(emitter *E, tx_extent ext, int depth);
+/* The same range, counted in blocks, taken whole: each call's blocks
+   [tx_lo, tx_hi) are one part of the work, and the pool gives each
+   thread one part (tx_rt_parallel_wide). 1 after writing "{", else 0. */
+int kernel_range_chunk(emitter *E, tx_extent ext, int depth);
 /* Opens the first of N loops over LABELS (extents EXT) at DEPTH; with the
    kernel's range still free and the MPI target fusing the result's leading
    loops, one loop over the first few together takes the range (they are

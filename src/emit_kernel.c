@@ -220,6 +220,15 @@ int kernel_range_blocks(emitter *E, tx_extent ext, int depth)
     return 1;
 }
 
+int kernel_range_chunk(emitter *E, tx_extent ext, int depth)
+{
+    if (!take_range(E, -1, ext, 1))
+        return 0;
+    E->k.range_wide = 1;
+    put(E, "%*s{\n", 4 * depth, "");
+    return 1;
+}
+
 /* One member of a kernel's record. */
 typedef struct {
     char type[40];

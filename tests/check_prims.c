@@ -1563,9 +1563,9 @@ END_TEST
 
 /* The tiles of a permuting copy, on every set: every element of the
    R x C tile where it belongs (d[i*ld + j] = s[i*sb + j*st]), for tile
-   sides 0..9 and 61..64 (the 4x4 blocks and every remainder), the
-   source's rows contiguous (sb 1, a transpose) or not, and nothing of the
-   destination's rows written past C (the gap up to ld is left alone);
+   sides 0..9, 15..17 and 61..64 (the blocks of 4x4, 4x8 and 8x16 and
+   every remainder), the source's rows contiguous (sb 1, a transpose) or
+   not, and nothing of the destination's rows written past C (the gap up to ld is left alone);
    with plain and with streaming stores (an odd LD: rows that start on 16
    bytes stream, the others cannot). */
 START_TEST(copy_tiles)
@@ -1574,7 +1574,7 @@ START_TEST(copy_tiles)
     SKIP_UNLESS_RUNS(s);
     tile_f64_fn *t64 = (tile_f64_fn *)prim(s, "tx_p_tile_f64");
     tile_f32_fn *t32 = (tile_f32_fn *)prim(s, "tx_pf_tile");
-    static const int64_t sides[] = {0, 1, 2, 3, 4, 5, 7, 8, 9, 61, 63, 64};
+    static const int64_t sides[] = {0, 1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 61, 63, 64};
     const int ns = (int)(sizeof sides / sizeof sides[0]);
     enum { LD = 67, ST = 70 }; /* destination row, source column steps */
     static double src[3 * 64 * ST], dst[64 * LD];
