@@ -339,22 +339,17 @@ static void put_result_store(emitter *E, const g_value *v, int depth, const char
    (16 KB) fit in L1 with room to spare. */
 #define COPY_TILE 32
 
-/* The side of the tiles one primitive call copies (tx_p_tile_f64,
-   tx_pf_tile): 1500x1500 f32 on an AVX2 EPYC, gcc's loops over 64x64
-   tiles 3.9 ms, over 32x32 ones 4.9, the libtcc rows of 32 about 14. */
-#define PRIM_TILE 64
-
-/* Puts tile row ROW's first element on both sides into tx_d and tx_s
-   (ROW 0), or their distances from those into tx_db and tx_sb (ROW 1: the
-   step between tile rows, two elements of the same tensor). */
-static void put_tile_row(emitter *E, int depth, int row, int a, int b, const int *dst, const tx_extent *ext, int n,
+/* Puts the band's first element on both sides into tx_d and tx_s (ROW
+   0), or their distances from those into tx_db and tx_sb (ROW 1: the step
+   between the band's rows, two elements of the same tensor). */
+static void put_band_row(emitter *E, int depth, int row, int a, int b, const int *dst, const tx_extent *ext, int n,
                          const g_value *v, int var, const g_value *w)
 {
-    put(E, "%*s%s{\n%*sconst int64_t ", 4 * depth, "", row ? "if (tx_nr > 1) " : "", 4 * depth + 4, "");
+    put(E, "%*s%s{\n%*sconst int64_t ", 4 * depth, "", row ? "if (tx_te - tx_tb > 1) " : "", 4 * depth + 4, "");
     put_label(E, b);
-    put(E, " = tx_t1%s, ", row ? " + 1" : "");
+    put(E, " = tx_tb%s, ", row ? " + 1" : "");
     put_label(E, a);
-    put(E, " = tx_t0;\n%*s%s = &", 4 * depth + 4, "", row ? "tx_db" : "tx_d");
+    put(E, " = 0;\n%*s%s = &", 4 * depth + 4, "", row ? "tx_db" : "tx_d");
     if (var >= 0)
         put_var_at(E, var, dst, ext, n);
     else
@@ -364,18 +359,14 @@ static void put_tile_row(emitter *E, int depth, int row, int a, int b, const int
     put(E, "%s;\n%*s}\n", row ? " - tx_s" : "", 4 * depth, "");
 }
 
-/* copy_tiled's nest when one primitive call copies a tile: an '=' copy
-   between tensors of one real type whose destination rows (along A) are
-   contiguous. The tiles go along W's rows: a row of tiles (along B, W's
-   last mode) is one band of W's rows read front to back, its tiles
-   written down the destination's columns. The band's width along B is
-   the kernel's range, one part per thread (kernel_range_chunk), unless an
-   outer label took it first. 3000x3000 f64 on a 2-core AVX-512 Xeon VM, huge pages,
-   prims.inc's vector blocks: tiles along the destination's rows (W's
-   columns read 64 at a time down all of W) 13.3-15.3 ms, along W's rows
-   8.0-9.5. A copy of
-   TX_STREAM_BYTES or more (prims.inc), all of the destination's EXT[0..N)
-   counted, streams its stores past the cache. */
+/* copy_tiled's nest when primitives copy the tiles: an '=' copy between
+   tensors of one real type whose destination rows (along A) are
+   contiguous. One call of tx_p_tile_f64 or tx_pf_tile copies a band of
+   the destination's rows (along B, W's last mode), every column, tile by
+   tile in the order prims.inc gives. The band is the kernel's range, one
+   part per thread (kernel_range_chunk), unless an outer label took it
+   first. A copy of TX_STREAM_BYTES or more (prims.inc), all of the
+   destination's EXT[0..N) counted, streams its stores past the cache. */
 static void copy_tiles_prim(emitter *E, int a, int b, tx_extent ea, tx_extent eb, const int *outer,
                             const tx_extent *oext, int no, const int *dst, const tx_extent *ext, int n,
                             const g_value *v, int var, dtype dt, const g_value *w, const mode_seq *sw, int pa)
@@ -401,27 +392,21 @@ static void copy_tiles_prim(emitter *E, int a, int b, tx_extent ea, tx_extent eb
         put(E, " ? tx_hi * TX_BLOCK : ");
     }
     put_extent(E, eb);
-    put(E, ";\n%*sfor (int64_t tx_t0 = 0; tx_t0 < ", 4 * depth, "");
+    put(E, ";\n%*sif (tx_tb < tx_te && ", 4 * depth, ""); /* no address of an empty band */
     put_extent(E, ea);
-    put(E, "; tx_t0 += %d)\n", PRIM_TILE);
-    put(E, "%*sfor (int64_t tx_t1 = tx_tb; tx_t1 < tx_te; tx_t1 += %d) {\n", 4 * depth + 4, "", PRIM_TILE);
-    depth += 2;
-    put(E, "%*sconst int64_t tx_nr = tx_te - tx_t1 < %d ? tx_te - tx_t1 : %d;\n", 4 * depth, "", PRIM_TILE,
-        PRIM_TILE);
-    put(E, "%*sconst int64_t tx_nc = ", 4 * depth, "");
+    put(E, " > 0) {\n");
+    depth++;
+    put(E, "%*s%s *tx_d;\n%*sconst %s *tx_s;\n%*sint64_t tx_db = 0, tx_sb = 0;\n", 4 * depth, "", ct, 4 * depth, "",
+        ct, 4 * depth, "");
+    put_band_row(E, depth, 0, a, b, dst, ext, n, v, var, w);
+    put_band_row(E, depth, 1, a, b, dst, ext, n, v, var, w);
+    put(E, "%*s%s(tx_te - tx_tb, ", 4 * depth, "", dt == DT_F32 ? "tx_pf_tile" : "tx_p_tile_f64");
     put_extent(E, ea);
-    put(E, " - tx_t0 < %d ? ", PRIM_TILE);
-    put_extent(E, ea);
-    put(E, " - tx_t0 : %d;\n", PRIM_TILE);
-    put(E, "%*s%s *tx_d;\n%*sconst %s *tx_s;\n%*sint64_t tx_db = 0, tx_sb = 0;\n", 4 * depth, "", ct,
-        4 * depth, "", ct, 4 * depth, "");
-    put_tile_row(E, depth, 0, a, b, dst, ext, n, v, var, w);
-    put_tile_row(E, depth, 1, a, b, dst, ext, n, v, var, w);
-    put(E, "%*s%s(tx_nr, tx_nc, tx_s, tx_sb, ", 4 * depth, "", dt == DT_F32 ? "tx_pf_tile" : "tx_p_tile_f64");
+    put(E, ", tx_s, tx_sb, ");
     put_stride(E, sw, pa);
     put(E, ", tx_d, tx_db, tx_stream);\n");
-    depth -= 2;
-    put(E, "%*s}\n", 4 * depth + 4, "");
+    depth--;
+    put(E, "%*s}\n", 4 * depth, "");
     depth--;
     put(E, "%*s}\n    }\n", 4 * depth, "");
 }
@@ -470,7 +455,7 @@ static int copy_tiled(emitter *E, int id, const int *dst, const tx_extent *ext, 
         return 0;
     const int64_t *dstride = var >= 0 ? emit_var_strides(E, var) : NULL;
     if (op == '=' && dt == w->dt && !(dstride && dstride[n - 1] != 1)) {
-        put(E, "    { /* %%%d: copy in %dx%d tiles */\n", id, PRIM_TILE, PRIM_TILE);
+        put(E, "    { /* %%%d: copy in tiles */\n", id);
         copy_tiles_prim(E, a, b, ea, eb, outer, oext, no, dst, ext, n, v, var, dt, w, sw, pa);
         return 1;
     }
