@@ -17,6 +17,24 @@ gcc -O2 -shared -fPIC -o build/bench/libelem.so bench/elementwise.c
 gcc -O2 -fopenmp -o build/bench/stream bench/stream.c
 gcc -O2 -Isrc -o build/bench/tx_loop bench/tx_loop.c -Lbuild -ltensorexpr -Wl,-rpath,"$(pwd)/build"
 
+# Debian 12's OpenBLAS (0.3.21) takes an x86 CPU newer than it knows for
+# a Prescott and runs its slowest kernels: on an Intel model 207 (a 2-core
+# AVX-512 Xeon VM) a 1024^3 dgemm ran at 15 GFLOP/s, 40-50 with SkylakeX's
+# kernels. A user of such a machine sets OPENBLAS_CORETYPE (txc(1)); so do
+# we, unless it is set, for every contender alike (numpy and torch load the
+# same libopenblas). Each results table's header shows the core in use.
+if [ -z "${OPENBLAS_CORETYPE:-}" ]; then
+    core=$($PY -c "import ctypes; b = ctypes.CDLL('libopenblas.so.0'); b.openblas_get_corename.restype = ctypes.c_char_p; print(b.openblas_get_corename().decode())" 2>/dev/null || true)
+    if [ "$core" = "Prescott" ] || [ "$core" = "prescott" ]; then
+        if grep -q avx512f /proc/cpuinfo; then OPENBLAS_CORETYPE=SkylakeX
+        elif grep -q avx2 /proc/cpuinfo; then OPENBLAS_CORETYPE=Haswell; fi
+        if [ -n "${OPENBLAS_CORETYPE:-}" ]; then
+            export OPENBLAS_CORETYPE
+            echo "run.sh: OpenBLAS took this CPU for a Prescott; OPENBLAS_CORETYPE=$OPENBLAS_CORETYPE"
+        fi
+    fi
+fi
+
 for t in 1 2; do
     echo "== OPENBLAS_NUM_THREADS=$t"
     OPENBLAS_NUM_THREADS=$t $PY bench/bench.py --threads $t "$@"
