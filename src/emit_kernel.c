@@ -344,15 +344,42 @@ static int nest_extents(const g_value *v, tx_extent *ext)
     return n;
 }
 
-/* The call's work (iterations of its nests) as a C expression of
-   doubles, for targets that decide at run time. */
-static void put_work(emitter *E, const call_range *c)
+/* What an iteration that computes an elementwise function (exp, log,
+   sin, cos, tanh, a power) counts for, in the work that decides whether
+   a kernel runs on threads, per function: SLEEF's exp takes about 1 ns an
+   element on an AVX-512 Xeon, its tanh 3.7, a product streamed from
+   memory about 0.35. A 64x256 tanh layer's 16384 tanhs (60-90 us) were
+   below TX_PARALLEL_WORK and ran on one thread. */
+#define FN_WORK 8
+
+/* The weight of one iteration of V's nest: 1, and FN_WORK for each
+   function computed in it (V's own and those of the values fused into
+   it; a value computed elsewhere is only read). */
+static double iteration_weight(const g_value *v, int top)
+{
+    if (!top && !v->inlined)
+        return 0;
+    double w = top ? 1 : 0;
+    if (v->op == OP_MAP && (v->fn == MAP_POW || v->fn == MAP_EXP || v->fn == MAP_LOG || v->fn == MAP_SIN ||
+                            v->fn == MAP_COS || v->fn == MAP_TANH))
+        w += FN_WORK;
+    for (int i = 0; i < v->nin; i++)
+        w += iteration_weight(v->in[i], 0);
+    return w;
+}
+
+/* The call's work as a C expression of doubles, for targets that decide
+   at run time: the iterations of its nests, each counted 1 (FN ==
+   0: the row tiles' measure of memory) or by its weight (FN == 1: the
+   threads' measure of time). */
+static void put_work(emitter *E, const call_range *c, int fn)
 {
     put(E, "(0.0");
     for (int j = 0; j < c->nvalue; j++) {
         tx_extent ext[TX_MAX_LABELS + TX_MAX_MODES];
         int n = nest_extents(c->value[j], ext);
-        put(E, " + 1.0");
+        put(E, " + ");
+        num_literal(E->out, fn ? iteration_weight(c->value[j], 1) : 1.0);
         for (int i = 0; i < n; i++) {
             put(E, " * (double)");
             put_extent(E, ext[i]);
@@ -361,14 +388,14 @@ static void put_work(emitter *E, const call_range *c)
     put(E, ")");
 }
 
-/* The call's work if the target knows every extent, else -1. */
+/* The call's work (FN 1 above) if the target knows every extent, else -1. */
 static double known_work(emitter *E, const call_range *c)
 {
     double total = 0;
     for (int j = 0; j < c->nvalue; j++) {
         tx_extent ext[TX_MAX_LABELS + TX_MAX_MODES];
         int n = nest_extents(c->value[j], ext);
-        double w = 1;
+        double w = iteration_weight(c->value[j], 1);
         for (int i = 0; i < n; i++) {
             int64_t x = emit_extent_value(E, ext[i]);
             if (x < 0)
@@ -402,7 +429,7 @@ static void emit_kernel_call(emitter *E, int id, const call_range *c, int close)
         put(E, "#ifdef _OPENMP\n        if (");
         put_range(E, c);
         put(E, " >= 2 && ");
-        put_work(E, c);
+        put_work(E, c, 1);
         put(E, " >= %d.0) {\n", TX_PARALLEL_WORK);
         put(E, "            int tx_st = 0;\n"
                "            const int64_t tx_cn = ");
@@ -679,7 +706,7 @@ void emit_rows_flush(emitter *E)
     for (int j = 0; j < n; j++) {
         call_range one = {1, 0, 0, P->ext, &P->value[j], 1, 1, NULL};
         put(E, "        tx_w = ");
-        put_work(E, &one);
+        put_work(E, &one, 0);
         put(E, " / (double)");
         put_extent(E, P->ext);
         put(E, ";\n        if (tx_w > tx_rw)\n            tx_rw = tx_w;\n");

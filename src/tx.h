@@ -853,7 +853,8 @@ typedef enum {
 } tx_symbol_access;
 
 /* How kernels are run (a kernel's range splits over threads when its work
-   is at least TX_PARALLEL_WORK iterations and the range has two or more). */
+   is at least TX_PARALLEL_WORK iterations, each weighed by the functions
+   it computes (emit_kernel.c), and the range has two or more). */
 typedef enum {
     TX_THREADS_NONE = 1, /* each kernel called once over its whole range */
     TX_THREADS_POOL,     /* through the runtime's pool (tx_rt_parallel) */

@@ -298,6 +298,40 @@ START_TEST(emit_loop_nests_are_kernels)
 }
 END_TEST
 
+/* Whether a kernel runs on threads weighs its iterations by the
+   functions they compute (emit_kernel.c's iteration_weight): 64x256
+   tanhs (16384 iterations of weight 9) go to the pool, the same number
+   of products and sums (weight 1), or 2x256 tanhs, do not; the OpenMP
+   test at run time carries the same weights. */
+START_TEST(emit_threads_weigh_functions)
+{
+#define WEIGH_PROG(N, EXPR) "dim n = " N ", m = 256;\nin X[n,m], b[m];\nout Y[n,m];\nY(\"i,j\") = " EXPR ";\n"
+    static const struct {
+        const char *text;
+        int pool;
+        const char *omp_work;
+    } cases[] = {
+        {WEIGH_PROG("64", "tanh(X(\"i,j\") + b(\"j\"))"), 1, "(0.0 + 9.0 * "},
+        {WEIGH_PROG("64", "exp(X(\"i,j\")) * sin(X(\"i,j\"))"), 1, "(0.0 + 17.0 * "},
+        {WEIGH_PROG("64", "X(\"i,j\") * 2 + b(\"j\")"), 0, "(0.0 + 1.0 * "},
+        {WEIGH_PROG("2", "tanh(X(\"i,j\") + b(\"j\"))"), 0, NULL},
+    };
+#undef WEIGH_PROG
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char *c = emit_for(cases[i].text, &target_jit_tcc, 2);
+        ck_assert_msg((strstr(c, "tx_rt_parallel") != NULL) == cases[i].pool, "case %zu: pool %d in:\n%.4000s", i,
+                      cases[i].pool, c);
+        free(c);
+        if (cases[i].omp_work) {
+            c = emit_for(cases[i].text, &target_c99, 2);
+            ck_assert_msg(strstr(c, cases[i].omp_work) != NULL, "case %zu: no '%s' in:\n%.4000s", i,
+                          cases[i].omp_work, c);
+            free(c);
+        }
+    }
+}
+END_TEST
+
 /* A row softmax whose result P is declared IO ("out" or "inout"). */
 #define SOFTMAX_ROWS(IO)                                                      \
     "in X[n,m];\n" IO " P[n,m];\n"                                            \
@@ -784,6 +818,7 @@ Suite *suite_emit(void)
     tcase_add_test(tc, emit_unicode_names);
     tcase_add_test(tc, emit_compiles);
     tcase_add_test(tc, emit_loop_nests_are_kernels);
+    tcase_add_test(tc, emit_threads_weigh_functions);
     tcase_add_test(tc, emit_kernel_ranges);
     tcase_add_test(tc, emit_row_groups);
     tcase_add_test(tc, emit_row_alias);
