@@ -345,7 +345,8 @@ static int nest_extents(const g_value *v, tx_extent *ext)
 }
 
 /* What an iteration that computes an elementwise function (exp, log,
-   sin, cos, tanh, a power) counts for, in the work that decides whether
+   sin, cos, tanh, a power other than an integer one from -8 to 8, which
+   is products) counts for, in the work that decides whether
    a kernel runs on threads, per function: SLEEF's exp takes about 1 ns an
    element on an AVX-512 Xeon, its tanh 3.7, a product streamed from
    memory about 0.35. A 64x256 tanh layer's 16384 tanhs (60-90 us) were
@@ -360,8 +361,9 @@ static double iteration_weight(const g_value *v, int top)
     if (!top && !v->inlined)
         return 0;
     double w = top ? 1 : 0;
-    if (v->op == OP_MAP && (v->fn == MAP_POW || v->fn == MAP_EXP || v->fn == MAP_LOG || v->fn == MAP_SIN ||
-                            v->fn == MAP_COS || v->fn == MAP_TANH))
+    int small_power = v->fn_arg == (double)(int)v->fn_arg && v->fn_arg >= -8 && v->fn_arg <= 8; /* products */
+    if (v->op == OP_MAP && ((v->fn == MAP_POW && !small_power) || v->fn == MAP_EXP || v->fn == MAP_LOG ||
+                            v->fn == MAP_SIN || v->fn == MAP_COS || v->fn == MAP_TANH))
         w += FN_WORK;
     for (int i = 0; i < v->nin; i++)
         w += iteration_weight(v->in[i], 0);

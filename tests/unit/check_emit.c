@@ -300,8 +300,9 @@ END_TEST
 
 /* Whether a kernel runs on threads weighs its iterations by the
    functions they compute (emit_kernel.c's iteration_weight): 64x256
-   tanhs (16384 iterations of weight 9) go to the pool, the same number
-   of products and sums (weight 1), or 2x256 tanhs, do not; the OpenMP
+   tanhs or powers 2.5 (16384 iterations of weight 9) go to the pool,
+   the same number of products and sums (weight 1, x^3 included), or
+   2x256 tanhs, do not; the OpenMP
    test at run time carries the same weights. */
 START_TEST(emit_threads_weigh_functions)
 {
@@ -315,6 +316,8 @@ START_TEST(emit_threads_weigh_functions)
         {WEIGH_PROG("64", "exp(X(\"i,j\")) * sin(X(\"i,j\"))"), 1, "(0.0 + 17.0 * "},
         {WEIGH_PROG("64", "X(\"i,j\") * 2 + b(\"j\")"), 0, "(0.0 + 1.0 * "},
         {WEIGH_PROG("2", "tanh(X(\"i,j\") + b(\"j\"))"), 0, NULL},
+        {WEIGH_PROG("64", "X(\"i,j\")^3 + b(\"j\")^0.5"), 0, "(0.0 + 1.0 * "}, /* products, a hoisted root */
+        {WEIGH_PROG("64", "X(\"i,j\")^2.5"), 1, "(0.0 + 9.0 * "},
     };
 #undef WEIGH_PROG
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
