@@ -1095,6 +1095,10 @@ def report():
              '- Software: Python %s, numpy %s, OpenBLAS `%s`' % (
                  m['python'], m['numpy'], runs[0]['openblas_config']),
              '- Command: `%s`, which runs, one process each:' % cmd]
+    if os.environ.get('OPENBLAS_CORETYPE'):  # run.sh's, where OpenBLAS took the CPU for a Prescott
+        lines[-1] = ('- Command: `%s`, with OPENBLAS_CORETYPE=%s in the environment of every run (run.sh sets it '
+                     'where OpenBLAS takes the CPU for a Prescott), which runs, one process each:' % (
+                         cmd, os.environ['OPENBLAS_CORETYPE']))
     for d in runs:
         lines.append('  - `OPENBLAS_NUM_THREADS=%d %s`%s (%.0f s)' % (
             d['threads'], ' '.join(os.path.relpath(a, ROOT) if a.endswith('.py') else a
