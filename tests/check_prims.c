@@ -1609,49 +1609,52 @@ END_TEST
 
 /* Copies larger than a tile, on every set: R x C up to 200 x 200 (several
    tiles each way), into destinations whose rows are a whole number of
-   64-byte lines apart and start 0 to 15 elements past a line (the first
-   band is narrower, prims.inc), sb 1 and 3, plain and streaming: every
-   element where it belongs and nothing else written. */
+   64-byte lines apart (LD 208: the first band is narrower, prims.inc), a
+   whole number of 32 bytes (204 doubles; its floats are not), or neither
+   (201), and start 0 to 15 elements past a line, sb 1 and 3, plain and
+   streaming: every element where it belongs and nothing else written. */
 START_TEST(copy_bands)
 {
     int s = _i;
     SKIP_UNLESS_RUNS(s);
     tile_f64_fn *t64 = (tile_f64_fn *)prim(s, "tx_p_tile_f64");
     tile_f32_fn *t32 = (tile_f32_fn *)prim(s, "tx_pf_tile");
-    static const int64_t sides[] = {1, 65, 130, 200};
-    enum { LD = 208, ST = 611, PAD = 16 }; /* LD doubles: 26 lines; floats: 13 */
+    static const int64_t sides[] = {1, 65, 130, 200}, lds[] = {208, 204, 201};
+    enum { MAXLD = 208, ST = 611, PAD = 16 };
     static double src[3 * 200 * ST];
     static float srcf[3 * 200 * ST];
-    static double dst[200 * LD + PAD] __attribute__((aligned(64)));
-    static float dstf[200 * LD + PAD] __attribute__((aligned(64)));
+    static double dst[200 * MAXLD + PAD] __attribute__((aligned(64)));
+    static float dstf[200 * MAXLD + PAD] __attribute__((aligned(64)));
     for (int64_t i = 0; i < 3 * 200 * ST; i++) {
         src[i] = (double)i + 0.5;
         srcf[i] = (float)(i % 1000000) + 0.25f;
     }
-    for (int x = 0; x < 4; x++)
-        for (int y = 0; y < 4; y++)
-            for (int64_t off = 0; off < PAD; off += 3)
-                for (int64_t sb = 1; sb <= 3; sb += 2)
-                    for (int stream = 0; stream <= 1; stream++) {
-                        int64_t r = sides[x], c = sides[y];
-                        for (int64_t i = 0; i < 200 * LD + PAD; i++) {
-                            dst[i] = -1;
-                            dstf[i] = -1;
+    for (int l = 0; l < 3; l++)
+        for (int x = 0; x < 4; x++)
+            for (int y = 0; y < 4; y++)
+                for (int64_t off = 0; off < PAD; off += 3)
+                    for (int64_t sb = 1; sb <= 3; sb += 2)
+                        for (int stream = 0; stream <= 1; stream++) {
+                            int64_t r = sides[x], c = sides[y], ld = lds[l];
+                            for (int64_t i = 0; i < 200 * MAXLD + PAD; i++) {
+                                dst[i] = -1;
+                                dstf[i] = -1;
+                            }
+                            t64(r, c, src, sb, ST, dst + off, ld, stream);
+                            t32(r, c, srcf, sb, ST, dstf + off, ld, stream);
+                            int64_t bad = -1; /* (one assertion per copy: each costs a write to Check's pipe) */
+                            for (int64_t k = 0; k < 200 * MAXLD + PAD && bad < 0; k++) {
+                                int64_t i = (k - off) / ld, j = (k - off) % ld;
+                                int in = k >= off && i < r && j < c;
+                                double want = in ? src[i * sb + j * ST] : -1;
+                                float wantf = in ? srcf[i * sb + j * ST] : -1;
+                                if (!same_bits(dst[k], want) || dstf[k] != wantf)
+                                    bad = k;
+                            }
+                            ck_assert_msg(bad < 0, "%s band r=%ld c=%ld ld=%ld off=%ld sb=%ld stream=%d at %ld",
+                                          set_names[s], (long)r, (long)c, (long)ld, (long)off, (long)sb, stream,
+                                          (long)bad);
                         }
-                        t64(r, c, src, sb, ST, dst + off, LD, stream);
-                        t32(r, c, srcf, sb, ST, dstf + off, LD, stream);
-                        int64_t bad = -1; /* (one assertion per copy: each costs a write to Check's pipe) */
-                        for (int64_t k = 0; k < 200 * LD + PAD && bad < 0; k++) {
-                            int64_t i = (k - off) / LD, j = (k - off) % LD;
-                            int in = k >= off && i < r && j < c;
-                            double want = in ? src[i * sb + j * ST] : -1;
-                            float wantf = in ? srcf[i * sb + j * ST] : -1;
-                            if (!same_bits(dst[k], want) || dstf[k] != wantf)
-                                bad = k;
-                        }
-                        ck_assert_msg(bad < 0, "%s band r=%ld c=%ld off=%ld sb=%ld stream=%d at %ld", set_names[s],
-                                      (long)r, (long)c, (long)off, (long)sb, stream, (long)bad);
-                    }
 }
 END_TEST
 
