@@ -357,6 +357,10 @@ int emit_f32_rounds(const g_value *v);
    ELEMENT TYPES: the products an Einstein sum adds up are not rounded to
    float). */
 void emit_summand(const g_value *v, g_value *root);
+/* Whether x^P is computed by repeated products (P an integer from -8 to
+   8; P 0 is 1) rather than by pow: the rule of every emitter of powers,
+   and of what a power costs (emit_kernel.c). */
+int emit_pow_by_products(double p);
 /* Code leaving the block of V's values in a scratch buffer or a direct
    double pointer; returns which. */
 blk_op blk_eval(emitter *E, blk_state *B, const g_value *v);

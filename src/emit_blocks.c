@@ -1291,7 +1291,7 @@ static void f32_pow(emitter *E, blk_state *B, const g_value *v, f32_val a, int t
         *r = f32_constant(E, B, 1.0);
         return;
     }
-    if (p != (double)(int)p || p < -8 || p > 8) {
+    if (!emit_pow_by_products(p)) {
         if (a.s >= 0) {
             *r = f32_new_number(E, B);
             put(E, "(float)pow((double)tx_f%d, ", a.s);

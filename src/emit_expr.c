@@ -382,10 +382,14 @@ void open_loops(emitter *E, const int *labels, const tx_extent *ext, int n, int 
     }
 }
 
+int emit_pow_by_products(double p)
+{
+    return p >= -8 && p <= 8 && p == (double)(int)p; /* (the range first: no cast out of int's) */
+}
 
 static void put_pow(emitter *E, const g_value *x, double p)
 {
-    if (p == (double)(int)p && p >= -8 && p <= 8 && p != 0) {
+    if (emit_pow_by_products(p) && p != 0) {
         int n = p < 0 ? -(int)p : (int)p;
         put(E, p < 0 ? "1.0 / (" : "(");
         for (int i = 0; i < n; i++) {
@@ -656,7 +660,7 @@ static void put_elementwise_f32(emitter *E, const g_value *v)
         put(E, "1.0");
         return;
     }
-    if (p != (double)(int)p || p < -8 || p > 8) {
+    if (!emit_pow_by_products(p)) {
         put(E, "(float)pow((double)");
         put_access(E, v->in[0]);
         put(E, ", ");

@@ -361,9 +361,8 @@ static double iteration_weight(const g_value *v, int top)
     if (!top && !v->inlined)
         return 0;
     double w = top ? 1 : 0;
-    int small_power = v->fn_arg == (double)(int)v->fn_arg && v->fn_arg >= -8 && v->fn_arg <= 8; /* products */
-    if (v->op == OP_MAP && ((v->fn == MAP_POW && !small_power) || v->fn == MAP_EXP || v->fn == MAP_LOG ||
-                            v->fn == MAP_SIN || v->fn == MAP_COS || v->fn == MAP_TANH))
+    if (v->op == OP_MAP && ((v->fn == MAP_POW && !emit_pow_by_products(v->fn_arg)) || v->fn == MAP_EXP ||
+                            v->fn == MAP_LOG || v->fn == MAP_SIN || v->fn == MAP_COS || v->fn == MAP_TANH))
         w += FN_WORK;
     for (int i = 0; i < v->nin; i++)
         w += iteration_weight(v->in[i], 0);
