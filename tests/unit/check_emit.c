@@ -4,10 +4,12 @@
  * is a kernel of its own, each target gets the declarations it needs and
  * no others, and every runtime symbol comes from runtime/symbols.def.
  */
+#include <math.h>
 #include <unistd.h>
 
 #include "unit.h"
 #include "runtime.h"
+#include "emit.h"
 
 /* Counts identifier tokens equal to WORD in C source SRC, skipping
    comments, string and character literals and preprocessor lines' header
@@ -332,6 +334,20 @@ START_TEST(emit_threads_weigh_functions)
             free(c);
         }
     }
+}
+END_TEST
+
+/* The rule of powers computed by products, which every emitter of powers
+   and the threads' weights share: integers from -8 to 8 only, an exponent
+   outside int's range (or NaN) answered without converting it to int. */
+START_TEST(emit_pow_products_rule)
+{
+    static const double yes[] = {0, 1, -1, 2, 3, 8, -8};
+    static const double no[] = {0.5, 2.5, -0.25, 9, -9, 1e300, -1e300, 3e9, -3e9, INFINITY, -INFINITY, NAN};
+    for (size_t i = 0; i < sizeof yes / sizeof *yes; i++)
+        ck_assert_msg(emit_pow_by_products(yes[i]), "%g", yes[i]);
+    for (size_t i = 0; i < sizeof no / sizeof *no; i++)
+        ck_assert_msg(!emit_pow_by_products(no[i]), "%g", no[i]);
 }
 END_TEST
 
@@ -822,6 +838,7 @@ Suite *suite_emit(void)
     tcase_add_test(tc, emit_compiles);
     tcase_add_test(tc, emit_loop_nests_are_kernels);
     tcase_add_test(tc, emit_threads_weigh_functions);
+    tcase_add_test(tc, emit_pow_products_rule);
     tcase_add_test(tc, emit_kernel_ranges);
     tcase_add_test(tc, emit_row_groups);
     tcase_add_test(tc, emit_row_alias);
