@@ -31,7 +31,7 @@ WARN     := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 CFLAGS   ?= -O2 -g
 ALL_CFLAGS := -std=c99 -D_POSIX_C_SOURCE=200809L $(WARN) $(CFLAGS) -fPIC -fvisibility=hidden \
               -DTX_BUILDING_LIBRARY -Isrc -I$(B) -Iruntime $(SAN_FLAGS)
-LDLIBS   := -ltcc -llapacke -lopenblas -lsleef -ldl -lm -lpthread
+LDLIBS   := -ltcc -llapacke -lopenblas -lmvec -ldl -lm -lpthread
 
 DEB_PACKAGES := re2c lemon libtcc-dev check libopenblas-dev liblapacke-dev python3-numpy pkg-config \
                 clang libclang-rt-14-dev man-db groff graphviz binutils libsleef-dev \
@@ -110,7 +110,7 @@ $(B)/libtensorexpr.map: | $(B)
 $(B)/libtensorexpr.so: $(LIB_OBJ) $(B)/tcc_shim.o $(B)/libtcc_shlib.a $(B)/libtensorexpr.map
 	$(CC) -shared -o $@ -Wl,-soname,libtensorexpr.so.$(MAJOR) -Wl,--version-script=$(B)/libtensorexpr.map \
 	    $(LIB_OBJ) $(B)/tcc_shim.o -Wl,--whole-archive $(B)/libtcc_shlib.a -Wl,--no-whole-archive \
-	    $(LDFLAGS) -llapacke -lopenblas -lsleef -ldl -lm -lpthread
+	    $(LDFLAGS) -llapacke -lopenblas -lmvec -ldl -lm -lpthread
 	ln -sf libtensorexpr.so $(B)/libtensorexpr.so.$(MAJOR)
 
 # the command line: main.c and its output files (cli_output.c), not in the library
@@ -243,7 +243,7 @@ $(B)/tensorexpr.pc: FORCE | $(B)
 	printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$${prefix}/lib' 'includedir=$${prefix}/include' '' \
 	    'Name: tensorexpr' 'Description: compiler for einsum-style tensor expressions to C, with a libtcc JIT' \
 	    'Version: $(VERSION)' 'Cflags: -I$${includedir}' 'Libs: -L$${libdir} -ltensorexpr' \
-	    'Libs.private: -ltcc -llapacke -lopenblas -lsleef -ldl -lm -lpthread' > $@
+	    'Libs.private: -ltcc -llapacke -lopenblas -lmvec -ldl -lm -lpthread' > $@
 
 install: all $(B)/tensorexpr.pc
 	install -d $(DESTDIR)$(PREFIX)/bin $(LIBDIR)/pkgconfig $(DESTDIR)$(PREFIX)/include

@@ -278,7 +278,7 @@ static void blk_block_first(emitter *E, blk_state *B, blk_val *a, double *ca, bl
     }
 }
 
-/* exp, log, sin, cos or tanh (the SLEEF functions of tx_p_map) */
+/* exp, log, sin, cos or tanh (the vector functions of tx_p_map) */
 static int map_vector_fn(map_fn f)
 {
     return f == MAP_EXP || f == MAP_LOG || f == MAP_SIN || f == MAP_COS || f == MAP_TANH;

@@ -4,7 +4,7 @@
  * runtime.o is compiled with: what each target_clones clone of the
  * library is, but callable whatever the CPU picked for the library.
  * The elementwise functions here are prims.inc's plain libm loops (the
- * library's SLEEF versions live in runtime.c).
+ * library's libmvec versions live in runtime.c).
  */
 #include <math.h>
 #include <stdint.h>

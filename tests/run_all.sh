@@ -53,7 +53,7 @@ else
     run "grad vs central finite differences, -O0, -O1 and -O2" env TENSOREXPR_LIB="$(pwd)/$B/libtensorexpr.so" \
         "$PYTHON" tests/run_grad.py
 fi
-# the cc tier on a representative subset (BLAS, LAPACK, the pool, SLEEF's
+# the cc tier on a representative subset (BLAS, LAPACK, the pool, libmvec's
 # functions, scans, sparse maps, f32, where()): the first make check
 # compiles them (cached in $XDG_CACHE_HOME/tensorexpr), later ones load them
 run "cc tier (--backend cc) vs numpy and bit for bit vs libtcc, -O0 and -O2" "$PYTHON" tests/run_num.py \
@@ -74,6 +74,11 @@ run "standalone C with -DTX_USE_SLEEF, at 2, 4 and 8 doubles" "$PYTHON" tests/ru
     tests/num/fn_exp.tx tests/num/fn_tanh.tx tests/num/fn_softmax.tx tests/num/fn_logsumexp.tx \
     tests/num/fn_log.tx tests/num/fn_sin.tx tests/num/fn_f32_softmax.tx tests/num/f32_blocks.tx tests/num/f32_steps.tx \
     tests/num/elementwise_spans.tx
+run "standalone C with -DTX_USE_LIBMVEC, at 2, 4 (AVX and AVX2) and 8 doubles" "$PYTHON" tests/run_cc.py \
+    --txc "$TXC" --libmvec tests/num/fn_exp.tx tests/num/fn_tanh.tx tests/num/fn_softmax.tx \
+    tests/num/fn_logsumexp.tx tests/num/fn_log.tx tests/num/fn_sin.tx tests/num/fn_f32_softmax.tx \
+    tests/num/f32_blocks.tx tests/num/f32_steps.tx tests/num/elementwise_spans.tx tests/num/power_frac.tx \
+    tests/num/fn_cos.tx tests/num/fn_f32_unary.tx
 run "standalone C with BLAS and LAPACK" "$PYTHON" tests/run_cc.py --txc "$TXC" --blas tests/num/matmul.tx \
     tests/num/four_index.tx tests/num/batched_matmul.tx tests/num/f32_basic.tx $(ls tests/num/la_*.tx) \
     tests/num/complex_contract.tx tests/num/complex_linalg.tx tests/num/complex64_linalg.tx \

@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """Standalone-C test runner: emits C for corpus programs and checks it.
 
-    /usr/bin/python3 tests/run_cc.py [--txc build/txc] [--cc cc] [--blas] [--openmp] [--sleef] [FILES...]
+    /usr/bin/python3 tests/run_cc.py [--txc build/txc] [--cc cc] [--blas] [--openmp]
+                                     [--sleef | --libmvec] [FILES...]
 
 For each test file (default: a representative subset of tests/num):
 
@@ -28,6 +29,10 @@ three times: plain (SSE2), -O2 -mavx2 -mfma and -O2 -march=x86-64-v4, so
 that prims.inc's SLEEF code at 2, 4 and 8 doubles compiles cleanly; a
 program whose kernels call exp, log, sin, cos or tanh must import a Sleef_
 function; each build runs and is checked as above when the CPU can run it.
+
+With --libmvec the same with -DTX_USE_LIBMVEC (glibc's vector functions,
+which -lm brings) four times: plain (SSE2), -O2 -mavx, -O2 -mavx2 -mfma and
+-O2 -march=x86-64-v4; such a program must import a _ZGV function.
 
 Prints one line per failure and a final `N passed, N failed`.
 """
@@ -209,7 +214,7 @@ def cc_one(txc, cc, path):
         # with BLAS at -O2, as a user builds it: GCC's flow warnings (a
         # buffer a kernel fills handed to BLAS as a const pointer) need it
         plain = (('', ['-O2'] if BLAS else [], ()),)
-        for tag, flags, needs in (SLEEF_VARIANTS if SLEEF else plain):
+        for tag, flags, needs in VMATH_VARIANTS.get(VMATH, plain):
             why = build_and_check(txc, cc, case, prep, td, progc, mainc, raw, flags, needs,
                                   run_cmd, run_outs, run_why)
             if why:
@@ -238,15 +243,16 @@ def build_and_check(txc, cc, case, prep, td, progc, mainc, raw, flags, needs, ru
     exe = os.path.join(td, 'prog')
     why = run([cc, '-std=c99', '-pedantic', '-Wall', '-Wextra', '-Werror'] + (['-fopenmp'] if OPENMP else []) +
               flags + [progc, mainc] + (['-llapacke', '-lopenblas'] if BLAS else []) +
-              (['-lsleef'] if SLEEF else []) + ['-lm', '-o', exe], 'compile')
+              (['-lsleef'] if VMATH == 'sleef' else []) + ['-lm', '-o', exe], 'compile')
     if why:
         return why
-    if SLEEF:
+    if VMATH:
         with open(progc) as f:                      # exp, log, sin, cos, tanh through tx_p_map
             uses = re.search(r'\btx_p_map\([^,;]*, [23678],', f.read())
         r = subprocess.run(['nm', '-u', exe], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-        if uses and b'Sleef_' not in r.stdout:
-            return 'built with -DTX_USE_SLEEF but calls no Sleef_ function'
+        mark, macro = (b'Sleef_', 'TX_USE_SLEEF') if VMATH == 'sleef' else (b'_ZGV', 'TX_USE_LIBMVEC')
+        if uses and mark not in r.stdout:
+            return 'built with -D%s but calls no %s function' % (macro, mark.decode())
     if not cpu_has(needs):
         return None                                 # compiled; this CPU cannot run it
     outs_by_threads = []
@@ -299,14 +305,22 @@ def build_and_check(txc, cc, case, prep, td, progc, mainc, raw, flags, needs, ru
 
 BLAS = False  # --blas: emit with BLAS/LAPACK calls and link -llapacke -lopenblas
 OPENMP = False  # --openmp: compile with -fopenmp, run with 1 and 2 threads
-SLEEF = False   # --sleef: compile with -DTX_USE_SLEEF, link -lsleef, at three vector widths
+VMATH = None    # --sleef or --libmvec: the vector functions asked for, at several widths
+V4_NEEDS = ('avx2', 'fma', 'bmi2', 'avx512f', 'avx512bw', 'avx512cd', 'avx512dq', 'avx512vl')
 # (name, extra cc flags, /proc/cpuinfo flags needed to run it)
-SLEEF_VARIANTS = (
-    ('SLEEF, SSE2', ['-DTX_USE_SLEEF'], ()),
-    ('SLEEF, AVX2', ['-DTX_USE_SLEEF', '-O2', '-mavx2', '-mfma'], ('avx2', 'fma')),
-    ('SLEEF, AVX-512', ['-DTX_USE_SLEEF', '-O2', '-march=x86-64-v4'],
-     ('avx2', 'fma', 'bmi2', 'avx512f', 'avx512bw', 'avx512cd', 'avx512dq', 'avx512vl')),
-)
+VMATH_VARIANTS = {
+    'sleef': (
+        ('SLEEF, SSE2', ['-DTX_USE_SLEEF'], ()),
+        ('SLEEF, AVX2', ['-DTX_USE_SLEEF', '-O2', '-mavx2', '-mfma'], ('avx2', 'fma')),
+        ('SLEEF, AVX-512', ['-DTX_USE_SLEEF', '-O2', '-march=x86-64-v4'], V4_NEEDS),
+    ),
+    'libmvec': (
+        ('libmvec, SSE2', ['-DTX_USE_LIBMVEC'], ()),
+        ('libmvec, AVX', ['-DTX_USE_LIBMVEC', '-O2', '-mavx'], ('avx',)),
+        ('libmvec, AVX2', ['-DTX_USE_LIBMVEC', '-O2', '-mavx2', '-mfma'], ('avx2', 'fma')),
+        ('libmvec, AVX-512', ['-DTX_USE_LIBMVEC', '-O2', '-march=x86-64-v4'], V4_NEEDS),
+    ),
+}
 
 
 def main(argv):
@@ -327,9 +341,9 @@ def main(argv):
         elif a == '--openmp':
             global OPENMP
             OPENMP = True
-        elif a == '--sleef':
-            global SLEEF
-            SLEEF = True
+        elif a in ('--sleef', '--libmvec'):
+            global VMATH
+            VMATH = a[2:]
         elif a in ('-h', '--help'):
             print(__doc__)
             return 0

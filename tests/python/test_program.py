@@ -661,7 +661,7 @@ def test_number_over_block():
 def test_functions_of_scaled_blocks(expr, ref):
     # exp, log, sin, cos or tanh of c*x runs as f(c*x + -0.0) in one pass
     # (tx_p_map_aff; adding -0.0 changes no value): numpy's values to
-    # SLEEF's accuracy, NaN and infinities in place, the zeros exact with
+    # libmvec's accuracy, NaN and infinities in place, the zeros exact with
     # their signs (tanh(-0) is -0)
     src = 'in X[n,k];\nout Y[n,k];\nY("i,j") = %s;\n' % expr
     rng = np.random.default_rng(18)
