@@ -44,7 +44,7 @@ LIB_SRC  := src/arena.c src/recover.c src/buf.c src/diag.c src/cst.c src/sema.c 
             src/emit_sparse.c src/emit_blas.c src/emit_linalg.c src/emit_expr.c src/emit_names.c \
             src/mpi_plan.c src/jit.c src/jit_cc.c src/api.c
 LIB_OBJ  := $(B)/lexer.o $(B)/parser.o $(patsubst src/%.c,$(B)/%.o,$(LIB_SRC)) $(B)/runtime.o $(B)/pool.o \
-            $(B)/prims_text.o $(B)/linalg_text.o $(B)/mpi_text.o $(B)/complex_text.o
+            $(B)/gemm.o $(B)/prims_text.o $(B)/linalg_text.o $(B)/mpi_text.o $(B)/complex_text.o
 RT_OBJ   := $(B)/npy.o
 
 all: $(B)/txc $(B)/libtensorexpr.a $(B)/libtensorexpr.so
@@ -85,6 +85,8 @@ $(B)/runtime.o: runtime/runtime.c runtime/runtime.h runtime/symbols.def runtime/
                runtime/complex.inc | $(B)
 	$(CC) $(ALL_CFLAGS) $(RT_CFLAGS) -c $< -o $@
 $(B)/pool.o: runtime/pool.c runtime/runtime.h | $(B)
+	$(CC) $(ALL_CFLAGS) -c $< -o $@
+$(B)/gemm.o: runtime/gemm.c runtime/runtime.h | $(B)
 	$(CC) $(ALL_CFLAGS) -c $< -o $@
 # runtime/X.inc as a C string tx_X_source, for the standalone emitter
 $(B)/%_text.c: runtime/%.inc | $(B)
@@ -151,7 +153,7 @@ demo: deps
 
 # ---- tests ----
 TEST_BINS := $(B)/check_npy $(B)/check_unit $(B)/check_api $(B)/check_sparse $(B)/check_threads $(B)/check_profile \
-             $(B)/check_internal $(B)/check_prims $(B)/check_bind
+             $(B)/check_internal $(B)/check_prims $(B)/check_bind $(B)/check_gemm
 
 $(B)/check_npy: tests/check_npy.c $(RT_OBJ)
 	$(CC) $(ALL_CFLAGS) -o $@ $^ $(LDFLAGS) $$(pkg-config --libs check)
@@ -164,6 +166,8 @@ $(B)/check_api: tests/check_api.c $(B)/libtensorexpr.a
 $(B)/check_sparse: tests/check_sparse.c $(B)/libtensorexpr.a
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(B)/libtensorexpr.a $(LDFLAGS) $$(pkg-config --libs check) $(LDLIBS)
 $(B)/check_threads: tests/check_threads.c $(B)/libtensorexpr.a
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(B)/libtensorexpr.a $(LDFLAGS) $$(pkg-config --libs check) $(LDLIBS)
+$(B)/check_gemm: tests/check_gemm.c $(B)/libtensorexpr.a
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(B)/libtensorexpr.a $(LDFLAGS) $$(pkg-config --libs check) $(LDLIBS)
 $(B)/check_profile: tests/check_profile.c $(B)/libtensorexpr.a
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(B)/libtensorexpr.a $(LDFLAGS) $$(pkg-config --libs check) $(LDLIBS)
@@ -203,14 +207,14 @@ FUZZ_FLAGS := -std=c99 -D_POSIX_C_SOURCE=200809L -g -O1 -fsanitize=fuzzer,addres
               -Isrc -I$(FUZZ_DIR) -Iruntime
 
 $(FUZZ_DIR)/fuzz_compile: tests/fuzz/fuzz_compile.c $(LIB_SRC) grammar/parser.y grammar/lexer.re src/tx.h \
-                          runtime/runtime.c runtime/pool.c runtime/symbols.def runtime/prims.inc $(B)/prims_text.c \
+                          runtime/runtime.c runtime/pool.c runtime/gemm.c runtime/symbols.def runtime/prims.inc $(B)/prims_text.c \
                           runtime/linalg.inc $(B)/linalg_text.c runtime/mpi.inc $(B)/mpi_text.c \
                           runtime/complex.inc $(B)/complex_text.c
 	mkdir -p $(FUZZ_DIR)/corpus
 	lemon -q -d$(FUZZ_DIR) -T/usr/share/lemon/lempar.c grammar/parser.y
 	re2c -W -Werror -8 -I /usr/share/re2c/stdlib -o $(FUZZ_DIR)/lexer.c grammar/lexer.re
 	clang $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_compile.c $(LIB_SRC) $(FUZZ_DIR)/lexer.c $(FUZZ_DIR)/parser.c \
-	    runtime/runtime.c runtime/pool.c $(B)/prims_text.c $(B)/linalg_text.c $(B)/mpi_text.c $(B)/complex_text.c \
+	    runtime/runtime.c runtime/pool.c runtime/gemm.c $(B)/prims_text.c $(B)/linalg_text.c $(B)/mpi_text.c $(B)/complex_text.c \
 	    -ltcc -llapacke -lopenblas -ldl -lm -lpthread
 
 fuzz: deps

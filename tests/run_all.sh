@@ -41,6 +41,11 @@ run "the calls of a compiled program, for profiles (Check)" "$B/check_profile"
 run "internal errors through the library (Check)" "$B/check_internal"
 run "inner-loop primitives vs scalar references, every ISA clone (Check)" "$B/check_prims"
 run "typed, strided and aliased bindings, failures that spare the host (Check)" "$B/check_bind"
+run "the library's cblas_dgemm vs the sum, OpenBLAS's own core (Check)" "$B/check_gemm"
+if grep -q avx512f /proc/cpuinfo; then # the turned products run on SkylakeX's kernels
+    run "the library's cblas_dgemm vs the sum, OpenBLAS's SkylakeX kernels (Check)" \
+        env OPENBLAS_CORETYPE=SkylakeX "$B/check_gemm"
+fi
 run "golden diagnostics and listings" sh tests/run_golden.sh
 run "numerical vs numpy, -O0, -O1 and -O2" "$PYTHON" tests/run_num.py --txc "$TXC" -j 2 -O0 -O1 -O2
 # Python loads the library: under SANITIZE=1 its sanitizers must be loaded

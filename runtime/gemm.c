@@ -1,0 +1,101 @@
+/*
+ * gemm.c - the library's cblas_dgemm: OpenBLAS's, turned round when its
+ * kernel runs faster the other way.
+ *
+ * A row-major product C = op(A) op(B) of M x N is, in memory, the same
+ * as the column-major product C^T = op(B)^T op(A)^T, and that is what
+ * OpenBLAS computes: its kernel's long side (SkylakeX's dgemm kernel
+ * takes 16 rows of the column-major result at a time, 2 columns) runs
+ * along N. For a tall, narrow C (M at least 4 N) OpenBLAS 0.3.21's
+ * SkylakeX kernels are 1.1 to 1.3 times faster on the transposed
+ * problem: S = op(A) op(B) written as N x M, then copied into C
+ * transposed, a panel of rows at a time. On a 2-core AVX-512 Xeon, one
+ * thread, medians of 7 rounds (bench/gemm_orient.py measures them):
+ * 1600x64x1600 7.75 -> 6.13 ms, 2000x100x500 4.18 -> 3.32, 4096x32x4096
+ * 35.9 -> 27.2, 3000x200x3000 68.7 -> 53.3; 2 threads 1.08 to 1.31.
+ * The other cases are not faster that way (64x1600x1600 is 1.2 times
+ * slower, square ones 1.0 to 1.1 slower), OpenBLAS's Haswell kernels
+ * gain nothing (0.91 to 1.07), and sgemm is slower turned round (0.7
+ * to 1.0): the wrapper turns only double products, only on the cores
+ * that run the SkylakeX kernels, only for M >= 4 N.
+ *
+ * The bits: the transposed problem sums in another order, so C differs
+ * from plain cblas_dgemm's in the last bits, the same on every call with
+ * the same shapes, core and thread count.
+ *
+ * Generated code calls cblas_dgemm; runtime.c's table gives it this
+ * function under that name, for the libtcc and the cc tier alike (a
+ * standalone file calls the BLAS it is linked with).
+ */
+#include <cblas.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime.h"
+
+char *openblas_get_corename(void);
+
+/* 1 when OpenBLAS runs the SkylakeX dgemm kernels (asked once; the
+   core is fixed when OpenBLAS loads, OPENBLAS_CORETYPE included) */
+static int skylakex_kernels(void)
+{
+    static int known = -1; /* a race only computes the same value twice */
+    if (known < 0) {
+        const char *c = openblas_get_corename();
+        known = c && (!strcmp(c, "SkylakeX") || !strcmp(c, "skylakex") || !strcmp(c, "Cooperlake") ||
+                      !strcmp(c, "cooperlake") || !strcmp(c, "SapphireRapids") || !strcmp(c, "sapphirerapids"));
+    }
+    return known;
+}
+
+/* C (M x N, row stride LDC) = S^T + BETA C, S being N x M (row stride
+   M), in 32 x 32 tiles; C is not read when BETA is 0 (BLAS's rule) */
+static void add_transposed(int m, int n, const double *s, double beta, double *c, int ldc)
+{
+    enum { T = 32 };
+    for (int i0 = 0; i0 < m; i0 += T)
+        for (int j0 = 0; j0 < n; j0 += T) {
+            int i1 = i0 + T < m ? i0 + T : m, j1 = j0 + T < n ? j0 + T : n;
+            for (int i = i0; i < i1; i++) {
+                double *ci = c + (int64_t)i * ldc;
+                const double *si = s + i;
+                if (beta == 0)
+                    for (int j = j0; j < j1; j++)
+                        ci[j] = si[(int64_t)j * m];
+                else
+                    for (int j = j0; j < j1; j++)
+                        ci[j] = si[(int64_t)j * m] + beta * ci[j];
+            }
+        }
+}
+
+/* Rows of C per transposed call: at least 4 N (the shape that gains),
+   else as many as keep S within 4 MiB: a C of any size needs only that
+   much more memory */
+#define SCRATCH_ELEMS ((int64_t)1 << 19)
+
+void tx_rt_dgemm(int order, int ta, int tb, int m, int n, int k, double alpha, const double *a, int lda,
+                 const double *b, int ldb, double beta, double *c, int ldc)
+{
+    if (order == CblasRowMajor && m >= 4 * n && n >= 2 && k >= 16 && skylakex_kernels()) {
+        int64_t rows = SCRATCH_ELEMS / n > 4 * (int64_t)n ? SCRATCH_ELEMS / n : 4 * (int64_t)n;
+        int mc = rows < m ? (int)rows : m;
+        double *s = malloc((size_t)mc * (size_t)n * sizeof *s);
+        if (s) {
+            for (int i0 = 0; i0 < m; i0 += mc) {
+                int mm = m - i0 < mc ? m - i0 : mc;
+                /* rows I0.. of op(A): rows of A, or columns of A stored transposed */
+                const double *ai = ta == CblasNoTrans ? a + (int64_t)i0 * lda : a + i0;
+                /* S = op(B)^T op(A_i)^T, N x MM */
+                cblas_dgemm(CblasRowMajor, tb == CblasNoTrans ? CblasTrans : CblasNoTrans,
+                            ta == CblasNoTrans ? CblasTrans : CblasNoTrans, n, mm, k, alpha, b, ldb, ai, lda, 0.0, s,
+                            mm);
+                add_transposed(mm, n, s, beta, c + (int64_t)i0 * ldc, ldc);
+            }
+            free(s);
+            return;
+        }
+    }
+    cblas_dgemm(order, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}

@@ -1,0 +1,118 @@
+/*
+ * check_gemm.c — the library's cblas_dgemm (runtime/gemm.c tx_rt_dgemm)
+ * against a plain triple loop: every transposition of A and B, beta 0
+ * (C full of NaN beforehand: not read), 1 and -0.5, padded leading
+ * dimensions, tall products that the wrapper turns round (M >= 4 N, on
+ * the cores that run OpenBLAS's SkylakeX kernels), one taller than its
+ * scratch panel (several panels), and shapes it leaves alone. Each
+ * element within 8 K eps of the sum of |a||b| (the bound of any order of
+ * summation). tests/run_all.sh runs it with the CPU's own OpenBLAS core
+ * and, on an AVX-512 CPU, with OPENBLAS_CORETYPE=SkylakeX, which takes the
+ * turned path.
+ */
+#include <cblas.h>
+#include <check.h>
+#include <float.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+void tx_rt_dgemm(int order, int ta, int tb, int m, int n, int k, double alpha, const double *a, int lda,
+                 const double *b, int ldb, double beta, double *c, int ldc);
+char *openblas_get_corename(void);
+
+static uint64_t seed = 12345;
+static double urand(void)
+{
+    seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+    return (double)(seed >> 11) * 0x1p-53 * 2 - 1;
+}
+
+/* op(X)[i][j] of a row-major X with row stride LD */
+static double at(const double *x, int trans, int ld, int i, int j)
+{
+    return trans ? x[(int64_t)j * ld + i] : x[(int64_t)i * ld + j];
+}
+
+/* one product: C (M x N, row stride LDC) = ALPHA op(A) op(B) + BETA C,
+   checked element by element; the padding of C is left as it was */
+static void check_one(int m, int n, int k, int ta, int tb, double alpha, double beta, int pad)
+{
+    int lda = (ta ? m : k) + pad, ldb = (tb ? k : n) + pad, ldc = n + pad;
+    int64_t ra = ta ? k : m, rb = tb ? n : k;
+    double *a = malloc(sizeof *a * (size_t)(ra * lda)), *b = malloc(sizeof *b * (size_t)(rb * ldb));
+    double *c = malloc(sizeof *c * (size_t)((int64_t)m * ldc)), *c0 = malloc(sizeof *c0 * (size_t)((int64_t)m * ldc));
+    ck_assert(a && b && c && c0);
+    for (int64_t i = 0; i < ra * lda; i++)
+        a[i] = urand();
+    for (int64_t i = 0; i < rb * ldb; i++)
+        b[i] = urand();
+    for (int64_t i = 0; i < (int64_t)m * ldc; i++)
+        c0[i] = c[i] = beta == 0 ? NAN : urand();
+    tx_rt_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n, k, alpha, a,
+                lda, b, ldb, beta, c, ldc);
+    int bad = 0;
+    for (int i = 0; i < m && !bad; i++)
+        for (int j = 0; j < ldc && !bad; j++) {
+            double got = c[(int64_t)i * ldc + j];
+            if (j >= n) { /* padding: untouched */
+                bad = !(got == c0[(int64_t)i * ldc + j] || (isnan(got) && isnan(c0[(int64_t)i * ldc + j])));
+                ck_assert_msg(!bad, "%dx%dx%d: padding C[%d][%d] written", m, n, k, i, j);
+                continue;
+            }
+            double s = 0, mag = 0;
+            for (int l = 0; l < k; l++) {
+                double p = at(a, ta, lda, i, l) * at(b, tb, ldb, l, j);
+                s += p;
+                mag += fabs(p);
+            }
+            double old = beta == 0 ? 0 : beta * c0[(int64_t)i * ldc + j]; /* NaN unread */
+            double want = alpha * s + old, tol = 8 * (k + 2) * DBL_EPSILON * (fabs(alpha) * mag + fabs(old));
+            bad = !(fabs(got - want) <= tol);
+            ck_assert_msg(!bad, "%dx%dx%d ta=%d tb=%d beta=%g pad=%d: C[%d][%d] = %.17g, want %.17g", m, n, k, ta, tb,
+                          beta, pad, i, j, got, want);
+        }
+    free(a);
+    free(b);
+    free(c);
+    free(c0);
+}
+
+static const int shapes[][3] = {
+    {64, 16, 64},   /* turned (M = 4 N) */
+    {400, 7, 33},   /* turned, odd sizes */
+    {1000, 2, 16},  /* turned, the narrowest */
+    {17000, 64, 16}, /* turned, three scratch panels of 8192 rows */
+    {63, 16, 64},   /* not turned: M < 4 N */
+    {64, 16, 15},   /* not turned: K < 16 */
+    {16, 64, 40},   /* not turned: wide */
+    {50, 50, 50},   /* not turned: square */
+    {30, 1, 30},    /* not turned: one column */
+};
+
+START_TEST(gemm_matches_the_sum)
+{
+    const int *s = shapes[_i];
+    static const double betas[] = {0, 1, -0.5};
+    int large = s[0] * s[1] > 100000; /* the panels' shape: one beta per transposition */
+    for (int t = 0; t < 4; t++)
+        for (int bi = large ? t % 3 : 0; bi < (large ? t % 3 + 1 : 3); bi++)
+            check_one(s[0], s[1], s[2], t & 1, t >> 1, bi == 2 ? 0.75 : 1.0, betas[bi], (t + bi) % 3 == 0 ? 0 : 3);
+}
+END_TEST
+
+int main(void)
+{
+    printf("check_gemm: OpenBLAS core %s\n", openblas_get_corename());
+    Suite *su = suite_create("gemm");
+    TCase *tc = tcase_create("core");
+    tcase_set_timeout(tc, 120);
+    tcase_add_loop_test(tc, gemm_matches_the_sum, 0, (int)(sizeof shapes / sizeof shapes[0]));
+    suite_add_tcase(su, tc);
+    SRunner *sr = srunner_create(su);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? 1 : 0;
+}
