@@ -17,7 +17,8 @@
  * slower, square ones 1.0 to 1.1 slower), OpenBLAS's Haswell kernels
  * gain nothing (0.91 to 1.07), and sgemm is slower turned round (0.7
  * to 1.0): the wrapper turns only double products, only on the cores
- * that run the SkylakeX kernels, only for M >= 4 N.
+ * that run the SkylakeX kernels, only for M >= 4 N, and only large ones
+ * (small ones, 256x16x256, 500x8x500, vary either way by 10 to 20 %).
  *
  * The bits: the transposed problem sums in another order, so C differs
  * from plain cblas_dgemm's in the last bits, the same on every call with
@@ -70,6 +71,10 @@ static void add_transposed(int m, int n, const double *s, double beta, double *c
         }
 }
 
+/* Products smaller than this many multiply-adds (a 512x64x512 one, 0.4
+   ms) gain nothing measurable turned round, and pay the copy */
+#define MIN_TURNED 16777216.0
+
 /* Rows of C per transposed call: at least 4 N (the shape that gains),
    else as many as keep S within 4 MiB: a C of any size needs only that
    much more memory */
@@ -78,7 +83,8 @@ static void add_transposed(int m, int n, const double *s, double beta, double *c
 void tx_rt_dgemm(int order, int ta, int tb, int m, int n, int k, double alpha, const double *a, int lda,
                  const double *b, int ldb, double beta, double *c, int ldc)
 {
-    if (order == CblasRowMajor && m >= 4 * n && n >= 2 && k >= 16 && skylakex_kernels()) {
+    if (order == CblasRowMajor && m >= 4 * n && n >= 2 && k >= 16 && (double)m * n * k >= MIN_TURNED &&
+        skylakex_kernels()) {
         int64_t rows = SCRATCH_ELEMS / n > 4 * (int64_t)n ? SCRATCH_ELEMS / n : 4 * (int64_t)n;
         int mc = rows < m ? (int)rows : m;
         double *s = malloc((size_t)mc * (size_t)n * sizeof *s);
