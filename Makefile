@@ -31,7 +31,7 @@ WARN     := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 CFLAGS   ?= -O2 -g
 ALL_CFLAGS := -std=c99 -D_POSIX_C_SOURCE=200809L $(WARN) $(CFLAGS) -fPIC -fvisibility=hidden \
               -DTX_BUILDING_LIBRARY -Isrc -I$(B) -Iruntime $(SAN_FLAGS)
-LDLIBS   := -ltcc -llapacke -lopenblas -lmvec -ldl -lm -lpthread
+LDLIBS   := -ltcc -llapacke -lopenblas -lsleef -lmvec -ldl -lm -lpthread
 
 DEB_PACKAGES := re2c lemon libtcc-dev check libopenblas-dev liblapacke-dev python3-numpy pkg-config \
                 clang libclang-rt-14-dev man-db groff graphviz binutils libsleef-dev \
@@ -81,7 +81,7 @@ $(B)/npy.o: runtime/npy.c runtime/npy.h runtime/hugemem.h | $(B)
 # no errno from libm, so sqrt is one vector instruction (still exact).
 # The .inc texts for standalone C
 RT_CFLAGS := -O3 -ffp-contract=off -fno-math-errno -Wno-unused-function
-$(B)/runtime.o: runtime/runtime.c runtime/runtime.h runtime/symbols.def runtime/prims.inc runtime/linalg.inc \
+$(B)/runtime.o: runtime/runtime.c runtime/runtime.h runtime/symbols.def runtime/prims.inc runtime/vmath.inc runtime/linalg.inc \
                runtime/complex.inc | $(B)
 	$(CC) $(ALL_CFLAGS) $(RT_CFLAGS) -c $< -o $@
 $(B)/pool.o: runtime/pool.c runtime/runtime.h | $(B)
@@ -89,9 +89,12 @@ $(B)/pool.o: runtime/pool.c runtime/runtime.h | $(B)
 $(B)/gemm.o: runtime/gemm.c runtime/runtime.h | $(B)
 	$(CC) $(ALL_CFLAGS) -c $< -o $@
 # runtime/X.inc as a C string tx_X_source, for the standalone emitter
+# (prims.inc's after vmath.inc's, whose blends it uses)
+TEXT_SED := sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/    "/' -e 's/$$/\\n"/'
 $(B)/%_text.c: runtime/%.inc | $(B)
-	{ echo '#include "runtime.h"'; echo 'const char tx_$*_source[] ='; \
-	  sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/    "/' -e 's/$$/\\n"/' $<; echo ';'; } > $@
+	{ echo '#include "runtime.h"'; echo 'const char tx_$*_source[] ='; $(TEXT_SED) $<; echo ';'; } > $@
+$(B)/prims_text.c: runtime/vmath.inc runtime/prims.inc | $(B)
+	{ echo '#include "runtime.h"'; echo 'const char tx_prims_source[] ='; cat $^ | $(TEXT_SED); echo ';'; } > $@
 $(B)/%_text.o: $(B)/%_text.c
 	$(CC) $(ALL_CFLAGS) -c $< -o $@
 
@@ -112,7 +115,7 @@ $(B)/libtensorexpr.map: | $(B)
 $(B)/libtensorexpr.so: $(LIB_OBJ) $(B)/tcc_shim.o $(B)/libtcc_shlib.a $(B)/libtensorexpr.map
 	$(CC) -shared -o $@ -Wl,-soname,libtensorexpr.so.$(MAJOR) -Wl,--version-script=$(B)/libtensorexpr.map \
 	    $(LIB_OBJ) $(B)/tcc_shim.o -Wl,--whole-archive $(B)/libtcc_shlib.a -Wl,--no-whole-archive \
-	    $(LDFLAGS) -llapacke -lopenblas -lmvec -ldl -lm -lpthread
+	    $(LDFLAGS) -llapacke -lopenblas -lsleef -lmvec -ldl -lm -lpthread
 	ln -sf libtensorexpr.so $(B)/libtensorexpr.so.$(MAJOR)
 
 # the command line: main.c and its output files (cli_output.c), not in the library
@@ -247,7 +250,7 @@ $(B)/tensorexpr.pc: FORCE | $(B)
 	printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$${prefix}/lib' 'includedir=$${prefix}/include' '' \
 	    'Name: tensorexpr' 'Description: compiler for einsum-style tensor expressions to C, with a libtcc JIT' \
 	    'Version: $(VERSION)' 'Cflags: -I$${includedir}' 'Libs: -L$${libdir} -ltensorexpr' \
-	    'Libs.private: -ltcc -llapacke -lopenblas -lmvec -ldl -lm -lpthread' > $@
+	    'Libs.private: -ltcc -llapacke -lopenblas -lsleef -lmvec -ldl -lm -lpthread' > $@
 
 install: all $(B)/tensorexpr.pc
 	install -d $(DESTDIR)$(PREFIX)/bin $(LIBDIR)/pkgconfig $(DESTDIR)$(PREFIX)/include

@@ -7,7 +7,7 @@
  * residual. Build and run it (from the repository, after `make`):
  *
  *   cc -std=c99 -Isrc examples/embed.c build/libtensorexpr.a \
- *      -ltcc -llapacke -lopenblas -lmvec -ldl -lm -lpthread -o embed && ./embed
+ *      -ltcc -llapacke -lopenblas -lsleef -lmvec -ldl -lm -lpthread -o embed && ./embed
  *
  * or, after `make install`, with pkg-config:
  *

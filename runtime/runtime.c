@@ -26,14 +26,15 @@
  * same bits.
  *
  * The elementwise functions (tx_vm_* of prims.inc) come from glibc's
- * libmvec (the x86-64 vector function ABI: _ZGVeN8v_exp is exp at 8
- * doubles for AVX-512, d AVX2, b SSE2), at the width of the same level,
- * chosen by the same test as the clones (__builtin_cpu_supports of the
- * level), also through an ifunc. glibc declares them only for its OpenMP
- * SIMD pragmas, so they are declared here under names of our own (asm
- * labels). glibc tests them to 4 ULP; special arguments (NaN, infinities,
- * subnormal results, huge trigonometric arguments) go through its scalar
- * functions. tests/check_prims.c measures them.
+ * libmvec and from SLEEF, lane by lane (vmath.inc: libmvec inside each
+ * function's fast domain, SLEEF's 1-ULP functions outside it), pow from
+ * SLEEF, at the width of the same level: 8 doubles with AVX-512F, 4 with
+ * AVX2+FMA, 2 with SSE2, chosen by the same test as the clones
+ * (__builtin_cpu_supports of the level), also through an ifunc. Neither
+ * library's headers declare these widths unless the compiler targets
+ * them, so they are declared here under names of our own (asm labels):
+ * libmvec's by the x86-64 vector function ABI (_ZGVeN8v_exp is exp at 8
+ * doubles for AVX-512, d AVX2, b SSE2). glibc tests libmvec to 4 ULP.
  */
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__ELF__) && !defined(TX_RT_PORTABLE)
 #define TX_RT_DISPATCH 1
@@ -73,9 +74,32 @@ TX_MVEC_DECL1(log)
 TX_MVEC_DECL1(sin)
 TX_MVEC_DECL1(cos)
 TX_MVEC_DECL1(tanh)
-TX_V4 __m512d tx_mvec8_pow(__m512d, __m512d) __asm__("_ZGVeN8vv_pow");
-TX_V3 __m256d tx_mvec4_pow(__m256d, __m256d) __asm__("_ZGVdN4vv_pow");
-__m128d tx_mvec2_pow(__m128d, __m128d) __asm__("_ZGVbN2vv_pow");
+/* SLEEF's 1-ULP F at 8, 4 and 2 doubles: tx_sleef8_F, tx_sleef4_F, tx_sleef2_F */
+#define TX_SLEEF_DECL1(f)                                                                         \
+    TX_V4 __m512d tx_sleef8_##f(__m512d) __asm__("Sleef_" #f "d8_u10avx512f");                     \
+    TX_V3 __m256d tx_sleef4_##f(__m256d) __asm__("Sleef_" #f "d4_u10avx2");                        \
+    __m128d tx_sleef2_##f(__m128d) __asm__("Sleef_" #f "d2_u10sse2");
+TX_SLEEF_DECL1(exp)
+TX_SLEEF_DECL1(log)
+TX_SLEEF_DECL1(sin)
+TX_SLEEF_DECL1(cos)
+TX_SLEEF_DECL1(tanh)
+TX_V4 __m512d tx_sleef8_pow(__m512d, __m512d) __asm__("Sleef_powd8_u10avx512f");
+TX_V3 __m256d tx_sleef4_pow(__m256d, __m256d) __asm__("Sleef_powd4_u10avx2");
+__m128d tx_sleef2_pow(__m128d, __m128d) __asm__("Sleef_powd2_u10sse2");
+
+#include "vmath.inc"
+
+/* F at 8, 4 and 2 doubles, libmvec's and SLEEF's lane by lane: tx_vf8_F, tx_vf4_F, tx_vf2_F */
+#define TX_VF_DEF1(f)                                                                             \
+    TX_VBLEND_D8(TX_V4, tx_vf8_##f, tx_mvec8_##f, tx_sleef8_##f, TX_DOM_##f)                       \
+    TX_VBLEND_D4(TX_V3, tx_vf4_##f, tx_mvec4_##f, tx_sleef4_##f, TX_DOM_##f)                       \
+    TX_VBLEND_D2(, tx_vf2_##f, tx_mvec2_##f, tx_sleef2_##f, TX_DOM_##f)
+TX_VF_DEF1(exp)
+TX_VF_DEF1(log)
+TX_VF_DEF1(sin)
+TX_VF_DEF1(cos)
+TX_VF_DEF1(tanh)
 
 /* d = F(x) over a block at width W: whole vectors, then the rest padded
    with 1.0 (every element through the same function, as in prims.inc) */
@@ -98,15 +122,15 @@ typedef void tx_vm2_fn(int64_t, const double *, double, double *);
 #define TX_VM_DEF1(f)                                                                             \
     TX_V4 static void tx_vm_##f##_v4(int64_t n, const double *x, double *d)                       \
     {                                                                                             \
-        TX_VM_BLOCK(8, _mm512_loadu_pd, _mm512_storeu_pd, tx_mvec8_##f)                          \
+        TX_VM_BLOCK(8, _mm512_loadu_pd, _mm512_storeu_pd, tx_vf8_##f)                          \
     }                                                                                             \
     TX_V3 static void tx_vm_##f##_v3(int64_t n, const double *x, double *d)                       \
     {                                                                                             \
-        TX_VM_BLOCK(4, _mm256_loadu_pd, _mm256_storeu_pd, tx_mvec4_##f)                          \
+        TX_VM_BLOCK(4, _mm256_loadu_pd, _mm256_storeu_pd, tx_vf4_##f)                          \
     }                                                                                             \
     static void tx_vm_##f##_v1(int64_t n, const double *x, double *d)                             \
     {                                                                                             \
-        TX_VM_BLOCK(2, _mm_loadu_pd, _mm_storeu_pd, tx_mvec2_##f)                                \
+        TX_VM_BLOCK(2, _mm_loadu_pd, _mm_storeu_pd, tx_vf2_##f)                                \
     }                                                                                             \
     __attribute__((no_sanitize_address, no_sanitize_undefined)) static tx_vm1_fn *tx_vm_##f##_pick(void) \
     {                                                                                             \
@@ -147,18 +171,18 @@ typedef void tx_vm_aff_fn(int64_t, double, const double *, double, const double 
                                          double c, double *d)                                     \
     {                                                                                             \
         TX_VM_AFF_BLOCK(8, _mm512_loadu_pd, _mm512_storeu_pd, _mm512_set1_pd, _mm512_mul_pd, _mm512_add_pd, \
-                        tx_mvec8_##f)                                                            \
+                        tx_vf8_##f)                                                            \
     }                                                                                             \
     TX_V3 static void tx_vm_##f##_aff_v3(int64_t n, double a, const double *x, double b, const double *y, \
                                          double c, double *d)                                     \
     {                                                                                             \
         TX_VM_AFF_BLOCK(4, _mm256_loadu_pd, _mm256_storeu_pd, _mm256_set1_pd, _mm256_mul_pd, _mm256_add_pd, \
-                        tx_mvec4_##f)                                                            \
+                        tx_vf4_##f)                                                            \
     }                                                                                             \
     static void tx_vm_##f##_aff_v1(int64_t n, double a, const double *x, double b, const double *y, double c, \
                                    double *d)                                                     \
     {                                                                                             \
-        TX_VM_AFF_BLOCK(2, _mm_loadu_pd, _mm_storeu_pd, _mm_set1_pd, _mm_mul_pd, _mm_add_pd, tx_mvec2_##f) \
+        TX_VM_AFF_BLOCK(2, _mm_loadu_pd, _mm_storeu_pd, _mm_set1_pd, _mm_mul_pd, _mm_add_pd, tx_vf2_##f) \
     }                                                                                             \
     __attribute__((no_sanitize_address, no_sanitize_undefined)) static tx_vm_aff_fn *tx_vm_##f##_aff_pick(void) \
     {                                                                                             \
@@ -174,9 +198,9 @@ TX_VM_DEF_AFF(cos)
 TX_VM_DEF_AFF(tanh)
 
 /* pow(x, p): the exponent broadcast */
-#define TX_POW8(v) tx_mvec8_pow(v, _mm512_set1_pd(p))
-#define TX_POW4(v) tx_mvec4_pow(v, _mm256_set1_pd(p))
-#define TX_POW2(v) tx_mvec2_pow(v, _mm_set1_pd(p))
+#define TX_POW8(v) tx_sleef8_pow(v, _mm512_set1_pd(p))
+#define TX_POW4(v) tx_sleef4_pow(v, _mm256_set1_pd(p))
+#define TX_POW2(v) tx_sleef2_pow(v, _mm_set1_pd(p))
 TX_V4 static void tx_vm_pow_v4(int64_t n, const double *x, double p, double *d)
 {
     TX_VM_BLOCK(8, _mm512_loadu_pd, _mm512_storeu_pd, TX_POW8)
@@ -197,12 +221,18 @@ __attribute__((no_sanitize_address, no_sanitize_undefined)) static tx_vm2_fn *tx
 static void tx_vm_pow(int64_t, const double *, double, double *) __attribute__((ifunc("tx_vm_pow_pick")));
 #define TX_VM_DEFINED
 
-/* The same in f32 (tx_vmf_F of prims.inc): libmvec's f32 functions at 16,
-   8 and 4 floats */
+/* The same in f32 (tx_vmf_F of prims.inc): libmvec's and SLEEF's f32
+   functions at 16, 8 and 4 floats, lane by lane (tx_vff16_F, ...) */
 #define TX_MVEC_DECLF(f)                                                                          \
     TX_V4 __m512 tx_mvec16f_##f(__m512) __asm__("_ZGVeN16v_" #f "f");                              \
     TX_V3 __m256 tx_mvec8f_##f(__m256) __asm__("_ZGVdN8v_" #f "f");                                \
-    __m128 tx_mvec4f_##f(__m128) __asm__("_ZGVbN4v_" #f "f");
+    __m128 tx_mvec4f_##f(__m128) __asm__("_ZGVbN4v_" #f "f");                                      \
+    TX_V4 __m512 tx_sleef16f_##f(__m512) __asm__("Sleef_" #f "f16_u10avx512f");                    \
+    TX_V3 __m256 tx_sleef8f_##f(__m256) __asm__("Sleef_" #f "f8_u10avx2");                         \
+    __m128 tx_sleef4f_##f(__m128) __asm__("Sleef_" #f "f4_u10sse2");                               \
+    TX_VBLEND_F16(TX_V4, tx_vff16_##f, tx_mvec16f_##f, tx_sleef16f_##f, TX_DOMF_##f)               \
+    TX_VBLEND_F8(TX_V3, tx_vff8_##f, tx_mvec8f_##f, tx_sleef8f_##f, TX_DOMF_##f)                   \
+    TX_VBLEND_F4(, tx_vff4_##f, tx_mvec4f_##f, tx_sleef4f_##f, TX_DOMF_##f)
 TX_MVEC_DECLF(exp)
 TX_MVEC_DECLF(log)
 TX_MVEC_DECLF(sin)
@@ -227,15 +257,15 @@ typedef void tx_vmf1_fn(int64_t, const float *, float *);
 #define TX_VMF_DEF1(f)                                                                            \
     TX_V4 static void tx_vmf_##f##_v4(int64_t n, const float *x, float *d)                        \
     {                                                                                             \
-        TX_VMF_BLOCK(16, _mm512_loadu_ps, _mm512_storeu_ps, tx_mvec16f_##f)                      \
+        TX_VMF_BLOCK(16, _mm512_loadu_ps, _mm512_storeu_ps, tx_vff16_##f)                      \
     }                                                                                             \
     TX_V3 static void tx_vmf_##f##_v3(int64_t n, const float *x, float *d)                        \
     {                                                                                             \
-        TX_VMF_BLOCK(8, _mm256_loadu_ps, _mm256_storeu_ps, tx_mvec8f_##f)                        \
+        TX_VMF_BLOCK(8, _mm256_loadu_ps, _mm256_storeu_ps, tx_vff8_##f)                        \
     }                                                                                             \
     static void tx_vmf_##f##_v1(int64_t n, const float *x, float *d)                              \
     {                                                                                             \
-        TX_VMF_BLOCK(4, _mm_loadu_ps, _mm_storeu_ps, tx_mvec4f_##f)                              \
+        TX_VMF_BLOCK(4, _mm_loadu_ps, _mm_storeu_ps, tx_vff4_##f)                              \
     }                                                                                             \
     __attribute__((no_sanitize_address, no_sanitize_undefined)) static tx_vmf1_fn *tx_vmf_##f##_pick(void) \
     {                                                                                             \
@@ -278,17 +308,17 @@ typedef void tx_vmf_bin_fn(int64_t, int, const float *, const float *, float, fl
     TX_V4 static void tx_vmf_##f##_bin_v4(int64_t n, int op, const float *x, const float *y, float c, float *d) \
     {                                                                                             \
         TX_VMF_BIN_BLOCK(16, _mm512_loadu_ps, _mm512_storeu_ps, _mm512_set1_ps, _mm512_add_ps, _mm512_sub_ps, \
-                         _mm512_mul_ps, tx_mvec16f_##f)                                          \
+                         _mm512_mul_ps, tx_vff16_##f)                                          \
     }                                                                                             \
     TX_V3 static void tx_vmf_##f##_bin_v3(int64_t n, int op, const float *x, const float *y, float c, float *d) \
     {                                                                                             \
         TX_VMF_BIN_BLOCK(8, _mm256_loadu_ps, _mm256_storeu_ps, _mm256_set1_ps, _mm256_add_ps, _mm256_sub_ps, \
-                         _mm256_mul_ps, tx_mvec8f_##f)                                           \
+                         _mm256_mul_ps, tx_vff8_##f)                                           \
     }                                                                                             \
     static void tx_vmf_##f##_bin_v1(int64_t n, int op, const float *x, const float *y, float c, float *d) \
     {                                                                                             \
         TX_VMF_BIN_BLOCK(4, _mm_loadu_ps, _mm_storeu_ps, _mm_set1_ps, _mm_add_ps, _mm_sub_ps, _mm_mul_ps, \
-                         tx_mvec4f_##f)                                                          \
+                         tx_vff4_##f)                                                          \
     }                                                                                             \
     __attribute__((no_sanitize_address, no_sanitize_undefined)) static tx_vmf_bin_fn *tx_vmf_##f##_bin_pick(void) \
     {                                                                                             \

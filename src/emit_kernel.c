@@ -348,8 +348,8 @@ static int nest_extents(const g_value *v, tx_extent *ext)
    sin, cos, tanh, a power other than an integer one from -8 to 8, which
    is products) counts for, in the work that decides whether
    a kernel runs on threads, per function: libmvec's exp takes about 0.6 ns
-   an element on an AVX-512 Xeon, its sin 0.7, tanh 1.7, pow 2.9 (SLEEF's,
-   which the weight was set for: 1, 1.4, 3.7, 5.9), a product streamed from
+   an element on an AVX-512 Xeon, its sin 0.7, tanh 1.7, SLEEF's pow 5.9
+   (SLEEF's others, which the weight was set for: 1, 1.4, 3.7), a product streamed from
    memory about 0.35. A 64x256 tanh layer's 16384 tanhs were below
    TX_PARALLEL_WORK and ran on one thread. */
 #define FN_WORK 8

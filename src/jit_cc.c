@@ -7,15 +7,15 @@
  * "ccache gcc"), run as
  *
  *     COMPILER -std=c99 -O3 -march=native -fno-tree-loop-if-convert -fPIC
- *              -shared -ffp-contract=off -fno-math-errno -DTX_USE_LIBMVEC -w
- *              -o OUT -x c SRC -lm
+ *              -shared -ffp-contract=off -fno-math-errno -DTX_USE_LIBMVEC
+ *              -DTX_USE_SLEEF -w -o OUT -x c SRC -lsleef -lm
  *
  * -std=c99 and -ffp-contract=off keep the arithmetic the C says (no FMA
  * contraction, no reassociation), and glibc's libmvec (which -lm brings)
- * evaluates the elementwise functions as the library's primitives do, at
- * the width of the CPU (-march=native), so the object computes what the
- * libtcc tier computes, bit for bit (tests/run_num.py --backend cc checks
- * it) -- except complex products: GCC 12's vectoriser
+ * and SLEEF evaluate the elementwise functions as the library's primitives
+ * do (vmath.inc), at the width of the CPU (-march=native), so the object
+ * computes what the libtcc tier computes, bit for bit (tests/run_num.py
+ * --backend cc checks it) -- except complex products: GCC 12's vectoriser
  * turns a.re*b.re - a.im*b.im (complex.inc) into vfmaddsub even under
  * -ffp-contract=off, so complex results may differ in the last bits
  * (-fno-tree-vectorize or -march=x86-64-v2 would avoid it, at the cost
@@ -86,8 +86,8 @@ extern char **environ;
    of the cache key. */
 static const char *const cc_flags[] = {"-std=c99", "-O3", "-march=native", "-fno-tree-loop-if-convert",
                                        "-fPIC", "-shared", "-ffp-contract=off", "-fno-math-errno",
-                                       "-DTX_USE_LIBMVEC", "-w", NULL};
-static const char *const cc_libs[] = {"-lm", NULL};
+                                       "-DTX_USE_LIBMVEC", "-DTX_USE_SLEEF", "-w", NULL};
+static const char *const cc_libs[] = {"-lsleef", "-lm", NULL};
 
 #define CC_MAX_WORDS 16
 #define CC_PATH 4096

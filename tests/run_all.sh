@@ -79,7 +79,7 @@ run "standalone C with -DTX_USE_SLEEF, at 2, 4 and 8 doubles" "$PYTHON" tests/ru
     tests/num/fn_exp.tx tests/num/fn_tanh.tx tests/num/fn_softmax.tx tests/num/fn_logsumexp.tx \
     tests/num/fn_log.tx tests/num/fn_sin.tx tests/num/fn_f32_softmax.tx tests/num/f32_blocks.tx tests/num/f32_steps.tx \
     tests/num/elementwise_spans.tx
-run "standalone C with -DTX_USE_LIBMVEC, at 2, 4 (AVX and AVX2) and 8 doubles" "$PYTHON" tests/run_cc.py \
+run "standalone C with -DTX_USE_LIBMVEC, alone and with -DTX_USE_SLEEF, at 2, 4 and 8 doubles" "$PYTHON" tests/run_cc.py \
     --txc "$TXC" --libmvec tests/num/fn_exp.tx tests/num/fn_tanh.tx tests/num/fn_softmax.tx \
     tests/num/fn_logsumexp.tx tests/num/fn_log.tx tests/num/fn_sin.tx tests/num/fn_f32_softmax.tx \
     tests/num/f32_blocks.tx tests/num/f32_steps.tx tests/num/elementwise_spans.tx tests/num/power_frac.tx \

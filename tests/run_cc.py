@@ -32,7 +32,9 @@ function; each build runs and is checked as above when the CPU can run it.
 
 With --libmvec the same with -DTX_USE_LIBMVEC (glibc's vector functions,
 which -lm brings) four times: plain (SSE2), -O2 -mavx, -O2 -mavx2 -mfma and
--O2 -march=x86-64-v4; such a program must import a _ZGV function.
+-O2 -march=x86-64-v4; then -DTX_USE_LIBMVEC -DTX_USE_SLEEF (the library's
+mix of the two, vmath.inc) plain, with AVX2 and with AVX-512; such a
+program must import a _ZGV function.
 
 Prints one line per failure and a final `N passed, N failed`.
 """
@@ -243,7 +245,7 @@ def build_and_check(txc, cc, case, prep, td, progc, mainc, raw, flags, needs, ru
     exe = os.path.join(td, 'prog')
     why = run([cc, '-std=c99', '-pedantic', '-Wall', '-Wextra', '-Werror'] + (['-fopenmp'] if OPENMP else []) +
               flags + [progc, mainc] + (['-llapacke', '-lopenblas'] if BLAS else []) +
-              (['-lsleef'] if VMATH == 'sleef' else []) + ['-lm', '-o', exe], 'compile')
+              (['-lsleef'] if '-DTX_USE_SLEEF' in flags else []) + ['-lm', '-o', exe], 'compile')
     if why:
         return why
     if VMATH:
@@ -319,6 +321,9 @@ VMATH_VARIANTS = {
         ('libmvec, AVX', ['-DTX_USE_LIBMVEC', '-O2', '-mavx'], ('avx',)),
         ('libmvec, AVX2', ['-DTX_USE_LIBMVEC', '-O2', '-mavx2', '-mfma'], ('avx2', 'fma')),
         ('libmvec, AVX-512', ['-DTX_USE_LIBMVEC', '-O2', '-march=x86-64-v4'], V4_NEEDS),
+        ('libmvec and SLEEF, SSE2', ['-DTX_USE_LIBMVEC', '-DTX_USE_SLEEF'], ()),
+        ('libmvec and SLEEF, AVX2', ['-DTX_USE_LIBMVEC', '-DTX_USE_SLEEF', '-O2', '-mavx2', '-mfma'], ('avx2', 'fma')),
+        ('libmvec and SLEEF, AVX-512', ['-DTX_USE_LIBMVEC', '-DTX_USE_SLEEF', '-O2', '-march=x86-64-v4'], V4_NEEDS),
     ),
 }
 

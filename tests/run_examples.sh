@@ -49,7 +49,7 @@ for ex in examples/*.c; do
     name=$(basename "$ex")
     # shellcheck disable=SC2086
     if ${CC:-cc} -std=c99 -Wall -Wextra -Werror $SAN_CFLAGS -Isrc "$ex" "$B/libtensorexpr.a" \
-           -ltcc -llapacke -lopenblas -lmvec -ldl -lm -lpthread -o "$tmp/embed" >"$tmp/out" 2>&1 &&
+           -ltcc -llapacke -lopenblas -lsleef -lmvec -ldl -lm -lpthread -o "$tmp/embed" >"$tmp/out" 2>&1 &&
        "$tmp/embed" >"$tmp/out" 2>&1 && tail -1 "$tmp/out" | grep -qx ok; then
         pass=$((pass + 1))
     else
