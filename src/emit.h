@@ -379,11 +379,17 @@ int blk_rows_of(emitter *E, const g_value *x, int label, int outer, dtype dt);
 int blk_product_rows_of(emitter *E, const g_value *x, int label, int outer);
 /* Opens the loop over the row LABEL (extent EXT) for blk_accumulate_rows
    and for emit_block_loop's statements whose primitives need no scratch
-   block: spans of up to eight blocks (the rows of the summed tensor are
+   block: spans of up to BLOCKS blocks (the rows of the summed tensor are
    read in longer runs, the span of the row staying in L1), over the kernel's
    range of blocks when RANGE, else the whole row; tx_bn and LABEL's
    variable set. Returns the depth inside. */
-int open_rows_span(emitter *E, int label, tx_extent ext, int depth, int range);
+int open_rows_span(emitter *E, int label, tx_extent ext, int depth, int range, int blocks);
+/* The spans: eight blocks for a statement's primitives; sixteen for a
+   sum over rows (tx_p_add_rows, tx_p_addf_rows, whose double row of up to
+   prims.inc's TX_ROWS_SPAN blocks is 32 KB, tx_p_mul_acc_rows), so that
+   rows of up to 4096 elements are read whole, one after the other */
+#define SPAN_BLOCKS 8
+#define ROWS_SPAN_BLOCKS 16
 /* Adds to the f64 row whose element at the block's start is the C text
    ROW the block of X summed over every index of label OUTER (extent EXT),
    with no loop over OUTER open: one tx_p_add_rows over X's rows (or

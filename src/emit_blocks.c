@@ -1810,15 +1810,15 @@ static void put_span_end(emitter *E, tx_extent ext, int range)
         put_extent(E, ext);
 }
 
-int open_rows_span(emitter *E, int label, tx_extent ext, int depth, int range)
+int open_rows_span(emitter *E, int label, tx_extent ext, int depth, int range, int blocks)
 {
     put(E, "%*sfor (int64_t tx_i = %s; tx_i < ", 4 * depth, "", range ? "tx_lo * TX_BLOCK" : "0");
     put_span_end(E, ext, range);
-    put(E, "; tx_i += 8 * TX_BLOCK) {\n%*sconst int64_t tx_bn = ", 4 * depth + 4, "");
+    put(E, "; tx_i += %d * TX_BLOCK) {\n%*sconst int64_t tx_bn = ", blocks, 4 * depth + 4, "");
     put_span_end(E, ext, range);
-    put(E, " - tx_i < 8 * TX_BLOCK ? ");
+    put(E, " - tx_i < %d * TX_BLOCK ? ", blocks);
     put_span_end(E, ext, range);
-    put(E, " - tx_i : 8 * TX_BLOCK;\n%*sconst int64_t ", 4 * depth + 4, "");
+    put(E, " - tx_i : %d * TX_BLOCK;\n%*sconst int64_t ", blocks, 4 * depth + 4, "");
     put_label(E, label);
     put(E, " = tx_i;\n");
     return depth + 1;
@@ -1913,7 +1913,7 @@ void emit_block_loop(emitter *E, const g_value *x, const int *labels, const tx_e
            X*1.5 over 2000^2 ...) */
         const char *body = emit_capture_end(E, saved_body);
         if (E->k.blk_refs == blk_refs)
-            open_rows_span(E, L, ext[rank - 1], depth, 0);
+            open_rows_span(E, L, ext[rank - 1], depth, 0, SPAN_BLOCKS);
         else
             put_block_loop_head(E, L, ext[rank - 1], depth);
         put(E, "%s", body);
@@ -2006,7 +2006,7 @@ void emit_block_reduce(emitter *E, const g_value *x, int label, tx_extent ext, c
         f32 = known == 1;
     }
     if (f32) /* spans of up to eight blocks: fewer calls, each folding a longer run */
-        open_rows_span(E, label, ext, depth, 0);
+        open_rows_span(E, label, ext, depth, 0, SPAN_BLOCKS);
     else
         put_block_loop_head(E, label, ext, depth);
     depth++;

@@ -261,7 +261,8 @@ static void emit_reduce_outer(emitter *E, const g_value *v, const int *summed, c
                (blk_rows_of(E, x, L, summed[nsum - 1], v->dt) || blk_product_rows_of(E, x, L, summed[nsum - 1]));
     TX_ASSERT(rows || !f32);
     open_loops(E, summed, sext, nsum - rows, &ds, 0);
-    d = rows && range >= 0 ? open_rows_span(E, L, LE, ds, range) : open_row_loop(E, L, LE, ds, blocked, &range);
+    d = rows && range >= 0 ? open_rows_span(E, L, LE, ds, range, ROWS_SPAN_BLOCKS)
+                           : open_row_loop(E, L, LE, ds, blocked, &range);
     if (blocked) {
         blk_state B = {.depth = d, .label = L}; /* the row is f64 */
         tx_buf scratch, *saved = emit_capture_begin(E, &scratch);

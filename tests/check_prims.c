@@ -1527,18 +1527,19 @@ END_TEST
 
 /* The f32 sum over an outer label, on every set: each element the row's
    value plus the sum of its column, in double, rows in order, rounded to
-   float once, for every length (past TX_BLOCK too) and row counts around
-   the four rows of a pass; nothing written past the row. */
+   float once, for every length (past TX_BLOCK too, and past the 4096 of
+   one pass over a double row) and row counts around the eight rows of a
+   pass; nothing written past the row. */
 START_TEST(f32_sum_of_rows)
 {
     int s = _i;
     SKIP_UNLESS_RUNS(s);
     addf_rows_fn *addf = (addf_rows_fn *)prim(s, "tx_p_addf_rows");
     guarded gd = guard_new();
-    static const int64_t ks[] = {0, 1, 3, 4, 5, 9, 33};
-    for (int l = 0; l < NLEN; l++)
+    static const int64_t ks[] = {0, 1, 3, 4, 5, 7, 8, 9, 16, 17, 33};
+    for (int l = 0; l <= NLEN; l++) /* l == NLEN: one row longer than a pass */
         for (size_t q = 0; q < sizeof ks / sizeof ks[0]; q++) {
-            int64_t n = lengths[l], k = ks[q], ld = n + 5;
+            int64_t n = l < NLEN ? lengths[l] : 4096 + 37, k = ks[q], ld = n + 5;
             float *m = malloc((size_t)(k * ld + 1) * sizeof(float));
             for (int64_t i = 0; i < k * ld; i++)
                 m[i] = (float)ldexp(2 * u01() - 1, (int)(rng() % 41) - 20);

@@ -575,14 +575,15 @@ START_TEST(emit_reduce_loop_order)
 {
     /* ij->j: the row of j in blocks (the kernel's range over j's
        blocks), each block zeroed, then every row i of A added to the
-       range's spans of up to eight blocks by one tx_p_add_rows each (eight
-       rows per pass); ij->i keeps j (unit stride) innermost into tx_acc */
+       range's spans of up to sixteen blocks by one tx_p_add_rows each
+       (eight rows per pass); ij->i keeps j (unit stride) innermost into
+       tx_acc */
     char *c = emit_for("in A[n,m];\nout c[m], r[n];\nc(\"j\") = A(\"i,j\");\nr(\"i\") = A(\"i,j\");\n",
                        &target_c99, 2);
     char *k0 = function_text(c, "static int tx_k0(");
     const char *fill = strstr(k0, "tx_p_fill(tx_bn, 0.0, &tx_v");
     const char *row = fill ? strstr(fill, "for (int64_t tx_i = tx_lo * TX_BLOCK; tx_i < (tx_hi * TX_BLOCK < d_m ? "
-                                          "tx_hi * TX_BLOCK : d_m); tx_i += 8 * TX_BLOCK) {") : NULL;
+                                          "tx_hi * TX_BLOCK : d_m); tx_i += 16 * TX_BLOCK) {") : NULL;
     const char *add = row ? strstr(row, "tx_p_add_rows(tx_bn, d_n, &t_A[(l_i)*d_m + l_j], (d_m), &tx_v") : NULL;
     ck_assert_msg(fill && row && add && strstr(row, "const int64_t l_i = 0;") &&
                       !strstr(k0, "for (int64_t l_i = 0; l_i < d_n; l_i++)"),
