@@ -64,42 +64,28 @@ const char *tx_rt_isa(void)
     return l == 4 ? "x86-64-v4" : l == 3 ? "x86-64-v3" : "x86-64";
 }
 
-/* libmvec's F at 8, 4 and 2 doubles: tx_mvec8_F, tx_mvec4_F, tx_mvec2_F */
-#define TX_MVEC_DECL1(f)                                                                          \
-    TX_V4 __m512d tx_mvec8_##f(__m512d) __asm__("_ZGVeN8v_" #f);                                   \
-    TX_V3 __m256d tx_mvec4_##f(__m256d) __asm__("_ZGVdN4v_" #f);                                   \
-    __m128d tx_mvec2_##f(__m128d) __asm__("_ZGVbN2v_" #f);
-TX_MVEC_DECL1(exp)
-TX_MVEC_DECL1(log)
-TX_MVEC_DECL1(sin)
-TX_MVEC_DECL1(cos)
-TX_MVEC_DECL1(tanh)
-/* SLEEF's 1-ULP F at 8, 4 and 2 doubles: tx_sleef8_F, tx_sleef4_F, tx_sleef2_F */
-#define TX_SLEEF_DECL1(f)                                                                         \
-    TX_V4 __m512d tx_sleef8_##f(__m512d) __asm__("Sleef_" #f "d8_u10avx512f");                     \
-    TX_V3 __m256d tx_sleef4_##f(__m256d) __asm__("Sleef_" #f "d4_u10avx2");                        \
-    __m128d tx_sleef2_##f(__m128d) __asm__("Sleef_" #f "d2_u10sse2");
-TX_SLEEF_DECL1(exp)
-TX_SLEEF_DECL1(log)
-TX_SLEEF_DECL1(sin)
-TX_SLEEF_DECL1(cos)
-TX_SLEEF_DECL1(tanh)
-TX_V4 __m512d tx_sleef8_pow(__m512d, __m512d) __asm__("Sleef_powd8_u10avx512f");
-TX_V3 __m256d tx_sleef4_pow(__m256d, __m256d) __asm__("Sleef_powd4_u10avx2");
-__m128d tx_sleef2_pow(__m128d, __m128d) __asm__("Sleef_powd2_u10sse2");
-
 #include "vmath.inc"
 
-/* F at 8, 4 and 2 doubles, libmvec's and SLEEF's lane by lane: tx_vf8_F, tx_vf4_F, tx_vf2_F */
-#define TX_VF_DEF1(f)                                                                             \
+/* F at 8, 4 and 2 doubles: libmvec's (tx_mvec8_F, ...), SLEEF's 1-ULP
+   ones (tx_sleef8_F, ...), and the two lane by lane (tx_vf8_F, ...) */
+#define TX_VFUN_DEF(f)                                                                            \
+    TX_V4 __m512d tx_mvec8_##f(__m512d) __asm__("_ZGVeN8v_" #f);                                   \
+    TX_V3 __m256d tx_mvec4_##f(__m256d) __asm__("_ZGVdN4v_" #f);                                   \
+    __m128d tx_mvec2_##f(__m128d) __asm__("_ZGVbN2v_" #f);                                         \
+    TX_V4 __m512d tx_sleef8_##f(__m512d) __asm__("Sleef_" #f "d8_u10avx512f");                     \
+    TX_V3 __m256d tx_sleef4_##f(__m256d) __asm__("Sleef_" #f "d4_u10avx2");                        \
+    __m128d tx_sleef2_##f(__m128d) __asm__("Sleef_" #f "d2_u10sse2");                              \
     TX_VBLEND_D8(TX_V4, tx_vf8_##f, tx_mvec8_##f, tx_sleef8_##f, TX_DOM_##f)                       \
     TX_VBLEND_D4(TX_V3, tx_vf4_##f, tx_mvec4_##f, tx_sleef4_##f, TX_DOM_##f)                       \
     TX_VBLEND_D2(, tx_vf2_##f, tx_mvec2_##f, tx_sleef2_##f, TX_DOM_##f)
-TX_VF_DEF1(exp)
-TX_VF_DEF1(log)
-TX_VF_DEF1(sin)
-TX_VF_DEF1(cos)
-TX_VF_DEF1(tanh)
+TX_VFUN_DEF(exp)
+TX_VFUN_DEF(log)
+TX_VFUN_DEF(sin)
+TX_VFUN_DEF(cos)
+TX_VFUN_DEF(tanh)
+TX_V4 __m512d tx_sleef8_pow(__m512d, __m512d) __asm__("Sleef_powd8_u10avx512f");
+TX_V3 __m256d tx_sleef4_pow(__m256d, __m256d) __asm__("Sleef_powd4_u10avx2");
+__m128d tx_sleef2_pow(__m128d, __m128d) __asm__("Sleef_powd2_u10sse2");
 
 /* d = F(x) over a block at width W: whole vectors, then the rest padded
    with 1.0 (every element through the same function, as in prims.inc) */
@@ -122,15 +108,15 @@ typedef void tx_vm2_fn(int64_t, const double *, double, double *);
 #define TX_VM_DEF1(f)                                                                             \
     TX_V4 static void tx_vm_##f##_v4(int64_t n, const double *x, double *d)                       \
     {                                                                                             \
-        TX_VM_BLOCK(8, _mm512_loadu_pd, _mm512_storeu_pd, tx_vf8_##f)                          \
+        TX_VM_BLOCK(8, _mm512_loadu_pd, _mm512_storeu_pd, tx_vf8_##f)                             \
     }                                                                                             \
     TX_V3 static void tx_vm_##f##_v3(int64_t n, const double *x, double *d)                       \
     {                                                                                             \
-        TX_VM_BLOCK(4, _mm256_loadu_pd, _mm256_storeu_pd, tx_vf4_##f)                          \
+        TX_VM_BLOCK(4, _mm256_loadu_pd, _mm256_storeu_pd, tx_vf4_##f)                             \
     }                                                                                             \
     static void tx_vm_##f##_v1(int64_t n, const double *x, double *d)                             \
     {                                                                                             \
-        TX_VM_BLOCK(2, _mm_loadu_pd, _mm_storeu_pd, tx_vf2_##f)                                \
+        TX_VM_BLOCK(2, _mm_loadu_pd, _mm_storeu_pd, tx_vf2_##f)                                   \
     }                                                                                             \
     __attribute__((no_sanitize_address, no_sanitize_undefined)) static tx_vm1_fn *tx_vm_##f##_pick(void) \
     {                                                                                             \
@@ -171,13 +157,13 @@ typedef void tx_vm_aff_fn(int64_t, double, const double *, double, const double 
                                          double c, double *d)                                     \
     {                                                                                             \
         TX_VM_AFF_BLOCK(8, _mm512_loadu_pd, _mm512_storeu_pd, _mm512_set1_pd, _mm512_mul_pd, _mm512_add_pd, \
-                        tx_vf8_##f)                                                            \
+                        tx_vf8_##f)                                                               \
     }                                                                                             \
     TX_V3 static void tx_vm_##f##_aff_v3(int64_t n, double a, const double *x, double b, const double *y, \
                                          double c, double *d)                                     \
     {                                                                                             \
         TX_VM_AFF_BLOCK(4, _mm256_loadu_pd, _mm256_storeu_pd, _mm256_set1_pd, _mm256_mul_pd, _mm256_add_pd, \
-                        tx_vf4_##f)                                                            \
+                        tx_vf4_##f)                                                               \
     }                                                                                             \
     static void tx_vm_##f##_aff_v1(int64_t n, double a, const double *x, double b, const double *y, double c, \
                                    double *d)                                                     \
@@ -223,7 +209,7 @@ static void tx_vm_pow(int64_t, const double *, double, double *) __attribute__((
 
 /* The same in f32 (tx_vmf_F of prims.inc): libmvec's and SLEEF's f32
    functions at 16, 8 and 4 floats, lane by lane (tx_vff16_F, ...) */
-#define TX_MVEC_DECLF(f)                                                                          \
+#define TX_VFUNF_DEF(f)                                                                          \
     TX_V4 __m512 tx_mvec16f_##f(__m512) __asm__("_ZGVeN16v_" #f "f");                              \
     TX_V3 __m256 tx_mvec8f_##f(__m256) __asm__("_ZGVdN8v_" #f "f");                                \
     __m128 tx_mvec4f_##f(__m128) __asm__("_ZGVbN4v_" #f "f");                                      \
@@ -233,11 +219,11 @@ static void tx_vm_pow(int64_t, const double *, double, double *) __attribute__((
     TX_VBLEND_F16(TX_V4, tx_vff16_##f, tx_mvec16f_##f, tx_sleef16f_##f, TX_DOMF_##f)               \
     TX_VBLEND_F8(TX_V3, tx_vff8_##f, tx_mvec8f_##f, tx_sleef8f_##f, TX_DOMF_##f)                   \
     TX_VBLEND_F4(, tx_vff4_##f, tx_mvec4f_##f, tx_sleef4f_##f, TX_DOMF_##f)
-TX_MVEC_DECLF(exp)
-TX_MVEC_DECLF(log)
-TX_MVEC_DECLF(sin)
-TX_MVEC_DECLF(cos)
-TX_MVEC_DECLF(tanh)
+TX_VFUNF_DEF(exp)
+TX_VFUNF_DEF(log)
+TX_VFUNF_DEF(sin)
+TX_VFUNF_DEF(cos)
+TX_VFUNF_DEF(tanh)
 
 #define TX_VMF_BLOCK(W, LD, ST, CALL)                                                             \
     int64_t i = 0;                                                                                \
@@ -257,15 +243,15 @@ typedef void tx_vmf1_fn(int64_t, const float *, float *);
 #define TX_VMF_DEF1(f)                                                                            \
     TX_V4 static void tx_vmf_##f##_v4(int64_t n, const float *x, float *d)                        \
     {                                                                                             \
-        TX_VMF_BLOCK(16, _mm512_loadu_ps, _mm512_storeu_ps, tx_vff16_##f)                      \
+        TX_VMF_BLOCK(16, _mm512_loadu_ps, _mm512_storeu_ps, tx_vff16_##f)                         \
     }                                                                                             \
     TX_V3 static void tx_vmf_##f##_v3(int64_t n, const float *x, float *d)                        \
     {                                                                                             \
-        TX_VMF_BLOCK(8, _mm256_loadu_ps, _mm256_storeu_ps, tx_vff8_##f)                        \
+        TX_VMF_BLOCK(8, _mm256_loadu_ps, _mm256_storeu_ps, tx_vff8_##f)                           \
     }                                                                                             \
     static void tx_vmf_##f##_v1(int64_t n, const float *x, float *d)                              \
     {                                                                                             \
-        TX_VMF_BLOCK(4, _mm_loadu_ps, _mm_storeu_ps, tx_vff4_##f)                              \
+        TX_VMF_BLOCK(4, _mm_loadu_ps, _mm_storeu_ps, tx_vff4_##f)                                 \
     }                                                                                             \
     __attribute__((no_sanitize_address, no_sanitize_undefined)) static tx_vmf1_fn *tx_vmf_##f##_pick(void) \
     {                                                                                             \
@@ -308,17 +294,17 @@ typedef void tx_vmf_bin_fn(int64_t, int, const float *, const float *, float, fl
     TX_V4 static void tx_vmf_##f##_bin_v4(int64_t n, int op, const float *x, const float *y, float c, float *d) \
     {                                                                                             \
         TX_VMF_BIN_BLOCK(16, _mm512_loadu_ps, _mm512_storeu_ps, _mm512_set1_ps, _mm512_add_ps, _mm512_sub_ps, \
-                         _mm512_mul_ps, tx_vff16_##f)                                          \
+                         _mm512_mul_ps, tx_vff16_##f)                                             \
     }                                                                                             \
     TX_V3 static void tx_vmf_##f##_bin_v3(int64_t n, int op, const float *x, const float *y, float c, float *d) \
     {                                                                                             \
         TX_VMF_BIN_BLOCK(8, _mm256_loadu_ps, _mm256_storeu_ps, _mm256_set1_ps, _mm256_add_ps, _mm256_sub_ps, \
-                         _mm256_mul_ps, tx_vff8_##f)                                           \
+                         _mm256_mul_ps, tx_vff8_##f)                                              \
     }                                                                                             \
     static void tx_vmf_##f##_bin_v1(int64_t n, int op, const float *x, const float *y, float c, float *d) \
     {                                                                                             \
         TX_VMF_BIN_BLOCK(4, _mm_loadu_ps, _mm_storeu_ps, _mm_set1_ps, _mm_add_ps, _mm_sub_ps, _mm_mul_ps, \
-                         tx_vff4_##f)                                                          \
+                         tx_vff4_##f)                                                             \
     }                                                                                             \
     __attribute__((no_sanitize_address, no_sanitize_undefined)) static tx_vmf_bin_fn *tx_vmf_##f##_bin_pick(void) \
     {                                                                                             \
