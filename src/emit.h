@@ -396,8 +396,11 @@ int open_rows_span(emitter *E, int label, tx_extent ext, int depth, int range, i
    tx_p_mul_acc_rows over the rows of a product's two tensors), the same
    bits as one += per index of OUTER in order. An f32 X goes into an f32
    row (tx_p_addf_rows: the row's value plus the sum, in double, rounded
-   once). */
-void blk_accumulate_rows(emitter *E, const blk_state *B, const g_value *x, int outer, tx_extent ext, const char *row);
+   once). RED other than RED_ADD (max, min; X a tensor) folds the rows in
+   the same order into a row of X's type (tx_p_max_rows, tx_p_minf_rows,
+   ...). */
+void blk_accumulate_rows(emitter *E, const blk_state *B, const g_value *x, reduce_op red, int outer, tx_extent ext,
+                         const char *row);
 void put_op(emitter *E, blk_op o);
 /* The blocked loop nest computing elementwise X at every index of
    LABELS/EXT (the last blocked) into variable TARGET_VAR (>= 0) or the

@@ -1045,13 +1045,17 @@ int blk_product_rows_of(emitter *E, const g_value *x, int label, int outer)
            blk_rows_of(E, x->in[1], label, outer, DT_F64);
 }
 
-void blk_accumulate_rows(emitter *E, const blk_state *B, const g_value *x, int outer, tx_extent ext, const char *row)
+void blk_accumulate_rows(emitter *E, const blk_state *B, const g_value *x, reduce_op red, int outer, tx_extent ext,
+                         const char *row)
 {
     int ind = 4 * B->depth;
     int64_t known;
+    const char *op = red == RED_MAX ? "max" : red == RED_MIN ? "min" : "add";
+    TX_ASSERT(red != RED_MUL && (red == RED_ADD || !x->inlined));
     put(E, "%*s{\n%*sconst int64_t ", ind, "", ind + 4, "");
     put_label(E, outer);
-    put(E, " = 0;\n%*stx_p_%s_rows(tx_bn, ", ind + 4, "", x->inlined ? "mul_acc" : x->dt == DT_F32 ? "addf" : "add");
+    put(E, " = 0;\n%*stx_p_%s%s_rows(tx_bn, ", ind + 4, "", x->inlined ? "mul_acc" : op,
+        x->inlined ? "" : x->dt == DT_F32 ? "f" : "");
     put_extent(E, ext);
     for (int i = 0; i < (x->inlined ? 2 : 1); i++) { /* the tensor, or the product's two */
         const g_value *w = x->inlined ? x->in[i] : x;

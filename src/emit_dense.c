@@ -175,6 +175,19 @@ static int f32_sum_of_rows(emitter *E, const g_value *v, const int *summed, int 
     return blk_rows_of(E, v->in[0], v->label[v->rank - 1], summed[0], DT_F32);
 }
 
+/* Is V a max or a min of one tensor of its own type (f64 or f32) whose
+   rows along V's last label are contiguous and lie apart along the last
+   of its labels SUMMED? emit_reduce_outer then folds the rows into V's
+   row (tx_p_max_rows, tx_p_maxf_rows, ...): a column max. */
+static int extremum_of_rows(emitter *E, const g_value *v, const int *summed, int nsum)
+{
+    if (v->op != OP_REDUCE || (v->red != RED_MAX && v->red != RED_MIN) || v->nin != 1 || nsum == 0 || v->rank == 0)
+        return 0;
+    if (v->dt != DT_F64 && v->dt != DT_F32)
+        return 0;
+    return blk_rows_of(E, v->in[0], v->label[v->rank - 1], summed[nsum - 1], v->dt);
+}
+
 /* Does reducing V run faster with its summed labels outside its last
    label L? Yes when the largest operand's smallest stride is L's: the
    inner loop then walks memory contiguously (a column sum, a sum over a
@@ -183,7 +196,8 @@ static int f32_sum_of_rows(emitter *E, const g_value *v, const int *summed, int 
    accumulator, in double like tx_acc). */
 static int reduce_outer_wanted(emitter *E, const g_value *v, const int *summed, int nsum)
 {
-    if (v->rank == 0 || nsum == 0 || v->nmaps || (v->dt != DT_F64 && !f32_sum_of_rows(E, v, summed, nsum)))
+    if (v->rank == 0 || nsum == 0 || v->nmaps ||
+        (v->dt != DT_F64 && !f32_sum_of_rows(E, v, summed, nsum) && !extremum_of_rows(E, v, summed, nsum)))
         return 0;
     if (v->op != OP_CONTRACT && v->op != OP_REDUCE)
         return 0;
@@ -209,6 +223,8 @@ static int reduce_outer_wanted(emitter *E, const g_value *v, const int *summed, 
    labels { for L { row[L] op= summand } }; row *= coef }. The row is V's
    buffer (contiguous in L, and in L1 while the operands stream through);
    L runs in blocks through the primitives where the summand allows.
+   A max or a min of rows (extremum_of_rows) folds them in the
+   primitives too, into an f32 row for an f32 V.
    The kernel's range is over V's first label (or L's blocks): a thread
    owns whole output elements and each element is folded in the summed
    labels' order, so the bits do not depend on the thread count. */
@@ -226,8 +242,10 @@ static void emit_reduce_outer(emitter *E, const g_value *v, const int *summed, c
     }
     int need = 0;
     int64_t len = emit_extent_value(E, LE);
-    int f32 = v->dt == DT_F32; /* f32_sum_of_rows: an f32 row, tx_p_addf_rows adding to it */
-    int blocked = red == RED_ADD && (f32 || (!(len >= 0 && len < 16) && blk_supported(x, &need)));
+    int f32 = v->dt == DT_F32; /* f32_sum_of_rows: an f32 row, tx_p_addf_rows adding to it (or extremum_of_rows) */
+    int ext = extremum_of_rows(E, v, summed, nsum);
+    int blocked = ext ? f32 || !(len >= 0 && len < 16)
+                      : red == RED_ADD && (f32 || (!(len >= 0 && len < 16) && blk_supported(x, &need)));
     if (blocked)
         emit_use(E, TXS_PRIM);
     open_loops(E, v->label, v->ext, v->rank - 1, &depth, 1);
@@ -240,12 +258,13 @@ static void emit_reduce_outer(emitter *E, const g_value *v, const int *summed, c
        its part of the row, so one long part per thread (pool.c) */
     E->k.range_wide = range > 0;
     put(E, "%*s", 4 * d, "");
-    if (f32) { /* an f32 row: zeros through tx_pf_load of one 0 */
-        put(E, "{\n%*sconst float tx_z = 0;\n%*stx_pf_load(tx_bn, &tx_z, 0, &", 4 * d + 4, "", 4 * d + 4, "");
+    if (f32) { /* an f32 row: the identity through tx_pf_load of one float */
+        put(E, "{\n%*sconst float tx_z = (float)%s;\n%*stx_pf_load(tx_bn, &tx_z, 0, &", 4 * d + 4, "", reduce_init(red),
+            4 * d + 4, "");
         put_value_at(E, v);
         put(E, ");\n%*s}\n", 4 * d, "");
     } else if (blocked) {
-        put(E, "tx_p_fill(tx_bn, 0.0, &");
+        put(E, "tx_p_fill(tx_bn, %s, &", reduce_init(red));
         put_value_at(E, v);
         put(E, ");\n");
     } else {
@@ -269,7 +288,7 @@ static void emit_reduce_outer(emitter *E, const g_value *v, const int *summed, c
         put_value_at(E, v);
         const char *row = emit_capture_end(E, saved);
         if (rows)
-            blk_accumulate_rows(E, &B, x, summed[nsum - 1], sext[nsum - 1], row);
+            blk_accumulate_rows(E, &B, x, red, summed[nsum - 1], sext[nsum - 1], row);
         else if (!blk_accumulate_product(E, &B, x, row)) { /* not a product: its block, then += */
             blk_op r = blk_eval(E, &B, x);
             put(E, "%*stx_p_store_f64(tx_bn, ", 4 * d, "");

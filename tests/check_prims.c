@@ -233,7 +233,7 @@ static const char *const tested[] = {
     "tx_p_muls", "tx_p_divs", "tx_p_map_f32", "tx_p_red_chunked",
     "tx_pf_load", "tx_pf_bin", "tx_pf_map", "tx_pf_store", "tx_p_cmp", "tx_p_where",
     "tx_p_divr", "tx_p_divrf", "tx_p_redf_sum", "tx_p_redf_prod", "tx_p_redf_max", "tx_p_redf_min",
-    "tx_p_tile_f64", "tx_pf_tile", "tx_p_addf_rows", "tx_p_map_aff", "tx_pf_map_bin",
+    "tx_p_tile_f64", "tx_pf_tile", "tx_p_addf_rows", "tx_p_max_rows", "tx_p_min_rows", "tx_p_maxf_rows", "tx_p_minf_rows", "tx_p_map_aff", "tx_pf_map_bin",
     "tx_p_mul_aff", "tx_p_sq_aff", "tx_p_red_sq_aff", "tx_p_mul_add", "tx_p_mul_aff_add", "tx_p_maxs", "tx_p_mins", "tx_p_div_aff", "tx_p_cmps", "tx_p_where_s",
     "tx_p_mul_aff_f32", "tx_p_sq_aff_f32", "tx_p_div_aff_f32", "tx_p_mul_add_f32", "tx_p_mul_aff_add_f32",
     "tx_p_red_sq_aff_f32",
@@ -1562,6 +1562,77 @@ START_TEST(f32_sum_of_rows)
 }
 END_TEST
 
+/* A max and a min over an outer label, on every set: each element the
+   fold of its column into the row's value in row order, as the scalar
+   reduction folds (x > acc or x a NaN takes x: the first NaN of the
+   column wins, of two equal values the earlier stays, so +0 and -0 keep
+   their order), in double and in float, for every length and row counts
+   around the eight rows of a pass; nothing written past the row. */
+typedef void ext_rows_fn(int64_t, int64_t, const double *, int64_t, double *);
+typedef void extf_rows_fn(int64_t, int64_t, const float *, int64_t, float *);
+
+static double pick_special(int64_t i)
+{
+    /* NaNs of two payloads, zeros of both signs, infinities, equal values */
+    static const double sp[] = {0.0, -0.0, 1.0 / 0.0, -1.0 / 0.0, 0.5, -0.5};
+    switch (rng() % 16) {
+    case 0: return nan("1");
+    case 1: return nan("2");
+    case 2: case 3: case 4: return sp[rng() % 6];
+    default: return ldexp(2 * u01() - 1, (int)(i % 11) - 5);
+    }
+}
+
+START_TEST(extremum_of_rows)
+{
+    int s = _i;
+    SKIP_UNLESS_RUNS(s);
+    ext_rows_fn *fn[2] = {(ext_rows_fn *)prim(s, "tx_p_max_rows"), (ext_rows_fn *)prim(s, "tx_p_min_rows")};
+    extf_rows_fn *ff[2] = {(extf_rows_fn *)prim(s, "tx_p_maxf_rows"), (extf_rows_fn *)prim(s, "tx_p_minf_rows")};
+    guarded gd = guard_new();
+    static const int64_t ks[] = {0, 1, 3, 7, 8, 9, 16, 17, 33};
+    for (int op = 0; op < 2; op++)
+        for (int l = 0; l < NLEN; l++)
+            for (size_t q = 0; q < sizeof ks / sizeof ks[0]; q++) {
+                int64_t n = lengths[l], k = ks[q], ld = n + 3;
+                double *m = malloc((size_t)(k * ld + 1) * sizeof(double));
+                float *mf = malloc((size_t)(k * ld + 1) * sizeof(float));
+                for (int64_t i = 0; i < k * ld; i++)
+                    mf[i] = (float)(m[i] = pick_special(i));
+                double *d = guard_end(gd, n, sizeof(double)), *d0 = malloc((size_t)(n + 1) * sizeof(double));
+                for (int64_t i = 0; i < n; i++)
+                    d[i] = d0[i] = rng() % 4 ? (op ? 1.0 / 0.0 : -1.0 / 0.0) : pick_special(i);
+                fn[op](n, k, m, ld, d);
+                for (int64_t i = 0; i < n; i++) {
+                    double want = d0[i];
+                    for (int64_t r = 0; r < k; r++) {
+                        double x = m[r * ld + i];
+                        want = (op ? x < want : x > want) || x != x ? x : want;
+                    }
+                    CHECK_SAME(d[i], want, "%s %s_rows(k=%ld) n=%ld [%ld]", set_names[s], op ? "min" : "max", (long)k,
+                               (long)n, (long)i);
+                }
+                float *e = guard_end(gd, n, sizeof(float));
+                for (int64_t i = 0; i < n; i++)
+                    e[i] = (float)d0[i];
+                ff[op](n, k, mf, ld, e);
+                for (int64_t i = 0; i < n; i++) {
+                    float want = (float)d0[i];
+                    for (int64_t r = 0; r < k; r++) {
+                        float x = mf[r * ld + i];
+                        want = (op ? x < want : x > want) || x != x ? x : want;
+                    }
+                    ck_assert_msg(memcmp(&e[i], &want, sizeof want) == 0, "%s %sf_rows(k=%ld) n=%ld [%ld]: %a, want %a",
+                                  set_names[s], op ? "min" : "max", (long)k, (long)n, (long)i, e[i], want);
+                }
+                free(m);
+                free(mf);
+                free(d0);
+            }
+    guard_free(gd);
+}
+END_TEST
+
 /* The tiles of a permuting copy, on every set: every element of the
    R x C tile where it belongs (d[i*ld + j] = s[i*sb + j*st]), for tile
    sides 0..9, 15..17 and 61..64 (the blocks of 4x4, 4x8 and 8x16 and
@@ -2061,6 +2132,7 @@ int main(void)
     tcase_add_loop_test(tc, copy_tiles, 0, NSETS);
     tcase_add_loop_test(tc, copy_bands, 0, NSETS);
     tcase_add_loop_test(tc, f32_sum_of_rows, 0, NSETS);
+    tcase_add_loop_test(tc, extremum_of_rows, 0, NSETS);
     tcase_add_loop_test(tc, maps_of_sums, 0, NSETS);
     tcase_add_loop_test(tc, products_of_sums, 0, NSETS);
     tcase_add_loop_test(tc, products_with_a_term, 0, NSETS);
