@@ -536,6 +536,58 @@ static int emit_copy_tiled(emitter *E, const g_value *v)
     return copy_tiled(E, v->id, v->label, v->ext, v->rank, v, -1, v->dt, '=', w, &sw);
 }
 
+/* Puts into the pointer TX_S (ROW 0), or its distance from TX_S into
+   TX_IS (ROW 1: the next element of the scan), the address of the scanned
+   tensor X at the scan's first index, and the same of V's element into
+   TX_D and TX_ID. */
+static void put_scan_ends(emitter *E, const g_value *v, int pos, int depth, int row)
+{
+    put(E, "%*s%s{\n%*sconst int64_t ", 4 * depth, "", row ? "if (tx_n > 1) " : "", 4 * depth + 4, "");
+    put_label(E, v->scan_label);
+    if (v->scan_reverse) {
+        put(E, " = ");
+        put_extent(E, v->ext[pos]);
+        put(E, row ? " - 2;\n" : " - 1;\n");
+    } else
+        put(E, row ? " = 1;\n" : " = 0;\n");
+    put(E, "%*s%s = &", 4 * depth + 4, "", row ? "tx_is" : "tx_s");
+    put_access(E, v->in[0]);
+    put(E, "%s;\n%*s%s = &", row ? " - tx_s" : "", 4 * depth + 4, "", row ? "tx_id" : "tx_d");
+    put_value_at(E, v);
+    put(E, "%s;\n%*s}\n", row ? " - tx_d" : "", 4 * depth, "");
+}
+
+/* A scan of a real tensor X of V's type in memory (no sparse map): one
+   tx_p_scan (tx_p_scanf for f32) per line along the scanned label, whose
+   loop the primitive runs with X's and V's strides, the bits of the
+   scalar loop. The loops over the other labels are open at DEPTH. 0,
+   emitting nothing, for any other scan. */
+static int scan_by_prim(emitter *E, const g_value *v, int pos, int depth)
+{
+    const g_value *x = v->in[0];
+    if (v->nmaps || (v->dt != DT_F64 && v->dt != DT_F32) || x->dt != v->dt || x->inlined || x->op == OP_CONST)
+        return 0;
+    const char *t = ctype(v->dt);
+    emit_use(E, TXS_PRIM);
+    put(E, "%*s{\n", 4 * depth, "");
+    depth++;
+    put(E, "%*sconst int64_t tx_n = ", 4 * depth, "");
+    put_extent(E, v->ext[pos]);
+    put(E, ";\n%*sif (tx_n > 0) {\n", 4 * depth, "");
+    depth++;
+    put(E, "%*sconst %s *tx_s;\n%*s%s *tx_d;\n%*sint64_t tx_is = 0, tx_id = 0;\n", 4 * depth, "", t, 4 * depth, "", t,
+        4 * depth, "");
+    put_scan_ends(E, v, pos, depth, 0);
+    put_scan_ends(E, v, pos, depth, 1);
+    put(E, "%*s%s(tx_n, %d, tx_s, tx_is, tx_d, tx_id);\n", 4 * depth, "", v->dt == DT_F32 ? "tx_p_scanf" : "tx_p_scan",
+        (int)v->red - RED_ADD);
+    depth--;
+    put(E, "%*s}\n", 4 * depth, "");
+    depth--;
+    put(E, "%*s}\n", 4 * depth, "");
+    return 1;
+}
+
 void emit_compute(emitter *E, const g_value *v)
 {
     if (v->nmaps && v->op != OP_SCAN) {
@@ -576,6 +628,10 @@ void emit_compute(emitter *E, const g_value *v)
             oext[no++] = v->ext[i];
         }
         open_loops(E, outer, oext, no, &depth, 1);
+        if (scan_by_prim(E, v, pos, depth)) {
+            put(E, "    }\n");
+            return;
+        }
         put(E, "%*s{\n", 4 * depth, "");
         depth++;
         int cx = dt_complex(v->dt);

@@ -233,7 +233,7 @@ static const char *const tested[] = {
     "tx_p_muls", "tx_p_divs", "tx_p_map_f32", "tx_p_red_chunked",
     "tx_pf_load", "tx_pf_bin", "tx_pf_map", "tx_pf_store", "tx_p_cmp", "tx_p_where",
     "tx_p_divr", "tx_p_divrf", "tx_p_redf_sum", "tx_p_redf_prod", "tx_p_redf_max", "tx_p_redf_min",
-    "tx_p_tile_f64", "tx_pf_tile", "tx_p_addf_rows", "tx_p_max_rows", "tx_p_min_rows", "tx_p_maxf_rows", "tx_p_minf_rows", "tx_p_map_aff", "tx_pf_map_bin",
+    "tx_p_tile_f64", "tx_pf_tile", "tx_p_addf_rows", "tx_p_max_rows", "tx_p_min_rows", "tx_p_maxf_rows", "tx_p_minf_rows", "tx_p_scan", "tx_p_scanf", "tx_p_map_aff", "tx_pf_map_bin",
     "tx_p_mul_aff", "tx_p_sq_aff", "tx_p_red_sq_aff", "tx_p_mul_add", "tx_p_mul_aff_add", "tx_p_maxs", "tx_p_mins", "tx_p_div_aff", "tx_p_cmps", "tx_p_where_s",
     "tx_p_mul_aff_f32", "tx_p_sq_aff_f32", "tx_p_div_aff_f32", "tx_p_mul_add_f32", "tx_p_mul_aff_add_f32",
     "tx_p_red_sq_aff_f32",
@@ -1598,7 +1598,7 @@ START_TEST(extremum_of_rows)
                 double *m = malloc((size_t)(k * ld + 1) * sizeof(double));
                 float *mf = malloc((size_t)(k * ld + 1) * sizeof(float));
                 for (int64_t i = 0; i < k * ld; i++)
-                    mf[i] = (float)(m[i] = pick_special(i));
+                    mf[i] = (float)(m[i] = i % 4 ? pick_special(i) : rng() % 2 ? 0.0 : -0.0); /* ties of zeros */
                 double *d = guard_end(gd, n, sizeof(double)), *d0 = malloc((size_t)(n + 1) * sizeof(double));
                 for (int64_t i = 0; i < n; i++)
                     d[i] = d0[i] = rng() % 4 ? (op ? 1.0 / 0.0 : -1.0 / 0.0) : pick_special(i);
@@ -1630,6 +1630,75 @@ START_TEST(extremum_of_rows)
                 free(d0);
             }
     guard_free(gd);
+}
+END_TEST
+
+/* A scan along a line, on every set: each element the fold of the line
+   up to it, from OP's identity, in double, in order (a NaN winning max
+   and min from where it appears), stored in the line's type; lines read
+   and written with strides of either sign (a right-to-left scan, a
+   column); nothing written between the strided elements. */
+typedef void scan_fn(int64_t, int, const double *, int64_t, double *, int64_t);
+typedef void scanf_fn(int64_t, int, const float *, int64_t, float *, int64_t);
+
+START_TEST(scans)
+{
+    int s = _i;
+    SKIP_UNLESS_RUNS(s);
+    scan_fn *sc = (scan_fn *)prim(s, "tx_p_scan");
+    scanf_fn *sf = (scanf_fn *)prim(s, "tx_p_scanf");
+    static const int64_t incs[][2] = {{1, 1}, {3, 2}, {-1, -1}, {2, -3}};
+    for (int op = 0; op < 4; op++)
+        for (int l = 0; l < NLEN; l++)
+            for (size_t q = 0; q < sizeof incs / sizeof incs[0]; q++) {
+                int64_t n = lengths[l], ix = incs[q][0], id = incs[q][1];
+                int64_t ax = ix < 0 ? -ix : ix, ad = id < 0 ? -id : id, nx = n * ax + 1, nd = n * ad + 1;
+                double *x = malloc((size_t)nx * sizeof(double)), *d = malloc((size_t)nd * sizeof(double));
+                float *xf = malloc((size_t)nx * sizeof(float)), *df = malloc((size_t)nd * sizeof(float));
+                for (int64_t i = 0; i < nx; i++) {
+                    /* NaNs only where their order decides (max, min): which
+                       of two NaNs a sum keeps is the compiler's operand order */
+                    x[i] = op == 0 ? ldexp(2 * u01() - 1, (int)(i % 11) - 5)
+                           : op == 1 ? 1 + (u01() - 0.5) / 64
+                           : i % 4 ? pick_special(i)
+                                   : rng() % 2 ? 0.0 : -0.0; /* ties of +0 and -0 */
+                    xf[i] = (float)x[i];
+                }
+                for (int64_t i = 0; i < nd; i++)
+                    d[i] = df[i] = 42;
+                /* the line's first element: the end a negative stride starts from */
+                const double *x0 = x + (ix < 0 ? (n ? n - 1 : 0) * ax : 0);
+                const float *xf0 = xf + (ix < 0 ? (n ? n - 1 : 0) * ax : 0);
+                double *d0 = d + (id < 0 ? (n ? n - 1 : 0) * ad : 0);
+                float *df0 = df + (id < 0 ? (n ? n - 1 : 0) * ad : 0);
+                sc(n, op, x0, ix, d0, id);
+                sf(n, op, xf0, ix, df0, id);
+                double a = op == 0 ? 0.0 : op == 1 ? 1.0 : op == 2 ? -1.0 / 0.0 : 1.0 / 0.0;
+                double af = a;
+                for (int64_t j = 0; j < n; j++) {
+                    double v = x0[j * ix], vf = (double)xf0[j * ix];
+                    switch (op) {
+                    case 0: a += v; af += vf; break;
+                    case 1: a *= v; af *= vf; break;
+                    case 2: a = v > a || v != v ? v : a; af = vf > af || vf != vf ? vf : af; break;
+                    default: a = v < a || v != v ? v : a; af = vf < af || vf != vf ? vf : af; break;
+                    }
+                    float wf = (float)af;
+                    CHECK_SAME(d0[j * id], a, "%s scan(op %d) n=%ld inc %ld,%ld [%ld]", set_names[s], op, (long)n,
+                               (long)ix, (long)id, (long)j);
+                    ck_assert_msg(memcmp(&df0[j * id], &wf, sizeof wf) == 0, "%s scanf(op %d) n=%ld [%ld]",
+                                  set_names[s], op, (long)n, (long)j);
+                }
+                int64_t touched = 0;
+                for (int64_t i = 0; i < nd; i++)
+                    touched += d[i] != 42 || df[i] != 42;
+                ck_assert_msg(n == 0 || touched <= n, "%s scan(op %d) n=%ld: %ld elements written", set_names[s], op,
+                              (long)n, (long)touched);
+                free(x);
+                free(d);
+                free(xf);
+                free(df);
+            }
 }
 END_TEST
 
@@ -2133,6 +2202,7 @@ int main(void)
     tcase_add_loop_test(tc, copy_bands, 0, NSETS);
     tcase_add_loop_test(tc, f32_sum_of_rows, 0, NSETS);
     tcase_add_loop_test(tc, extremum_of_rows, 0, NSETS);
+    tcase_add_loop_test(tc, scans, 0, NSETS);
     tcase_add_loop_test(tc, maps_of_sums, 0, NSETS);
     tcase_add_loop_test(tc, products_of_sums, 0, NSETS);
     tcase_add_loop_test(tc, products_with_a_term, 0, NSETS);
