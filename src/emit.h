@@ -193,6 +193,11 @@ int kernel_range_blocks(emitter *E, tx_extent ext, int depth);
    [tx_lo, tx_hi) are one part of the work, and the pool gives each
    thread one part (tx_rt_parallel_wide). 1 after writing "{", else 0. */
 int kernel_range_chunk(emitter *E, tx_extent ext, int depth);
+/* The range over LABEL (extent EXT) for a primitive that runs the loop
+   over its indices itself (tx_p_red_rows): 1 if the kernel's range is
+   taken, the call's indices then being [tx_lo, tx_hi); 0 (all of EXT)
+   otherwise. Emits nothing. */
+int kernel_range_rows(emitter *E, int label, tx_extent ext);
 /* Opens the first of N loops over LABELS (extents EXT) at DEPTH; with the
    kernel's range still free and the MPI target fusing the result's leading
    loops, one loop over the first few together takes the range (they are

@@ -588,6 +588,75 @@ static int scan_by_prim(emitter *E, const g_value *v, int pos, int depth)
     return 1;
 }
 
+/* Puts into TX_S and TX_D the addresses of X's row and of V's element
+   at index tx_r0 of V's last label (ROW 0), or into TX_IS and TX_ID their
+   distances to those of index tx_r0 + 1 (ROW 1), the summed label L at 0. */
+static void put_rows_ends(emitter *E, const g_value *v, const g_value *x, int L, int depth, int row)
+{
+    put(E, "%*s%s{\n%*sconst int64_t ", 4 * depth, "", row ? "if (tx_r1 - tx_r0 > 1) " : "", 4 * depth + 4, "");
+    put_label(E, v->label[v->rank - 1]);
+    put(E, " = tx_r0%s, ", row ? " + 1" : "");
+    put_label(E, L);
+    put(E, " = 0;\n%*s%s = &", 4 * depth + 4, "", row ? "tx_is" : "tx_s");
+    put_access(E, x);
+    put(E, "%s;\n%*s%s = &", row ? " - tx_s" : "", 4 * depth + 4, "", row ? "tx_id" : "tx_d");
+    put_value_at(E, v);
+    put(E, "%s;\n%*s}\n", row ? " - tx_d" : "", 4 * depth, "");
+}
+
+/* A reduction of an f64 tensor X in memory over one label L, X's
+   contiguous mode (a row sum, max, min or product; a plain sum), into an
+   f64 value: the rows along V's last label in one call of tx_p_red_rows,
+   which folds each row as the nest below would (rows shorter than 16
+   element by element in order, eight rows at once; longer ones through
+   tx_p_red_chunked), so the libtcc code does not run a loop per row.
+   The loops over V's other labels are opened at DEPTH (the first takes
+   the kernel's range); V's last label takes it when it is V's only one
+   (kernel_range_rows). 0, emitting nothing,
+   for any other value. */
+static int reduce_rows_by_prim(emitter *E, const g_value *v, const int *summed, const tx_extent *sext, int nsum,
+                               int depth)
+{
+    if (nsum != 1 || v->rank == 0 || v->nmaps || v->dt != DT_F64 || v->nin != 1)
+        return 0;
+    int red;
+    if (v->op == OP_REDUCE)
+        red = v->red;
+    else if (v->op == OP_CONTRACT && v->coef == 1 && v->coef_in[0] == 1)
+        red = RED_ADD;
+    else
+        return 0;
+    const g_value *x = v->in[0];
+    int last = v->label[v->rank - 1];
+    if (!blk_rows_of(E, x, summed[0], last, DT_F64))
+        return 0;
+    emit_use(E, TXS_PRIM);
+    open_loops(E, v->label, v->ext, v->rank - 1, &depth, 1);
+    put(E, "%*s{\n", 4 * depth, "");
+    depth++;
+    if (v->rank == 1 && kernel_range_rows(E, last, v->ext[0]))
+        put(E, "%*sconst int64_t tx_r0 = tx_lo, tx_r1 = tx_hi;\n", 4 * depth, "");
+    else {
+        put(E, "%*sconst int64_t tx_r0 = 0, tx_r1 = ", 4 * depth, "");
+        put_extent(E, v->ext[v->rank - 1]);
+        put(E, ";\n");
+    }
+    put(E, "%*sif (tx_r1 > tx_r0) {\n", 4 * depth, "");
+    depth++;
+    put(E, "%*sconst double *tx_s;\n%*sdouble *tx_d;\n%*sint64_t tx_is = 0, tx_id = 0;\n", 4 * depth, "", 4 * depth,
+        "", 4 * depth, "");
+    put_rows_ends(E, v, x, summed[0], depth, 0);
+    put_rows_ends(E, v, x, summed[0], depth, 1);
+    put(E, "%*stx_p_red_rows(tx_r1 - tx_r0, ", 4 * depth, "");
+    put_extent(E, sext[0]);
+    put(E, ", %d, tx_s, tx_is, tx_d, tx_id);\n", red - RED_ADD);
+    depth--;
+    put(E, "%*s}\n", 4 * depth, "");
+    depth--;
+    put(E, "%*s}\n", 4 * depth, "");
+    return 1;
+}
+
 void emit_compute(emitter *E, const g_value *v)
 {
     if (v->nmaps && v->op != OP_SCAN) {
@@ -690,6 +759,10 @@ void emit_compute(emitter *E, const g_value *v)
     }
     if (reduce_outer_wanted(E, v, summed, nsum)) {
         emit_reduce_outer(E, v, summed, sext, nsum, depth);
+        put(E, "    }\n");
+        return;
+    }
+    if (reduce_rows_by_prim(E, v, summed, sext, nsum, depth)) {
         put(E, "    }\n");
         return;
     }

@@ -220,6 +220,11 @@ int kernel_range_blocks(emitter *E, tx_extent ext, int depth)
     return 1;
 }
 
+int kernel_range_rows(emitter *E, int label, tx_extent ext)
+{
+    return take_range(E, label, ext, 0);
+}
+
 int kernel_range_chunk(emitter *E, tx_extent ext, int depth)
 {
     if (!take_range(E, -1, ext, 1))

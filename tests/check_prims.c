@@ -233,7 +233,7 @@ static const char *const tested[] = {
     "tx_p_muls", "tx_p_divs", "tx_p_map_f32", "tx_p_red_chunked",
     "tx_pf_load", "tx_pf_bin", "tx_pf_map", "tx_pf_store", "tx_p_cmp", "tx_p_where",
     "tx_p_divr", "tx_p_divrf", "tx_p_redf_sum", "tx_p_redf_prod", "tx_p_redf_max", "tx_p_redf_min",
-    "tx_p_tile_f64", "tx_pf_tile", "tx_p_addf_rows", "tx_p_max_rows", "tx_p_min_rows", "tx_p_maxf_rows", "tx_p_minf_rows", "tx_p_scan", "tx_p_scanf", "tx_p_map_aff", "tx_pf_map_bin",
+    "tx_p_tile_f64", "tx_pf_tile", "tx_p_addf_rows", "tx_p_max_rows", "tx_p_min_rows", "tx_p_maxf_rows", "tx_p_minf_rows", "tx_p_scan", "tx_p_scanf", "tx_p_red_rows", "tx_p_map_aff", "tx_pf_map_bin",
     "tx_p_mul_aff", "tx_p_sq_aff", "tx_p_red_sq_aff", "tx_p_mul_add", "tx_p_mul_aff_add", "tx_p_maxs", "tx_p_mins", "tx_p_div_aff", "tx_p_cmps", "tx_p_where_s",
     "tx_p_mul_aff_f32", "tx_p_sq_aff_f32", "tx_p_div_aff_f32", "tx_p_mul_add_f32", "tx_p_mul_aff_add_f32",
     "tx_p_red_sq_aff_f32",
@@ -1702,6 +1702,66 @@ START_TEST(scans)
 }
 END_TEST
 
+/* Rows reduced in one call, on every set: a row shorter than 16 folded
+   element by element in order from the identity (the scalar loop's bits:
+   ties of signed zeros and NaNs decide), eight rows at once and the rest;
+   a longer row exactly as tx_p_red_chunked with the set's tx_p_red_OP,
+   one chunk or several; the results at a stride, nothing between them
+   written. */
+typedef void red_rows_fn(int64_t, int64_t, int, const double *, int64_t, double *, int64_t);
+
+START_TEST(reductions_of_rows)
+{
+    int s = _i;
+    SKIP_UNLESS_RUNS(s);
+    red_rows_fn *rows = (red_rows_fn *)prim(s, "tx_p_red_rows");
+    chunked_fn *chunked = (chunked_fn *)prim(s, "tx_p_red_chunked");
+    red_fn *red[4] = {(red_fn *)prim(s, "tx_p_red_sum"), (red_fn *)prim(s, "tx_p_red_prod"),
+                      (red_fn *)prim(s, "tx_p_red_max"), (red_fn *)prim(s, "tx_p_red_min")};
+    static const int64_t ns[] = {0, 1, 2, 7, 10, 15, 16, 17, 50, 1000, 40000};
+    static const int64_t ks[] = {1, 3, 8, 9, 17};
+    for (int op = 0; op < 4; op++)
+        for (size_t a = 0; a < sizeof ns / sizeof ns[0]; a++)
+            for (size_t b = 0; b < sizeof ks / sizeof ks[0]; b++) {
+                int64_t n = ns[a], k = ks[b], ix = n + 2, id = 3;
+                if (n * k > 200000)
+                    continue;
+                double *x = malloc((size_t)(k * ix + 1) * sizeof(double)), *d = malloc((size_t)(k * id) * sizeof(double));
+                for (int64_t i = 0; i < k * ix; i++)
+                    x[i] = op == 0 ? ldexp(2 * u01() - 1, (int)(i % 11) - 5)
+                           : op == 1 ? 1 + (u01() - 0.5) / 64
+                           : i % 4 ? pick_special(i)
+                                   : rng() % 2 ? 0.0 : -0.0;
+                for (int64_t i = 0; i < k * id; i++)
+                    d[i] = 42;
+                rows(k, n, op, x, ix, d, id);
+                const double init = op == 0 ? 0.0 : op == 1 ? 1.0 : op == 2 ? -1.0 / 0.0 : 1.0 / 0.0;
+                for (int64_t r = 0; r < k; r++) {
+                    const double *x0 = x + r * ix;
+                    double want = init;
+                    if (n >= 16)
+                        want = chunked(red[op], n, x0, init);
+                    else
+                        for (int64_t j = 0; j < n; j++) {
+                            double v = x0[j];
+                            switch (op) {
+                            case 0: want += v; break;
+                            case 1: want *= v; break;
+                            case 2: want = v > want || v != v ? v : want; break;
+                            default: want = v < want || v != v ? v : want; break;
+                            }
+                        }
+                    CHECK_SAME(d[r * id], want, "%s red_rows(op %d) n=%ld k=%ld row %ld", set_names[s], op, (long)n,
+                               (long)k, (long)r);
+                    for (int64_t g = 1; g < id; g++)
+                        ck_assert_msg(d[r * id + g] == 42, "%s red_rows: written between results", set_names[s]);
+                }
+                free(x);
+                free(d);
+            }
+}
+END_TEST
+
 /* The tiles of a permuting copy, on every set: every element of the
    R x C tile where it belongs (d[i*ld + j] = s[i*sb + j*st]), for tile
    sides 0..9, 15..17 and 61..64 (the blocks of 4x4, 4x8 and 8x16 and
@@ -2203,6 +2263,7 @@ int main(void)
     tcase_add_loop_test(tc, f32_sum_of_rows, 0, NSETS);
     tcase_add_loop_test(tc, extremum_of_rows, 0, NSETS);
     tcase_add_loop_test(tc, scans, 0, NSETS);
+    tcase_add_loop_test(tc, reductions_of_rows, 0, NSETS);
     tcase_add_loop_test(tc, maps_of_sums, 0, NSETS);
     tcase_add_loop_test(tc, products_of_sums, 0, NSETS);
     tcase_add_loop_test(tc, products_with_a_term, 0, NSETS);
