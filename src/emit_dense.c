@@ -555,72 +555,102 @@ static int emit_copy_tiled(emitter *E, const g_value *v)
     return copy_tiled(E, v->id, v->label, v->ext, v->rank, v, -1, v->dt, '=', w, &sw);
 }
 
-/* Puts into the pointer TX_S (ROW 0), or its distance from TX_S into
-   TX_IS (ROW 1: the next element of the scan), the address of the scanned
-   tensor X at the scan's first index, and the same of V's element into
-   TX_D and TX_ID. */
-static void put_scan_ends(emitter *E, const g_value *v, int pos, int depth, int row)
+/* One address pair of a primitive's call: with the labels L[0..N) set
+   to the C texts AT[0..N), the address of X's element into SN and of V's
+   element into DN, each less BASE_S and BASE_D when those are given (a
+   step between elements, which the primitive takes as a stride); the
+   whole guarded by IF when given. */
+static void put_at_pair(emitter *E, int depth, const char *cond, const int *l, const char *const *at, int n,
+                        const g_value *x, const g_value *v, const char *sn, const char *dn, const char *base_s,
+                        const char *base_d)
 {
-    put(E, "%*s%s{\n%*sconst int64_t ", 4 * depth, "", row ? "if (tx_n > 1) " : "", 4 * depth + 4, "");
-    put_label(E, v->scan_label);
-    if (v->scan_reverse) {
-        put(E, " = ");
-        put_extent(E, v->ext[pos]);
-        put(E, row ? " - 2;\n" : " - 1;\n");
-    } else
-        put(E, row ? " = 1;\n" : " = 0;\n");
-    put(E, "%*s%s = &", 4 * depth + 4, "", row ? "tx_is" : "tx_s");
-    put_access(E, v->in[0]);
-    put(E, "%s;\n%*s%s = &", row ? " - tx_s" : "", 4 * depth + 4, "", row ? "tx_id" : "tx_d");
+    put(E, "%*s%s%s{\n", 4 * depth, "", cond ? cond : "", cond ? " " : "");
+    for (int i = 0; i < n; i++) {
+        put(E, "%*sconst int64_t ", 4 * depth + 4, "");
+        put_label(E, l[i]);
+        put(E, " = %s;\n", at[i]);
+    }
+    put(E, "%*s%s = &", 4 * depth + 4, "", sn);
+    put_access(E, x);
+    put(E, "%s%s;\n%*s%s = &", base_s ? " - " : "", base_s ? base_s : "", 4 * depth + 4, "", dn);
     put_value_at(E, v);
-    put(E, "%s;\n%*s}\n", row ? " - tx_d" : "", 4 * depth, "");
+    put(E, "%s%s;\n%*s}\n", base_d ? " - " : "", base_d ? base_d : "", 4 * depth, "");
 }
 
-/* A scan of a real tensor X of V's type in memory (no sparse map): one
-   tx_p_scan (tx_p_scanf for f32) per line along the scanned label, whose
-   loop the primitive runs with X's and V's strides, the bits of the
-   scalar loop. The loops over the other labels are open at DEPTH. 0,
-   emitting nothing, for any other scan. */
-static int scan_by_prim(emitter *E, const g_value *v, int pos, int depth)
+/* The range of lines of a primitive that runs them itself over LABEL
+   (extent EXT): the kernel's range when LABEL takes it (TAKE and
+   kernel_range_rows), else all of EXT; tx_r0 and tx_r1 declared. */
+static void put_line_range(emitter *E, int depth, int take, int label, tx_extent ext)
+{
+    if (take && kernel_range_rows(E, label, ext)) {
+        put(E, "%*sconst int64_t tx_r0 = tx_lo, tx_r1 = tx_hi;\n", 4 * depth, "");
+        return;
+    }
+    put(E, "%*sconst int64_t tx_r0 = 0, tx_r1 = ", 4 * depth, "");
+    put_extent(E, ext);
+    put(E, ";\n");
+}
+
+/* A scan of a real tensor X of V's type in memory (no sparse map): the
+   lines along the scanned label, over the innermost of the other labels,
+   in one tx_p_scan (tx_p_scanf for f32) call that runs both loops with
+   X's and V's strides, four lines at once, each line folded as the scalar
+   loop folds it (the same bits). OUTER[0..NO) are the other labels: the
+   loops over all but the last are opened here (the first taking the
+   kernel's range), the last is the lines' (taking it when it is the only
+   one). 0, emitting nothing, for any other scan. */
+static int scan_by_prim(emitter *E, const g_value *v, int pos, const int *outer, const tx_extent *oext, int no,
+                        int depth)
 {
     const g_value *x = v->in[0];
     if (v->nmaps || (v->dt != DT_F64 && v->dt != DT_F32) || x->dt != v->dt || x->inlined || x->op == OP_CONST)
         return 0;
     const char *t = ctype(v->dt);
     emit_use(E, TXS_PRIM);
+    open_loops(E, outer, oext, no > 0 ? no - 1 : 0, &depth, 1);
     put(E, "%*s{\n", 4 * depth, "");
     depth++;
+    if (no > 0)
+        put_line_range(E, depth, no == 1, outer[no - 1], oext[no - 1]);
+    else
+        put(E, "%*sconst int64_t tx_r0 = 0, tx_r1 = 1;\n", 4 * depth, "");
     put(E, "%*sconst int64_t tx_n = ", 4 * depth, "");
     put_extent(E, v->ext[pos]);
-    put(E, ";\n%*sif (tx_n > 0) {\n", 4 * depth, "");
+    put(E, ";\n%*sif (tx_n > 0 && tx_r1 > tx_r0) {\n", 4 * depth, "");
     depth++;
-    put(E, "%*sconst %s *tx_s;\n%*s%s *tx_d;\n%*sint64_t tx_is = 0, tx_id = 0;\n", 4 * depth, "", t, 4 * depth, "", t,
-        4 * depth, "");
-    put_scan_ends(E, v, pos, depth, 0);
-    put_scan_ends(E, v, pos, depth, 1);
-    put(E, "%*s%s(tx_n, %d, tx_s, tx_is, tx_d, tx_id);\n", 4 * depth, "", v->dt == DT_F32 ? "tx_p_scanf" : "tx_p_scan",
-        (int)v->red - RED_ADD);
+    put(E, "%*sconst %s *tx_s;\n%*s%s *tx_d;\n%*sint64_t tx_is = 0, tx_id = 0, tx_ls = 0, tx_ld = 0;\n", 4 * depth, "",
+        t, 4 * depth, "", t, 4 * depth, "");
+    /* the first line's first element, its next, the next line's first */
+    tx_buf first = {0}, next = {0};
+    tx_buf *o = E->out;
+    E->out = &first;
+    if (v->scan_reverse) {
+        put_extent(E, v->ext[pos]);
+        put(E, " - 1");
+    } else
+        put(E, "0");
+    E->out = &next;
+    if (v->scan_reverse) {
+        put_extent(E, v->ext[pos]);
+        put(E, " - 2");
+    } else
+        put(E, "1");
+    E->out = o;
+    int l[2] = {v->scan_label, no > 0 ? outer[no - 1] : -1};
+    const char *at0[2] = {first.p, "tx_r0"}, *at1[2] = {next.p, "tx_r0"}, *at2[2] = {first.p, "tx_r0 + 1"};
+    int nl = no > 0 ? 2 : 1;
+    put_at_pair(E, depth, NULL, l, at0, nl, x, v, "tx_s", "tx_d", NULL, NULL);
+    put_at_pair(E, depth, "if (tx_n > 1)", l, at1, nl, x, v, "tx_is", "tx_id", "tx_s", "tx_d");
+    put_at_pair(E, depth, "if (tx_r1 - tx_r0 > 1)", l, at2, nl, x, v, "tx_ls", "tx_ld", "tx_s", "tx_d");
+    buf_free(&first);
+    buf_free(&next);
+    put(E, "%*s%s(tx_r1 - tx_r0, tx_n, %d, tx_s, tx_ls, tx_is, tx_d, tx_ld, tx_id);\n", 4 * depth, "",
+        v->dt == DT_F32 ? "tx_p_scanf" : "tx_p_scan", (int)v->red - RED_ADD);
     depth--;
     put(E, "%*s}\n", 4 * depth, "");
     depth--;
     put(E, "%*s}\n", 4 * depth, "");
     return 1;
-}
-
-/* Puts into TX_S and TX_D the addresses of X's row and of V's element
-   at index tx_r0 of V's last label (ROW 0), or into TX_IS and TX_ID their
-   distances to those of index tx_r0 + 1 (ROW 1), the summed label L at 0. */
-static void put_rows_ends(emitter *E, const g_value *v, const g_value *x, int L, int depth, int row)
-{
-    put(E, "%*s%s{\n%*sconst int64_t ", 4 * depth, "", row ? "if (tx_r1 - tx_r0 > 1) " : "", 4 * depth + 4, "");
-    put_label(E, v->label[v->rank - 1]);
-    put(E, " = tx_r0%s, ", row ? " + 1" : "");
-    put_label(E, L);
-    put(E, " = 0;\n%*s%s = &", 4 * depth + 4, "", row ? "tx_is" : "tx_s");
-    put_access(E, x);
-    put(E, "%s;\n%*s%s = &", row ? " - tx_s" : "", 4 * depth + 4, "", row ? "tx_id" : "tx_d");
-    put_value_at(E, v);
-    put(E, "%s;\n%*s}\n", row ? " - tx_d" : "", 4 * depth, "");
 }
 
 /* A reduction of an f64 tensor X in memory over one label L, X's
@@ -631,8 +661,7 @@ static void put_rows_ends(emitter *E, const g_value *v, const g_value *x, int L,
    tx_p_red_chunked), so the libtcc code does not run a loop per row.
    The loops over V's other labels are opened at DEPTH (the first takes
    the kernel's range); V's last label takes it when it is V's only one
-   (kernel_range_rows). 0, emitting nothing,
-   for any other value. */
+   (kernel_range_rows). 0, emitting nothing, for any other value. */
 static int reduce_rows_by_prim(emitter *E, const g_value *v, const int *summed, const tx_extent *sext, int nsum,
                                int depth)
 {
@@ -653,19 +682,15 @@ static int reduce_rows_by_prim(emitter *E, const g_value *v, const int *summed, 
     open_loops(E, v->label, v->ext, v->rank - 1, &depth, 1);
     put(E, "%*s{\n", 4 * depth, "");
     depth++;
-    if (v->rank == 1 && kernel_range_rows(E, last, v->ext[0]))
-        put(E, "%*sconst int64_t tx_r0 = tx_lo, tx_r1 = tx_hi;\n", 4 * depth, "");
-    else {
-        put(E, "%*sconst int64_t tx_r0 = 0, tx_r1 = ", 4 * depth, "");
-        put_extent(E, v->ext[v->rank - 1]);
-        put(E, ";\n");
-    }
+    put_line_range(E, depth, v->rank == 1, last, v->ext[v->rank - 1]);
     put(E, "%*sif (tx_r1 > tx_r0) {\n", 4 * depth, "");
     depth++;
     put(E, "%*sconst double *tx_s;\n%*sdouble *tx_d;\n%*sint64_t tx_is = 0, tx_id = 0;\n", 4 * depth, "", 4 * depth,
         "", 4 * depth, "");
-    put_rows_ends(E, v, x, summed[0], depth, 0);
-    put_rows_ends(E, v, x, summed[0], depth, 1);
+    int l[2] = {last, summed[0]};
+    const char *at0[2] = {"tx_r0", "0"}, *at1[2] = {"tx_r0 + 1", "0"};
+    put_at_pair(E, depth, NULL, l, at0, 2, x, v, "tx_s", "tx_d", NULL, NULL);
+    put_at_pair(E, depth, "if (tx_r1 - tx_r0 > 1)", l, at1, 2, x, v, "tx_is", "tx_id", "tx_s", "tx_d");
     put(E, "%*stx_p_red_rows(tx_r1 - tx_r0, ", 4 * depth, "");
     put_extent(E, sext[0]);
     put(E, ", %d, tx_s, tx_is, tx_d, tx_id);\n", red - RED_ADD);
@@ -715,11 +740,11 @@ void emit_compute(emitter *E, const g_value *v)
             outer[no] = v->label[i];
             oext[no++] = v->ext[i];
         }
-        open_loops(E, outer, oext, no, &depth, 1);
-        if (scan_by_prim(E, v, pos, depth)) {
+        if (scan_by_prim(E, v, pos, outer, oext, no, depth)) {
             put(E, "    }\n");
             return;
         }
+        open_loops(E, outer, oext, no, &depth, 1);
         put(E, "%*s{\n", 4 * depth, "");
         depth++;
         int cx = dt_complex(v->dt);

@@ -1633,13 +1633,14 @@ START_TEST(extremum_of_rows)
 }
 END_TEST
 
-/* A scan along a line, on every set: each element the fold of the line
-   up to it, from OP's identity, in double, in order (a NaN winning max
-   and min from where it appears), stored in the line's type; lines read
-   and written with strides of either sign (a right-to-left scan, a
+/* Scans of K lines in one call, on every set: each element the fold of
+   its line up to it, from OP's identity, in double, in order (a NaN
+   winning max and min from where it appears), stored in the line's type;
+   lines of K = 1, 4 (one group of four) and 7 (a group and three more),
+   read and written with strides of either sign (a right-to-left scan, a
    column); nothing written between the strided elements. */
-typedef void scan_fn(int64_t, int, const double *, int64_t, double *, int64_t);
-typedef void scanf_fn(int64_t, int, const float *, int64_t, float *, int64_t);
+typedef void scan_fn(int64_t, int64_t, int, const double *, int64_t, int64_t, double *, int64_t, int64_t);
+typedef void scanf_fn(int64_t, int64_t, int, const float *, int64_t, int64_t, float *, int64_t, int64_t);
 
 START_TEST(scans)
 {
@@ -1648,57 +1649,62 @@ START_TEST(scans)
     scan_fn *sc = (scan_fn *)prim(s, "tx_p_scan");
     scanf_fn *sf = (scanf_fn *)prim(s, "tx_p_scanf");
     static const int64_t incs[][2] = {{1, 1}, {3, 2}, {-1, -1}, {2, -3}};
+    static const int64_t ks[] = {1, 4, 7};
     for (int op = 0; op < 4; op++)
         for (int l = 0; l < NLEN; l++)
-            for (size_t q = 0; q < sizeof incs / sizeof incs[0]; q++) {
-                int64_t n = lengths[l], ix = incs[q][0], id = incs[q][1];
-                int64_t ax = ix < 0 ? -ix : ix, ad = id < 0 ? -id : id, nx = n * ax + 1, nd = n * ad + 1;
-                double *x = malloc((size_t)nx * sizeof(double)), *d = malloc((size_t)nd * sizeof(double));
-                float *xf = malloc((size_t)nx * sizeof(float)), *df = malloc((size_t)nd * sizeof(float));
-                for (int64_t i = 0; i < nx; i++) {
-                    /* NaNs only where their order decides (max, min): which
-                       of two NaNs a sum keeps is the compiler's operand order */
-                    x[i] = op == 0 ? ldexp(2 * u01() - 1, (int)(i % 11) - 5)
-                           : op == 1 ? 1 + (u01() - 0.5) / 64
-                           : i % 4 ? pick_special(i)
-                                   : rng() % 2 ? 0.0 : -0.0; /* ties of +0 and -0 */
-                    xf[i] = (float)x[i];
-                }
-                for (int64_t i = 0; i < nd; i++)
-                    d[i] = df[i] = 42;
-                /* the line's first element: the end a negative stride starts from */
-                const double *x0 = x + (ix < 0 ? (n ? n - 1 : 0) * ax : 0);
-                const float *xf0 = xf + (ix < 0 ? (n ? n - 1 : 0) * ax : 0);
-                double *d0 = d + (id < 0 ? (n ? n - 1 : 0) * ad : 0);
-                float *df0 = df + (id < 0 ? (n ? n - 1 : 0) * ad : 0);
-                sc(n, op, x0, ix, d0, id);
-                sf(n, op, xf0, ix, df0, id);
-                double a = op == 0 ? 0.0 : op == 1 ? 1.0 : op == 2 ? -1.0 / 0.0 : 1.0 / 0.0;
-                double af = a;
-                for (int64_t j = 0; j < n; j++) {
-                    double v = x0[j * ix], vf = (double)xf0[j * ix];
-                    switch (op) {
-                    case 0: a += v; af += vf; break;
-                    case 1: a *= v; af *= vf; break;
-                    case 2: a = v > a || v != v ? v : a; af = vf > af || vf != vf ? vf : af; break;
-                    default: a = v < a || v != v ? v : a; af = vf < af || vf != vf ? vf : af; break;
+            for (size_t q = 0; q < sizeof incs / sizeof incs[0]; q++)
+                for (size_t kk = 0; kk < sizeof ks / sizeof ks[0]; kk++) {
+                    int64_t n = lengths[l], ix = incs[q][0], id = incs[q][1], k = ks[kk];
+                    int64_t ax = ix < 0 ? -ix : ix, ad = id < 0 ? -id : id, lx = n * ax + 1, ld = n * ad + 1;
+                    double *x = malloc((size_t)(k * lx) * sizeof(double)), *d = malloc((size_t)(k * ld) * sizeof(double));
+                    float *xf = malloc((size_t)(k * lx) * sizeof(float)), *df = malloc((size_t)(k * ld) * sizeof(float));
+                    for (int64_t i = 0; i < k * lx; i++) {
+                        /* NaNs only where their order decides (max, min): which
+                           of two NaNs a sum keeps is the compiler's operand order */
+                        x[i] = op == 0 ? ldexp(2 * u01() - 1, (int)(i % 11) - 5)
+                               : op == 1 ? 1 + (u01() - 0.5) / 64
+                               : i % 4 ? pick_special(i)
+                                       : rng() % 2 ? 0.0 : -0.0; /* ties of +0 and -0 */
+                        xf[i] = (float)x[i];
                     }
-                    float wf = (float)af;
-                    CHECK_SAME(d0[j * id], a, "%s scan(op %d) n=%ld inc %ld,%ld [%ld]", set_names[s], op, (long)n,
-                               (long)ix, (long)id, (long)j);
-                    ck_assert_msg(memcmp(&df0[j * id], &wf, sizeof wf) == 0, "%s scanf(op %d) n=%ld [%ld]",
-                                  set_names[s], op, (long)n, (long)j);
+                    for (int64_t i = 0; i < k * ld; i++)
+                        d[i] = df[i] = 42;
+                    /* the first line's first element: the end a negative stride starts from */
+                    int64_t ox = ix < 0 ? (n ? n - 1 : 0) * ax : 0, od = id < 0 ? (n ? n - 1 : 0) * ad : 0;
+                    sc(k, n, op, x + ox, lx, ix, d + od, ld, id);
+                    sf(k, n, op, xf + ox, lx, ix, df + od, ld, id);
+                    for (int64_t r = 0; r < k; r++) {
+                        const double *x0 = x + ox + r * lx;
+                        const float *xf0 = xf + ox + r * lx;
+                        const double *d0 = d + od + r * ld;
+                        const float *df0 = df + od + r * ld;
+                        double a = op == 0 ? 0.0 : op == 1 ? 1.0 : op == 2 ? -1.0 / 0.0 : 1.0 / 0.0;
+                        double af = a;
+                        for (int64_t j = 0; j < n; j++) {
+                            double v = x0[j * ix], vf = (double)xf0[j * ix];
+                            switch (op) {
+                            case 0: a += v; af += vf; break;
+                            case 1: a *= v; af *= vf; break;
+                            case 2: a = v > a || v != v ? v : a; af = vf > af || vf != vf ? vf : af; break;
+                            default: a = v < a || v != v ? v : a; af = vf < af || vf != vf ? vf : af; break;
+                            }
+                            float wf = (float)af;
+                            CHECK_SAME(d0[j * id], a, "%s scan(op %d) k=%ld line %ld n=%ld inc %ld,%ld [%ld]", set_names[s],
+                                       op, (long)k, (long)r, (long)n, (long)ix, (long)id, (long)j);
+                            ck_assert_msg(memcmp(&df0[j * id], &wf, sizeof wf) == 0, "%s scanf(op %d) line %ld n=%ld [%ld]",
+                                          set_names[s], op, (long)r, (long)n, (long)j);
+                        }
+                    }
+                    int64_t touched = 0;
+                    for (int64_t i = 0; i < k * ld; i++)
+                        touched += d[i] != 42 || df[i] != 42;
+                    ck_assert_msg(touched <= k * n, "%s scan(op %d) n=%ld: %ld elements written", set_names[s], op,
+                                  (long)n, (long)touched);
+                    free(x);
+                    free(d);
+                    free(xf);
+                    free(df);
                 }
-                int64_t touched = 0;
-                for (int64_t i = 0; i < nd; i++)
-                    touched += d[i] != 42 || df[i] != 42;
-                ck_assert_msg(n == 0 || touched <= n, "%s scan(op %d) n=%ld: %ld elements written", set_names[s], op,
-                              (long)n, (long)touched);
-                free(x);
-                free(d);
-                free(xf);
-                free(df);
-            }
 }
 END_TEST
 
