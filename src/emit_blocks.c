@@ -1845,15 +1845,70 @@ static void put_block_bounds(emitter *E, int label, tx_extent ext, int depth)
    temporary, row-major over the labels' order given by its own modes),
    with OP 0 (=), 1 (+=) or 2 (-=). TARGET_VAR >= 0 writes variable
    TARGET_VAR, else temporary TEMP. */
+/* Whether X, or a tensor X reads through the values fused into it (TOP:
+   X itself is being computed), is read across its rows along the block's
+   label L and along its rows (stride 1) along P: a transposed operand
+   (A("i,j") + B("j,i") over j in blocks, i outside). */
+static int reads_transposed(emitter *E, const g_value *x, int L, int P, int top)
+{
+    if (top || x->inlined) {
+        for (int i = 0; i < x->nin; i++)
+            if (reads_transposed(E, x->in[i], L, P, 0))
+                return 1;
+        return 0;
+    }
+    if (x->op == OP_CONST || dt_complex(x->dt))
+        return 0;
+    int64_t kl, kp;
+    tx_buf stride = {0}, *out = E->out;
+    E->out = &stride;
+    put_label_stride(E, x, L, &kl);
+    put_label_stride(E, x, P, &kp);
+    E->out = out;
+    buf_free(&stride);
+    return kl != 0 && kl != 1 && kp == 1;
+}
+
+/* Rows of the result taken together by a nest that reads an operand
+   transposed: each block of the row loop runs down this many rows, so
+   that the operand's lines it gathers from (one per element of the
+   block) are read from L1 again by the next rows rather than from L2 or
+   memory (a cache line holds 8 doubles) */
+#define TRANSPOSED_ROWS 8
+
 void emit_block_loop(emitter *E, const g_value *x, const int *labels, const tx_extent *ext, int rank,
                      int target_var, const g_value *temp, dtype tdt, int op)
 {
-    int depth = 2, span = 0, blk_refs = 0;
+    int depth = 2, span = 0, blk_refs = 0, rows = 0;
     tx_buf body_buf, *saved_body = NULL;
     emit_use(E, TXS_PRIM);
-    open_loops(E, labels, ext, rank - 1, &depth, 1);
     int L = labels[rank - 1];
-    if (rank == 1 && E->k.value && E->k.value->row_group && kernel_range_spans(E, L, ext[0], depth)) {
+    /* an operand read transposed: the rows of the label before L in tiles
+       of TRANSPOSED_ROWS, each block of L run down the tile's rows */
+    rows = rank >= 2 && !(E->k.value && E->k.value->row_group) && reads_transposed(E, x, L, labels[rank - 2], 1);
+    open_loops(E, labels, ext, rank - 1 - rows, &depth, 1);
+    if (rows) {
+        int P = labels[rank - 2];
+        put(E, "%*s{\n", 4 * depth, "");
+        depth++;
+        if (kernel_range_rows(E, P, ext[rank - 2]))
+            put(E, "%*sconst int64_t tx_t0 = tx_lo, tx_t1 = tx_hi;\n", 4 * depth, "");
+        else {
+            put(E, "%*sconst int64_t tx_t0 = 0, tx_t1 = ", 4 * depth, "");
+            put_extent(E, ext[rank - 2]);
+            put(E, ";\n");
+        }
+        put(E, "%*sfor (int64_t tx_it = tx_t0; tx_it < tx_t1; tx_it += %d) {\n", 4 * depth, "", TRANSPOSED_ROWS);
+        depth++;
+        put(E, "%*sconst int64_t tx_ie = tx_t1 - tx_it < %d ? tx_t1 : tx_it + %d;\n", 4 * depth, "", TRANSPOSED_ROWS,
+            TRANSPOSED_ROWS);
+    }
+    if (rows) { /* the loop head waits for the body (see below), which runs inside the loop over the tile's rows */
+        span = 1;
+        depth += 2;
+        blk_refs = E->k.blk_refs;
+        saved_body = emit_capture_begin(E, &body_buf);
+    } else if (rank == 1 && E->k.value && E->k.value->row_group && kernel_range_spans(E, L, ext[0], depth)) {
         depth++; /* a vector of a row group: its range is the group's, in elements */
         put(E, "%*sconst int64_t tx_bn = tx_hi - tx_i < TX_BLOCK ? tx_hi - tx_i : TX_BLOCK;\n%*sconst int64_t ",
             4 * depth, "", 4 * depth, "");
@@ -1908,7 +1963,7 @@ void emit_block_loop(emitter *E, const g_value *x, const int *labels, const tx_e
             put(E, ", &%s, %lld, %d);\n", target, (long long)inc, op);
         }
     }
-    depth--;
+    depth -= 1 + rows;
     if (span) {
         /* primitives that read and write memory directly, with no scratch
            block (f64 or f32), run over spans of up to eight blocks of the
@@ -1920,9 +1975,22 @@ void emit_block_loop(emitter *E, const g_value *x, const int *labels, const tx_e
             open_rows_span(E, L, ext[rank - 1], depth, 0, SPAN_BLOCKS);
         else
             put_block_loop_head(E, L, ext[rank - 1], depth);
-        put(E, "%s", body);
+        if (rows) {
+            put(E, "%*sfor (int64_t ", 4 * depth + 4, "");
+            put_label(E, labels[rank - 2]);
+            put(E, " = tx_it; ");
+            put_label(E, labels[rank - 2]);
+            put(E, " < tx_ie; ");
+            put_label(E, labels[rank - 2]);
+            put(E, "++) {\n%s%*s}\n", body, 4 * depth + 4, "");
+        } else
+            put(E, "%s", body);
     }
     put(E, "%*s}\n", 4 * depth, "");
+    if (rows) {
+        put(E, "%*s}\n", 4 * depth - 4, "");
+        put(E, "%*s}\n", 4 * depth - 8, "");
+    }
 }
 
 int open_row_loop(emitter *E, int label, tx_extent ext, int depth, int blocked, int *range)
