@@ -653,9 +653,10 @@ static int scan_by_prim(emitter *E, const g_value *v, int pos, const int *outer,
     return 1;
 }
 
-/* A reduction of an f64 tensor X in memory over one label L, X's
-   contiguous mode (a row sum, max, min or product; a plain sum), into an
-   f64 value: the rows along V's last label in one call of tx_p_red_rows,
+/* A reduction of an f64 (f32) tensor X in memory over one label L, X's
+   contiguous mode (a row sum, max, min or product; a plain sum), into a
+   value of its type: the rows along V's last label in one call of
+   tx_p_red_rows (tx_p_redf_rows),
    which folds each row as the nest below would (rows shorter than 16
    element by element in order, eight rows at once; longer ones through
    tx_p_red_chunked), so the libtcc code does not run a loop per row.
@@ -665,7 +666,7 @@ static int scan_by_prim(emitter *E, const g_value *v, int pos, const int *outer,
 static int reduce_rows_by_prim(emitter *E, const g_value *v, const int *summed, const tx_extent *sext, int nsum,
                                int depth)
 {
-    if (nsum != 1 || v->rank == 0 || v->nmaps || v->dt != DT_F64 || v->nin != 1)
+    if (nsum != 1 || v->rank == 0 || v->nmaps || (v->dt != DT_F64 && v->dt != DT_F32) || v->nin != 1)
         return 0;
     int red;
     if (v->op == OP_REDUCE)
@@ -676,8 +677,9 @@ static int reduce_rows_by_prim(emitter *E, const g_value *v, const int *summed, 
         return 0;
     const g_value *x = v->in[0];
     int last = v->label[v->rank - 1];
-    if (!blk_rows_of(E, x, summed[0], last, DT_F64))
+    if (!blk_rows_of(E, x, summed[0], last, v->dt))
         return 0;
+    const char *t = ctype(v->dt);
     emit_use(E, TXS_PRIM);
     open_loops(E, v->label, v->ext, v->rank - 1, &depth, 1);
     put(E, "%*s{\n", 4 * depth, "");
@@ -685,13 +687,13 @@ static int reduce_rows_by_prim(emitter *E, const g_value *v, const int *summed, 
     put_line_range(E, depth, v->rank == 1, last, v->ext[v->rank - 1]);
     put(E, "%*sif (tx_r1 > tx_r0) {\n", 4 * depth, "");
     depth++;
-    put(E, "%*sconst double *tx_s;\n%*sdouble *tx_d;\n%*sint64_t tx_is = 0, tx_id = 0;\n", 4 * depth, "", 4 * depth,
-        "", 4 * depth, "");
+    put(E, "%*sconst %s *tx_s;\n%*s%s *tx_d;\n%*sint64_t tx_is = 0, tx_id = 0;\n", 4 * depth, "", t, 4 * depth, "", t,
+        4 * depth, "");
     int l[2] = {last, summed[0]};
     const char *at0[2] = {"tx_r0", "0"}, *at1[2] = {"tx_r0 + 1", "0"};
     put_at_pair(E, depth, NULL, l, at0, 2, x, v, "tx_s", "tx_d", NULL, NULL);
     put_at_pair(E, depth, "if (tx_r1 - tx_r0 > 1)", l, at1, 2, x, v, "tx_is", "tx_id", "tx_s", "tx_d");
-    put(E, "%*stx_p_red_rows(tx_r1 - tx_r0, ", 4 * depth, "");
+    put(E, "%*stx_p_red%s_rows(tx_r1 - tx_r0, ", 4 * depth, "", v->dt == DT_F32 ? "f" : "");
     put_extent(E, sext[0]);
     put(E, ", %d, tx_s, tx_is, tx_d, tx_id);\n", red - RED_ADD);
     depth--;

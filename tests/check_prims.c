@@ -233,7 +233,7 @@ static const char *const tested[] = {
     "tx_p_muls", "tx_p_divs", "tx_p_map_f32", "tx_p_red_chunked",
     "tx_pf_load", "tx_pf_bin", "tx_pf_map", "tx_pf_store", "tx_p_cmp", "tx_p_where",
     "tx_p_divr", "tx_p_divrf", "tx_p_redf_sum", "tx_p_redf_prod", "tx_p_redf_max", "tx_p_redf_min",
-    "tx_p_tile_f64", "tx_pf_tile", "tx_p_addf_rows", "tx_p_max_rows", "tx_p_min_rows", "tx_p_maxf_rows", "tx_p_minf_rows", "tx_p_scan", "tx_p_scanf", "tx_p_red_rows", "tx_p_map_aff", "tx_pf_map_bin",
+    "tx_p_tile_f64", "tx_pf_tile", "tx_p_addf_rows", "tx_p_max_rows", "tx_p_min_rows", "tx_p_maxf_rows", "tx_p_minf_rows", "tx_p_scan", "tx_p_scanf", "tx_p_red_rows", "tx_p_redf_rows", "tx_p_map_aff", "tx_pf_map_bin",
     "tx_p_mul_aff", "tx_p_sq_aff", "tx_p_red_sq_aff", "tx_p_mul_add", "tx_p_mul_aff_add", "tx_p_maxs", "tx_p_mins", "tx_p_div_aff", "tx_p_cmps", "tx_p_where_s",
     "tx_p_mul_aff_f32", "tx_p_sq_aff_f32", "tx_p_div_aff_f32", "tx_p_mul_add_f32", "tx_p_mul_aff_add_f32",
     "tx_p_red_sq_aff_f32",
@@ -1715,6 +1715,8 @@ END_TEST
    one chunk or several; the results at a stride, nothing between them
    written. */
 typedef void red_rows_fn(int64_t, int64_t, int, const double *, int64_t, double *, int64_t);
+typedef void redff_rows_fn(int64_t, int64_t, int, const float *, int64_t, float *, int64_t);
+
 
 START_TEST(reductions_of_rows)
 {
@@ -1761,6 +1763,52 @@ START_TEST(reductions_of_rows)
                                (long)k, (long)r);
                     for (int64_t g = 1; g < id; g++)
                         ck_assert_msg(d[r * id + g] == 42, "%s red_rows: written between results", set_names[s]);
+                }
+                free(x);
+                free(d);
+            }
+    /* f32 rows into f32 results: in double, rounded once; a long row in
+       spans of 8 blocks through the set's tx_p_redf_OP */
+    redff_rows_fn *rowsf = (redff_rows_fn *)prim(s, "tx_p_redf_rows");
+    redf_fn *redf[4] = {(redf_fn *)prim(s, "tx_p_redf_sum"), (redf_fn *)prim(s, "tx_p_redf_prod"),
+                       (redf_fn *)prim(s, "tx_p_redf_max"), (redf_fn *)prim(s, "tx_p_redf_min")};
+    for (int op = 0; op < 4; op++)
+        for (size_t a = 0; a < sizeof ns / sizeof ns[0]; a++)
+            for (size_t b = 0; b < sizeof ks / sizeof ks[0]; b++) {
+                int64_t n = ns[a], k = ks[b], ix = n + 2, id = 3;
+                if (n * k > 200000)
+                    continue;
+                float *x = malloc((size_t)(k * ix + 1) * sizeof(float)), *d = malloc((size_t)(k * id) * sizeof(float));
+                for (int64_t i = 0; i < k * ix; i++)
+                    x[i] = (float)(op == 0 ? ldexp(2 * u01() - 1, (int)(i % 61) - 30) /* sums that round in double */
+                                   : op == 1 ? 1 + (u01() - 0.5) / 64
+                                   : i % 4 ? pick_special(i)
+                                           : rng() % 2 ? 0.0 : -0.0);
+                for (int64_t i = 0; i < k * id; i++)
+                    d[i] = 42;
+                rowsf(k, n, op, x, ix, d, id);
+                const double init = op == 0 ? 0.0 : op == 1 ? 1.0 : op == 2 ? -1.0 / 0.0 : 1.0 / 0.0;
+                for (int64_t r = 0; r < k; r++) {
+                    const float *x0 = x + r * ix;
+                    double want = init;
+                    if (n >= 16)
+                        for (int64_t o = 0; o < n; o += 8 * 256) /* 8 blocks of prims.inc's TX_BLOCK */
+                            want = redf[op](n - o < 8 * 256 ? n - o : 8 * 256, x0 + o, want);
+                    else
+                        for (int64_t j = 0; j < n; j++) {
+                            double v = (double)x0[j];
+                            switch (op) {
+                            case 0: want += v; break;
+                            case 1: want *= v; break;
+                            case 2: want = v > want || v != v ? v : want; break;
+                            default: want = v < want || v != v ? v : want; break;
+                            }
+                        }
+                    float wf = (float)want;
+                    ck_assert_msg(memcmp(&d[r * id], &wf, sizeof wf) == 0, "%s redf_rows(op %d) n=%ld k=%ld row %ld: %a, want %a",
+                                  set_names[s], op, (long)n, (long)k, (long)r, d[r * id], wf);
+                    for (int64_t g = 1; g < id; g++)
+                        ck_assert_msg(d[r * id + g] == 42, "%s redf_rows: written between results", set_names[s]);
                 }
                 free(x);
                 free(d);
