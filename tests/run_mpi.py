@@ -72,6 +72,10 @@ CASES = [
     ('f32_blocks.tx', False), ('f32_reduce.tx', False), ('fn_f32_softmax.tx', False), ('la_cholesky_f32.tx', True),
     ('complex64_linalg.tx', True), ('complex_mixed_blas.tx', True), ('complex_reduce.tx', False),
     ('complex_updates.tx', True),
+    # whole rows, lines and tiles of rows handed to one primitive call per range (tx_p_red_rows,
+    # tx_p_redf_rows, tx_p_max_rows, tx_p_scan, reads_transposed): on each rank's rows
+    ('reduce_rows_prim.tx', False), ('reduce_rows_f32.tx', False), ('reduce_extremum_rows.tx', False),
+    ('fn_scan_nan_long.tx', False), ('elementwise_transposed.tx', False), ('fn_short_rows.tx', False),
 ]
 
 
