@@ -1024,17 +1024,25 @@ int blk_accumulate_product(emitter *E, blk_state *B, const g_value *x, const cha
     return 1;
 }
 
+/* The strides of labels A and B through memory-resident value X as
+   put_label_stride knows them (-1: known only when the code runs), the
+   text thrown away. */
+static void known_strides(emitter *E, const g_value *x, int a, int b, int64_t *ka, int64_t *kb)
+{
+    tx_buf stride = {0}, *out = E->out;
+    E->out = &stride;
+    put_label_stride(E, x, a, ka);
+    put_label_stride(E, x, b, kb);
+    E->out = out;
+    buf_free(&stride);
+}
+
 int blk_rows_of(emitter *E, const g_value *x, int label, int outer, dtype dt)
 {
     if (x->inlined || x->dt != dt || x->op == OP_CONST)
         return 0;
     int64_t known, kouter;
-    tx_buf stride = {0}, *out = E->out;
-    E->out = &stride;
-    put_label_stride(E, x, label, &known);
-    put_label_stride(E, x, outer, &kouter);
-    E->out = out;
-    buf_free(&stride);
+    known_strides(E, x, label, outer, &known, &kouter);
     return known == 1 && kouter != 0;
 }
 
@@ -1860,12 +1868,7 @@ static int reads_transposed(emitter *E, const g_value *x, int L, int P, int top)
     if (x->op == OP_CONST || dt_complex(x->dt))
         return 0;
     int64_t kl, kp;
-    tx_buf stride = {0}, *out = E->out;
-    E->out = &stride;
-    put_label_stride(E, x, L, &kl);
-    put_label_stride(E, x, P, &kp);
-    E->out = out;
-    buf_free(&stride);
+    known_strides(E, x, L, P, &kl, &kp);
     return kl != 0 && kl != 1 && kp == 1;
 }
 
