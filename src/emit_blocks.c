@@ -1024,17 +1024,30 @@ int blk_accumulate_product(emitter *E, blk_state *B, const g_value *x, const cha
     return 1;
 }
 
-/* The strides of labels A and B through memory-resident value X as
-   put_label_stride knows them (-1: known only when the code runs), the
-   text thrown away. */
+/* The stride of label L through memory-resident value W as
+   put_label_stride knows it (-1: known only when the code runs; 0: L is
+   not among W's modes), without writing it: nothing is emitted, so no
+   dimension of the kernel's record is referenced for a text thrown away
+   (an unused member is a warning, an error under -Werror). */
+static int64_t known_stride(emitter *E, const g_value *w, int L)
+{
+    mode_seq s;
+    int64_t known = 0;
+    if (emit_modes(E, w, &s) < 0)
+        return 0;
+    for (int p = 0, any = 0; p < s.n; p++)
+        if (s.label[p] == L) {
+            int64_t v = mode_stride_value(E, &s, p);
+            known = any || v < 0 ? -1 : v;
+            any = 1;
+        }
+    return known;
+}
+
 static void known_strides(emitter *E, const g_value *x, int a, int b, int64_t *ka, int64_t *kb)
 {
-    tx_buf stride = {0}, *out = E->out;
-    E->out = &stride;
-    put_label_stride(E, x, a, ka);
-    put_label_stride(E, x, b, kb);
-    E->out = out;
-    buf_free(&stride);
+    *ka = known_stride(E, x, a);
+    *kb = known_stride(E, x, b);
 }
 
 int blk_rows_of(emitter *E, const g_value *x, int label, int outer, dtype dt)
