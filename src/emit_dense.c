@@ -591,6 +591,17 @@ static void put_line_range(emitter *E, int depth, int take, int label, tx_extent
     put(E, ";\n");
 }
 
+/* The index of the scan's element STEP places from its start: STEP, or
+   the extent less 1 + STEP right to left. */
+static void put_scan_index(emitter *E, const g_value *v, int pos, int step)
+{
+    if (v->scan_reverse) {
+        put_extent(E, v->ext[pos]);
+        put(E, " - %d", 1 + step);
+    } else
+        put(E, "%d", step);
+}
+
 /* A scan of a real tensor X of V's type in memory (no sparse map): the
    lines along the scanned label, over the innermost of the other labels,
    in one tx_p_scan (tx_p_scanf for f32) call that runs both loops with
@@ -624,17 +635,9 @@ static int scan_by_prim(emitter *E, const g_value *v, int pos, const int *outer,
     tx_buf first = {0}, next = {0};
     tx_buf *o = E->out;
     E->out = &first;
-    if (v->scan_reverse) {
-        put_extent(E, v->ext[pos]);
-        put(E, " - 1");
-    } else
-        put(E, "0");
+    put_scan_index(E, v, pos, 0);
     E->out = &next;
-    if (v->scan_reverse) {
-        put_extent(E, v->ext[pos]);
-        put(E, " - 2");
-    } else
-        put(E, "1");
+    put_scan_index(E, v, pos, 1);
     E->out = o;
     int l[2] = {v->scan_label, no > 0 ? outer[no - 1] : -1};
     const char *at0[2] = {first.p, "tx_r0"}, *at1[2] = {next.p, "tx_r0"}, *at2[2] = {first.p, "tx_r0 + 1"};

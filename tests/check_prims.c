@@ -1583,6 +1583,37 @@ static double pick_special(int64_t i)
     }
 }
 
+/* A datum for a fold test of OP (0 +, 1 *, 2 max, 3 min) at index I: for
+   a sum, a number of 2^(I mod SPREAD - SPREAD/2) magnitude (NaNs only
+   where their order decides: which of two NaNs a sum keeps is the
+   compiler's operand order); for a product, near 1; for max and min,
+   specials (pick_special) and, every fourth, a zero of either sign (ties
+   of +0 and -0). */
+static double fold_datum(int op, int64_t i, int spread)
+{
+    return op == 0   ? ldexp(2 * u01() - 1, (int)(i % spread) - spread / 2)
+           : op == 1 ? 1 + (u01() - 0.5) / 64
+           : i % 4   ? pick_special(i)
+           : rng() % 2 ? 0.0
+                       : -0.0;
+}
+
+/* The identity of fold OP, and one step of the scalar fold */
+static double fold_identity(int op)
+{
+    return op == 0 ? 0.0 : op == 1 ? 1.0 : op == 2 ? -1.0 / 0.0 : 1.0 / 0.0;
+}
+
+static double fold_step(int op, double acc, double v)
+{
+    switch (op) {
+    case 0: return acc + v;
+    case 1: return acc * v;
+    case 2: return v > acc || v != v ? v : acc;
+    default: return v < acc || v != v ? v : acc;
+    }
+}
+
 START_TEST(extremum_of_rows)
 {
     int s = _i;
@@ -1658,15 +1689,8 @@ START_TEST(scans)
                     int64_t ax = ix < 0 ? -ix : ix, ad = id < 0 ? -id : id, lx = n * ax + 1, ld = n * ad + 1;
                     double *x = malloc((size_t)(k * lx) * sizeof(double)), *d = malloc((size_t)(k * ld) * sizeof(double));
                     float *xf = malloc((size_t)(k * lx) * sizeof(float)), *df = malloc((size_t)(k * ld) * sizeof(float));
-                    for (int64_t i = 0; i < k * lx; i++) {
-                        /* NaNs only where their order decides (max, min): which
-                           of two NaNs a sum keeps is the compiler's operand order */
-                        x[i] = op == 0 ? ldexp(2 * u01() - 1, (int)(i % 11) - 5)
-                               : op == 1 ? 1 + (u01() - 0.5) / 64
-                               : i % 4 ? pick_special(i)
-                                       : rng() % 2 ? 0.0 : -0.0; /* ties of +0 and -0 */
-                        xf[i] = (float)x[i];
-                    }
+                    for (int64_t i = 0; i < k * lx; i++)
+                        xf[i] = (float)(x[i] = fold_datum(op, i, 11));
                     for (int64_t i = 0; i < k * ld; i++)
                         d[i] = df[i] = 42;
                     /* the first line's first element: the end a negative stride starts from */
@@ -1678,16 +1702,10 @@ START_TEST(scans)
                         const float *xf0 = xf + ox + r * lx;
                         const double *d0 = d + od + r * ld;
                         const float *df0 = df + od + r * ld;
-                        double a = op == 0 ? 0.0 : op == 1 ? 1.0 : op == 2 ? -1.0 / 0.0 : 1.0 / 0.0;
-                        double af = a;
+                        double a = fold_identity(op), af = a;
                         for (int64_t j = 0; j < n; j++) {
-                            double v = x0[j * ix], vf = (double)xf0[j * ix];
-                            switch (op) {
-                            case 0: a += v; af += vf; break;
-                            case 1: a *= v; af *= vf; break;
-                            case 2: a = v > a || v != v ? v : a; af = vf > af || vf != vf ? vf : af; break;
-                            default: a = v < a || v != v ? v : a; af = vf < af || vf != vf ? vf : af; break;
-                            }
+                            a = fold_step(op, a, x0[j * ix]);
+                            af = fold_step(op, af, (double)xf0[j * ix]);
                             float wf = (float)af;
                             CHECK_SAME(d0[j * id], a, "%s scan(op %d) k=%ld line %ld n=%ld inc %ld,%ld [%ld]", set_names[s],
                                        op, (long)k, (long)r, (long)n, (long)ix, (long)id, (long)j);
@@ -1736,29 +1754,19 @@ START_TEST(reductions_of_rows)
                     continue;
                 double *x = malloc((size_t)(k * ix + 1) * sizeof(double)), *d = malloc((size_t)(k * id) * sizeof(double));
                 for (int64_t i = 0; i < k * ix; i++)
-                    x[i] = op == 0 ? ldexp(2 * u01() - 1, (int)(i % 11) - 5)
-                           : op == 1 ? 1 + (u01() - 0.5) / 64
-                           : i % 4 ? pick_special(i)
-                                   : rng() % 2 ? 0.0 : -0.0;
+                    x[i] = fold_datum(op, i, 11);
                 for (int64_t i = 0; i < k * id; i++)
                     d[i] = 42;
                 rows(k, n, op, x, ix, d, id);
-                const double init = op == 0 ? 0.0 : op == 1 ? 1.0 : op == 2 ? -1.0 / 0.0 : 1.0 / 0.0;
+                const double init = fold_identity(op);
                 for (int64_t r = 0; r < k; r++) {
                     const double *x0 = x + r * ix;
                     double want = init;
                     if (n >= 16)
                         want = chunked(red[op], n, x0, init);
                     else
-                        for (int64_t j = 0; j < n; j++) {
-                            double v = x0[j];
-                            switch (op) {
-                            case 0: want += v; break;
-                            case 1: want *= v; break;
-                            case 2: want = v > want || v != v ? v : want; break;
-                            default: want = v < want || v != v ? v : want; break;
-                            }
-                        }
+                        for (int64_t j = 0; j < n; j++)
+                            want = fold_step(op, want, x0[j]);
                     CHECK_SAME(d[r * id], want, "%s red_rows(op %d) n=%ld k=%ld row %ld", set_names[s], op, (long)n,
                                (long)k, (long)r);
                     for (int64_t g = 1; g < id; g++)
@@ -1780,30 +1788,19 @@ START_TEST(reductions_of_rows)
                     continue;
                 float *x = malloc((size_t)(k * ix + 1) * sizeof(float)), *d = malloc((size_t)(k * id) * sizeof(float));
                 for (int64_t i = 0; i < k * ix; i++)
-                    x[i] = (float)(op == 0 ? ldexp(2 * u01() - 1, (int)(i % 61) - 30) /* sums that round in double */
-                                   : op == 1 ? 1 + (u01() - 0.5) / 64
-                                   : i % 4 ? pick_special(i)
-                                           : rng() % 2 ? 0.0 : -0.0);
+                    x[i] = (float)fold_datum(op, i, 61); /* sums that round in double */
                 for (int64_t i = 0; i < k * id; i++)
                     d[i] = 42;
                 rowsf(k, n, op, x, ix, d, id);
-                const double init = op == 0 ? 0.0 : op == 1 ? 1.0 : op == 2 ? -1.0 / 0.0 : 1.0 / 0.0;
                 for (int64_t r = 0; r < k; r++) {
                     const float *x0 = x + r * ix;
-                    double want = init;
+                    double want = fold_identity(op);
                     if (n >= 16)
                         for (int64_t o = 0; o < n; o += 8 * 256) /* 8 blocks of prims.inc's TX_BLOCK */
                             want = redf[op](n - o < 8 * 256 ? n - o : 8 * 256, x0 + o, want);
                     else
-                        for (int64_t j = 0; j < n; j++) {
-                            double v = (double)x0[j];
-                            switch (op) {
-                            case 0: want += v; break;
-                            case 1: want *= v; break;
-                            case 2: want = v > want || v != v ? v : want; break;
-                            default: want = v < want || v != v ? v : want; break;
-                            }
-                        }
+                        for (int64_t j = 0; j < n; j++)
+                            want = fold_step(op, want, (double)x0[j]);
                     float wf = (float)want;
                     ck_assert_msg(memcmp(&d[r * id], &wf, sizeof wf) == 0, "%s redf_rows(op %d) n=%ld k=%ld row %ld: %a, want %a",
                                   set_names[s], op, (long)n, (long)k, (long)r, d[r * id], wf);
