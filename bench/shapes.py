@@ -49,6 +49,10 @@ add('gelu tanh', 'in X[n,m];\nout Y[n,m];\nY("i,j") = 0.5 * X("i,j") * (1 + tanh
 add('where relu grad', 'in X[n,m], G[n,m];\nout Y[n,m];\nY("i,j") = where(X("i,j") > 0, G("i,j"), 0);\n', {'X': X, 'G': Y}, ('Y', (n, n)), lambda: np.where(X > 0, Y, 0), lambda t: torch.where(t['X'] > 0, t['G'], 0.))
 add('sum sq 2d', 'in X[n,m];\nout s;\ns = X("i,j")^2;\n', {'X': X}, ('s', ()), lambda: np.sum(X * X), lambda t: (t['X'] ** 2).sum())
 add('frob inner', 'in A[n,m], B[n,m];\nout s;\ns = A("i,j") * B("i,j");\n', {'A': X, 'B': Y}, ('s', ()), lambda: np.vdot(X, Y), lambda t: (t['A'] * t['B']).sum())
+add('sum exp 2d', 'in X[n,m];\nout s;\ns = exp(X("i,j"));\n', {'X': X}, ('s', ()), lambda: np.sum(np.exp(X)), lambda t: torch.exp(t['X']).sum())
+add('mse', 'in A[n,m], B[n,m];\nout s;\ns = (A("i,j") - B("i,j"))^2 / (n * m);\n', {'A': X, 'B': Y}, ('s', ()), lambda: np.mean((X - Y) ** 2), lambda t: torch.nn.functional.mse_loss(t['A'], t['B']))
+Pp = rng.random((n, n)) + 0.01
+add('xent sum', 'in T[n,m], P[n,m];\nout s;\ns = -T("i,j") * log(P("i,j"));\n', {'T': X, 'P': Pp}, ('s', ()), lambda: -np.sum(X * np.log(Pp)), lambda t: -(t['T'] * torch.log(t['P'])).sum())
 add('trace AB', 'in A[n,m], B[m,n];\nout s;\ns = A("i,j") * B("j,i");\n', {'A': X, 'B': Y}, ('s', ()), lambda: np.einsum('ij,ji->', X, Y), lambda t: torch.einsum('ij,ji->', t['A'], t['B']))
 add('log softmax', 'in X[n,m];\nout P[n,m];\nlet mx("i") = reduce(max, X("i,j"));\nP("i,j") = X("i,j") - mx("i") - log(reduce(+, exp(X("i,k") - mx("i"))));\n', {'X': X}, ('P', (n, n)),
     lambda: (lambda s: s - np.log(np.exp(s).sum(1, keepdims=True)))(X - X.max(1, keepdims=True)), lambda t: torch.log_softmax(t['X'], 1))

@@ -98,6 +98,9 @@ typedef struct {
     tx_extent ext;           /* the rows: [0, ext) */
 } row_pending;
 
+#define BLK_MAX_BUFFERS 32
+#define BLK_MAX_PANELS 2 /* transposed operands copied in panels (emitter.panels) */
+
 typedef struct emitter {
     graph *g;
     const tx_target *T;
@@ -128,6 +131,13 @@ typedef struct emitter {
                                 scratch block; 0: none */
     int blk_dest_f32;        /* with blk_dest: tx_pN is the f32 target (float *), which only a
                                 typed primitive (prims.inc's TX_P_TYPED) writes */
+    struct {                 /* emit_blocks.c: a nest in tiles of rows of label P, whose f64
+                                operands V[0..N) are read transposed: each block of them is
+                                copied for the tile's rows into panel K, scratch blocks
+                                TRANSPOSED_ROWS K.. (one a row), read there in place */
+        int n, P;
+        const g_value *v[BLK_MAX_PANELS];
+    } panels;
 } emitter;
 
 static inline sema_program *SP(emitter *E) { return E->g->S; }
@@ -327,7 +337,6 @@ void open_loops(emitter *E, const int *labels, const tx_extent *ext, int n, int 
 int labels_in(const g_value *v, labelset set, int *labels, tx_extent *ext);
 
 /* ---- emit_blocks.c ---- */
-#define BLK_MAX_BUFFERS 32
 typedef struct {
     int nbuf, nptr, depth, label;
     /* f32 tensors read in place (blk_op F32): the scratch block each keeps
@@ -420,6 +429,30 @@ void put_block_loop_head(emitter *E, int label, tx_extent ext, int depth);
    with RED, block by block (the other labels' loops are open). */
 void emit_block_reduce(emitter *E, const g_value *x, int label, tx_extent ext, const tx_extent *flat, int nflat,
                        reduce_op red, int depth);
+/* One block of emit_block_reduce's fold: elementwise X's tx_bn elements
+   from LABEL's variable on (a loop over LABEL's blocks is open) folded
+   into tx_acc with RED, at DEPTH. */
+void emit_block_reduce_step(emitter *E, const g_value *x, int label, reduce_op red, int depth);
+/* Whether X, or a tensor X reads through the values fused into it, is
+   read across its rows along label L and along its rows (stride 1) along
+   label P: a transposed operand (B("j,i") in a nest over i, j). */
+int emit_reads_transposed(emitter *E, const g_value *x, int L, int P);
+/* A nest in tiles of rows of label P (tx_it .. tx_ie), blocks of label
+   L: the f64 tensors X reads transposed become E->panels (at most
+   BLK_MAX_PANELS; their count returned), which emit_panels_fill copies,
+   a block at a time, into scratch blocks, and blk_eval reads there in
+   place. Clear E->panels.n once the nest is emitted. */
+int emit_panels_begin(emitter *E, const g_value *x, int L, int P);
+/* Inside the loop over L's blocks (tx_i, tx_bn, L's variable set),
+   before the loop over the tile's rows: the panels' copies of the block,
+   one tx_p_tile_f64 each. */
+void emit_panels_fill(emitter *E, int L, int depth);
+/* Rows of the result taken together by a nest that reads an operand
+   transposed: each block of the row loop runs down this many rows, so
+   that the operand's lines it gathers from (one per element of the
+   block) are read from L1 again by the next rows rather than from L2 or
+   memory (a cache line holds 8 doubles) */
+#define TRANSPOSED_ROWS 8
 /* The stride of mode P of S as a number: its bound stride, or the product
    of the extents after it when every one is known; -1 if unknown (or a
    negative bound stride). */

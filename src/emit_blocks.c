@@ -616,11 +616,30 @@ static blk_val blk_product_with_a_term(emitter *E, blk_state *B, const g_value *
     return put_call_end(E, B, d, base);
 }
 
+/* The panel holding V's blocks (emitter.panels), or -1. */
+static int panel_of(const emitter *E, const g_value *v)
+{
+    for (int k = 0; k < E->panels.n; k++)
+        if (E->panels.v[k] == v)
+            return k;
+    return -1;
+}
+
 static blk_val blk_eval_(emitter *E, blk_state *B, const g_value *v)
 {
     int ind = 4 * B->depth, base = B->nbuf, top = E->blk_dest;
     blk_op r = {base, -1, 0}, target = {-1, top - 1, top && E->blk_dest_f32};
     E->blk_dest = E->blk_dest_f32 = 0; /* for the top operation only */
+    int pk = v->inlined ? -1 : panel_of(E, v);
+    if (pk >= 0) { /* the row's block of a transposed operand, copied into its panel */
+        r.buf = -1;
+        r.ptr = B->nptr++;
+        E->k.blk_refs++;
+        put(E, "%*sconst double *tx_p%d = tx_blk + (%d + ", ind, "", r.ptr, TRANSPOSED_ROWS * pk);
+        put_label(E, E->panels.P);
+        put(E, " - tx_it) * TX_BLOCK;\n");
+        return blk_val_of(r);
+    }
     if (!v->inlined) {
         if (v->op == OP_CONST) {
             blk_val c = {r, B->nptr++};
@@ -1885,12 +1904,53 @@ static int reads_transposed(emitter *E, const g_value *x, int L, int P, int top)
     return kl != 0 && kl != 1 && kp == 1;
 }
 
-/* Rows of the result taken together by a nest that reads an operand
-   transposed: each block of the row loop runs down this many rows, so
-   that the operand's lines it gathers from (one per element of the
-   block) are read from L1 again by the next rows rather than from L2 or
-   memory (a cache line holds 8 doubles) */
-#define TRANSPOSED_ROWS 8
+int emit_reads_transposed(emitter *E, const g_value *x, int L, int P)
+{
+    return reads_transposed(E, x, L, P, 0);
+}
+
+/* The f64 tensors X reads transposed (reads_transposed), into
+   E->panels, up to BLK_MAX_PANELS. */
+static void find_panels(emitter *E, const g_value *x, int L, int P)
+{
+    if (x->inlined) {
+        for (int i = 0; i < x->nin; i++)
+            find_panels(E, x->in[i], L, P);
+        return;
+    }
+    if (x->dt != DT_F64 || x->op == OP_CONST || E->panels.n == BLK_MAX_PANELS || panel_of(E, x) >= 0)
+        return;
+    int64_t kl, kp;
+    known_strides(E, x, L, P, &kl, &kp);
+    if (kl != 0 && kl != 1 && kp == 1)
+        E->panels.v[E->panels.n++] = x;
+}
+
+int emit_panels_begin(emitter *E, const g_value *x, int L, int P)
+{
+    E->panels.n = 0;
+    E->panels.P = P;
+    find_panels(E, x, L, P);
+    if (E->panels.n * TRANSPOSED_ROWS > E->k.blk_buffers)
+        E->k.blk_buffers = E->panels.n * TRANSPOSED_ROWS;
+    return E->panels.n;
+}
+
+void emit_panels_fill(emitter *E, int L, int depth)
+{
+    for (int k = 0; k < E->panels.n; k++) {
+        const g_value *v = E->panels.v[k];
+        int64_t known;
+        put(E, "%*s{\n%*sconst int64_t ", 4 * depth, "", 4 * depth + 4, "");
+        put_label(E, E->panels.P);
+        put(E, " = tx_it;\n%*stx_p_tile_f64(tx_ie - tx_it, tx_bn, &", 4 * depth + 4, "");
+        put_access(E, v);
+        put(E, ", 1, ");
+        put_label_stride(E, v, L, &known);
+        put(E, ", tx_blk + %d * TX_BLOCK, TX_BLOCK, 0);\n%*s}\n", TRANSPOSED_ROWS * k, 4 * depth, "");
+    }
+    E->k.blk_refs++;
+}
 
 void emit_block_loop(emitter *E, const g_value *x, const int *labels, const tx_extent *ext, int rank,
                      int target_var, const g_value *temp, dtype tdt, int op)
@@ -1940,7 +2000,9 @@ void emit_block_loop(emitter *E, const g_value *x, const int *labels, const tx_e
         blk_refs = E->k.blk_refs;
         saved_body = emit_capture_begin(E, &body_buf);
     }
-    blk_state B = {.depth = depth, .label = L};
+    if (rows) /* the transposed f64 operands: copied a block at a time into panels */
+        emit_panels_begin(E, x, L, labels[rank - 2]);
+    blk_state B = {.depth = depth, .label = L, .nbuf = E->panels.n * TRANSPOSED_ROWS};
     const int64_t *stride = emit_var_strides(E, target_var);
     int64_t inc = stride ? stride[rank - 1] : 1;
     tx_buf scratch, *saved = emit_capture_begin(E, &scratch);
@@ -1992,6 +2054,8 @@ void emit_block_loop(emitter *E, const g_value *x, const int *labels, const tx_e
         else
             put_block_loop_head(E, L, ext[rank - 1], depth);
         if (rows) {
+            emit_panels_fill(E, L, depth + 1);
+            E->panels.n = 0;
             put(E, "%*sfor (int64_t ", 4 * depth + 4, "");
             put_label(E, labels[rank - 2]);
             put(E, " = tx_it; ");
@@ -2106,16 +2170,19 @@ void emit_block_reduce(emitter *E, const g_value *x, int label, tx_extent ext, c
         put(E, "%*s}\n", 4 * depth, "");
         return;
     }
-    blk_state B = {.depth = depth, .label = label};
-    if (red == RED_ADD && (f32_sum_of_squares(E, &B, x) || blk_sum_of_squares(E, &B, x))) {
-        depth--;
-        put(E, "%*s}\n", 4 * depth, "");
+    emit_block_reduce_step(E, x, label, red, depth);
+    depth--;
+    put(E, "%*s}\n", 4 * depth, "");
+}
+
+void emit_block_reduce_step(emitter *E, const g_value *x, int label, reduce_op red, int depth)
+{
+    static const char *name[] = {"?", "sum", "prod", "max", "min"};
+    blk_state B = {.depth = depth, .label = label, .nbuf = E->panels.n * TRANSPOSED_ROWS};
+    if (red == RED_ADD && (f32_sum_of_squares(E, &B, x) || blk_sum_of_squares(E, &B, x)))
         return;
-    }
     blk_op r = blk_eval(E, &B, x);
     put(E, "%*stx_acc = tx_p_red_%s(tx_bn, ", 4 * depth, "", name[red]);
     put_op(E, r);
     put(E, ", tx_acc);\n");
-    depth--;
-    put(E, "%*s}\n", 4 * depth, "");
 }

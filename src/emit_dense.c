@@ -706,6 +706,105 @@ static int reduce_rows_by_prim(emitter *E, const g_value *v, const int *summed, 
     return 1;
 }
 
+/* "for" over the rows of the tile [tx_it, tx_ie) of label P, "{" */
+static void put_tile_rows(emitter *E, int P, int depth)
+{
+    put(E, "%*sfor (int64_t ", 4 * depth, "");
+    put_label(E, P);
+    put(E, " = tx_it; ");
+    put_label(E, P);
+    put(E, " < tx_ie; ");
+    put_label(E, P);
+    put(E, "++) {\n");
+}
+
+/* A reduction over one label L into rows of V's last label P whose
+   summand reads an operand transposed (contiguous along P, not along L:
+   the diagonal of A("i,j") * B("j,i")): the rows in tiles of
+   TRANSPOSED_ROWS, each block of L folded into every row of the tile in
+   turn, so that the lines of the transposed operand a block gathers are
+   read from L1 by the tile's next rows. Each row still folds its blocks
+   in order from the identity: the bits of the nest row after row. 0,
+   emitting nothing, for any other value. */
+static int reduce_rows_tiled(emitter *E, const g_value *v, int *summed, tx_extent *sext, int nsum, int depth)
+{
+    if (nsum != 1 || v->rank == 0 || v->nmaps || v->row_group || (v->dt != DT_F64 && v->dt != DT_F32))
+        return 0;
+    if (v->op != OP_CONTRACT && v->op != OP_REDUCE)
+        return 0;
+    g_value root = *v;
+    const g_value *x = v->in[0];
+    if (v->op == OP_CONTRACT && !(v->nin == 1 && v->coef_in[0] >= 0)) { /* the product, scaled after the sum */
+        emit_summand(v, &root);
+        x = &root;
+    }
+    int L = summed[0], P = v->label[v->rank - 1], need = 0;
+    int64_t len = emit_extent_value(E, sext[0]);
+    int short_scalar = !summand_calls_fn(x, 1); /* as emit_reduce_blocked decides */
+    if ((len >= 0 && len < 16 && short_scalar) || !blk_supported(x, &need) || !emit_reads_transposed(E, x, L, P))
+        return 0;
+    reduce_op red = v->op == OP_REDUCE ? v->red : RED_ADD;
+    const char *init = v->op == OP_REDUCE ? reduce_init(red) : "0.0";
+    emit_use(E, TXS_PRIM);
+    open_loops(E, v->label, v->ext, v->rank - 1, &depth, 1);
+    put(E, "%*s{\n", 4 * depth, "");
+    depth++;
+    put_line_range(E, depth, v->rank == 1, P, v->ext[v->rank - 1]);
+    put(E, "%*sfor (int64_t tx_it = tx_r0; tx_it < tx_r1; tx_it += %d) {\n", 4 * depth, "", TRANSPOSED_ROWS);
+    depth++;
+    put(E, "%*sconst int64_t tx_ie = tx_r1 - tx_it < %d ? tx_r1 : tx_it + %d;\n%*sdouble tx_accs[%d];\n", 4 * depth,
+        "", TRANSPOSED_ROWS, TRANSPOSED_ROWS, 4 * depth, "", TRANSPOSED_ROWS);
+    int runtime_len = len < 0 && short_scalar;
+    if (runtime_len) { /* known when the code runs: rows under 16 by the scalar loops, as emit_reduce_blocked */
+        put(E, "%*sif (", 4 * depth, "");
+        put_extent(E, sext[0]);
+        put(E, " < 16) {\n");
+        put_tile_rows(E, P, depth + 1);
+        put(E, "%*sdouble tx_acc = %s;\n", 4 * depth + 8, "", init);
+        put_scalar_reduce(E, v, summed, sext, nsum, depth + 2);
+        put(E, "%*stx_accs[", 4 * depth + 8, "");
+        put_label(E, P);
+        put(E, " - tx_it] = tx_acc;\n%*s}\n%*s} else {\n", 4 * depth + 4, "", 4 * depth, "");
+        depth++;
+    }
+    put_tile_rows(E, P, depth);
+    put(E, "%*stx_accs[", 4 * depth + 4, "");
+    put_label(E, P);
+    put(E, " - tx_it] = %s;\n%*s}\n", init, 4 * depth, "");
+    put_block_loop_head(E, L, sext[0], depth);
+    emit_panels_begin(E, x, L, P);
+    emit_panels_fill(E, L, depth + 1);
+    put_tile_rows(E, P, depth + 1);
+    put(E, "%*sdouble tx_acc = tx_accs[", 4 * depth + 8, "");
+    put_label(E, P);
+    put(E, " - tx_it];\n");
+    emit_block_reduce_step(E, x, L, red, depth + 2);
+    E->panels.n = 0;
+    put(E, "%*stx_accs[", 4 * depth + 8, "");
+    put_label(E, P);
+    put(E, " - tx_it] = tx_acc;\n%*s}\n%*s}\n", 4 * depth + 4, "", 4 * depth, "");
+    if (runtime_len) {
+        depth--;
+        put(E, "%*s}\n", 4 * depth, "");
+    }
+    put_tile_rows(E, P, depth);
+    put(E, "%*s", 4 * depth + 4, "");
+    put_value_at(E, v);
+    put(E, " = (%s)(", ctype(v->dt));
+    if (v->op == OP_CONTRACT && v->coef != 1) {
+        num_literal(E->out, v->coef);
+        put(E, " * ");
+    }
+    put(E, "tx_accs[");
+    put_label(E, P);
+    put(E, " - tx_it]);\n%*s}\n", 4 * depth, "");
+    depth--;
+    put(E, "%*s}\n", 4 * depth, "");
+    depth--;
+    put(E, "%*s}\n", 4 * depth, "");
+    return 1;
+}
+
 void emit_compute(emitter *E, const g_value *v)
 {
     if (v->nmaps && v->op != OP_SCAN) {
@@ -811,7 +910,7 @@ void emit_compute(emitter *E, const g_value *v)
         put(E, "    }\n");
         return;
     }
-    if (reduce_rows_by_prim(E, v, summed, sext, nsum, depth)) {
+    if (reduce_rows_by_prim(E, v, summed, sext, nsum, depth) || reduce_rows_tiled(E, v, summed, sext, nsum, depth)) {
         put(E, "    }\n");
         return;
     }

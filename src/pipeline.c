@@ -40,6 +40,7 @@ static const pass passes[] = {
     {"share", 2, pass_share}, /* cse again over the pairwise products, equal up to a scale */
     {"factor", 2, pass_factor}, /* a·t + b·t as (a + b)·t where that saves FLOPs */
     {"blas", 2, pass_blas},   /* GEMM/GEMV/DOT-shaped contractions to BLAS calls (layouts) */
+    {"split", 1, pass_split}, /* scalar reductions as rows, then the rows' results (threads) */
     {"fuse", 1, pass_fuse},   /* elementwise chains into their users' loops */
 };
 #define NPASSES ((int)(sizeof passes / sizeof passes[0]))

@@ -819,6 +819,13 @@ void pass_factor(graph *g);
    layout allows. Does nothing unless g->spec.blas allows BLAS. */
 void pass_blas(graph *g);
 
+/* ---- pass_split.c ---- */
+/* Splits a reduction to a scalar over two or more labels (not a BLAS
+   call, not complex, not sparse, not a plain fold of one f64 tensor in
+   memory) into the reduction of each row of its first summed label, a
+   vector, and the reduction of that vector: the rows run on threads. */
+void pass_split(graph *g);
+
 /* ---- pass_fuse.c ---- */
 /* Marks elementwise values with one user for computation inside that
    user's loop nest (no buffer, no pass over memory). */

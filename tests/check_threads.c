@@ -29,7 +29,7 @@ enum { N = 301, M = 257, L = 100003 };
 /* Work large enough for every kernel to be split (N*M > 32768). */
 static const char *program =
     "in  X[n,m], v[m], w[l];\n"
-    "out P[n,m], C[n,m], T[m,n], s[n], cm[m], e[n,m], tot, wmax, cs[m], ft, fmx, cs1[m];\n"
+    "out P[n,m], C[n,m], T[m,n], s[n], cm[m], e[n,m], tot, wmax, cs[m], ft, fmx, cs1[m], se, tr;\n"
     "let mx(\"i\") = reduce(max, X(\"i,j\"));\n"
     "let E(\"i,j\") = exp(X(\"i,j\") - mx(\"i\"));\n"
     "let S(\"i\") = E(\"i,k\");\n"
@@ -44,11 +44,13 @@ static const char *program =
     "cs(\"j\") = 2 * X(\"i,j\");\n" /* summed outside j: threads own blocks of j */
     "ft = X(\"i,j\");\n"                   /* the whole matrix: one reduction in chunks */
     "fmx = reduce(max, X(\"i,j\"));\n"
-    "cs1(\"j\") = X(\"i,j\");\n";          /* rows added eight at a time, blocks of j per thread */
+    "cs1(\"j\") = X(\"i,j\");\n"          /* rows added eight at a time, blocks of j per thread */
+    "se = exp(0.5 * X(\"i,j\"));\n"        /* scalars of several labels: rows on threads, then */
+    "tr = X(\"i,j\") * T(\"j,i\");\n";     /* their sum in chunks (pass_split.c) */
 
 typedef struct {
     double X[N * M], v[M], w[L];
-    double P[N * M], C[N * M], T[M * N], s[N], cm[M], e[N * M], tot, wmax, cs[M], ft, fmx, cs1[M];
+    double P[N * M], C[N * M], T[M * N], s[N], cm[M], e[N * M], tot, wmax, cs[M], ft, fmx, cs1[M], se, tr;
 } data;
 
 static void fill(data *d)
@@ -90,6 +92,8 @@ static void run_with(data *d, int threads)
     ck_assert_int_eq(tx_bind(p, "ft", &d->ft, 0, NULL), TX_OK);
     ck_assert_int_eq(tx_bind(p, "fmx", &d->fmx, 0, NULL), TX_OK);
     ck_assert_int_eq(tx_bind(p, "cs1", d->cs1, 1, m1), TX_OK);
+    ck_assert_int_eq(tx_bind(p, "se", &d->se, 0, NULL), TX_OK);
+    ck_assert_int_eq(tx_bind(p, "tr", &d->tr, 0, NULL), TX_OK);
     for (int r = 0; r < 3; r++) /* again and again: the pool is reused */
         ck_assert_msg(tx_run(p) == TX_OK, "%s", tx_errmsg(c));
     tx_program_free(p);
@@ -104,7 +108,8 @@ static int same_outputs(const data *d, const data *w)
            memcmp(d->cm, w->cm, sizeof d->cm) == 0 && memcmp(d->e, w->e, sizeof d->e) == 0 &&
            memcmp(&d->tot, &w->tot, sizeof d->tot) == 0 && memcmp(&d->wmax, &w->wmax, sizeof d->wmax) == 0 &&
            memcmp(d->cs, w->cs, sizeof d->cs) == 0 && memcmp(&d->ft, &w->ft, sizeof d->ft) == 0 &&
-           memcmp(&d->fmx, &w->fmx, sizeof d->fmx) == 0 && memcmp(d->cs1, w->cs1, sizeof d->cs1) == 0;
+           memcmp(&d->fmx, &w->fmx, sizeof d->fmx) == 0 && memcmp(d->cs1, w->cs1, sizeof d->cs1) == 0 &&
+           memcmp(&d->se, &w->se, sizeof d->se) == 0 && memcmp(&d->tr, &w->tr, sizeof d->tr) == 0;
 }
 
 /* Threads of this process now. */

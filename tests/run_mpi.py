@@ -76,6 +76,9 @@ CASES = [
     # tx_p_redf_rows, tx_p_max_rows, tx_p_scan, reads_transposed): on each rank's rows
     ('reduce_rows_prim.tx', False), ('reduce_rows_f32.tx', False), ('reduce_extremum_rows.tx', False),
     ('fn_scan_nan_long.tx', False), ('elementwise_transposed.tx', False), ('fn_short_rows.tx', False),
+    # scalars of several labels as rows, then the rows' results (pass_split.c): a reduction of a
+    # vector held by rows on each rank
+    ('reduce_scalar_split.tx', False), ('reduce_scalar_split_f32.tx', False),
 ]
 
 
