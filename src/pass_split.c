@@ -48,13 +48,15 @@ static int count_labels(labelset s)
 
 /* A plain reduction of one operand that the emitter reads from memory as
    f64 (an input, a stored tensor, a value computed by a nest or a call
-   of its own): folded from memory in chunks already. */
+   of its own, an elementwise value that others read too): folded from
+   memory in chunks already. */
 static int plain_f64_read(const g_value *v)
 {
     if (v->nin != 1 || (v->op == OP_CONTRACT && v->coef_in[0] != 1))
         return 0;
     const g_value *x = v->in[0];
-    int fusable = x->op == OP_MAP || x->op == OP_ADD || (x->op == OP_CONTRACT && ls_empty(x->summed));
+    int fusable = (x->op == OP_MAP || x->op == OP_ADD || (x->op == OP_CONTRACT && ls_empty(x->summed))) &&
+                  x->nuses == 1;
     return x->dt == DT_F64 && !fusable;
 }
 
