@@ -212,6 +212,10 @@ void put_horner(emitter *E, int n, const int *labels, const int64_t *chips, cons
 
 void put_value_at(emitter *E, const g_value *v)
 {
+    if (v->into) { /* a scan writing its store's tensor (pass_fuse) */
+        put_var_at(E, v->into->var, v->into->store_label, v->into->ext, v->into->rank);
+        return;
+    }
     put_value(E, v);
     put(E, "[");
     put_horner(E, v->rank, v->label, NULL, v->ext);

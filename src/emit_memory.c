@@ -13,7 +13,7 @@ int emit_is_computed(const g_value *v)
 {
     return (v->op == OP_CONTRACT || v->op == OP_ADD || v->op == OP_MAP || v->op == OP_REDUCE ||
             v->op == OP_SCAN || v->op == OP_SLICE || v->op == OP_PART || (v->op == OP_LINALG && v->nout == 1)) &&
-           !v->inlined && !v->dead && !(v->blas && v->blas->store);
+           !v->inlined && !v->dead && !(v->blas && v->blas->store) && !v->into;
 }
 
 void emit_size(emitter *E, const tx_extent *ext, int rank, size_t elem, int code)

@@ -22,6 +22,7 @@ graph *graph_new(tx_arena *a, sema_program *S, const graph_spec *spec)
     g->label_names = S->cst->label_names;
     if (spec) { /* copied: the graph outlives the caller's arrays (a kept JIT graph) */
         g->spec.blas = spec->blas;
+        g->spec.distributed = spec->distributed;
         if (spec->dim_values) {
             int64_t *d = arena_alloc(a, sizeof(int64_t) * (size_t)(S->nsym_dims + 1));
             memcpy(d, spec->dim_values, sizeof(int64_t) * (size_t)S->nsym_dims);
@@ -858,7 +859,7 @@ double graph_value_bytes(const graph *g, const g_value *v)
 {
     int mem = (v->op == OP_CONTRACT || v->op == OP_ADD || v->op == OP_MAP || v->op == OP_REDUCE ||
                v->op == OP_SCAN || v->op == OP_SLICE || v->op == OP_PART ||
-               (v->op == OP_LINALG && v->nout == 1)) && !v->inlined && !(v->blas && v->blas->store);
+               (v->op == OP_LINALG && v->nout == 1)) && !v->inlined && !(v->blas && v->blas->store) && !v->into;
     return mem ? elements(g, v) * dt_size(v->dt) : 0;
 }
 
@@ -918,8 +919,10 @@ void graph_print(const graph *g, tx_buf *out, int dot)
                     buf_printf(out, "%s%s", i ? "," : ", in loops over ", graph_label_name(g, v->blas->loop[i]));
                 buf_puts(out, ")");
             }
+            if (v->into)
+                buf_puts(out, "   (into the stored tensor)");
             if (v->absorbed)
-                buf_puts(out, "   (written by the BLAS call)");
+                buf_puts(out, v->in[0]->into ? "   (written by the scan)" : "   (written by the BLAS call)");
             if (v->row_group)
                 buf_printf(out, "   (row tiles with %%%d)", v->row_group - 1);
             if (v->row_ahead)

@@ -82,6 +82,41 @@ static int store_hazard(const g_value *v, const g_value *s)
 static void row_groups(graph *g);
 static void row_locals(graph *g);
 
+/* Scans into the tensors they are stored in: a scan of a real tensor in
+   memory of its own type (what the emitter runs through tx_p_scan),
+   whose one user is a plain store of all of it into a tensor of that
+   type (no sparse map, each of the tensor's modes one of the scan's
+   labels) that the scan does not read, writes that tensor instead of a
+   buffer that the store would then copy (half the time of a cumsum of
+   2000x2000 rows). Not on MPI ranks, whose tensors go by rows. NU[k],
+   AT[k] and USER: value k's users. */
+static void scans_into_stores(graph *g, const int *nu, const int *at, g_value *const *user)
+{
+    if (g->spec.distributed)
+        return;
+    for (int k = 0; k < g->n; k++) {
+        g_value *v = g->v[k], *x = v->nin ? v->in[0] : NULL;
+        if (v->op != OP_SCAN || v->dead || v->nmaps || nu[k] != 1 || (v->dt != DT_F64 && v->dt != DT_F32) ||
+            x->dt != v->dt || x->inlined || x->op == OP_CONST)
+            continue;
+        g_value *s = user[at[k]];
+        if (s->op != OP_STORE || s->dead || s->store_op != '=' || s->nmaps || s->rank != v->rank ||
+            g->S->vars[s->var]->dt != v->dt)
+            continue;
+        int whole = 1;
+        for (int m = 0; m < s->rank; m++) {
+            int found = 0;
+            for (int q = 0; q < s->rank; q++)
+                found += s->store_label[q] == v->label[m];
+            whole &= found == 1;
+        }
+        if (!whole || (x->op == OP_INDEX && x->in[0]->var == s->var))
+            continue;
+        v->into = s;
+        s->absorbed = 1;
+    }
+}
+
 /* May USER compute V inside its loops? */
 static int fusable_into(const g_value *v, const g_value *u)
 {
@@ -148,6 +183,7 @@ void pass_fuse(graph *g)
         if (ok && (nu[k] == 1 || recompute(g, v, nu[k], last)))
             v->inlined = 1;
     }
+    scans_into_stores(g, nu, at, user);
     row_groups(g);
     row_locals(g);
 }

@@ -219,7 +219,8 @@ int pipeline_run(sema_program *S, tx_arena *a, const pipeline_options *o, pipeli
         return st;
     const char *fail_after = getenv("TX_DEBUG_FAIL_AFTER_PASS");
 
-    graph_spec spec = {.dim_values = o->dim_values, .map_density = o->map_density, .blas = o->target->blas};
+    graph_spec spec = {.dim_values = o->dim_values, .map_density = o->map_density, .blas = o->target->blas,
+                       .distributed = o->target->distributed};
     r->g = lower_program(S, a, &r->diag, &spec);
     if (!r->g || r->diag.nerrors) {
         TX_ASSERT(r->diag.nerrors > 0); /* lowering fails only at a limit it reports */

@@ -579,7 +579,9 @@ struct g_value {
     blas_plan *blas;            /* set by pass_blas: computed by a BLAS call */
     int nmaps;                  /* sparse maps restricting this value's loops */
     int maps[8];
-    int absorbed;               /* OP_STORE: its contraction wrote the tensor directly */
+    int absorbed;               /* OP_STORE: its contraction (or scan) wrote the tensor directly */
+    g_value *into;              /* set by pass_fuse: OP_SCAN writing the tensor of its one user, a plain
+                                   store of all of it (absorbed), instead of a buffer of its own */
     /* OP_INDEX: for each mode of in[0], a label id or -1 with a chip index */
     int idx_label[TX_MAX_MODES];
     int64_t idx_chip[TX_MAX_MODES];
@@ -604,6 +606,7 @@ typedef struct {
     const int64_t *dim_values;  /* per symbolic dim, -1 if unknown; NULL: none known */
     const double *map_density;  /* per sparse map: entries / dense size; NULL: estimated */
     int blas;                   /* passes may map contractions to BLAS */
+    int distributed;            /* the code runs on MPI ranks (tensors by rows) */
 } graph_spec;
 
 typedef struct graph_pending graph_pending;

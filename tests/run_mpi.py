@@ -79,6 +79,8 @@ CASES = [
     # scalars of several labels as rows, then the rows' results (pass_split.c): a reduction of a
     # vector held by rows on each rank
     ('reduce_scalar_split.tx', False), ('reduce_scalar_split_f32.tx', False),
+    # scans into the stored tensor (pass_fuse.c): not on ranks, which keep the buffer and the store
+    ('scan_into_store.tx', False),
 ]
 
 
