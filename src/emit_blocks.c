@@ -86,6 +86,26 @@ static void put_label_stride(emitter *E, const g_value *w, int L, int64_t *known
         put(E, "0");
 }
 
+/* The stride of label L through memory-resident value W as
+   put_label_stride knows it (-1: known only when the code runs; 0: L is
+   not among W's modes), without writing it: nothing is emitted, so no
+   dimension of the kernel's record is referenced for a text thrown away
+   (an unused member is a warning, an error under -Werror). */
+static int64_t known_stride(emitter *E, const g_value *w, int L)
+{
+    mode_seq s;
+    int64_t known = 0;
+    if (emit_modes(E, w, &s) < 0)
+        return 0;
+    for (int p = 0, any = 0; p < s.n; p++)
+        if (s.label[p] == L) {
+            int64_t v = mode_stride_value(E, &s, p);
+            known = any || v < 0 ? -1 : v;
+            any = 1;
+        }
+    return known;
+}
+
 /* An operand inside blk_eval: a block (O) or, when S >= 0, one number
    for the whole block, the local tx_sS (a literal or an operand that does
    not vary along the blocked label). A primitive takes the number as it
@@ -505,13 +525,7 @@ static int blk_is_number(emitter *E, blk_state *B, const g_value *v)
                blk_is_number(E, B, v->in[0]);
     if (v->op == OP_CONST)
         return 1;
-    int64_t known;
-    tx_buf stride = {0}, *out = E->out;
-    E->out = &stride;
-    put_label_stride(E, v, B->label, &known);
-    E->out = out;
-    buf_free(&stride);
-    return known == 0;
+    return known_stride(E, v, B->label) == 0;
 }
 
 /* Whether V is an inlined real product of two factors (no scale, no
@@ -1041,26 +1055,6 @@ int blk_accumulate_product(emitter *E, blk_state *B, const g_value *x, const cha
         put(E, ", 1.0, &%s);\n", row);
     }
     return 1;
-}
-
-/* The stride of label L through memory-resident value W as
-   put_label_stride knows it (-1: known only when the code runs; 0: L is
-   not among W's modes), without writing it: nothing is emitted, so no
-   dimension of the kernel's record is referenced for a text thrown away
-   (an unused member is a warning, an error under -Werror). */
-static int64_t known_stride(emitter *E, const g_value *w, int L)
-{
-    mode_seq s;
-    int64_t known = 0;
-    if (emit_modes(E, w, &s) < 0)
-        return 0;
-    for (int p = 0, any = 0; p < s.n; p++)
-        if (s.label[p] == L) {
-            int64_t v = mode_stride_value(E, &s, p);
-            known = any || v < 0 ? -1 : v;
-            any = 1;
-        }
-    return known;
 }
 
 static void known_strides(emitter *E, const g_value *x, int a, int b, int64_t *ka, int64_t *kb)
@@ -2105,13 +2099,7 @@ void emit_block_reduce(emitter *E, const g_value *x, int label, tx_extent ext, c
     emit_use(E, TXS_PRIM);
     if (!x->inlined && x->dt == DT_F64 && x->op != OP_CONST) {
         /* contiguous f64 in memory: one call over the whole loop */
-        int64_t known;
-        tx_buf stride = {0}, *out = E->out;
-        E->out = &stride;
-        put_label_stride(E, x, label, &known);
-        E->out = out;
-        buf_free(&stride);
-        if (known == 1) {
+        if (known_stride(E, x, label) == 1) {
             /* in chunks that threads of the pool share (same bits on one
                thread, and in standalone C) */
             int pool = E->T->threads == TX_THREADS_POOL;
@@ -2149,13 +2137,7 @@ void emit_block_reduce(emitter *E, const g_value *x, int label, tx_extent ext, c
            same value as through blocks; a sum or a product: the same
            bits on every build and thread count, other bits than the
            fold of an f32 value through blocks) */
-        int64_t known;
-        tx_buf stride = {0}, *out = E->out;
-        E->out = &stride;
-        put_label_stride(E, x, label, &known);
-        E->out = out;
-        buf_free(&stride);
-        f32 = known == 1;
+        f32 = known_stride(E, x, label) == 1;
     }
     if (f32) /* spans of up to eight blocks: fewer calls, each folding a longer run */
         open_rows_span(E, label, ext, depth, 0, SPAN_BLOCKS);
