@@ -78,6 +78,8 @@ typedef struct {
     int blk_buffers;         /* scratch blocks the body uses (high-water mark) */
     int blk_refs;            /* references to scratch blocks emitted so far */
     int row_local;           /* the body addresses a row-local tensor (pass_fuse.c) by tx_rs */
+    int tile_rows;           /* the body runs its range in tiles of this many rows (a row
+                                group's tiles are at least that tall); 0: any */
     /* entry loops whose decoded target labels are used: learnt by a first
        emission of a sparse kernel, used by the second */
     int decode_pass;         /* 0: no sparse maps; 1: learning; 2: emitting */
@@ -95,6 +97,7 @@ typedef struct {
     const char *init[ROW_GROUP_MAX]; /* each record's initialiser */
     const g_value *value[ROW_GROUP_MAX];
     int row_local[ROW_GROUP_MAX]; /* the kernel's record has tx_rbase (emit_kernel.c) */
+    int tile_rows;           /* the most of their kernel_ctx.tile_rows */
     tx_extent ext;           /* the rows: [0, ext) */
 } row_pending;
 
@@ -131,10 +134,11 @@ typedef struct emitter {
                                 scratch block; 0: none */
     int blk_dest_f32;        /* with blk_dest: tx_pN is the f32 target (float *), which only a
                                 typed primitive (prims.inc's TX_P_TYPED) writes */
-    struct {                 /* emit_blocks.c: a nest in tiles of rows of label P, whose f64
-                                operands V[0..N) are read transposed: each block of them is
+    struct {                 /* emit_blocks.c: a nest in tiles of rows of label P, whose f64 or
+                                f32 operands V[0..N) are read transposed: each block of them is
                                 copied for the tile's rows into panel K, scratch blocks
-                                TRANSPOSED_ROWS K.. (one a row), read there in place */
+                                TRANSPOSED_ROWS K.. (one a row, an f32 one TX_BLOCK floats
+                                apart), read there in place */
         int n, P;
         const g_value *v[BLK_MAX_PANELS];
     } panels;
@@ -438,14 +442,14 @@ void emit_block_reduce_step(emitter *E, const g_value *x, int label, reduce_op r
    label P: a transposed operand (B("j,i") in a nest over i, j). */
 int emit_reads_transposed(emitter *E, const g_value *x, int L, int P);
 /* A nest in tiles of rows of label P (tx_it .. tx_ie), blocks of label
-   L: the f64 tensors X reads transposed become E->panels (at most
+   L: the f64 and f32 tensors X reads transposed become E->panels (at most
    BLK_MAX_PANELS; their count returned), which emit_panels_fill copies,
    a block at a time, into scratch blocks, and blk_eval reads there in
    place. Clear E->panels.n once the nest is emitted. */
 int emit_panels_begin(emitter *E, const g_value *x, int L, int P);
 /* Inside the loop over L's blocks (tx_i, tx_bn, L's variable set),
    before the loop over the tile's rows: the panels' copies of the block,
-   one tx_p_tile_f64 each. */
+   one tx_p_tile_f64 (tx_pf_tile) each. */
 void emit_panels_fill(emitter *E, int L, int depth);
 /* Rows of the result taken together by a nest that reads an operand
    transposed: each block of the row loop runs down this many rows, so

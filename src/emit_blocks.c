@@ -630,6 +630,18 @@ static blk_val blk_product_with_a_term(emitter *E, blk_state *B, const g_value *
     return put_call_end(E, B, d, base);
 }
 
+/* The address of the current row's block in panel K, of type DT. */
+static void put_panel_row(emitter *E, int k, dtype dt)
+{
+    E->k.blk_refs++;
+    if (dt == DT_F32)
+        put(E, "(const float *)(tx_blk + %d * TX_BLOCK) + (", TRANSPOSED_ROWS * k);
+    else
+        put(E, "tx_blk + (%d + ", TRANSPOSED_ROWS * k);
+    put_label(E, E->panels.P);
+    put(E, dt == DT_F32 ? " - tx_it) * TX_BLOCK" : " - tx_it) * TX_BLOCK");
+}
+
 /* The panel holding V's blocks (emitter.panels), or -1. */
 static int panel_of(const emitter *E, const g_value *v)
 {
@@ -648,10 +660,14 @@ static blk_val blk_eval_(emitter *E, blk_state *B, const g_value *v)
     if (pk >= 0) { /* the row's block of a transposed operand, copied into its panel */
         r.buf = -1;
         r.ptr = B->nptr++;
-        E->k.blk_refs++;
-        put(E, "%*sconst double *tx_p%d = tx_blk + (%d + ", ind, "", r.ptr, TRANSPOSED_ROWS * pk);
-        put_label(E, E->panels.P);
-        put(E, " - tx_it) * TX_BLOCK;\n");
+        r.f32 = v->dt == DT_F32;
+        put(E, "%*sconst %s *tx_p%d = ", ind, "", r.f32 ? "float" : "double", r.ptr);
+        put_panel_row(E, pk, v->dt);
+        put(E, ";\n");
+        if (r.f32) { /* its scratch block, should a call need it as doubles (as an f32 tensor read in place) */
+            blk_pend(E, B, r.ptr, base);
+            B->nbuf = base + 1;
+        }
         return blk_val_of(r);
     }
     if (!v->inlined) {
@@ -1644,6 +1660,13 @@ static int f32_eval(emitter *E, blk_state *B, const g_value *v, f32_val *r)
         *r = f32_constant(E, B, v->coef);
         return 1;
     }
+    if (!v->inlined && v->dt == DT_F32 && panel_of(E, v) >= 0) { /* a transposed operand's panel, in place */
+        r->q = B->nptr++;
+        put(E, "%*sconst float *tx_q%d = ", ind, "", r->q);
+        put_panel_row(E, panel_of(E, v), DT_F32);
+        put(E, ";\n");
+        return 1;
+    }
     if (!v->inlined && v->dt == DT_F32) {
         int64_t known;
         tx_buf stride = {0}, *out = E->out;
@@ -1903,7 +1926,7 @@ int emit_reads_transposed(emitter *E, const g_value *x, int L, int P)
     return reads_transposed(E, x, L, P, 0);
 }
 
-/* The f64 tensors X reads transposed (reads_transposed), into
+/* The f64 and f32 tensors X reads transposed (reads_transposed), into
    E->panels, up to BLK_MAX_PANELS. */
 static void find_panels(emitter *E, const g_value *x, int L, int P)
 {
@@ -1912,7 +1935,8 @@ static void find_panels(emitter *E, const g_value *x, int L, int P)
             find_panels(E, x->in[i], L, P);
         return;
     }
-    if (x->dt != DT_F64 || x->op == OP_CONST || E->panels.n == BLK_MAX_PANELS || panel_of(E, x) >= 0)
+    if ((x->dt != DT_F64 && x->dt != DT_F32) || x->op == OP_CONST || E->panels.n == BLK_MAX_PANELS ||
+        panel_of(E, x) >= 0)
         return;
     int64_t kl, kp;
     known_strides(E, x, L, P, &kl, &kp);
@@ -1937,11 +1961,13 @@ void emit_panels_fill(emitter *E, int L, int depth)
         int64_t known;
         put(E, "%*s{\n%*sconst int64_t ", 4 * depth, "", 4 * depth + 4, "");
         put_label(E, E->panels.P);
-        put(E, " = tx_it;\n%*stx_p_tile_f64(tx_ie - tx_it, tx_bn, &", 4 * depth + 4, "");
-        put_access(E, v);
+        put(E, " = tx_it;\n%*s%s(tx_ie - tx_it, tx_bn, &", 4 * depth + 4, "",
+            v->dt == DT_F32 ? "tx_pf_tile" : "tx_p_tile_f64");
+        put_access_raw(E, v);
         put(E, ", 1, ");
         put_label_stride(E, v, L, &known);
-        put(E, ", tx_blk + %d * TX_BLOCK, TX_BLOCK, 0);\n%*s}\n", TRANSPOSED_ROWS * k, 4 * depth, "");
+        put(E, ", %s(tx_blk + %d * TX_BLOCK), TX_BLOCK, 0);\n%*s}\n", v->dt == DT_F32 ? "(float *)" : "",
+            TRANSPOSED_ROWS * k, 4 * depth, "");
     }
     E->k.blk_refs++;
 }
@@ -1955,10 +1981,11 @@ void emit_block_loop(emitter *E, const g_value *x, const int *labels, const tx_e
     int L = labels[rank - 1];
     /* an operand read transposed: the rows of the label before L in tiles
        of TRANSPOSED_ROWS, each block of L run down the tile's rows */
-    rows = rank >= 2 && !(E->k.value && E->k.value->row_group) && reads_transposed(E, x, L, labels[rank - 2], 1);
+    rows = rank >= 2 && reads_transposed(E, x, L, labels[rank - 2], 1);
     open_loops(E, labels, ext, rank - 1 - rows, &depth, 1);
     if (rows) {
         int P = labels[rank - 2];
+        E->k.tile_rows = TRANSPOSED_ROWS; /* a row group's tiles: at least this tall */
         put(E, "%*s{\n", 4 * depth, "");
         depth++;
         if (kernel_range_rows(E, P, ext[rank - 2]))

@@ -728,7 +728,7 @@ static void put_tile_rows(emitter *E, int P, int depth)
    emitting nothing, for any other value. */
 static int reduce_rows_tiled(emitter *E, const g_value *v, int *summed, tx_extent *sext, int nsum, int depth)
 {
-    if (nsum != 1 || v->rank == 0 || v->nmaps || v->row_group || (v->dt != DT_F64 && v->dt != DT_F32))
+    if (nsum != 1 || v->rank == 0 || v->nmaps || (v->dt != DT_F64 && v->dt != DT_F32))
         return 0;
     if (v->op != OP_CONTRACT && v->op != OP_REDUCE)
         return 0;
@@ -750,6 +750,7 @@ static int reduce_rows_tiled(emitter *E, const g_value *v, int *summed, tx_exten
     put(E, "%*s{\n", 4 * depth, "");
     depth++;
     put_line_range(E, depth, v->rank == 1, P, v->ext[v->rank - 1]);
+    E->k.tile_rows = TRANSPOSED_ROWS; /* a row group's tiles: at least this tall */
     put(E, "%*sfor (int64_t tx_it = tx_r0; tx_it < tx_r1; tx_it += %d) {\n", 4 * depth, "", TRANSPOSED_ROWS);
     depth++;
     put(E, "%*sconst int64_t tx_ie = tx_r1 - tx_it < %d ? tx_r1 : tx_it + %d;\n%*sdouble tx_accs[%d];\n", 4 * depth,

@@ -53,6 +53,7 @@ static void clear_refs(emitter *E)
     k->range_n = 0;
     k->blk_buffers = 0;
     k->row_local = 0;
+    k->tile_rows = 0;
     k->body.len = 0;
     if (k->body.p)
         k->body.p[0] = 0;
@@ -721,7 +722,12 @@ void emit_rows_flush(emitter *E)
     put(E, "        tx_k%d_args tx_k = {", id);
     for (int j = 0; j < n; j++)
         put(E, "%s, ", P->init[j]);
-    put(E, "tx_rw >= %d.0 ? 1 : (int64_t)(%d.0 / tx_rw)};\n", ROW_TILE_WORK, ROW_TILE_WORK);
+    /* at least the rows a kernel of the group runs together (TRANSPOSED_ROWS) */
+    if (P->tile_rows > 1)
+        put(E, "tx_rw * %d.0 >= %d.0 ? %d : (int64_t)(%d.0 / tx_rw)};\n", P->tile_rows, ROW_TILE_WORK, P->tile_rows,
+            ROW_TILE_WORK);
+    else
+        put(E, "tx_rw >= %d.0 ? 1 : (int64_t)(%d.0 / tx_rw)};\n", ROW_TILE_WORK, ROW_TILE_WORK);
     emit_kernel_call(E, id, &c, 1);
 }
 
@@ -784,7 +790,10 @@ static void kernel_end(emitter *E)
         if (P->n == 0) {
             P->group = v->row_group;
             P->ext = k->range_ext;
+            P->tile_rows = 0;
         }
+        if (k->tile_rows > P->tile_rows)
+            P->tile_rows = k->tile_rows;
         P->id[P->n] = id;
         P->row_local[P->n] = k->row_local;
         P->init[P->n] = init_s;

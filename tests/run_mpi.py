@@ -81,6 +81,8 @@ CASES = [
     ('reduce_scalar_split.tx', False), ('reduce_scalar_split_f32.tx', False),
     # scans into the stored tensor (pass_fuse.c): not on ranks, which keep the buffer and the store
     ('scan_into_store.tx', False),
+    # transposed operands copied into panels of eight rows (emit_blocks.c), on each rank's rows
+    ('transposed_panels.tx', False),
 ]
 
 
