@@ -639,7 +639,7 @@ static void put_panel_row(emitter *E, int k, dtype dt)
     else
         put(E, "tx_blk + (%d + ", TRANSPOSED_ROWS * k);
     put_label(E, E->panels.P);
-    put(E, dt == DT_F32 ? " - tx_it) * TX_BLOCK" : " - tx_it) * TX_BLOCK");
+    put(E, " - tx_it) * TX_BLOCK");
 }
 
 /* The panel holding V's blocks (emitter.panels), or -1. */

@@ -65,6 +65,18 @@ static void put_scalar_reduce(emitter *E, const g_value *v, const int *summed, c
 static void emit_reduce_blocks(emitter *E, const g_value *v, const g_value *x, int pick, int *summed,
                                tx_extent *sext, int nsum, int depth);
 
+/* What reduction V folds: its operand as it is (a reduce, a plain sum of
+   one operand), or ROOT made the product (or quotient) of a
+   contraction's operands, which the sum scales after. */
+static const g_value *reduce_summand(const g_value *v, g_value *root)
+{
+    *root = *v;
+    if (v->op != OP_CONTRACT || (v->nin == 1 && v->coef_in[0] > 0))
+        return v->in[0];
+    emit_summand(v, root);
+    return root;
+}
+
 /* Whether X (TOP), or a value fused into it, computes exp, log, sin, cos,
    tanh, or a power that is not a few products. */
 static int summand_calls_fn(const g_value *x, int top)
@@ -95,14 +107,8 @@ static int emit_reduce_blocked(emitter *E, const g_value *v, int *summed, tx_ext
                 pick = k;
     }
     int64_t len = emit_extent_value(E, sext[pick]);
-    g_value root = *v;
-    const g_value *x = v->in[0];
-    if (v->op == OP_CONTRACT && v->nin == 1 && v->coef_in[0] >= 0) {
-        /* a plain sum: its operand itself (scaled after the sum) */
-    } else if (v->op == OP_CONTRACT) { /* the summand: the product, scaled after the sum */
-        emit_summand(v, &root);
-        x = v->nin == 1 && v->coef_in[0] > 0 ? v->in[0] : &root; /* one operand: read as it is */
-    }
+    g_value root;
+    const g_value *x = reduce_summand(v, &root);
     /* a few elements: the scalar loop is cheaper than calls, unless each
        term calls a function, which the vector functions compute several
        at a time (a log-sum-exp over rows of 10: 10.3 -> 4 ms) */
@@ -253,12 +259,8 @@ static void emit_reduce_outer(emitter *E, const g_value *v, const int *summed, c
     int L = v->label[v->rank - 1];
     tx_extent LE = v->ext[v->rank - 1];
     reduce_op red = v->op == OP_REDUCE ? v->red : RED_ADD;
-    g_value root = *v;
-    const g_value *x = v->in[0];
-    if (v->op == OP_CONTRACT) { /* the summand: the product, scaled after the sum */
-        emit_summand(v, &root);
-        x = v->nin == 1 && v->coef_in[0] > 0 ? v->in[0] : &root; /* one operand: read as it is */
-    }
+    g_value root;
+    const g_value *x = reduce_summand(v, &root);
     int need = 0;
     int64_t len = emit_extent_value(E, LE);
     int f32 = v->dt == DT_F32; /* f32_sum_of_rows: an f32 row, tx_p_addf_rows adding to it (or extremum_of_rows) */
@@ -732,12 +734,8 @@ static int reduce_rows_tiled(emitter *E, const g_value *v, int *summed, tx_exten
         return 0;
     if (v->op != OP_CONTRACT && v->op != OP_REDUCE)
         return 0;
-    g_value root = *v;
-    const g_value *x = v->in[0];
-    if (v->op == OP_CONTRACT && !(v->nin == 1 && v->coef_in[0] >= 0)) { /* the product, scaled after the sum */
-        emit_summand(v, &root);
-        x = &root;
-    }
+    g_value root;
+    const g_value *x = reduce_summand(v, &root);
     int L = summed[0], P = v->label[v->rank - 1], need = 0;
     int64_t len = emit_extent_value(E, sext[0]);
     int short_scalar = !summand_calls_fn(x, 1); /* as emit_reduce_blocked decides */
@@ -814,7 +812,7 @@ void emit_compute(emitter *E, const g_value *v)
     }
     if (emit_copy_tiled(E, v))
         return;
-    if ((v->op == OP_MAP || v->op == OP_ADD || (v->op == OP_CONTRACT && ls_empty(v->summed))) && v->rank > 0) {
+    if (graph_is_elementwise(v) && v->rank > 0) {
         /* an elementwise value: blocked, through the primitives */
         g_value root = *v;
         int need = 0;

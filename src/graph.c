@@ -957,6 +957,11 @@ void graph_print(const graph *g, tx_buf *out, int dot)
     }
 }
 
+int graph_is_elementwise(const g_value *v)
+{
+    return v->op == OP_MAP || v->op == OP_ADD || (v->op == OP_CONTRACT && ls_empty(v->summed));
+}
+
 int graph_is_copy(const g_value *v)
 {
     return v->op == OP_CONTRACT && v->nin == 1 && v->coef_in[0] == 1 && v->coef == 1 && ls_empty(v->summed) &&
@@ -989,8 +994,7 @@ static int views_read(const g_value *v, unsigned char *read, int depth)
         read[v->var] = 1;
         return 1;
     }
-    int elementwise = v->op == OP_MAP || v->op == OP_ADD || (v->op == OP_CONTRACT && ls_empty(v->summed));
-    if (!elementwise && depth > 0)
+    if (!graph_is_elementwise(v) && depth > 0)
         return 1; /* computed in memory where it stands */
     for (int i = 0; i < v->nin; i++)
         if (!views_read(v->in[i], read, depth + 1))

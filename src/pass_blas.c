@@ -224,8 +224,7 @@ static int read_along(const graph *g, const g_value *w, const mode_seq *s, const
    nest (build/bench/tx_loop, the two libraries alternated). */
 static int fused_in_a_nest(const g_value *w)
 {
-    int elementwise = w->op == OP_MAP || w->op == OP_ADD || (w->op == OP_CONTRACT && ls_empty(w->summed));
-    return elementwise && w->nuses == 1 && !w->nmaps && !w->blas;
+    return graph_is_elementwise(w) && w->nuses == 1 && !w->nmaps && !w->blas;
 }
 
 /* The cost model of a memory-bound call (a DOT or a GEMV: about one

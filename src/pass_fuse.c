@@ -57,11 +57,6 @@
 
 #include "tx.h"
 
-static int elementwise(const g_value *v)
-{
-    return v->op == OP_MAP || v->op == OP_ADD || (v->op == OP_CONTRACT && ls_empty(v->summed));
-}
-
 /* Does computing V (with its fused operands) inside store S read S's
    tensor at an element other than the one S writes? */
 static int store_hazard(const g_value *v, const g_value *s)
@@ -172,7 +167,7 @@ void pass_fuse(graph *g)
         }
     for (int k = 0; k < g->n; k++) {
         g_value *v = g->v[k];
-        if (v->dead || nu[k] == 0 || !elementwise(v))
+        if (v->dead || nu[k] == 0 || !graph_is_elementwise(v))
             continue;
         int ok = 1, last = k;
         for (int j = 0; j < nu[k] && ok; j++) {

@@ -60,14 +60,6 @@ typedef struct {
     double flops;
 } plan;
 
-static int nlabels(labelset s)
-{
-    int c = 0;
-    for (int w = 0; w < TX_MAX_LABELS / 64; w++)
-        c += __builtin_popcountll(s.w[w]);
-    return c;
-}
-
 static double size_of(const problem *P, labelset s)
 {
     double z = 1;
@@ -144,7 +136,7 @@ static int exact(const problem *P, plan *pl)
             if (m >> i & 1)
                 have = ls_union(have, P->lab[i]);
         B[m].ls = kept(P, m, have);
-        if (nlabels(B[m].ls) > TX_MAX_MODES)
+        if (ls_count(B[m].ls) > TX_MAX_MODES)
             continue; /* no step may make it */
         /* every split into (l, m\l), each unordered pair once */
         for (uint64_t l = (m - 1) & m; l; l = (l - 1) & m) {
@@ -225,7 +217,7 @@ static void add_cand(greedy_state *G, int x, int y)
     const problem *P = G->P;
     G->work += 1;
     labelset res = pair_result(G, x, y);
-    if (nlabels(res) > TX_MAX_MODES)
+    if (ls_count(res) > TX_MAX_MODES)
         return;
     double fl = pair_flops(P, G->ls[x], G->ls[y], res), sz = size_of(P, res), cost;
     if (G->removed_first)
@@ -397,7 +389,7 @@ static int greedy_run(greedy_state *G, plan *pl, double bound)
                     continue;
                 G->work += 1;
                 double sz = G->size[x] * G->size[y];
-                if ((bx < 0 || sz < bsz) && nlabels(pair_result(G, x, y)) <= TX_MAX_MODES) {
+                if ((bx < 0 || sz < bsz) && ls_count(pair_result(G, x, y)) <= TX_MAX_MODES) {
                     bx = x;
                     by = y;
                     bsz = sz;

@@ -38,14 +38,6 @@ static int first_summed(const g_value *v, tx_extent *ext)
     return -1;
 }
 
-static int count_labels(labelset s)
-{
-    int n = 0;
-    for (int w = 0; w < TX_MAX_LABELS / 64; w++)
-        n += __builtin_popcountll(s.w[w]);
-    return n;
-}
-
 /* A plain reduction of one operand that the emitter reads from memory as
    f64 (an input, a stored tensor, a value computed by a nest or a call
    of its own, an elementwise value that others read too): folded from
@@ -55,9 +47,7 @@ static int plain_f64_read(const g_value *v)
     if (v->nin != 1 || (v->op == OP_CONTRACT && v->coef_in[0] != 1))
         return 0;
     const g_value *x = v->in[0];
-    int fusable = (x->op == OP_MAP || x->op == OP_ADD || (x->op == OP_CONTRACT && ls_empty(x->summed))) &&
-                  x->nuses == 1;
-    return x->dt == DT_F64 && !fusable;
+    return x->dt == DT_F64 && !(graph_is_elementwise(x) && x->nuses == 1);
 }
 
 static int splits(const g_value *v)
@@ -70,7 +60,7 @@ static int splits(const g_value *v)
     for (int i = 0; i < v->nin; i++)
         if (dt_complex(v->in[i]->dt) || v->in[i]->nmaps)
             return 0;
-    return count_labels(v->summed) >= 2 && !plain_f64_read(v);
+    return ls_count(v->summed) >= 2 && !plain_f64_read(v);
 }
 
 void pass_split(graph *g)

@@ -162,6 +162,8 @@ static inline int ls_empty(labelset a)
 { for (int i = 0; i < TX_MAX_LABELS / 64; i++) if (a.w[i]) return 0; return 1; }
 static inline int ls_eq(labelset a, labelset b)
 { for (int i = 0; i < TX_MAX_LABELS / 64; i++) if (a.w[i] != b.w[i]) return 0; return 1; }
+static inline int ls_count(labelset a)
+{ int c = 0; for (int i = 0; i < TX_MAX_LABELS / 64; i++) c += __builtin_popcountll(a.w[i]); return c; }
 
 /* An extent: a symbolic dim (dim >= 0, index into the program's dims), a
    constant (dim == -1, value), or derived (dim == -2, value indexes the
@@ -721,6 +723,9 @@ typedef struct {
 } flops_term;
 void graph_value_flops_term(const graph *g, const g_value *v, flops_term *t);
 double graph_flops(const graph *g);
+/* Is V elementwise: a map, a linear combination, or a product with
+   nothing summed (what pass_fuse may compute inside its user's loops)? */
+int graph_is_elementwise(const g_value *v);
 /* Is V a copy: a one-operand product with nothing summed, scale 1 and
    exponent 1, given a buffer of its own (a layout change, a TTGT copy)? */
 int graph_is_copy(const g_value *v);

@@ -1736,6 +1736,20 @@ typedef void red_rows_fn(int64_t, int64_t, int, const double *, int64_t, double 
 typedef void redff_rows_fn(int64_t, int64_t, int, const float *, int64_t, float *, int64_t);
 
 
+/* The shapes of reductions_of_rows: case C of ROWS_CASES, K rows of N
+   elements, IX apart (two elements of gap); 0 for a case too large. */
+static const int64_t rows_ns[] = {0, 1, 2, 7, 10, 15, 16, 17, 50, 1000, 40000};
+static const int64_t rows_ks[] = {1, 3, 8, 9, 17};
+enum { ROWS_KS = sizeof rows_ks / sizeof rows_ks[0], ROWS_CASES = sizeof rows_ns / sizeof rows_ns[0] * ROWS_KS };
+
+static int rows_shape(int c, int64_t *n, int64_t *k, int64_t *ix)
+{
+    *n = rows_ns[c / ROWS_KS];
+    *k = rows_ks[c % ROWS_KS];
+    *ix = *n + 2;
+    return *n * *k <= 200000;
+}
+
 START_TEST(reductions_of_rows)
 {
     int s = _i;
@@ -1744,72 +1758,68 @@ START_TEST(reductions_of_rows)
     chunked_fn *chunked = (chunked_fn *)prim(s, "tx_p_red_chunked");
     red_fn *red[4] = {(red_fn *)prim(s, "tx_p_red_sum"), (red_fn *)prim(s, "tx_p_red_prod"),
                       (red_fn *)prim(s, "tx_p_red_max"), (red_fn *)prim(s, "tx_p_red_min")};
-    static const int64_t ns[] = {0, 1, 2, 7, 10, 15, 16, 17, 50, 1000, 40000};
-    static const int64_t ks[] = {1, 3, 8, 9, 17};
     for (int op = 0; op < 4; op++)
-        for (size_t a = 0; a < sizeof ns / sizeof ns[0]; a++)
-            for (size_t b = 0; b < sizeof ks / sizeof ks[0]; b++) {
-                int64_t n = ns[a], k = ks[b], ix = n + 2, id = 3;
-                if (n * k > 200000)
-                    continue;
-                double *x = malloc((size_t)(k * ix + 1) * sizeof(double)), *d = malloc((size_t)(k * id) * sizeof(double));
-                for (int64_t i = 0; i < k * ix; i++)
-                    x[i] = fold_datum(op, i, 11);
-                for (int64_t i = 0; i < k * id; i++)
-                    d[i] = 42;
-                rows(k, n, op, x, ix, d, id);
-                const double init = fold_identity(op);
-                for (int64_t r = 0; r < k; r++) {
-                    const double *x0 = x + r * ix;
-                    double want = init;
-                    if (n >= 16)
-                        want = chunked(red[op], n, x0, init);
-                    else
-                        for (int64_t j = 0; j < n; j++)
-                            want = fold_step(op, want, x0[j]);
-                    CHECK_SAME(d[r * id], want, "%s red_rows(op %d) n=%ld k=%ld row %ld", set_names[s], op, (long)n,
-                               (long)k, (long)r);
-                    for (int64_t g = 1; g < id; g++)
-                        ck_assert_msg(d[r * id + g] == 42, "%s red_rows: written between results", set_names[s]);
-                }
-                free(x);
-                free(d);
+        for (int c = 0; c < ROWS_CASES; c++) {
+            int64_t n, k, ix, id = 3;
+            if (!rows_shape(c, &n, &k, &ix))
+                continue;
+            double *x = malloc((size_t)(k * ix + 1) * sizeof(double)), *d = malloc((size_t)(k * id) * sizeof(double));
+            for (int64_t i = 0; i < k * ix; i++)
+                x[i] = fold_datum(op, i, 11);
+            for (int64_t i = 0; i < k * id; i++)
+                d[i] = 42;
+            rows(k, n, op, x, ix, d, id);
+            const double init = fold_identity(op);
+            for (int64_t r = 0; r < k; r++) {
+                const double *x0 = x + r * ix;
+                double want = init;
+                if (n >= 16)
+                    want = chunked(red[op], n, x0, init);
+                else
+                    for (int64_t j = 0; j < n; j++)
+                        want = fold_step(op, want, x0[j]);
+                CHECK_SAME(d[r * id], want, "%s red_rows(op %d) n=%ld k=%ld row %ld", set_names[s], op, (long)n,
+                           (long)k, (long)r);
+                for (int64_t g = 1; g < id; g++)
+                    ck_assert_msg(d[r * id + g] == 42, "%s red_rows: written between results", set_names[s]);
             }
+            free(x);
+            free(d);
+        }
     /* f32 rows into f32 results: in double, rounded once; a long row in
        spans of 8 blocks through the set's tx_p_redf_OP */
     redff_rows_fn *rowsf = (redff_rows_fn *)prim(s, "tx_p_redf_rows");
     redf_fn *redf[4] = {(redf_fn *)prim(s, "tx_p_redf_sum"), (redf_fn *)prim(s, "tx_p_redf_prod"),
                        (redf_fn *)prim(s, "tx_p_redf_max"), (redf_fn *)prim(s, "tx_p_redf_min")};
     for (int op = 0; op < 4; op++)
-        for (size_t a = 0; a < sizeof ns / sizeof ns[0]; a++)
-            for (size_t b = 0; b < sizeof ks / sizeof ks[0]; b++) {
-                int64_t n = ns[a], k = ks[b], ix = n + 2, id = 3;
-                if (n * k > 200000)
-                    continue;
-                float *x = malloc((size_t)(k * ix + 1) * sizeof(float)), *d = malloc((size_t)(k * id) * sizeof(float));
-                for (int64_t i = 0; i < k * ix; i++)
-                    x[i] = (float)fold_datum(op, i, 61); /* sums that round in double */
-                for (int64_t i = 0; i < k * id; i++)
-                    d[i] = 42;
-                rowsf(k, n, op, x, ix, d, id);
-                for (int64_t r = 0; r < k; r++) {
-                    const float *x0 = x + r * ix;
-                    double want = fold_identity(op);
-                    if (n >= 16)
-                        for (int64_t o = 0; o < n; o += 8 * 256) /* 8 blocks of prims.inc's TX_BLOCK */
-                            want = redf[op](n - o < 8 * 256 ? n - o : 8 * 256, x0 + o, want);
-                    else
-                        for (int64_t j = 0; j < n; j++)
-                            want = fold_step(op, want, (double)x0[j]);
-                    float wf = (float)want;
-                    ck_assert_msg(memcmp(&d[r * id], &wf, sizeof wf) == 0, "%s redf_rows(op %d) n=%ld k=%ld row %ld: %a, want %a",
-                                  set_names[s], op, (long)n, (long)k, (long)r, d[r * id], wf);
-                    for (int64_t g = 1; g < id; g++)
-                        ck_assert_msg(d[r * id + g] == 42, "%s redf_rows: written between results", set_names[s]);
-                }
-                free(x);
-                free(d);
+        for (int c = 0; c < ROWS_CASES; c++) {
+            int64_t n, k, ix, id = 3;
+            if (!rows_shape(c, &n, &k, &ix))
+                continue;
+            float *x = malloc((size_t)(k * ix + 1) * sizeof(float)), *d = malloc((size_t)(k * id) * sizeof(float));
+            for (int64_t i = 0; i < k * ix; i++)
+                x[i] = (float)fold_datum(op, i, 61); /* sums that round in double */
+            for (int64_t i = 0; i < k * id; i++)
+                d[i] = 42;
+            rowsf(k, n, op, x, ix, d, id);
+            for (int64_t r = 0; r < k; r++) {
+                const float *x0 = x + r * ix;
+                double want = fold_identity(op);
+                if (n >= 16)
+                    for (int64_t o = 0; o < n; o += 8 * 256) /* 8 blocks of prims.inc's TX_BLOCK */
+                        want = redf[op](n - o < 8 * 256 ? n - o : 8 * 256, x0 + o, want);
+                else
+                    for (int64_t j = 0; j < n; j++)
+                        want = fold_step(op, want, (double)x0[j]);
+                float wf = (float)want;
+                ck_assert_msg(memcmp(&d[r * id], &wf, sizeof wf) == 0, "%s redf_rows(op %d) n=%ld k=%ld row %ld: %a, want %a",
+                              set_names[s], op, (long)n, (long)k, (long)r, d[r * id], wf);
+                for (int64_t g = 1; g < id; g++)
+                    ck_assert_msg(d[r * id + g] == 42, "%s redf_rows: written between results", set_names[s]);
             }
+            free(x);
+            free(d);
+        }
 }
 END_TEST
 
