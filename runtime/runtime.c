@@ -319,6 +319,68 @@ TX_VMF_DEF_BIN(sin)
 TX_VMF_DEF_BIN(cos)
 TX_VMF_DEF_BIN(tanh)
 #define TX_VMF_DEFINED
+
+/* Streaming copies (prims.inc's tx_p_stream_f64, tx_pf_stream) at the
+   width of each level: 16 bytes at a time up to the vector's alignment,
+   then whole vectors, then 16 bytes at a time again; elements before the
+   first 16-byte boundary, and fewer than 16 bytes at the end, by plain
+   stores. */
+#define TX_STREAM_COPY(T, AL, W, VSTREAM, VLOAD)                                                  \
+    int64_t i = 0;                                                                                \
+    const int per16 = 16 / (int)sizeof(T);                                                        \
+    for (; i < n && (uintptr_t)(t + i) % 16; i++)                                                 \
+        t[i] = s[i];                                                                              \
+    for (; i + per16 <= n && (uintptr_t)(t + i) % (AL); i += per16)                               \
+        TX_STREAM16(t + i, s + i);                                                                \
+    for (; i + (W) <= n; i += (W))                                                               \
+        VSTREAM(t + i, VLOAD(s + i));                                                             \
+    for (; i + per16 <= n; i += per16)                                                            \
+        TX_STREAM16(t + i, s + i);                                                                \
+    for (; i < n; i++)                                                                            \
+        t[i] = s[i];
+typedef void tx_stream_fn(int64_t, const double *, double *);
+typedef void tx_streamf_fn(int64_t, const float *, float *);
+#define TX_STREAM16(d, x) _mm_stream_pd(d, _mm_loadu_pd(x))
+TX_V4 static void tx_p_stream_f64_v4(int64_t n, const double *s, double *t)
+{
+    TX_STREAM_COPY(double, 64, 8, _mm512_stream_pd, _mm512_loadu_pd)
+}
+TX_V3 static void tx_p_stream_f64_v3(int64_t n, const double *s, double *t)
+{
+    TX_STREAM_COPY(double, 32, 4, _mm256_stream_pd, _mm256_loadu_pd)
+}
+static void tx_p_stream_f64_v1(int64_t n, const double *s, double *t)
+{
+    TX_STREAM_COPY(double, 16, 2, _mm_stream_pd, _mm_loadu_pd)
+}
+#undef TX_STREAM16
+#define TX_STREAM16(d, x) _mm_stream_ps(d, _mm_loadu_ps(x))
+TX_V4 static void tx_pf_stream_v4(int64_t n, const float *s, float *t)
+{
+    TX_STREAM_COPY(float, 64, 16, _mm512_stream_ps, _mm512_loadu_ps)
+}
+TX_V3 static void tx_pf_stream_v3(int64_t n, const float *s, float *t)
+{
+    TX_STREAM_COPY(float, 32, 8, _mm256_stream_ps, _mm256_loadu_ps)
+}
+static void tx_pf_stream_v1(int64_t n, const float *s, float *t)
+{
+    TX_STREAM_COPY(float, 16, 4, _mm_stream_ps, _mm_loadu_ps)
+}
+#undef TX_STREAM16
+__attribute__((no_sanitize_address, no_sanitize_undefined)) static tx_stream_fn *tx_p_stream_f64_pick(void)
+{
+    int l = tx_rt_level();
+    return l == 4 ? tx_p_stream_f64_v4 : l == 3 ? tx_p_stream_f64_v3 : tx_p_stream_f64_v1;
+}
+__attribute__((no_sanitize_address, no_sanitize_undefined)) static tx_streamf_fn *tx_pf_stream_pick(void)
+{
+    int l = tx_rt_level();
+    return l == 4 ? tx_pf_stream_v4 : l == 3 ? tx_pf_stream_v3 : tx_pf_stream_v1;
+}
+static void tx_p_stream_f64(int64_t, const double *, double *) __attribute__((ifunc("tx_p_stream_f64_pick")));
+static void tx_pf_stream(int64_t, const float *, float *) __attribute__((ifunc("tx_pf_stream_pick")));
+#define TX_STREAM_DEFINED
 #else
 const char *tx_rt_isa(void)
 {

@@ -80,6 +80,8 @@ typedef struct {
     int row_local;           /* the body addresses a row-local tensor (pass_fuse.c) by tx_rs */
     int tile_rows;           /* the body runs its range in tiles of this many rows (a row
                                 group's tiles are at least that tall); 0: any */
+    int streams;             /* stores that may stream (emit_blocks.c, tx_ntN flags): the kernel
+                                has the block tx_ntb, and fences its stores at its end */
     /* entry loops whose decoded target labels are used: learnt by a first
        emission of a sparse kernel, used by the second */
     int decode_pass;         /* 0: no sparse maps; 1: learning; 2: emitting */

@@ -1730,7 +1730,7 @@ static int f32_eval(emitter *E, blk_state *B, const g_value *v, f32_val *r)
 /* The f32 path's block loop body for store X, an f32 value, into the
    f32 element at &TARGET (text) with stride INC: 1 if taken (X varies
    along the block). DIRECT: the last operation may write the target. */
-static int f32_store(emitter *E, blk_state *B, const g_value *x, const char *target, int64_t inc, int direct)
+static int f32_store(emitter *E, blk_state *B, const g_value *x, const char *target, int64_t inc, int direct, int nt)
 {
     if (x->dt != DT_F32 || x->op == OP_CONST)
         return 0;
@@ -1747,10 +1747,20 @@ static int f32_store(emitter *E, blk_state *B, const g_value *x, const char *tar
         return 0;
     }
     emit_use(E, TXS_PRIM);
-    if (direct && r.q == q) /* the last operation wrote the target */
+    if (direct && r.q == q && nt >= 0) /* the last operation wrote the target, or the block streamed */
+        put(E, "%*sfloat *tx_q%d = tx_nt%d ? (float *)tx_ntb : &%s;\n", 4 * B->depth, "", q, nt, target);
+    else if (direct && r.q == q)
         put(E, "%*sfloat *tx_q%d = &%s;\n", 4 * B->depth, "", q, target);
     put(E, "%s", text);
+    if (direct && r.q == q && nt >= 0)
+        put(E, "%*sif (tx_nt%d)\n%*stx_pf_stream(tx_bn, tx_q%d, &%s);\n", 4 * B->depth, "", nt, 4 * B->depth + 4, "",
+            q, target);
     if (!direct || r.q != q) {
+        if (nt >= 0) {
+            put(E, "%*sif (tx_nt%d)\n%*stx_pf_stream(tx_bn, ", 4 * B->depth, "", nt, 4 * B->depth + 4, "");
+            put_f32_ptr(E, r);
+            put(E, ", &%s);\n%*selse\n    ", target, 4 * B->depth, "");
+        }
         put(E, "%*stx_pf_store(tx_bn, ", 4 * B->depth, "");
         put_f32_ptr(E, r);
         put(E, ", &%s, %lld);\n", target, (long long)inc);
@@ -1972,6 +1982,36 @@ void emit_panels_fill(emitter *E, int L, int depth)
     E->k.blk_refs++;
 }
 
+/* A store that streams (prims.inc's tx_p_stream_f64) when it writes
+   TX_STREAM_BYTES or more: a plain '=' of f64 or f32 elements, one after
+   the other, into an out or inout tensor (a let or a buffer is read again
+   soon, from the cache) whose memory holds no row-local tensor's rows
+   (pass_fuse.c: those are in the cache, and a streaming store to a line
+   in the cache costs more than a plain one: a 2000x2000 softmax, whose
+   exponentials wait in its output's rows, took 1.6 times as long).
+   Declares tx_ntN, whether it does, from the store's extents EXT[0..RANK)
+   at run time; N, or -1 where it may not. */
+static int put_stream_flag(emitter *E, int target_var, dtype tdt, int64_t inc, int op, const tx_extent *ext,
+                           int rank)
+{
+    if (target_var < 0 || inc != 1 || op != 0 || (tdt != DT_F64 && tdt != DT_F32))
+        return -1;
+    io_kind io = SP(E)->vars[target_var]->io;
+    if (io != IO_OUT && io != IO_INOUT)
+        return -1;
+    for (int v = 0; E->g->row_alias && v < SP(E)->nvars; v++)
+        if (E->g->row_alias[v] == target_var)
+            return -1;
+    int nt = E->k.streams++;
+    put(E, "        const int tx_nt%d = %d.0", nt, dt_size(tdt));
+    for (int i = 0; i < rank; i++) {
+        put(E, " * (double)");
+        put_extent(E, ext[i]);
+    }
+    put(E, " >= (double)TX_STREAM_BYTES;\n");
+    return nt;
+}
+
 void emit_block_loop(emitter *E, const g_value *x, const int *labels, const tx_extent *ext, int rank,
                      int target_var, const g_value *temp, dtype tdt, int op)
 {
@@ -1979,6 +2019,9 @@ void emit_block_loop(emitter *E, const g_value *x, const int *labels, const tx_e
     tx_buf body_buf, *saved_body = NULL;
     emit_use(E, TXS_PRIM);
     int L = labels[rank - 1];
+    const int64_t *stride = emit_var_strides(E, target_var);
+    int64_t inc = stride ? stride[rank - 1] : 1;
+    int nt = put_stream_flag(E, target_var, tdt, inc, op, ext, rank);
     /* an operand read transposed: the rows of the label before L in tiles
        of TRANSPOSED_ROWS, each block of L run down the tile's rows */
     rows = rank >= 2 && reads_transposed(E, x, L, labels[rank - 2], 1);
@@ -2024,21 +2067,22 @@ void emit_block_loop(emitter *E, const g_value *x, const int *labels, const tx_e
     if (rows) /* the transposed f64 operands: copied a block at a time into panels */
         emit_panels_begin(E, x, L, labels[rank - 2]);
     blk_state B = {.depth = depth, .label = L, .nbuf = E->panels.n * TRANSPOSED_ROWS};
-    const int64_t *stride = emit_var_strides(E, target_var);
-    int64_t inc = stride ? stride[rank - 1] : 1;
     tx_buf scratch, *saved = emit_capture_begin(E, &scratch);
     if (target_var >= 0)
         put_var_at(E, target_var, labels, ext, rank);
     else
         put_value_at(E, temp);
     const char *target = emit_capture_end(E, saved);
-    int in_f32 = tdt == DT_F32 && op == 0 && f32_store(E, &B, x, target, inc, blk_direct(x, target_var, inc, op));
+    int in_f32 = tdt == DT_F32 && op == 0 && f32_store(E, &B, x, target, inc, blk_direct(x, target_var, inc, op), nt);
     if (!in_f32) {
         /* an f32 value (the f32 path's block) is stored by a call of its own */
         int direct = blk_direct(x, target_var, inc, op) && x->dt != DT_F32, p = direct ? B.nptr++ : -1;
-        if (direct && tdt == DT_F64) { /* the top operation writes the target */
+        if (direct && tdt == DT_F64) { /* the top operation writes the target (or the block streamed) */
             E->blk_dest = 1 + p;
-            put(E, "%*sdouble *tx_p%d = &%s;\n", 4 * depth, "", p, target);
+            if (nt >= 0)
+                put(E, "%*sdouble *tx_p%d = tx_nt%d ? tx_ntb : &%s;\n", 4 * depth, "", p, nt, target);
+            else
+                put(E, "%*sdouble *tx_p%d = &%s;\n", 4 * depth, "", p, target);
         }
         tx_buf body, *saved_eval = NULL;
         if (direct && tdt == DT_F32) { /* the top operation writes it if it has a typed form (blk_out) */
@@ -2051,12 +2095,27 @@ void emit_block_loop(emitter *E, const g_value *x, const int *labels, const tx_e
         if (saved_eval) {
             const char *text = emit_capture_end(E, saved_eval);
             direct = r.buf < 0 && r.ptr == p;
-            if (direct)
+            if (direct && nt >= 0)
+                put(E, "%*sfloat *tx_p%d = tx_nt%d ? (float *)tx_ntb : &%s;\n", 4 * depth, "", p, nt, target);
+            else if (direct)
                 put(E, "%*sfloat *tx_p%d = &%s;\n", 4 * depth, "", p, target);
             put(E, "%s", text);
         }
         TX_ASSERT(!direct || (r.buf < 0 && r.ptr == p));
+        if (direct && nt >= 0)
+            put(E, "%*sif (tx_nt%d)\n%*s%s(tx_bn, tx_p%d, &%s);\n", 4 * depth, "", nt, 4 * depth + 4, "",
+                tdt == DT_F32 ? "tx_pf_stream" : "tx_p_stream_f64", p, target);
         if (!direct) {
+            if (nt >= 0 && tdt == DT_F64) {
+                put(E, "%*sif (tx_nt%d)\n%*stx_p_stream_f64(tx_bn, ", 4 * depth, "", nt, 4 * depth + 4, "");
+                put_op(E, r);
+                put(E, ", &%s);\n%*selse\n    ", target, 4 * depth, "");
+            } else if (nt >= 0) { /* rounded to float in the stream's block, then streamed */
+                put(E, "%*sif (tx_nt%d) {\n%*stx_p_store_f32(tx_bn, ", 4 * depth, "", nt, 4 * depth + 4, "");
+                put_op(E, r);
+                put(E, ", (float *)tx_ntb, 1, 0);\n%*stx_pf_stream(tx_bn, (float *)tx_ntb, &%s);\n%*s} else\n    ",
+                    4 * depth + 4, "", target, 4 * depth, "");
+            }
             put(E, "%*stx_p_store_%s(tx_bn, ", 4 * depth, "", tdt == DT_F32 ? "f32" : "f64");
             put_op(E, r);
             put(E, ", &%s, %lld, %d);\n", target, (long long)inc, op);

@@ -54,6 +54,7 @@ static void clear_refs(emitter *E)
     k->blk_buffers = 0;
     k->row_local = 0;
     k->tile_rows = 0;
+    k->streams = 0;
     k->body.len = 0;
     if (k->body.p)
         k->body.p[0] = 0;
@@ -754,11 +755,18 @@ static void kernel_end(emitter *E)
         buf_printf(o, "    double tx_blk_mem[%d * TX_BLOCK + 8]; /* scratch blocks of the primitives */\n"
                       "    double *tx_blk = (double *)((char *)tx_blk_mem + (64 - (uintptr_t)tx_blk_mem %% 64) %% 64);\n",
                    k->blk_buffers);
+    if (k->streams) /* a streamed store's block: a span of them (emit_blocks.c) */
+        buf_printf(o, "    double tx_ntb_mem[%d * TX_BLOCK + 8];\n"
+                      "    double *tx_ntb = (double *)((char *)tx_ntb_mem + (64 - (uintptr_t)tx_ntb_mem %% 64) %% 64);\n"
+                      "    (void)tx_ntb;\n",
+                   SPAN_BLOCKS);
     if (!k->has_range)
         buf_puts(o, "    (void)tx_lo;\n    (void)tx_hi;\n");
     if (k->row_local) /* a row-local tensor's row l is at l + tx_rs */
         buf_puts(o, "    const int64_t tx_rs = tx_rbase < 0 ? 0 : tx_rbase - tx_lo;\n");
     buf_put(o, k->body.p ? k->body.p : "", k->body.len);
+    if (k->streams)
+        buf_puts(o, "    tx_p_stream_fence();\n");
     buf_puts(o, "    return 0;\n}\n\n");
     if (k->body.oom)
         o->oom = 1;

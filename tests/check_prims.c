@@ -236,7 +236,7 @@ static const char *const tested[] = {
     "tx_p_tile_f64", "tx_pf_tile", "tx_p_addf_rows", "tx_p_max_rows", "tx_p_min_rows", "tx_p_maxf_rows", "tx_p_minf_rows", "tx_p_scan", "tx_p_scanf", "tx_p_red_rows", "tx_p_redf_rows", "tx_p_map_aff", "tx_pf_map_bin",
     "tx_p_mul_aff", "tx_p_sq_aff", "tx_p_red_sq_aff", "tx_p_mul_add", "tx_p_mul_aff_add", "tx_p_maxs", "tx_p_mins", "tx_p_div_aff", "tx_p_cmps", "tx_p_where_s",
     "tx_p_mul_aff_f32", "tx_p_sq_aff_f32", "tx_p_div_aff_f32", "tx_p_mul_add_f32", "tx_p_mul_aff_add_f32",
-    "tx_p_red_sq_aff_f32",
+    "tx_p_red_sq_aff_f32", "tx_p_stream_f64", "tx_pf_stream", "tx_p_stream_fence",
 };
 
 
@@ -1920,6 +1920,56 @@ START_TEST(copy_bands)
 }
 END_TEST
 
+/* Streaming copies, on every set (the library's at the width of its
+   level, 16 bytes at a time around the vectors): t[0..n) = s[0..n) bit
+   for bit (NaNs too) for every length of `lengths` and 1 to 70, the target 0 to 17
+   elements past a 64-byte line (plain stores before its first 16-byte
+   boundary: an f32 target 4 bytes past one), and nothing written around
+   it; the source read up to its end and no further (it ends where a page
+   that may not be touched begins). Then the fence. */
+typedef void stream_f64_fn(int64_t, const double *, double *);
+typedef void stream_f32_fn(int64_t, const float *, float *);
+START_TEST(streamed_copies)
+{
+    int s = _i;
+    SKIP_UNLESS_RUNS(s);
+    stream_f64_fn *st = (stream_f64_fn *)prim(s, "tx_p_stream_f64");
+    stream_f32_fn *stf = (stream_f32_fn *)prim(s, "tx_pf_stream");
+    void (*fence)(void) = (void (*)(void))prim(s, "tx_p_stream_fence");
+    enum { PAD = 18, MAXS = MAXN + 2 * PAD };
+    static double dst[MAXS] __attribute__((aligned(64)));
+    static float dstf[MAXS] __attribute__((aligned(64)));
+    guarded gs = guard_new(), gf = guard_new();
+    for (int l = 0; l < NLEN + 70; l++) {
+        int64_t n = l < NLEN ? lengths[l] : l - NLEN + 1;
+        double *src = guard_end(gs, n, sizeof(double));
+        float *srcf = guard_end(gf, n, sizeof(float));
+        fill_random(src, n, 1);
+        for (int64_t i = 0; i < n; i++)
+            srcf[i] = (float)src[i];
+        for (int64_t off = 0; off < PAD; off++) {
+            for (int64_t i = 0; i < MAXS; i++) {
+                dst[i] = -1;
+                dstf[i] = -1;
+            }
+            st(n, src, dst + off);
+            stf(n, srcf, dstf + off);
+            fence();
+            int64_t bad = -1;
+            for (int64_t k = 0; k < MAXS && bad < 0; k++) {
+                int in = k >= off && k < off + n;
+                float wantf = in ? srcf[k - off] : -1;
+                if (!same_bits(dst[k], in ? src[k - off] : -1) || memcmp(&dstf[k], &wantf, sizeof wantf) != 0)
+                    bad = k;
+            }
+            ck_assert_msg(bad < 0, "%s stream n=%ld off=%ld at %ld", set_names[s], (long)n, (long)off, (long)bad);
+        }
+    }
+    guard_free(gs);
+    guard_free(gf);
+}
+END_TEST
+
 /* The f32 blocks, on every set: tx_pf_bin gives the bits of the double
    operation rounded to float (what the double blocks store), for blocks
    and single numbers on either side, special values included (a block
@@ -2321,6 +2371,7 @@ int main(void)
     tcase_add_loop_test(tc, f32_blocks, 0, NSETS);
     tcase_add_loop_test(tc, copy_tiles, 0, NSETS);
     tcase_add_loop_test(tc, copy_bands, 0, NSETS);
+    tcase_add_loop_test(tc, streamed_copies, 0, NSETS);
     tcase_add_loop_test(tc, f32_sum_of_rows, 0, NSETS);
     tcase_add_loop_test(tc, extremum_of_rows, 0, NSETS);
     tcase_add_loop_test(tc, scans, 0, NSETS);

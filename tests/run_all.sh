@@ -75,6 +75,10 @@ run "standalone C vs numpy and txc run" "$PYTHON" tests/run_cc.py --txc "$TXC"
 run "standalone C under OpenMP, 1 and 2 threads" "$PYTHON" tests/run_cc.py --txc "$TXC" --openmp \
     tests/num/par_kernels.tx tests/num/fn_cumsum.tx tests/num/matmul.tx tests/num/row_groups.tx \
     tests/num/elementwise_spans.tx
+run "standalone C with -DTX_STREAM_BYTES=0: every store that may stream does" "$PYTHON" tests/run_cc.py --txc "$TXC" \
+    --stream tests/num/elementwise_mix.tx tests/num/elementwise_spans.tx tests/num/elementwise_transposed.tx \
+    tests/num/f32_basic.tx tests/num/f32_blocks.tx tests/num/f32_steps.tx tests/num/transpose.tx \
+    tests/num/transposed_panels.tx tests/num/accumulate_inout.tx tests/num/row_groups.tx
 run "standalone C with -DTX_USE_SLEEF, at 2, 4 and 8 doubles" "$PYTHON" tests/run_cc.py --txc "$TXC" --sleef \
     tests/num/fn_exp.tx tests/num/fn_tanh.tx tests/num/fn_softmax.tx tests/num/fn_logsumexp.tx \
     tests/num/fn_log.tx tests/num/fn_sin.tx tests/num/fn_f32_softmax.tx tests/num/f32_blocks.tx tests/num/f32_steps.tx \

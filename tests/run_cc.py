@@ -2,7 +2,7 @@
 """Standalone-C test runner: emits C for corpus programs and checks it.
 
     /usr/bin/python3 tests/run_cc.py [--txc build/txc] [--cc cc] [--blas] [--openmp]
-                                     [--sleef | --libmvec] [FILES...]
+                                     [--sleef | --libmvec] [--stream] [FILES...]
 
 For each test file (default: a representative subset of tests/num):
 
@@ -35,6 +35,11 @@ which -lm brings) four times: plain (SSE2), -O2 -mavx, -O2 -mavx2 -mfma and
 -O2 -march=x86-64-v4; then -DTX_USE_LIBMVEC -DTX_USE_SLEEF (the library's
 mix of the two, vmath.inc) plain, with AVX2 and with AVX-512; such a
 program must import a _ZGV function.
+
+With --stream the C is compiled with -DTX_STREAM_BYTES=0, plain (SSE2) and
+with -O2 -march=x86-64-v4: every copy and elementwise store that may
+stream does (prims.inc tx_p_stream_f64, tx_pf_stream, tx_p_tile_f64), at
+sizes a test can afford; each program must call a streaming copy.
 
 Prints one line per failure and a final `N passed, N failed`.
 """
@@ -216,6 +221,12 @@ def cc_one(txc, cc, path):
         # with BLAS at -O2, as a user builds it: GCC's flow warnings (a
         # buffer a kernel fills handed to BLAS as a const pointer) need it
         plain = (('', ['-O2'] if BLAS else [], ()),)
+        if STREAM:
+            plain = (('stream, SSE2', ['-DTX_STREAM_BYTES=0'], ()),
+                     ('stream, AVX-512', ['-DTX_STREAM_BYTES=0', '-O2', '-march=x86-64-v4'], V4_NEEDS))
+            with open(progc) as f:
+                if not re.search(r'\btx_p(f)?_(stream(_f64)?|tile(_f64)?)\(', f.read()):
+                    return '%s: --stream: the C calls no streaming copy' % name
         for tag, flags, needs in VMATH_VARIANTS.get(VMATH, plain):
             why = build_and_check(txc, cc, case, prep, td, progc, mainc, raw, flags, needs,
                                   run_cmd, run_outs, run_why)
@@ -308,6 +319,7 @@ def build_and_check(txc, cc, case, prep, td, progc, mainc, raw, flags, needs, ru
 BLAS = False  # --blas: emit with BLAS/LAPACK calls and link -llapacke -lopenblas
 OPENMP = False  # --openmp: compile with -fopenmp, run with 1 and 2 threads
 VMATH = None    # --sleef or --libmvec: the vector functions asked for, at several widths
+STREAM = False  # --stream: every store that may stream does (-DTX_STREAM_BYTES=0)
 V4_NEEDS = ('avx2', 'fma', 'bmi2', 'avx512f', 'avx512bw', 'avx512cd', 'avx512dq', 'avx512vl')
 # (name, extra cc flags, /proc/cpuinfo flags needed to run it)
 VMATH_VARIANTS = {
@@ -346,6 +358,9 @@ def main(argv):
         elif a == '--openmp':
             global OPENMP
             OPENMP = True
+        elif a == '--stream':
+            global STREAM
+            STREAM = True
         elif a in ('--sleef', '--libmvec'):
             global VMATH
             VMATH = a[2:]

@@ -440,6 +440,57 @@ def test_streamed_permuting_copy(dtype):
             assert np.array_equal(p(X=x)["P"], x.T)
 
 
+@pytest.mark.parametrize("case", ["cube", "affine", "typed", "inout", "odd rows", "row group"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_streamed_elementwise_stores(case, dtype):
+    # an elementwise store of 16 MiB or more into an out or inout tensor
+    # computes each block into a scratch block and streams it to the
+    # target (prims.inc tx_p_stream_f64, tx_pf_stream): the nest's top
+    # operation writing the target (cube, affine), an f64 value rounded
+    # into an f32 target or the f32 path's block (typed), a nest that
+    # reads its target (inout), rows that do not start on 16 bytes (odd
+    # rows: an odd number of f32 or f64 elements, plain stores at their
+    # ends), a row group's last nest (a softmax's output); every element
+    # as numpy computes it, on 1 and 2 threads
+    t = "f32" if dtype == np.float32 else "f64"
+    n, m = (2053, 2049) if dtype == np.float32 else (1451, 1447)
+    if case == "odd rows":
+        m += 2
+    assert n * m * np.dtype(dtype).itemsize >= 16 << 20
+    g = np.random.default_rng(11)
+    X, A = (g.standard_normal((n, m)).astype(dtype) for _ in range(2))
+    wide = np.float64
+    srcs = {
+        "cube": ('in %s X[n,m];\nout %s Y[n,m];\nY("i,j") = X("i,j")^3;\n', lambda: X.astype(wide) ** 3),
+        "affine": ('in %s X[n,m], A[n,m];\nout %s Y[n,m];\nY("i,j") = 2.5 * X("i,j") * A("i,j") + A("i,j");\n',
+                   lambda: 2.5 * X.astype(wide) * A + A),
+        "typed": ('in %s X[n,m];\nin f64 A[n,m];\nout %s Y[n,m];\nY("i,j") = exp(0.5 * X("i,j")) - A("i,j");\n',
+                  lambda: np.exp(0.5 * X.astype(wide)) - A.astype(wide)),
+        "inout": ('in %s X[n,m];\ninout %s Y[n,m];\nY("i,j") = Y("i,j") * 0.5 + X("i,j");\n',
+                  lambda: A.astype(wide) * 0.5 + X),
+        "odd rows": ('in %s X[n,m];\nout %s Y[n,m];\nY("i,j") = X("i,j") * X("i,j") - 1;\n',
+                     lambda: X.astype(wide) * X - 1),
+        "row group": ('in %s X[n,m];\nout %s Y[n,m];\nY("i,j") = X("i,j") - reduce(max, X("i,k"));\n',
+                      lambda: X.astype(wide) - X.max(1, keepdims=True)),
+    }
+    src, ref = srcs[case]
+    src = src % (t, t)
+    if case == "typed":
+        A = A.astype(np.float64)
+    want = ref()
+    for threads in (1, 2):
+        p = tx.compile(src, threads=threads)
+        args = {"X": X, "A": A} if "A[" in src else {"X": X}
+        if case == "inout":
+            args = {"X": X, "Y": A.copy()}
+        got = p(**args)["Y"]
+        assert got.dtype == dtype
+        if dtype == np.float64:
+            np.testing.assert_allclose(got, want, rtol=1e-14, atol=1e-14)
+        else:
+            np.testing.assert_allclose(got, want, rtol=2e-6, atol=2e-6)
+
+
 @pytest.mark.parametrize("shape,src_labels,out_labels", [
     ((1500, 300), "j,i", "i"), ((3, 1001), "j,i", "i"), ((40, 7, 600), "k,i,j", "i,j"),
     ((50, 2000), "j,i", "i"),
