@@ -355,6 +355,15 @@ typedef struct {
         size_t pos;
     } pend[BLK_MAX_BUFFERS];
     int npend;
+    /* FLAT (emit_dense.c reduce_rows_flat): the block is tx_rn rows of
+       label FLAT_ROW, each FLAT_EXT elements of LABEL, one after the
+       other. An f64 operand along LABEL is read in place, its rows
+       FLAT_EXT apart (the condition is appended to FLAT_GUARD, " && "
+       before it); one along FLAT_ROW alone is spread over its rows
+       (tx_p_spread_rows); any other sets FLAT_FAIL. */
+    int flat, flat_row, flat_fail;
+    tx_extent flat_ext;
+    tx_buf *flat_guard;
 } blk_state;
 /* An operand of a primitive: a scratch buffer (BUF >= 0) or a direct
    pointer tx_pPTR, a double one or, when F32, a float one (an f32 tensor
@@ -364,6 +373,10 @@ typedef struct {
 typedef struct {
     int buf, ptr, f32;
 } blk_op;
+/* The stride of label L through memory-resident value W where the
+   emitter knows it: 0 if L is not among W's modes, -1 if it is known only
+   when the code runs. Writes nothing. */
+int64_t emit_known_stride(emitter *E, const g_value *w, int L);
 /* Can the primitives evaluate V (with the values fused into it)? Counts
    its nodes into *NEED (scratch buffers at most). */
 int blk_supported(const g_value *v, int *need);

@@ -91,7 +91,7 @@ static void put_label_stride(emitter *E, const g_value *w, int L, int64_t *known
    not among W's modes), without writing it: nothing is emitted, so no
    dimension of the kernel's record is referenced for a text thrown away
    (an unused member is a warning, an error under -Werror). */
-static int64_t known_stride(emitter *E, const g_value *w, int L)
+int64_t emit_known_stride(emitter *E, const g_value *w, int L)
 {
     mode_seq s;
     int64_t known = 0;
@@ -525,7 +525,7 @@ static int blk_is_number(emitter *E, blk_state *B, const g_value *v)
                blk_is_number(E, B, v->in[0]);
     if (v->op == OP_CONST)
         return 1;
-    return known_stride(E, v, B->label) == 0;
+    return emit_known_stride(E, v, B->label) == 0 && (!B->flat || emit_known_stride(E, v, B->flat_row) == 0);
 }
 
 /* Whether V is an inlined real product of two factors (no scale, no
@@ -687,6 +687,47 @@ static blk_val blk_eval_(emitter *E, blk_state *B, const g_value *v)
         E->out = &stride;
         put_label_stride(E, v, B->label, &known);
         E->out = out;
+        if (B->flat && (known == 0 || known == 1)) { /* rows one after the other */
+            int64_t kr;
+            tx_buf rs = {0};
+            E->out = &rs;
+            put_label_stride(E, v, B->flat_row, &kr);
+            E->out = out;
+            if (known == 1 || kr != 0) {
+                if (v->dt != DT_F64) {
+                    B->flat_fail = 1;
+                } else if (known == 1) { /* in place: its rows must follow each other */
+                    tx_buf ext = {0};
+                    E->out = &ext;
+                    put(E, "(");
+                    put_extent(E, B->flat_ext);
+                    put(E, ")");
+                    E->out = out;
+                    if (strcmp(rs.p, ext.p) != 0) /* (a stride the extent itself is no condition) */
+                        buf_printf(B->flat_guard, " && (%s) == %s", rs.p, ext.p);
+                    buf_free(&ext);
+                    r.buf = -1;
+                    r.ptr = B->nptr++;
+                    put(E, "%*sconst double *tx_p%d = &", ind, "", r.ptr);
+                    put_access(E, v);
+                    put(E, ";\n");
+                } else { /* one number a row */
+                    put(E, "%*stx_p_spread_rows(tx_rn, ", ind, "");
+                    put_extent(E, B->flat_ext);
+                    put(E, ", &");
+                    put_access(E, v);
+                    put(E, ", %s, ", rs.p);
+                    put_scratch(E, base);
+                    put(E, ");\n");
+                    B->nbuf = base + 1;
+                }
+                buf_free(&rs);
+                buf_free(&stride);
+                return blk_val_of(r);
+            }
+            buf_free(&rs);
+        } else if (B->flat)
+            B->flat_fail = 1;
         if (known == 0) {
             blk_val c = {r, B->nptr++};
             put(E, "%*sconst double tx_s%d = (double)", ind, "", c.s);
@@ -1075,8 +1116,8 @@ int blk_accumulate_product(emitter *E, blk_state *B, const g_value *x, const cha
 
 static void known_strides(emitter *E, const g_value *x, int a, int b, int64_t *ka, int64_t *kb)
 {
-    *ka = known_stride(E, x, a);
-    *kb = known_stride(E, x, b);
+    *ka = emit_known_stride(E, x, a);
+    *kb = emit_known_stride(E, x, b);
 }
 
 int blk_rows_of(emitter *E, const g_value *x, int label, int outer, dtype dt)
@@ -2185,7 +2226,7 @@ void emit_block_reduce(emitter *E, const g_value *x, int label, tx_extent ext, c
     emit_use(E, TXS_PRIM);
     if (!x->inlined && x->dt == DT_F64 && x->op != OP_CONST) {
         /* contiguous f64 in memory: one call over the whole loop */
-        if (known_stride(E, x, label) == 1) {
+        if (emit_known_stride(E, x, label) == 1) {
             /* in chunks that threads of the pool share (same bits on one
                thread, and in standalone C) */
             int pool = E->T->threads == TX_THREADS_POOL;
@@ -2223,7 +2264,7 @@ void emit_block_reduce(emitter *E, const g_value *x, int label, tx_extent ext, c
            same value as through blocks; a sum or a product: the same
            bits on every build and thread count, other bits than the
            fold of an f32 value through blocks) */
-        f32 = known_stride(E, x, label) == 1;
+        f32 = emit_known_stride(E, x, label) == 1;
     }
     if (f32) /* spans of up to eight blocks: fewer calls, each folding a longer run */
         open_rows_span(E, label, ext, depth, 0, SPAN_BLOCKS);

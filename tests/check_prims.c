@@ -237,6 +237,7 @@ static const char *const tested[] = {
     "tx_p_mul_aff", "tx_p_sq_aff", "tx_p_red_sq_aff", "tx_p_mul_add", "tx_p_mul_aff_add", "tx_p_maxs", "tx_p_mins", "tx_p_div_aff", "tx_p_cmps", "tx_p_where_s",
     "tx_p_mul_aff_f32", "tx_p_sq_aff_f32", "tx_p_div_aff_f32", "tx_p_mul_add_f32", "tx_p_mul_aff_add_f32",
     "tx_p_red_sq_aff_f32", "tx_p_stream_f64", "tx_pf_stream", "tx_p_stream_fence",
+    "tx_p_spread_rows",
 };
 
 
@@ -1970,6 +1971,35 @@ START_TEST(streamed_copies)
 }
 END_TEST
 
+/* Numbers spread over rows, on every set: d[r*m + j] = s[r*inc] for 0 to
+   17 rows of 0 to 16 elements, inc 1, 3 and 0, bit for bit (NaNs too),
+   nothing written past the k*m elements (the block ends at a page that
+   may not be touched), nothing read past the last row's number. */
+typedef void spread_rows_prim_fn(int64_t, int64_t, const double *, int64_t, double *);
+START_TEST(spreads_over_rows)
+{
+    int s = _i;
+    SKIP_UNLESS_RUNS(s);
+    spread_rows_prim_fn *sp = (spread_rows_prim_fn *)prim(s, "tx_p_spread_rows");
+    guarded gs = guard_new(), gd = guard_new();
+    static const int64_t incs[] = {1, 3, 0};
+    for (int64_t k = 0; k <= 17; k++)
+        for (int64_t m = 0; m <= 16; m++)
+            for (int c = 0; c < 3; c++) {
+                int64_t inc = incs[c], span = k == 0 ? 0 : (k - 1) * inc + 1;
+                double *src = guard_end(gs, span, sizeof(double)), *d = guard_end(gd, k * m, sizeof(double));
+                fill_random(src, span, 1);
+                sp(k, m, src, inc, d);
+                for (int64_t r = 0; r < k; r++)
+                    for (int64_t j = 0; j < m; j++)
+                        ck_assert_msg(same_bits(d[r * m + j], src[r * inc]), "%s spread k=%ld m=%ld inc=%ld at %ld",
+                                      set_names[s], (long)k, (long)m, (long)inc, (long)(r * m + j));
+            }
+    guard_free(gs);
+    guard_free(gd);
+}
+END_TEST
+
 /* The f32 blocks, on every set: tx_pf_bin gives the bits of the double
    operation rounded to float (what the double blocks store), for blocks
    and single numbers on either side, special values included (a block
@@ -2372,6 +2402,7 @@ int main(void)
     tcase_add_loop_test(tc, copy_tiles, 0, NSETS);
     tcase_add_loop_test(tc, copy_bands, 0, NSETS);
     tcase_add_loop_test(tc, streamed_copies, 0, NSETS);
+    tcase_add_loop_test(tc, spreads_over_rows, 0, NSETS);
     tcase_add_loop_test(tc, f32_sum_of_rows, 0, NSETS);
     tcase_add_loop_test(tc, extremum_of_rows, 0, NSETS);
     tcase_add_loop_test(tc, scans, 0, NSETS);

@@ -440,6 +440,35 @@ def test_streamed_permuting_copy(dtype):
             assert np.array_equal(p(X=x)["P"], x.T)
 
 
+@pytest.mark.parametrize("layout", ["C", "padded rows", "every other column", "F"])
+@pytest.mark.parametrize("m", [1, 7, 10, 15, 16])
+def test_short_rows_of_functions(layout, m):
+    # a reduction into rows of fewer than 16 elements whose summand calls a
+    # function takes whole rows as one block (emit_dense.c
+    # reduce_rows_flat) only where the rows follow each other in memory:
+    # padded rows, a strided view and a column-major array go row by row;
+    # the same bytes on 1 and 2 threads, numpy's values
+    src = ('in X[n,m];\nout r[n], s[n];\nlet mx("i") = reduce(max, X("i,j"));\n'
+           'r("i") = mx("i") + log(reduce(+, exp(X("i,k") - mx("i"))));\ns("i") = tanh(X("i,j")) / m;\n')
+    g = np.random.default_rng(12)
+    n = 4001
+    if layout == "padded rows":
+        X = g.standard_normal((n, m + 5))[:, :m]
+    elif layout == "every other column":
+        X = g.standard_normal((n, 2 * m))[:, ::2]
+    elif layout == "F":
+        X = np.asfortranarray(g.standard_normal((n, m)))
+    else:
+        X = g.standard_normal((n, m))
+    want_r = X.max(1) + np.log(np.exp(X - X.max(1, keepdims=True)).sum(1))
+    want_s = np.tanh(X).mean(1)
+    got = [tx.compile(src, threads=t)(X=X) for t in (1, 2)]
+    for o in got:
+        np.testing.assert_allclose(o["r"], want_r, rtol=1e-13, atol=1e-13)
+        np.testing.assert_allclose(o["s"], want_s, rtol=1e-13, atol=1e-13)
+    assert got[0]["r"].tobytes() == got[1]["r"].tobytes() and got[0]["s"].tobytes() == got[1]["s"].tobytes()
+
+
 @pytest.mark.parametrize("case", ["cube", "affine", "typed", "inout", "odd rows", "row group"])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_streamed_elementwise_stores(case, dtype):
