@@ -62,7 +62,7 @@ fi
 # functions, scans, sparse maps, f32, where()): the first make check
 # compiles them (cached in $XDG_CACHE_HOME/tensorexpr), later ones load them
 run "cc tier (--backend cc) vs numpy and bit for bit vs libtcc, -O0 and -O2" "$PYTHON" tests/run_num.py \
-    --txc "$TXC" -j 2 -O0 -O2 --backend cc tests/num/matmul.tx tests/num/batched_matmul.tx \
+    --txc "$TXC" -j 2 -O0 -O2 --backend cc tests/num/matmul.tx tests/num/batched_matmul.tx tests/num/reduce_rows_flat.tx \
     tests/num/four_index.tx tests/num/par_kernels.tx tests/num/fn_softmax.tx tests/num/fn_f32_softmax.tx \
     tests/num/fn_tanh.tx tests/num/fn_cumsum.tx tests/num/fn_reduce_normalise.tx tests/num/la_cholesky.tx \
     tests/num/la_svd_tall.tx tests/num/la_solve_f32.tx tests/num/ccsd_denominators.tx \

@@ -84,6 +84,7 @@ DEFAULT_FILES = [
     'row_local.tx',         # row-local tensors: a tile's rows at the first rows of each call's range
     'f32_blocks.tx',        # f32 blocks (tx_pf_*), also with -DTX_USE_SLEEF
     'sum_flat_bits.tx',     # full sums of row-major tensors: one run, the library's bits
+    'reduce_rows_flat.tx',  # short rows of functions as whole blocks (a condition checked at run time)
 ]
 
 # complex tensors live in C99 complex arrays, passed cast to the header's
