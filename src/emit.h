@@ -359,8 +359,9 @@ typedef struct {
        label FLAT_ROW, each FLAT_EXT elements of LABEL, one after the
        other. An f64 operand along LABEL is read in place, its rows
        FLAT_EXT apart (the condition is appended to FLAT_GUARD, " && "
-       before it); one along FLAT_ROW alone is spread over its rows
-       (tx_p_spread_rows); any other sets FLAT_FAIL. */
+       before it), or repeated over the rows where it is not along
+       FLAT_ROW (tx_p_repeat_rows); one along FLAT_ROW alone is spread
+       over its rows (tx_p_spread_rows); any other sets FLAT_FAIL. */
     int flat, flat_row, flat_fail;
     tx_extent flat_ext;
     tx_buf *flat_guard;
@@ -377,6 +378,9 @@ typedef struct {
    emitter knows it: 0 if L is not among W's modes, -1 if it is known only
    when the code runs. Writes nothing. */
 int64_t emit_known_stride(emitter *E, const g_value *w, int L);
+/* Can rows along label L of V be one flat block (blk_state.flat)? Every
+   value computed in f64, every operand f64 with stride 0 or 1 along L. */
+int blk_flat_ok(emitter *E, const g_value *v, int L);
 /* Can the primitives evaluate V (with the values fused into it)? Counts
    its nodes into *NEED (scratch buffers at most). */
 int blk_supported(const g_value *v, int *need);

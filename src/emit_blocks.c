@@ -696,6 +696,15 @@ static blk_val blk_eval_(emitter *E, blk_state *B, const g_value *v)
             if (known == 1 || kr != 0) {
                 if (v->dt != DT_F64) {
                     B->flat_fail = 1;
+                } else if (known == 1 && kr == 0) { /* one row for all: repeated */
+                    put(E, "%*stx_p_repeat_rows(tx_rn, ", ind, "");
+                    put_extent(E, B->flat_ext);
+                    put(E, ", &");
+                    put_access(E, v);
+                    put(E, ", ");
+                    put_scratch(E, base);
+                    put(E, ");\n");
+                    B->nbuf = base + 1;
                 } else if (known == 1) { /* in place: its rows must follow each other */
                     tx_buf ext = {0};
                     E->out = &ext;
@@ -2021,6 +2030,22 @@ void emit_panels_fill(emitter *E, int L, int depth)
             TRANSPOSED_ROWS * k, 4 * depth, "");
     }
     E->k.blk_refs++;
+}
+
+int blk_flat_ok(emitter *E, const g_value *v, int L)
+{
+    if (v->op == OP_CONST)
+        return 1;
+    if (v->dt != DT_F64)
+        return 0;
+    if (!v->inlined) {
+        int64_t k = emit_known_stride(E, v, L);
+        return k == 0 || k == 1;
+    }
+    for (int i = 0; i < v->nin; i++)
+        if (!blk_flat_ok(E, v->in[i], L))
+            return 0;
+    return 1;
 }
 
 /* A store that streams (prims.inc's tx_p_stream_f64) when it writes

@@ -237,7 +237,7 @@ static const char *const tested[] = {
     "tx_p_mul_aff", "tx_p_sq_aff", "tx_p_red_sq_aff", "tx_p_mul_add", "tx_p_mul_aff_add", "tx_p_maxs", "tx_p_mins", "tx_p_div_aff", "tx_p_cmps", "tx_p_where_s",
     "tx_p_mul_aff_f32", "tx_p_sq_aff_f32", "tx_p_div_aff_f32", "tx_p_mul_add_f32", "tx_p_mul_aff_add_f32",
     "tx_p_red_sq_aff_f32", "tx_p_stream_f64", "tx_pf_stream", "tx_p_stream_fence",
-    "tx_p_spread_rows",
+    "tx_p_spread_rows", "tx_p_repeat_rows",
 };
 
 
@@ -1974,13 +1974,17 @@ END_TEST
 /* Numbers spread over rows, on every set: d[r*m + j] = s[r*inc] for 0 to
    17 rows of 0 to 16 elements, inc 1, 3 and 0, bit for bit (NaNs too),
    nothing written past the k*m elements (the block ends at a page that
-   may not be touched), nothing read past the last row's number. */
+   may not be touched), nothing read past the last row's number; and a
+   row repeated (tx_p_repeat_rows): d[r*m + j] = s[j], nothing read past
+   the row. */
 typedef void spread_rows_prim_fn(int64_t, int64_t, const double *, int64_t, double *);
 START_TEST(spreads_over_rows)
 {
     int s = _i;
     SKIP_UNLESS_RUNS(s);
     spread_rows_prim_fn *sp = (spread_rows_prim_fn *)prim(s, "tx_p_spread_rows");
+    void (*rp)(int64_t, int64_t, const double *, double *) =
+        (void (*)(int64_t, int64_t, const double *, double *))prim(s, "tx_p_repeat_rows");
     guarded gs = guard_new(), gd = guard_new();
     static const int64_t incs[] = {1, 3, 0};
     for (int64_t k = 0; k <= 17; k++)
@@ -1994,6 +1998,15 @@ START_TEST(spreads_over_rows)
                     for (int64_t j = 0; j < m; j++)
                         ck_assert_msg(same_bits(d[r * m + j], src[r * inc]), "%s spread k=%ld m=%ld inc=%ld at %ld",
                                       set_names[s], (long)k, (long)m, (long)inc, (long)(r * m + j));
+                if (c > 0)
+                    continue;
+                double *row = guard_end(gs, m, sizeof(double));
+                fill_random(row, m, 1);
+                rp(k, m, row, d);
+                for (int64_t r = 0; r < k; r++)
+                    for (int64_t j = 0; j < m; j++)
+                        ck_assert_msg(same_bits(d[r * m + j], row[j]), "%s repeat k=%ld m=%ld at %ld", set_names[s],
+                                      (long)k, (long)m, (long)(r * m + j));
             }
     guard_free(gs);
     guard_free(gd);
