@@ -338,48 +338,35 @@ TX_VMF_DEF_BIN(tanh)
         TX_STREAM16(t + i, s + i);                                                                \
     for (; i < n; i++)                                                                            \
         t[i] = s[i];
-typedef void tx_stream_fn(int64_t, const double *, double *);
-typedef void tx_streamf_fn(int64_t, const float *, float *);
+/* NAME(n, s, t) for elements of type T: the copy at 64, 32 and 16 bytes
+   (vectors of W4, W3 and W1 elements: SFX the intrinsics' suffix), and
+   the ifunc that picks one for the CPU's level */
+#define TX_STREAM_DEF(NAME, T, SFX, W4, W3, W1)                                                    \
+    TX_V4 static void NAME##_v4(int64_t n, const T *s, T *t)                                       \
+    {                                                                                             \
+        TX_STREAM_COPY(T, 64, W4, _mm512_stream_##SFX, _mm512_loadu_##SFX)                       \
+    }                                                                                             \
+    TX_V3 static void NAME##_v3(int64_t n, const T *s, T *t)                                       \
+    {                                                                                             \
+        TX_STREAM_COPY(T, 32, W3, _mm256_stream_##SFX, _mm256_loadu_##SFX)                       \
+    }                                                                                             \
+    static void NAME##_v1(int64_t n, const T *s, T *t)                                             \
+    {                                                                                             \
+        TX_STREAM_COPY(T, 16, W1, _mm_stream_##SFX, _mm_loadu_##SFX)                             \
+    }                                                                                             \
+    typedef void NAME##_fn(int64_t, const T *, T *);                                              \
+    __attribute__((no_sanitize_address, no_sanitize_undefined)) static NAME##_fn *NAME##_pick(void) \
+    {                                                                                             \
+        int l = tx_rt_level();                                                                    \
+        return l == 4 ? NAME##_v4 : l == 3 ? NAME##_v3 : NAME##_v1;                               \
+    }                                                                                             \
+    static void NAME(int64_t, const T *, T *) __attribute__((ifunc(#NAME "_pick")));
 #define TX_STREAM16(d, x) _mm_stream_pd(d, _mm_loadu_pd(x))
-TX_V4 static void tx_p_stream_f64_v4(int64_t n, const double *s, double *t)
-{
-    TX_STREAM_COPY(double, 64, 8, _mm512_stream_pd, _mm512_loadu_pd)
-}
-TX_V3 static void tx_p_stream_f64_v3(int64_t n, const double *s, double *t)
-{
-    TX_STREAM_COPY(double, 32, 4, _mm256_stream_pd, _mm256_loadu_pd)
-}
-static void tx_p_stream_f64_v1(int64_t n, const double *s, double *t)
-{
-    TX_STREAM_COPY(double, 16, 2, _mm_stream_pd, _mm_loadu_pd)
-}
+TX_STREAM_DEF(tx_p_stream_f64, double, pd, 8, 4, 2)
 #undef TX_STREAM16
 #define TX_STREAM16(d, x) _mm_stream_ps(d, _mm_loadu_ps(x))
-TX_V4 static void tx_pf_stream_v4(int64_t n, const float *s, float *t)
-{
-    TX_STREAM_COPY(float, 64, 16, _mm512_stream_ps, _mm512_loadu_ps)
-}
-TX_V3 static void tx_pf_stream_v3(int64_t n, const float *s, float *t)
-{
-    TX_STREAM_COPY(float, 32, 8, _mm256_stream_ps, _mm256_loadu_ps)
-}
-static void tx_pf_stream_v1(int64_t n, const float *s, float *t)
-{
-    TX_STREAM_COPY(float, 16, 4, _mm_stream_ps, _mm_loadu_ps)
-}
+TX_STREAM_DEF(tx_pf_stream, float, ps, 16, 8, 4)
 #undef TX_STREAM16
-__attribute__((no_sanitize_address, no_sanitize_undefined)) static tx_stream_fn *tx_p_stream_f64_pick(void)
-{
-    int l = tx_rt_level();
-    return l == 4 ? tx_p_stream_f64_v4 : l == 3 ? tx_p_stream_f64_v3 : tx_p_stream_f64_v1;
-}
-__attribute__((no_sanitize_address, no_sanitize_undefined)) static tx_streamf_fn *tx_pf_stream_pick(void)
-{
-    int l = tx_rt_level();
-    return l == 4 ? tx_pf_stream_v4 : l == 3 ? tx_pf_stream_v3 : tx_pf_stream_v1;
-}
-static void tx_p_stream_f64(int64_t, const double *, double *) __attribute__((ifunc("tx_p_stream_f64_pick")));
-static void tx_pf_stream(int64_t, const float *, float *) __attribute__((ifunc("tx_pf_stream_pick")));
 #define TX_STREAM_DEFINED
 #else
 const char *tx_rt_isa(void)
