@@ -479,6 +479,35 @@ START_TEST(emit_triangular_solve)
 }
 END_TEST
 
+START_TEST(emit_streamed_stores)
+{
+    /* an elementwise '=' into an out or inout tensor may stream (a flag
+       decided when the code runs, then tx_p_stream_f64 or tx_pf_stream and
+       the kernel's fence); a let's buffer, a '+=' and an output whose
+       memory holds a row group's row-local rows (the softmax's) do not */
+    static const struct {
+        const char *src;
+        int streams;
+    } cases[] = {
+        {"in X[n,m];\nout Y[n,m];\nY(\"i,j\") = X(\"i,j\")^3;\n", 1},
+        {"in f32 X[n,m];\nout f32 Y[n,m];\nY(\"i,j\") = max(X(\"i,j\"), 0.0);\n", 1},
+        {"in X[n,m];\ninout Y[n,m];\nY(\"i,j\") = Y(\"i,j\") * 0.5 + X(\"i,j\");\n", 1},
+        {"in X[n,m];\ninout Y[n,m];\nY(\"i,j\") += X(\"i,j\")^3;\n", 0},
+        {"in X[n,n];\nout s;\nlet T(\"i,j\") = exp(X(\"i,j\"));\ns = T(\"i,j\") * T(\"j,i\");\n", 0},
+        {"in X[n,m];\nout P[n,m];\nlet E(\"i,j\") = exp(X(\"i,j\") - reduce(max, X(\"i,k\")));\n"
+         "P(\"i,j\") = E(\"i,j\") / reduce(+, E(\"i,k\"));\n", 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char *c = emit_for(cases[i].src, &target_jit_tcc, 2);
+        int streams = strstr(c, "tx_p_stream_f64(tx_bn") != NULL || strstr(c, "tx_pf_stream(tx_bn") != NULL;
+        ck_assert_msg(streams == cases[i].streams, "case %zu:\n%s", i, c);
+        ck_assert_msg((strstr(c, ">= (double)TX_STREAM_BYTES;") != NULL) == cases[i].streams, "case %zu", i);
+        ck_assert_msg((strstr(c, "tx_p_stream_fence();") != NULL) == cases[i].streams, "case %zu", i);
+        free(c);
+    }
+}
+END_TEST
+
 START_TEST(emit_f32_blocks)
 {
     /* f32 values stored as f32 (tx(5) ELEMENT TYPES: every operation
@@ -521,11 +550,15 @@ START_TEST(emit_f32_blocks)
         /* an f64 operand (case 4): the double forms' typed ones write the
            f32 target, reading X as floats, v the double blocks */
         ck_assert_msg(strstr(k, "tx_p_store_f32(tx_bn") == NULL, "case %zu:\n%s", i, k);
-        ck_assert_msg((strstr(k, "float *tx_p0 = &t_P[") != NULL) == (i == 4), "case %zu:\n%s", i, k);
+        /* (the target, or the block streamed to it where it is large: tx(5)) */
+        ck_assert_msg((strstr(k, "float *tx_p0 = tx_nt0 ? (float *)tx_ntb : &t_P[") != NULL) == (i == 4),
+                      "case %zu:\n%s", i, k);
         ck_assert_msg(strstr(k, "_ff(tx_bn") == NULL, "case %zu:\n%s", i, k);
         ck_assert_msg((strstr(k, "tx_p_div_df(tx_bn") != NULL) == (i == 4), "case %zu:\n%s", i, k);
-        ck_assert_msg((strstr(k, "float *tx_q0 = &t_P[") != NULL) == cases[i].f32, "case %zu:\n%s", i, k);
-        ck_assert_msg((strstr(k, "double *tx_p0 = &t_P[") != NULL) == (i == 5), "case %zu:\n%s", i, k);
+        ck_assert_msg((strstr(k, "float *tx_q0 = tx_nt0 ? (float *)tx_ntb : &t_P[") != NULL) == cases[i].f32,
+                      "case %zu:\n%s", i, k);
+        ck_assert_msg((strstr(k, "double *tx_p0 = tx_nt0 ? tx_ntb : &t_P[") != NULL) == (i == 5), "case %zu:\n%s", i,
+                      k);
         free(k);
         free(c);
     }
@@ -849,6 +882,7 @@ Suite *suite_emit(void)
     tcase_add_test(tc, emit_row_groups);
     tcase_add_test(tc, emit_row_alias);
     tcase_add_test(tc, emit_f32_blocks);
+    tcase_add_test(tc, emit_streamed_stores);
     tcase_add_test(tc, emit_triangular_solve);
     tcase_add_test(tc, emit_blocks_compare);
     tcase_add_test(tc, emit_targets_declare_what_they_use);
