@@ -500,7 +500,7 @@ START_TEST(emit_streamed_stores)
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         char *c = emit_for(cases[i].src, &target_jit_tcc, 2);
         int streams = strstr(c, "tx_p_stream_f64(tx_bn") != NULL || strstr(c, "tx_pf_stream(tx_bn") != NULL;
-        ck_assert_msg(streams == cases[i].streams, "case %zu:\n%s", i, c);
+        ck_assert_msg(streams == cases[i].streams, "case %zu: streams %d", i, streams);
         ck_assert_msg((strstr(c, ">= (double)TX_STREAM_BYTES;") != NULL) == cases[i].streams, "case %zu", i);
         ck_assert_msg((strstr(c, "tx_p_stream_fence();") != NULL) == cases[i].streams, "case %zu", i);
         free(c);
