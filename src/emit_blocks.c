@@ -1780,6 +1780,27 @@ static int f32_eval(emitter *E, blk_state *B, const g_value *v, f32_val *r)
 /* The f32 path's block loop body for store X, an f32 value, into the
    f32 element at &TARGET (text) with stride INC: 1 if taken (X varies
    along the block). DIRECT: the last operation may write the target. */
+/* "T *tx_XN = &TARGET;": the pointer a store's top operation writes
+   (X 'p' or 'q', T float when F32), or, where the store may stream (NT >=
+   0, put_stream_flag), the kernel's block tx_ntb while tx_ntNT is set */
+static void put_dest_ptr(emitter *E, int depth, int f32, char x, int n, int nt, const char *target)
+{
+    put(E, "%*s%s *tx_%c%d = ", 4 * depth, "", f32 ? "float" : "double", x, n);
+    if (nt >= 0)
+        put(E, "tx_nt%d ? %stx_ntb : ", nt, f32 ? "(float *)" : "");
+    put(E, "&%s;\n", target);
+}
+
+/* "if (tx_ntNT)" and the streaming copy of the block at SRC to TARGET; with
+   ELSE, the plain store that follows is its else */
+static void put_stream_if(emitter *E, int depth, int nt, int f32, const char *src, const char *target, int els)
+{
+    put(E, "%*sif (tx_nt%d)\n%*s%s(tx_bn, %s, &%s);\n", 4 * depth, "", nt, 4 * depth + 4, "",
+        f32 ? "tx_pf_stream" : "tx_p_stream_f64", src, target);
+    if (els)
+        put(E, "%*selse\n    ", 4 * depth, "");
+}
+
 static int f32_store(emitter *E, blk_state *B, const g_value *x, const char *target, int64_t inc, int direct, int nt)
 {
     if (x->dt != DT_F32 || x->op == OP_CONST)
@@ -1797,24 +1818,19 @@ static int f32_store(emitter *E, blk_state *B, const g_value *x, const char *tar
         return 0;
     }
     emit_use(E, TXS_PRIM);
-    if (direct && r.q == q && nt >= 0) /* the last operation wrote the target, or the block streamed */
-        put(E, "%*sfloat *tx_q%d = tx_nt%d ? (float *)tx_ntb : &%s;\n", 4 * B->depth, "", q, nt, target);
-    else if (direct && r.q == q)
-        put(E, "%*sfloat *tx_q%d = &%s;\n", 4 * B->depth, "", q, target);
+    direct = direct && r.q == q; /* the last operation wrote the target (or the block streamed) */
+    if (direct)
+        put_dest_ptr(E, B->depth, 1, 'q', q, nt, target);
     put(E, "%s", text);
-    if (direct && r.q == q && nt >= 0)
-        put(E, "%*sif (tx_nt%d)\n%*stx_pf_stream(tx_bn, tx_q%d, &%s);\n", 4 * B->depth, "", nt, 4 * B->depth + 4, "",
-            q, target);
-    if (!direct || r.q != q) {
-        if (nt >= 0) {
-            put(E, "%*sif (tx_nt%d)\n%*stx_pf_stream(tx_bn, ", 4 * B->depth, "", nt, 4 * B->depth + 4, "");
-            put_f32_ptr(E, r);
-            put(E, ", &%s);\n%*selse\n    ", target, 4 * B->depth, "");
-        }
-        put(E, "%*stx_pf_store(tx_bn, ", 4 * B->depth, "");
-        put_f32_ptr(E, r);
-        put(E, ", &%s, %lld);\n", target, (long long)inc);
-    }
+    tx_buf src = {0}, *out = E->out;
+    E->out = &src;
+    put_f32_ptr(E, r);
+    E->out = out;
+    if (nt >= 0)
+        put_stream_if(E, B->depth, nt, 1, src.p, target, !direct);
+    if (!direct)
+        put(E, "%*stx_pf_store(tx_bn, %s, &%s, %lld);\n", 4 * B->depth, "", src.p, target, (long long)inc);
+    buf_free(&src);
     return 1;
 }
 
@@ -2145,10 +2161,7 @@ void emit_block_loop(emitter *E, const g_value *x, const int *labels, const tx_e
         int direct = blk_direct(x, target_var, inc, op) && x->dt != DT_F32, p = direct ? B.nptr++ : -1;
         if (direct && tdt == DT_F64) { /* the top operation writes the target (or the block streamed) */
             E->blk_dest = 1 + p;
-            if (nt >= 0)
-                put(E, "%*sdouble *tx_p%d = tx_nt%d ? tx_ntb : &%s;\n", 4 * depth, "", p, nt, target);
-            else
-                put(E, "%*sdouble *tx_p%d = &%s;\n", 4 * depth, "", p, target);
+            put_dest_ptr(E, depth, 0, 'p', p, nt, target);
         }
         tx_buf body, *saved_eval = NULL;
         if (direct && tdt == DT_F32) { /* the top operation writes it if it has a typed form (blk_out) */
@@ -2161,31 +2174,28 @@ void emit_block_loop(emitter *E, const g_value *x, const int *labels, const tx_e
         if (saved_eval) {
             const char *text = emit_capture_end(E, saved_eval);
             direct = r.buf < 0 && r.ptr == p;
-            if (direct && nt >= 0)
-                put(E, "%*sfloat *tx_p%d = tx_nt%d ? (float *)tx_ntb : &%s;\n", 4 * depth, "", p, nt, target);
-            else if (direct)
-                put(E, "%*sfloat *tx_p%d = &%s;\n", 4 * depth, "", p, target);
+            if (direct)
+                put_dest_ptr(E, depth, 1, 'p', p, nt, target);
             put(E, "%s", text);
         }
         TX_ASSERT(!direct || (r.buf < 0 && r.ptr == p));
-        if (direct && nt >= 0)
-            put(E, "%*sif (tx_nt%d)\n%*s%s(tx_bn, tx_p%d, &%s);\n", 4 * depth, "", nt, 4 * depth + 4, "",
-                tdt == DT_F32 ? "tx_pf_stream" : "tx_p_stream_f64", p, target);
-        if (!direct) {
-            if (nt >= 0 && tdt == DT_F64) {
-                put(E, "%*sif (tx_nt%d)\n%*stx_p_stream_f64(tx_bn, ", 4 * depth, "", nt, 4 * depth + 4, "");
-                put_op(E, r);
-                put(E, ", &%s);\n%*selse\n    ", target, 4 * depth, "");
-            } else if (nt >= 0) { /* rounded to float in the stream's block, then streamed */
-                put(E, "%*sif (tx_nt%d) {\n%*stx_p_store_f32(tx_bn, ", 4 * depth, "", nt, 4 * depth + 4, "");
-                put_op(E, r);
-                put(E, ", (float *)tx_ntb, 1, 0);\n%*stx_pf_stream(tx_bn, (float *)tx_ntb, &%s);\n%*s} else\n    ",
-                    4 * depth + 4, "", target, 4 * depth, "");
-            }
-            put(E, "%*stx_p_store_%s(tx_bn, ", 4 * depth, "", tdt == DT_F32 ? "f32" : "f64");
+        tx_buf src = {0}, *out = E->out;
+        E->out = &src;
+        if (direct)
+            put(E, "tx_p%d", p);
+        else
             put_op(E, r);
-            put(E, ", &%s, %lld, %d);\n", target, (long long)inc, op);
-        }
+        E->out = out;
+        if (nt >= 0 && (direct || tdt == DT_F64))
+            put_stream_if(E, depth, nt, tdt == DT_F32, src.p, target, !direct);
+        else if (nt >= 0) /* rounded to float in the stream's block, then streamed */
+            put(E, "%*sif (tx_nt%d) {\n%*stx_p_store_f32(tx_bn, %s, (float *)tx_ntb, 1, 0);\n"
+                   "%*stx_pf_stream(tx_bn, (float *)tx_ntb, &%s);\n%*s} else\n    ",
+                4 * depth, "", nt, 4 * depth + 4, "", src.p, 4 * depth + 4, "", target, 4 * depth, "");
+        if (!direct)
+            put(E, "%*stx_p_store_%s(tx_bn, %s, &%s, %lld, %d);\n", 4 * depth, "", tdt == DT_F32 ? "f32" : "f64", src.p,
+                target, (long long)inc, op);
+        buf_free(&src);
     }
     depth -= 1 + rows;
     if (span) {
