@@ -323,13 +323,13 @@ TX_VMF_DEF_BIN(tanh)
 /* Streaming copies (prims.inc's tx_p_stream_f64, tx_pf_stream) at the
    width of each level: 16 bytes at a time up to the vector's alignment,
    then whole vectors, then 16 bytes at a time again; elements before the
-   first 16-byte boundary, and fewer than 16 bytes at the end, by plain
-   stores. */
+   first 16-byte boundary, and fewer than 16 bytes at the end, one by one
+   by movnti (TX_STREAM1: prims.inc says why). */
 #define TX_STREAM_COPY(T, AL, W, VSTREAM, VLOAD)                                                  \
     int64_t i = 0;                                                                                \
     const int per16 = 16 / (int)sizeof(T);                                                        \
     for (; i < n && (uintptr_t)(t + i) % 16; i++)                                                 \
-        t[i] = s[i];                                                                              \
+        TX_STREAM1(t + i, s + i);                                                                 \
     for (; i + per16 <= n && (uintptr_t)(t + i) % (AL); i += per16)                               \
         TX_STREAM16(t + i, s + i);                                                                \
     for (; i + (W) <= n; i += (W))                                                               \
@@ -337,7 +337,7 @@ TX_VMF_DEF_BIN(tanh)
     for (; i + per16 <= n; i += per16)                                                            \
         TX_STREAM16(t + i, s + i);                                                                \
     for (; i < n; i++)                                                                            \
-        t[i] = s[i];
+        TX_STREAM1(t + i, s + i);
 /* NAME(n, s, t) for elements of type T: the copy at 64, 32 and 16 bytes
    (vectors of W4, W3 and W1 elements: SFX the intrinsics' suffix), and
    the ifunc that picks one for the CPU's level */
@@ -362,11 +362,15 @@ TX_VMF_DEF_BIN(tanh)
     }                                                                                             \
     static void NAME(int64_t, const T *, T *) __attribute__((ifunc(#NAME "_pick")));
 #define TX_STREAM16(d, x) _mm_stream_pd(d, _mm_loadu_pd(x))
+#define TX_STREAM1(d, x) _mm_stream_si64((long long *)(void *)(d), ((union { double f; long long i; }){*(x)}).i)
 TX_STREAM_DEF(tx_p_stream_f64, double, pd, 8, 4, 2)
 #undef TX_STREAM16
+#undef TX_STREAM1
 #define TX_STREAM16(d, x) _mm_stream_ps(d, _mm_loadu_ps(x))
+#define TX_STREAM1(d, x) _mm_stream_si32((int *)(void *)(d), ((union { float f; int i; }){*(x)}).i)
 TX_STREAM_DEF(tx_pf_stream, float, ps, 16, 8, 4)
 #undef TX_STREAM16
+#undef TX_STREAM1
 #define TX_STREAM_DEFINED
 #else
 const char *tx_rt_isa(void)
