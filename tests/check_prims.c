@@ -967,6 +967,89 @@ START_TEST(maps_of_sums)
 }
 END_TEST
 
+/* A row reduction's note of the rows after it (prims.inc TX_PF_NOTE):
+   while one is pending, the elementwise functions work block by block,
+   asking for the noted lines between blocks. On every set, tx_p_map,
+   tx_p_map_aff (with and without y), tx_pf_map, tx_pf_map_bin and
+   tx_p_red_sq_aff give the same bits with a note pending as without one
+   (a reduction too short to note clears it), for every length, nothing
+   written past the block. The note points past the end of the rows read:
+   into the guard page here, which a prefetch does not fault on. */
+START_TEST(maps_after_a_row_reduction)
+{
+    int s = _i;
+    SKIP_UNLESS_RUNS(s);
+    typedef void rows_fn(int64_t, int64_t, int, const double *, int64_t, double *, int64_t);
+    rows_fn *rows = (rows_fn *)prim(s, "tx_p_red_rows");
+    map_aff_fn *aff = (map_aff_fn *)prim(s, "tx_p_map_aff");
+    map_fn *map = (map_fn *)prim(s, "tx_p_map");
+    pf_map_bin_fn *fbin = (pf_map_bin_fn *)prim(s, "tx_pf_map_bin");
+    pf_map_fn *fmap = (pf_map_fn *)prim(s, "tx_pf_map");
+    typedef double red_sq_fn(int64_t, double, const double *, double, const double *, double, int, double, double);
+    red_sq_fn *sq = (red_sq_fn *)prim(s, "tx_p_red_sq_aff");
+    guarded gd = guard_new(), gr = guard_new();
+    static double x[MAXN], y[MAXN], want[MAXN];
+    static float xf[MAXN], wantf[MAXN];
+    double row_max, *rowd = guard_end(gr, 2000, sizeof(double));
+    for (int64_t i = 0; i < 2000; i++)
+        rowd[i] = (double)(i % 13) - 6;
+    /* pending: one row of 2000 doubles (16000 bytes, noted); cleared: 10 */
+#define NOTE(on) rows(1, (on) ? 2000 : 10, 2, rowd, 0, &row_max, 1)
+    for (int l = 0; l < NLEN; l++) {
+        int64_t n = lengths[l];
+        fill_random(x, n, l % 2);
+        fill_random(y, n, l % 3 == 0);
+        for (int64_t i = 0; i < n; i++)
+            xf[i] = (float)x[i];
+        for (int fn = 2; fn <= 8; fn++) {
+            double *d = guard_end(gd, n, sizeof(double));
+            NOTE(0);
+            map(n, fn, x, want);
+            NOTE(1);
+            map(n, fn, x, d);
+            for (int64_t i = 0; i < n; i++)
+                CHECK_SAME(d[i], want[i], "%s map fn %d n=%ld [%ld] after a note", set_names[s], fn, (long)n, (long)i);
+            if (fn == 4 || fn == 5)
+                continue;
+            for (int withy = 0; withy < 2; withy++) {
+                d = guard_end(gd, n, sizeof(double));
+                NOTE(0);
+                aff(n, fn, 2.0, x, -1.0, withy ? y : NULL, 0.25, want);
+                NOTE(1);
+                aff(n, fn, 2.0, x, -1.0, withy ? y : NULL, 0.25, d);
+                for (int64_t i = 0; i < n; i++)
+                    CHECK_SAME(d[i], want[i], "%s map_aff fn %d y %d n=%ld [%ld] after a note", set_names[s], fn,
+                               withy, (long)n, (long)i);
+            }
+            float *df = guard_end(gd, n, sizeof(float));
+            NOTE(0);
+            fmap(n, fn, xf, wantf);
+            NOTE(1);
+            fmap(n, fn, xf, df);
+            for (int64_t i = 0; i < n; i++)
+                ck_assert_msg(memcmp(&df[i], &wantf[i], sizeof(float)) == 0 || (df[i] != df[i] && wantf[i] != wantf[i]),
+                              "%s pf_map fn %d n=%ld [%ld] after a note", set_names[s], fn, (long)n, (long)i);
+            df = guard_end(gd, n, sizeof(float));
+            NOTE(0);
+            fbin(n, fn, 1, xf, NULL, 0.5f, wantf);
+            NOTE(1);
+            fbin(n, fn, 1, xf, NULL, 0.5f, df);
+            for (int64_t i = 0; i < n; i++)
+                ck_assert_msg(memcmp(&df[i], &wantf[i], sizeof(float)) == 0 || (df[i] != df[i] && wantf[i] != wantf[i]),
+                              "%s pf_map_bin fn %d n=%ld [%ld] after a note", set_names[s], fn, (long)n, (long)i);
+        }
+        NOTE(0);
+        double a0 = sq(n, 1.0, x, -1.0, y, 0.0, 1, 3.0, 0.5);
+        NOTE(1);
+        double a1 = sq(n, 1.0, x, -1.0, y, 0.0, 1, 3.0, 0.5);
+        CHECK_SAME(a1, a0, "%s red_sq_aff n=%ld after a note", set_names[s], (long)n);
+    }
+#undef NOTE
+    guard_free(gd);
+    guard_free(gr);
+}
+END_TEST
+
 /* Products and squares of a sum in one pass, on every set: tx_p_mul_aff,
    tx_p_sq_aff and tx_p_red_sq_aff give the bits (any NaN for a NaN: which operand's
    payload a product of two NaNs keeps is the compiler's choice) of the sum
@@ -2421,6 +2504,7 @@ int main(void)
     tcase_add_loop_test(tc, scans, 0, NSETS);
     tcase_add_loop_test(tc, reductions_of_rows, 0, NSETS);
     tcase_add_loop_test(tc, maps_of_sums, 0, NSETS);
+    tcase_add_loop_test(tc, maps_after_a_row_reduction, 0, NSETS);
     tcase_add_loop_test(tc, products_of_sums, 0, NSETS);
     tcase_add_loop_test(tc, products_with_a_term, 0, NSETS);
     tcase_add_loop_test(tc, typed_forms, 0, NSETS);
