@@ -44,6 +44,11 @@ static void emit_prelude(emitter *E)
         (E->groups & ((1u << TXS_BLAS) | (1u << TXS_LINALG) | (1u << TXS_MPI))))
         put(E, "#if defined(__GNUC__) && !defined(__clang__) && !defined(__TINYC__)\n"
                "#pragma GCC diagnostic ignored \"-Wmaybe-uninitialized\"\n#endif\n");
+    /* The runtime's text comes whole and the program uses a few of its
+       functions: Clang's -Wunused-function (in -Wall) warns about every
+       unused static inline function of a .c file, GCC's does not. */
+    if (E->T->symbols != TX_SYMBOLS_REGISTERED)
+        put(E, "#ifdef __clang__\n#pragma clang diagnostic ignored \"-Wunused-function\"\n#endif\n");
     tx_symbol_access acc = E->T->symbols;
     unsigned tabled = 0; /* TX_SYMBOLS_TABLE: the groups reached through pointers */
     for (int gi = 0; gi < TXS_NGROUPS; gi++) {

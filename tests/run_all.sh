@@ -72,6 +72,11 @@ run "cc tier (--backend cc) vs numpy and bit for bit vs libtcc, -O0 and -O2" "$P
     tests/num/reduce_mul_acc.tx tests/num/reduce_add_rows.tx tests/num/blas_batches.tx tests/num/f32_steps.tx
 run "cc tier: cache hits, racing processes, broken cache files, fallback to libtcc" sh tests/run_backend_cc.sh
 run "standalone C vs numpy and txc run" "$PYTHON" tests/run_cc.py --txc "$TXC"
+run "standalone C compiled by Clang, -Wall -Wextra -Werror" "$PYTHON" tests/run_cc.py --txc "$TXC" --cc clang \
+    tests/num/fn_softmax.tx tests/num/row_groups.tx tests/num/f32_blocks.tx tests/num/complex_updates.tx \
+    tests/num/transpose_lines.tx tests/num/fn_cumsum.tx
+run "standalone C compiled by Clang, with BLAS and LAPACK" "$PYTHON" tests/run_cc.py --txc "$TXC" --cc clang --blas \
+    tests/num/matmul.tx tests/num/la_cholesky.tx tests/num/complex_linalg.tx tests/num/delta_blas.tx
 run "standalone C under OpenMP, 1 and 2 threads" "$PYTHON" tests/run_cc.py --txc "$TXC" --openmp \
     tests/num/par_kernels.tx tests/num/fn_cumsum.tx tests/num/matmul.tx tests/num/row_groups.tx \
     tests/num/elementwise_spans.tx
