@@ -43,6 +43,10 @@
 #define TX_PRIM_ATTR __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #define TX_V4 __attribute__((target("arch=x86-64-v4")))
 #define TX_V3 __attribute__((target("arch=x86-64-v3")))
+/* prims.inc's AVX-512 row max and min, called by every clone when the
+   CPU has x86-64-v4 */
+#define TX_K512_ATTR TX_V4
+#define TX_K512_OK() __builtin_cpu_supports("x86-64-v4")
 
 /* 4: x86-64-v4, 3: x86-64-v3, 1: baseline, by the tests target_clones
    makes. Safe in an ifunc resolver: before constructors (hence

@@ -15,6 +15,9 @@
 #if TX_ISA == 4
 #define TX_PRIM_ATTR __attribute__((target("arch=x86-64-v4")))
 #define TABLE prims_isa_v4
+#include <immintrin.h>
+#define TX_K512_ATTR TX_PRIM_ATTR
+#define TX_K512_OK() 1
 #elif TX_ISA == 3
 #define TX_PRIM_ATTR __attribute__((target("arch=x86-64-v3")))
 #define TABLE prims_isa_v3
