@@ -24,32 +24,9 @@
  * from plain cblas_dgemm's in the last bits, the same on every call with
  * the same shapes, core and thread count.
  *
- * On several threads a product is shared out by the wrapper itself
- * (tx_rt_dgemm, tx_rt_sgemm): the rows of C (or its columns, when C is
- * wider than tall) are cut into one part per thread of the pool, each a
- * multiple of 16 long, and each part is one single-threaded OpenBLAS
- * call on a thread of the pool (tx_rt_parallel_blas), where OpenBLAS's
- * own threads would share out the product call by call, zero C in a
- * threaded pass of their own first (beta = 0), and stay awake after
- * it. On the 2-core AVX-512 Xeon, OpenBLAS 0.3.21, a C loop of calls,
- * medians of 21, in a C model of the two (not kept; its parts on OpenMP
- * threads): 64x256x256 161 -> 122 us,
- * 256x256x256 468 -> 340, 1000x500x500 5.75 -> 5.00 ms. In the library,
- * alternated with the one-call build (tx_loop, medians, a noisy
- * machine): a 64x256x256 dense tanh layer 167 -> 155 and 175 -> 159
- * us, 256x256x256 413 -> 392 us, bench/ccsd.tx 7.47 -> 6.68 ms in 11
- * rounds but 6.51 -> 7.00 in 7, a 1000x500x500 + 500x100 MLP and a
- * 1024^3 product unchanged within the noise. Products
- * smaller than MIN_SHARED multiply-adds are one call, with OpenBLAS's
- * threads as api.c set them. Each element of C is computed by the same
- * kernel loop as in one call over the whole of C, summed in the same
- * order, except for the rows (columns) of a part's edge, which OpenBLAS
- * may compute with its narrower edge kernels: the bits are the same on
- * every call with the same shapes, core and thread count.
- *
- * Generated code calls cblas_dgemm and cblas_sgemm; runtime.c's table
- * gives it these functions under those names, for the libtcc and the cc
- * tier alike (a standalone file calls the BLAS it is linked with).
+ * Generated code calls cblas_dgemm; runtime.c's table gives it this
+ * function under that name, for the libtcc and the cc tier alike (a
+ * standalone file calls the BLAS it is linked with).
  */
 #include <cblas.h>
 #include <stdint.h>
@@ -103,8 +80,8 @@ static void add_transposed(int m, int n, const double *s, double beta, double *c
    much more memory */
 #define SCRATCH_ELEMS ((int64_t)1 << 19)
 
-static void dgemm_one(int order, int ta, int tb, int m, int n, int k, double alpha, const double *a, int lda,
-                      const double *b, int ldb, double beta, double *c, int ldc)
+void tx_rt_dgemm(int order, int ta, int tb, int m, int n, int k, double alpha, const double *a, int lda,
+                 const double *b, int ldb, double beta, double *c, int ldc)
 {
     if (order == CblasRowMajor && m >= 4 * n && n >= 2 && k >= 16 && (double)m * n * k >= MIN_TURNED &&
         skylakex_kernels()) {
@@ -127,83 +104,4 @@ static void dgemm_one(int order, int ta, int tb, int m, int n, int k, double alp
         }
     }
     cblas_dgemm(order, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-}
-
-/* Products of at least this many multiply-adds are shared out between
-   the pool's threads (a 128x128x64 one, about 30 us on one thread) */
-#define MIN_SHARED 1048576.0
-/* a part's rows (columns): a multiple of this */
-#define PART_ALIGN 16
-
-/* A product C = op(A) op(B) (row-major, M x N) shared out: part P of
-   PARTS is the rows [P0, P1) of C (ROWS) or its columns */
-typedef struct {
-    int single, ta, tb, m, n, k, lda, ldb, ldc, rows, parts;
-    double alpha, beta;
-    const void *a, *b;
-    void *c;
-} gemm_job;
-
-/* where part P of a job's rows (columns) begins */
-static int part_start(const gemm_job *j, int64_t p)
-{
-    int64_t total = j->rows ? j->m : j->n;
-    int64_t s = (total * p / j->parts + PART_ALIGN / 2) / PART_ALIGN * PART_ALIGN;
-    return (int)(p >= j->parts || s > total ? total : s);
-}
-
-static int gemm_parts(const void *args, int64_t lo, int64_t hi)
-{
-    const gemm_job *j = args;
-    for (int64_t p = lo; p < hi; p++) {
-        int p0 = part_start(j, p), p1 = part_start(j, p + 1);
-        if (p0 >= p1)
-            continue;
-        /* rows P0.. of op(A) are rows of A, or its columns when stored
-           transposed; columns P0.. of op(B) likewise */
-        int64_t ao = j->rows ? (j->ta == CblasNoTrans ? (int64_t)p0 * j->lda : p0) : 0;
-        int64_t bo = j->rows ? 0 : (j->tb == CblasNoTrans ? p0 : (int64_t)p0 * j->ldb);
-        int64_t co = j->rows ? (int64_t)p0 * j->ldc : p0;
-        int m = j->rows ? p1 - p0 : j->m, n = j->rows ? j->n : p1 - p0;
-        if (j->single)
-            cblas_sgemm(CblasRowMajor, j->ta, j->tb, m, n, j->k, (float)j->alpha, (const float *)j->a + ao, j->lda,
-                        (const float *)j->b + bo, j->ldb, (float)j->beta, (float *)j->c + co, j->ldc);
-        else
-            dgemm_one(CblasRowMajor, j->ta, j->tb, m, n, j->k, j->alpha, (const double *)j->a + ao, j->lda,
-                      (const double *)j->b + bo, j->ldb, j->beta, (double *)j->c + co, j->ldc);
-    }
-    return 0;
-}
-
-/* 1 when the product was shared out and computed; 0: the caller makes
-   the one call. Not on one thread, not inside a batch of BLAS calls on
-   the pool's threads (OpenBLAS set to one thread there), not for a small
-   product or one with neither side long enough for two parts. */
-static int gemm_shared(gemm_job *j)
-{
-    int nt = tx_rt_threads();
-    if (nt <= 1 || openblas_get_num_threads() <= 1 || (double)j->m * j->n * j->k < MIN_SHARED)
-        return 0;
-    j->rows = j->m >= j->n;
-    if ((j->rows ? j->m : j->n) < 2 * PART_ALIGN)
-        return 0;
-    j->parts = nt;
-    tx_rt_parallel_blas(gemm_parts, j, nt);
-    return 1;
-}
-
-void tx_rt_dgemm(int order, int ta, int tb, int m, int n, int k, double alpha, const double *a, int lda,
-                 const double *b, int ldb, double beta, double *c, int ldc)
-{
-    gemm_job j = {0, ta, tb, m, n, k, lda, ldb, ldc, 0, 0, alpha, beta, a, b, c};
-    if (order != CblasRowMajor || !gemm_shared(&j))
-        dgemm_one(order, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-}
-
-void tx_rt_sgemm(int order, int ta, int tb, int m, int n, int k, float alpha, const float *a, int lda,
-                 const float *b, int ldb, float beta, float *c, int ldc)
-{
-    gemm_job j = {1, ta, tb, m, n, k, lda, ldb, ldc, 0, 0, alpha, beta, a, b, c};
-    if (order != CblasRowMajor || !gemm_shared(&j))
-        cblas_sgemm(order, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }

@@ -25,8 +25,7 @@
  * threads never oversubscribe the cores. BLAS and LAPACK calls happen
  * between kernels, never during one, and get the same thread count
  * (api.c sets OpenBLAS's), so the two never run at once either; a
- * kernel that is a batch of BLAS calls (tx_rt_parallel_blas), and a
- * large product that gemm.c shares out, sets
+ * kernel that is a batch of BLAS calls (tx_rt_parallel_blas) sets
  * OpenBLAS to one thread while the pool's threads make the calls.
  *
  * tx_rt_reduce shares a long contiguous reduction (a full sum) the same

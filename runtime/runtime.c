@@ -407,12 +407,10 @@ double tx_rt_now(void)
 #include "symbols.def"
 #undef TX_SYMBOL
 
-/* Generated code's cblas_dgemm and cblas_sgemm are the library's
-   (gemm.c): the table gives tx_rt_dgemm's and tx_rt_sgemm's addresses
-   under OpenBLAS's names (a macro argument is expanded where it is an
-   address, not where it is turned into a string). */
+/* Generated code's cblas_dgemm is the library's (gemm.c): the table
+   gives tx_rt_dgemm's address under OpenBLAS's name (a macro argument is
+   expanded where it is an address, not where it is turned into a string). */
 #define cblas_dgemm tx_rt_dgemm
-#define cblas_sgemm tx_rt_sgemm
 const tx_runtime_symbol tx_runtime_symbols[] = {
 #define TX_SYMBOL(g, r, n, p) {#n, (const void *)n, TXS_##g, #r " " #n #p ";\n", "static " #r " (*" #n ")" #p ";\n"},
 #include "symbols.def"
@@ -420,7 +418,6 @@ const tx_runtime_symbol tx_runtime_symbols[] = {
     {0, 0, 0, 0, 0},
 };
 #undef cblas_dgemm
-#undef cblas_sgemm
 
 #define TX_STR_(x) #x
 #define TX_STR(x) TX_STR_(x) /* a macro's value as a string literal */

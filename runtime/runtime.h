@@ -78,14 +78,9 @@ int tx_rt_parallel_wide(tx_kernel_fn k, const void *args, int64_t n);
 int tx_rt_parallel_blas(tx_kernel_fn k, const void *args, int64_t n);
 /* cblas_dgemm's contract, OpenBLAS's result: the GEMM generated code
    calls in the library (gemm.c says when it computes the transposed
-   problem instead, and when it shares the product out between the
-   pool's threads, and why). */
+   problem instead, and why). */
 void tx_rt_dgemm(int order, int ta, int tb, int m, int n, int k, double alpha, const double *a, int lda,
                  const double *b, int ldb, double beta, double *c, int ldc);
-/* cblas_sgemm's contract, OpenBLAS's result, shared out between the
-   pool's threads as tx_rt_dgemm's products are (gemm.c). */
-void tx_rt_sgemm(int order, int ta, int tb, int m, int n, int k, float alpha, const float *a, int lda,
-                 const float *b, int ldb, float beta, float *c, int ldc);
 /* RED (tx_p_red_sum, _prod, _max, _min) over the N contiguous doubles at
    X, folded into ACC: the chunks of tx_p_red_chunked (prims.inc), on the
    pool's threads, with the same bits as tx_p_red_chunked for any number

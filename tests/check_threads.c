@@ -261,85 +261,6 @@ START_TEST(bad_thread_count)
 }
 END_TEST
 
-/* The library's GEMM (runtime/gemm.c) shares a product out between the
-   pool's threads, rows of C or columns, one single-threaded OpenBLAS call
-   a part: every transpose, both splits, sides that leave a short last
-   part, leading dimensions wider than the matrices, beta 0 and not, f64
-   and f32, on 2 and 3 threads; C against the sums written out (in long
-   double), and nothing written between C's rows. */
-void tx_rt_dgemm(int order, int ta, int tb, int m, int n, int k, double alpha, const double *a, int lda,
-                 const double *b, int ldb, double beta, double *c, int ldc);
-void tx_rt_sgemm(int order, int ta, int tb, int m, int n, int k, float alpha, const float *a, int lda,
-                 const float *b, int ldb, float beta, float *c, int ldc);
-void openblas_set_num_threads(int);
-int openblas_get_num_threads(void);
-enum { ROW_MAJOR = 101, NO_TRANS = 111, TRANS = 112 };
-
-START_TEST(gemm_shared_between_threads)
-{
-    static const int shapes[][3] = {{200, 40, 150}, {40, 300, 100}, {97, 61, 300}, {33, 700, 64}, {130, 70, 120}};
-    int was = openblas_get_num_threads();
-    unsigned x = 99;
-    for (int th = 2; th <= 3; th++) {
-        tx_rt_set_threads(th);
-        openblas_set_num_threads(th);
-        for (size_t sh = 0; sh < sizeof shapes / sizeof *shapes; sh++)
-            for (int t = 0; t < 8; t++) {
-                int m = shapes[sh][0], n = shapes[sh][1], k = shapes[sh][2];
-                int ta = t & 1, tb = t & 2, single = t & 4, pad = 3;
-                int lda = (ta ? m : k) + pad, ldb = (tb ? k : n) + pad, ldc = n + pad;
-                int arows = ta ? k : m, brows = tb ? n : k;
-                double *a = malloc(sizeof(double) * arows * lda), *b = malloc(sizeof(double) * brows * ldb);
-                double *c = malloc(sizeof(double) * m * ldc), *c0 = malloc(sizeof(double) * m * ldc);
-                float *af = malloc(sizeof(float) * arows * lda), *bf = malloc(sizeof(float) * brows * ldb);
-                float *cf = malloc(sizeof(float) * m * ldc);
-                for (int i = 0; i < arows * lda; i++) {
-                    x = x * 1103515245u + 12345u;
-                    af[i] = (float)(a[i] = (double)(float)((double)(x >> 8) / (1 << 24) - 0.5));
-                }
-                for (int i = 0; i < brows * ldb; i++) {
-                    x = x * 1103515245u + 12345u;
-                    bf[i] = (float)(b[i] = (double)(float)((double)(x >> 8) / (1 << 24) - 0.5));
-                }
-                for (int i = 0; i < m * ldc; i++) {
-                    x = x * 1103515245u + 12345u;
-                    cf[i] = (float)(c[i] = c0[i] = (double)(float)((double)(x >> 8) / (1 << 24)));
-                }
-                double alpha = 1.5, beta = sh % 2 ? 0.0 : 0.25;
-                if (single)
-                    tx_rt_sgemm(ROW_MAJOR, ta ? TRANS : NO_TRANS, tb ? TRANS : NO_TRANS, m, n, k, (float)alpha, af,
-                                lda, bf, ldb, (float)beta, cf, ldc);
-                else
-                    tx_rt_dgemm(ROW_MAJOR, ta ? TRANS : NO_TRANS, tb ? TRANS : NO_TRANS, m, n, k, alpha, a, lda, b,
-                                ldb, beta, c, ldc);
-                for (int i = 0; i < m; i++)
-                    for (int j = 0; j < ldc; j++) {
-                        double got = single ? (double)cf[i * ldc + j] : c[i * ldc + j];
-                        if (j >= n) {
-                            ck_assert_msg(got == (single ? (double)(float)c0[i * ldc + j] : c0[i * ldc + j]),
-                                          "%d threads, %dx%dx%d: C[%d][%d] past the row written", th, m, k, n, i, j);
-                            continue;
-                        }
-                        long double sum = 0, mag = 0;
-                        for (int q = 0; q < k; q++) {
-                            long double p = (long double)(ta ? a[q * lda + i] : a[i * lda + q]) *
-                                            (tb ? b[j * ldb + q] : b[q * ldb + j]);
-                            sum += p;
-                            mag += fabsl(p);
-                        }
-                        long double want = alpha * sum + beta * c0[i * ldc + j];
-                        long double tol = (single ? 1e-5L : 1e-13L) * (alpha * mag + fabsl(beta * c0[i * ldc + j]));
-                        ck_assert_msg(fabsl(got - want) <= tol, "%d threads, %s %dx%dx%d ta %d tb %d: C[%d][%d] = %.17g, want %.17Lg",
-                                      th, single ? "f32" : "f64", m, k, n, ta, tb != 0, i, j, got, want);
-                    }
-                free(a), free(b), free(c), free(c0), free(af), free(bf), free(cf);
-            }
-    }
-    tx_rt_set_threads(0);
-    openblas_set_num_threads(was);
-}
-END_TEST
-
 int main(void)
 {
     Suite *s = suite_create("threads");
@@ -349,7 +270,6 @@ int main(void)
     tcase_add_test(tc, programs_in_several_threads);
     tcase_add_test(tc, bad_thread_count);
     tcase_add_test(tc, every_iteration_once);
-    tcase_add_test(tc, gemm_shared_between_threads);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
