@@ -212,8 +212,10 @@ static void tx_vm_pow(int64_t, const double *, double, double *) __attribute__((
 #define TX_VM_DEFINED
 
 /* The same in f32 (tx_vmf_F of prims.inc): libmvec's and SLEEF's f32
-   functions at 16, 8 and 4 floats, lane by lane (tx_vff16_F, ...) */
-#define TX_VFUNF_DEF(f)                                                                          \
+   functions at 16, 8 and 4 floats, lane by lane (tx_vff16_F, ...); at 8
+   floats, MV8 inside the domain (libmvec's, or vmath.inc's exp) */
+TX_EXPF8_DEF(TX_V3)
+#define TX_VFUNF_DEF(f, MV8)                                                                      \
     TX_V4 __m512 tx_mvec16f_##f(__m512) __asm__("_ZGVeN16v_" #f "f");                              \
     TX_V3 __m256 tx_mvec8f_##f(__m256) __asm__("_ZGVdN8v_" #f "f");                                \
     __m128 tx_mvec4f_##f(__m128) __asm__("_ZGVbN4v_" #f "f");                                      \
@@ -221,13 +223,13 @@ static void tx_vm_pow(int64_t, const double *, double, double *) __attribute__((
     TX_V3 __m256 tx_sleef8f_##f(__m256) __asm__("Sleef_" #f "f8_u10avx2");                         \
     __m128 tx_sleef4f_##f(__m128) __asm__("Sleef_" #f "f4_u10sse2");                               \
     TX_VBLEND_F16(TX_V4, tx_vff16_##f, tx_mvec16f_##f, tx_sleef16f_##f, TX_DOMF_##f)               \
-    TX_VBLEND_F8(TX_V3, tx_vff8_##f, tx_mvec8f_##f, tx_sleef8f_##f, TX_DOMF_##f)                   \
+    TX_VBLEND_F8(TX_V3, tx_vff8_##f, MV8, tx_sleef8f_##f, TX_DOMF_##f)                             \
     TX_VBLEND_F4(, tx_vff4_##f, tx_mvec4f_##f, tx_sleef4f_##f, TX_DOMF_##f)
-TX_VFUNF_DEF(exp)
-TX_VFUNF_DEF(log)
-TX_VFUNF_DEF(sin)
-TX_VFUNF_DEF(cos)
-TX_VFUNF_DEF(tanh)
+TX_VFUNF_DEF(exp, tx_expf8_)
+TX_VFUNF_DEF(log, tx_mvec8f_log)
+TX_VFUNF_DEF(sin, tx_mvec8f_sin)
+TX_VFUNF_DEF(cos, tx_mvec8f_cos)
+TX_VFUNF_DEF(tanh, tx_mvec8f_tanh)
 
 #define TX_VMF_BLOCK(W, LD, ST, CALL)                                                             \
     int64_t i = 0;                                                                                \
