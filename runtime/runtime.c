@@ -47,6 +47,9 @@
    CPU has x86-64-v4 */
 #define TX_K512_ATTR TX_V4
 #define TX_K512_OK() __builtin_cpu_supports("x86-64-v4")
+/* and its AVX2 one, when the CPU has x86-64-v3 */
+#define TX_K256_ATTR TX_V3
+#define TX_K256_OK() __builtin_cpu_supports("x86-64-v3")
 
 /* 4: x86-64-v4, 3: x86-64-v3, 1: baseline, by the tests target_clones
    makes. Safe in an ifunc resolver: before constructors (hence

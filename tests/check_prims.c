@@ -617,6 +617,42 @@ END_TEST
    largest), when an infinity, a NaN or a sum that overflows is in the
    block, at any place, and for a NaN acc. The f32 reductions (tx_p_redf_*)
    give the bits of the f64 ones on the block converted to double. */
+/* One NaN at every position of blocks of 1 to 80 elements (and 257),
+   starting 0 to 7 elements past a 64-byte line, f64 and f32: max and min
+   find it wherever it sits (the vector loops test for NaNs two loaded
+   vectors at a time, from an aligned point inside the first vector: each
+   slot of that pattern is a position here), as the reference does. */
+START_TEST(maxmin_nan_every_position)
+{
+    int s = _i;
+    SKIP_UNLESS_RUNS(s);
+    red_fn *rmax = (red_fn *)prim(s, "tx_p_red_max");
+    red_fn *rmin = (red_fn *)prim(s, "tx_p_red_min");
+    redf_fn *fmax = (redf_fn *)prim(s, "tx_p_redf_max");
+    redf_fn *fmin = (redf_fn *)prim(s, "tx_p_redf_min");
+    static double xm[257 + 8] __attribute__((aligned(64)));
+    static float xfm[257 + 16] __attribute__((aligned(64)));
+    char bad[200] = ""; /* the first failure: one assertion in all (each costs a write to Check's pipe) */
+    for (int64_t n = 1; n <= 257 && !bad[0]; n = n < 80 ? n + 1 : 258)
+        for (int off = 0; off < 8 && !bad[0]; off++)
+            for (int64_t p = 0; p < n && !bad[0]; p++) {
+                double *x = xm + off;
+                float *xf = xfm + off;
+                for (int64_t i = 0; i < n; i++)
+                    xf[i] = (float)(x[i] = (double)(float)ldexp(2 * u01() - 1, (int)(rng() % 21) - 10));
+                x[p] = nan_with(rng(), (int)(rng() & 1));
+                xf[p] = (float)x[p];
+                double got = rmax(n, x, -INFINITY), want = ref_maxmin(n, x, -INFINITY, 1);
+                double got2 = rmin(n, x, INFINITY), want2 = ref_maxmin(n, x, INFINITY, 0);
+                if (!same_bits(got, want) || !same_bits(got2, want2) || !isnan(fmax(n, xf, -INFINITY)) ||
+                    !isnan(fmin(n, xf, INFINITY)))
+                    snprintf(bad, sizeof bad, "n=%ld off=%d NaN at %ld: max %a (want %a), min %a (want %a)", (long)n,
+                             off, (long)p, got, want, got2, want2);
+            }
+    ck_assert_msg(!bad[0], "%s max/min with a NaN: %s", set_names[s], bad);
+}
+END_TEST
+
 START_TEST(fast_maxmin_and_f32_reductions)
 {
     int s = _i;
@@ -2490,6 +2526,7 @@ int main(void)
     tcase_add_loop_test(tc, exact_powers_and_maps, 0, NSETS);
     tcase_add_loop_test(tc, reductions, 0, NSETS);
     tcase_add_loop_test(tc, fast_maxmin_and_f32_reductions, 0, NSETS);
+    tcase_add_loop_test(tc, maxmin_nan_every_position, 0, NSETS);
     tcase_add_test(tc, vector_math_accuracy);
     tcase_add_loop_test(tc, vector_math_special_values, 0, NSETS);
     tcase_add_loop_test(tc, vector_math_any_position, 0, NSETS);

@@ -18,9 +18,14 @@
 #include <immintrin.h>
 #define TX_K512_ATTR TX_PRIM_ATTR
 #define TX_K512_OK() 1
+#define TX_K256_ATTR TX_PRIM_ATTR
+#define TX_K256_OK() 1
 #elif TX_ISA == 3
 #define TX_PRIM_ATTR __attribute__((target("arch=x86-64-v3")))
 #define TABLE prims_isa_v3
+#include <immintrin.h>
+#define TX_K256_ATTR TX_PRIM_ATTR
+#define TX_K256_OK() 1
 #else
 #define TX_PRIM_ATTR __attribute__((target("arch=x86-64")))
 #define TABLE prims_isa_v1
