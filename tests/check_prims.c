@@ -1858,7 +1858,7 @@ typedef void redff_rows_fn(int64_t, int64_t, int, const float *, int64_t, float 
 
 /* The shapes of reductions_of_rows: case C of ROWS_CASES, K rows of N
    elements, IX apart (two elements of gap); 0 for a case too large. */
-static const int64_t rows_ns[] = {0, 1, 2, 7, 10, 15, 16, 17, 50, 1000, 40000};
+static const int64_t rows_ns[] = {0, 1, 2, 7, 10, 15, 16, 17, 31, 50, 1000, 40000};
 static const int64_t rows_ks[] = {1, 3, 8, 9, 17};
 enum { ROWS_KS = sizeof rows_ks / sizeof rows_ks[0], ROWS_CASES = sizeof rows_ns / sizeof rows_ns[0] * ROWS_KS };
 
