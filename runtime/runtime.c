@@ -234,8 +234,44 @@ TX_VFUNF_DEF(sin, tx_mvec8f_sin)
 TX_VFUNF_DEF(cos, tx_mvec8f_cos)
 TX_VFUNF_DEF(tanh, tx_mvec8f_tanh)
 
-#define TX_VMF_BLOCK(W, LD, ST, CALL)                                                             \
+/* exp at 8 floats, vmath.inc's own and inlined: four vectors at a time
+   for as long as all their lanes are in the domain (|v| <= 87, which no
+   NaN is), with no call in the loop, so that the polynomial's constants
+   stay in registers and the four chains overlap; from the first lane
+   outside it on, TX_VMF_BLOCK's loop of blends. OPND(j): the vector of
+   operands at element j. The other functions: nothing (TX_VMF_FAST8_F).
+   The loop of blends calls SLEEF for a vector with a lane outside, so GCC
+   reloaded the constants for every vector and ran one exp at a time.
+   AMD EPYC (Zen 3), 1 thread, alternated, medians of 7-9: f32 row softmax
+   2000x2000 3382 -> 2768 us, 4000x500 1813 -> 1500, f32 sigmoid
+   2000x2000 3133 -> 2406. Lane by lane the same function: the same bits. */
+#define TX_VMF_EXP32_(OPND)                                                                       \
+    for (; i + 32 <= n; i += 32) {                                                                \
+        const __m256 abs_ = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));                   \
+        const __m256 top_ = _mm256_set1_ps(87.0f);                                                \
+        __m256 v0 = OPND(i), v1 = OPND(i + 8), v2 = OPND(i + 16), v3 = OPND(i + 24);              \
+        __m256 in0 = _mm256_and_ps(_mm256_cmp_ps(_mm256_and_ps(v0, abs_), top_, _CMP_LE_OQ),      \
+                                   _mm256_cmp_ps(_mm256_and_ps(v1, abs_), top_, _CMP_LE_OQ));     \
+        __m256 in1 = _mm256_and_ps(_mm256_cmp_ps(_mm256_and_ps(v2, abs_), top_, _CMP_LE_OQ),      \
+                                   _mm256_cmp_ps(_mm256_and_ps(v3, abs_), top_, _CMP_LE_OQ));     \
+        if (_mm256_movemask_ps(_mm256_and_ps(in0, in1)) != 0xff)                                  \
+            break;                                                                                \
+        _mm256_storeu_ps(d + i, tx_expf8_(v0));                                                   \
+        _mm256_storeu_ps(d + i + 8, tx_expf8_(v1));                                               \
+        _mm256_storeu_ps(d + i + 16, tx_expf8_(v2));                                              \
+        _mm256_storeu_ps(d + i + 24, tx_expf8_(v3));                                              \
+    }
+#define TX_VMF_FAST8_exp(OPND) TX_VMF_EXP32_(OPND)
+#define TX_VMF_FAST8_log(OPND)
+#define TX_VMF_FAST8_sin(OPND)
+#define TX_VMF_FAST8_cos(OPND)
+#define TX_VMF_FAST8_tanh(OPND)
+#define TX_VMF_NOFAST(OPND)
+
+#define TX_VMF_LD8_(j) _mm256_loadu_ps(x + (j))
+#define TX_VMF_BLOCK(W, LD, ST, CALL, FAST)                                                       \
     int64_t i = 0;                                                                                \
+    FAST(TX_VMF_LD8_)                                                                             \
     for (; i + W <= n; i += W)                                                                    \
         ST(d + i, CALL(LD(x + i)));                                                               \
     if (i < n) {                                                                                  \
@@ -252,15 +288,15 @@ typedef void tx_vmf1_fn(int64_t, const float *, float *);
 #define TX_VMF_DEF1(f)                                                                            \
     TX_V4 static void tx_vmf_##f##_v4(int64_t n, const float *x, float *d)                        \
     {                                                                                             \
-        TX_VMF_BLOCK(16, _mm512_loadu_ps, _mm512_storeu_ps, tx_vff16_##f)                         \
+        TX_VMF_BLOCK(16, _mm512_loadu_ps, _mm512_storeu_ps, tx_vff16_##f, TX_VMF_NOFAST)          \
     }                                                                                             \
     TX_V3 static void tx_vmf_##f##_v3(int64_t n, const float *x, float *d)                        \
     {                                                                                             \
-        TX_VMF_BLOCK(8, _mm256_loadu_ps, _mm256_storeu_ps, tx_vff8_##f)                           \
+        TX_VMF_BLOCK(8, _mm256_loadu_ps, _mm256_storeu_ps, tx_vff8_##f, TX_VMF_FAST8_##f)         \
     }                                                                                             \
     static void tx_vmf_##f##_v1(int64_t n, const float *x, float *d)                              \
     {                                                                                             \
-        TX_VMF_BLOCK(4, _mm_loadu_ps, _mm_storeu_ps, tx_vff4_##f)                                 \
+        TX_VMF_BLOCK(4, _mm_loadu_ps, _mm_storeu_ps, tx_vff4_##f, TX_VMF_NOFAST)                  \
     }                                                                                             \
     __attribute__((no_sanitize_address, no_sanitize_undefined)) static tx_vmf1_fn *tx_vmf_##f##_pick(void) \
     {                                                                                             \
@@ -278,8 +314,15 @@ TX_VMF_DEF1(tanh)
    float (tx_pf_bin's), in the vector that goes into F (prims.inc's
    tx_pf_map_bin) */
 #define TX_VMF_OP_(ADD, SUB, MUL, u, v) (op == 0 ? ADD(u, v) : op == 1 ? SUB(u, v) : MUL(u, v))
-#define TX_VMF_BIN_BLOCK(W, LD, ST, SET, ADD, SUB, MUL, CALL)                                       \
+#define TX_VMF_OPY8_(j) TX_VMF_OP_(_mm256_add_ps, _mm256_sub_ps, _mm256_mul_ps, _mm256_loadu_ps(x + (j)), _mm256_loadu_ps(y + (j)))
+#define TX_VMF_OPC8_(j) TX_VMF_OP_(_mm256_add_ps, _mm256_sub_ps, _mm256_mul_ps, _mm256_loadu_ps(x + (j)), _mm256_set1_ps(c))
+#define TX_VMF_BIN_BLOCK(W, LD, ST, SET, ADD, SUB, MUL, CALL, FAST)                               \
     int64_t i = 0;                                                                                \
+    if (y) {                                                                                      \
+        FAST(TX_VMF_OPY8_)                                                                        \
+    } else {                                                                                      \
+        FAST(TX_VMF_OPC8_)                                                                        \
+    }                                                                                             \
     if (y)                                                                                        \
         for (; i + W <= n; i += W)                                                                \
             ST(d + i, CALL(TX_VMF_OP_(ADD, SUB, MUL, LD(x + i), LD(y + i))));                     \
@@ -303,17 +346,17 @@ typedef void tx_vmf_bin_fn(int64_t, int, const float *, const float *, float, fl
     TX_V4 static void tx_vmf_##f##_bin_v4(int64_t n, int op, const float *x, const float *y, float c, float *d) \
     {                                                                                             \
         TX_VMF_BIN_BLOCK(16, _mm512_loadu_ps, _mm512_storeu_ps, _mm512_set1_ps, _mm512_add_ps, _mm512_sub_ps, \
-                         _mm512_mul_ps, tx_vff16_##f)                                             \
+                         _mm512_mul_ps, tx_vff16_##f, TX_VMF_NOFAST)                              \
     }                                                                                             \
     TX_V3 static void tx_vmf_##f##_bin_v3(int64_t n, int op, const float *x, const float *y, float c, float *d) \
     {                                                                                             \
         TX_VMF_BIN_BLOCK(8, _mm256_loadu_ps, _mm256_storeu_ps, _mm256_set1_ps, _mm256_add_ps, _mm256_sub_ps, \
-                         _mm256_mul_ps, tx_vff8_##f)                                              \
+                         _mm256_mul_ps, tx_vff8_##f, TX_VMF_FAST8_##f)                            \
     }                                                                                             \
     static void tx_vmf_##f##_bin_v1(int64_t n, int op, const float *x, const float *y, float c, float *d) \
     {                                                                                             \
         TX_VMF_BIN_BLOCK(4, _mm_loadu_ps, _mm_storeu_ps, _mm_set1_ps, _mm_add_ps, _mm_sub_ps, _mm_mul_ps, \
-                         tx_vff4_##f)                                                             \
+                         tx_vff4_##f, TX_VMF_NOFAST)                                              \
     }                                                                                             \
     __attribute__((no_sanitize_address, no_sanitize_undefined)) static tx_vmf_bin_fn *tx_vmf_##f##_bin_pick(void) \
     {                                                                                             \

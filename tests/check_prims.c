@@ -941,6 +941,56 @@ START_TEST(vector_math_f32)
 }
 END_TEST
 
+/* f32 exp of blocks in its fast domain but for one element, at every
+   position: the library's 8-float exp takes four vectors at a time while
+   all their lanes are in [-87, 87] and hands the rest of the block, from
+   the first group with a lane outside, to the loop that blends SLEEF's
+   results in; every element comes out as exp of itself wherever the odd
+   one sits (a NaN, values whose results overflow, underflow or are close
+   to either), through tx_pf_map and tx_pf_map_bin (x - c). */
+START_TEST(exp_f32_odd_lane_every_position)
+{
+    int s = _i;
+    SKIP_UNLESS_RUNS(s);
+    pf_map_fn *fmap = (pf_map_fn *)prim(s, "tx_pf_map");
+    pf_map_bin_fn *fbin = (pf_map_bin_fn *)prim(s, "tx_pf_map_bin");
+    static const int64_t ns[] = {32, 40, 64, 97, 257};
+    static const float odd[] = {NAN, 100.0f, -100.0f, 88.5f, -87.5f, 87.0f, -87.0f};
+    const float c = 0.5f;
+    float x[257], d[257];
+    long bad = 0, checked = 0;
+    char first[160] = "";
+    for (size_t a = 0; a < sizeof ns / sizeof ns[0]; a++)
+        for (int64_t p = 0; p < ns[a]; p++)
+            for (size_t v = 0; v < sizeof odd / sizeof odd[0]; v++)
+                for (int bin = 0; bin < 2; bin++) {
+                    int64_t n = ns[a];
+                    for (int64_t i = 0; i < n; i++)
+                        x[i] = (float)(10 * u01() - 5);
+                    x[p] = odd[v] + (bin ? c : 0); /* x - c: the odd value again */
+                    if (bin)
+                        fbin(n, 2, 1, x, NULL, c, d);
+                    else
+                        fmap(n, 2, x, d);
+                    for (int64_t i = 0; i < n; i++) {
+                        float u = bin ? x[i] - c : x[i];
+                        double want = (double)(float)exp((double)u);
+                        float ulp = nextafterf(fabsf((float)want), INFINITY) - fabsf((float)want);
+                        int ok = isnan(want)      ? isnan(d[i])
+                                 : isinf(want)    ? d[i] == want
+                                 : want < 0x1p-126 ? fabs(d[i] - want) <= 0x1p-126
+                                                   : fabs(d[i] - want) <= 4.5 * ulp;
+                        checked++;
+                        if (!ok && !bad++)
+                            snprintf(first, sizeof first, "n=%ld odd %a at %ld, %s: exp(%a) = %a at %ld, want %a",
+                                     (long)n, (double)odd[v], (long)p, bin ? "bin" : "map", (double)u, (double)d[i],
+                                     (long)i, want);
+                    }
+                }
+    ck_assert_msg(bad == 0, "%s: %ld of %ld wrong, the first: %s", set_names[s], bad, checked, first);
+}
+END_TEST
+
 /* A function of a sum in one pass, on every set: tx_p_map_aff gives the
    bits of tx_p_axpby (or tx_p_scale_add) and then tx_p_map, and
    tx_pf_map_bin those of tx_pf_bin and then tx_pf_map, for every length,
@@ -2531,6 +2581,7 @@ int main(void)
     tcase_add_loop_test(tc, vector_math_special_values, 0, NSETS);
     tcase_add_loop_test(tc, vector_math_any_position, 0, NSETS);
     tcase_add_loop_test(tc, vector_math_f32, 0, NSETS);
+    tcase_add_loop_test(tc, exp_f32_odd_lane_every_position, 0, NSETS);
     tcase_add_loop_test(tc, f32_blocks, 0, NSETS);
     tcase_add_loop_test(tc, copy_tiles, 0, NSETS);
     tcase_add_loop_test(tc, copy_bands, 0, NSETS);
