@@ -8,7 +8,8 @@
    Every named tensor gets a buffer of that shape (f64 unless f32:, filled
    with 0.5 + i mod 7 / 10); prints the median over 9 rounds of REPS calls, in µs:
    "run µs  bind+run µs" (with TX_LOOP_CPU=1: CPU time, steadier on a
-   busy machine for one thread). Built by bench/run.sh, linked with the library. */
+   busy machine for one thread; with TX_LOOP_BACKEND=cc: the program compiled
+   by the cc tier). Built by bench/run.sh, linked with the library. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -111,6 +112,11 @@ int main(int argc, char **argv)
         }
     }
     tx_ctx *c = tx_new();
+    const char *be = getenv("TX_LOOP_BACKEND"); /* cc: the compiled tier */
+    if (c && be && strcmp(be, "cc") == 0 && tx_set_option(c, TX_OPTION_BACKEND, TX_BACKEND_CC) != 0) {
+        fprintf(stderr, "tx_loop: %s\n", tx_errmsg(c));
+        return 1;
+    }
     tx_program *p = src && c ? tx_compile(c, src, len, argv[1]) : NULL;
     if (!p) {
         fprintf(stderr, "tx_loop: %s\n", c ? tx_errmsg(c) : "no context");

@@ -234,33 +234,6 @@ TX_VFUNF_DEF(sin, tx_mvec8f_sin)
 TX_VFUNF_DEF(cos, tx_mvec8f_cos)
 TX_VFUNF_DEF(tanh, tx_mvec8f_tanh)
 
-/* exp at 8 floats, vmath.inc's own and inlined: four vectors at a time
-   for as long as all their lanes are in the domain (|v| <= 87, which no
-   NaN is), with no call in the loop, so that the polynomial's constants
-   stay in registers and the four chains overlap; from the first lane
-   outside it on, TX_VMF_BLOCK's loop of blends. OPND(j): the vector of
-   operands at element j. The other functions: nothing (TX_VMF_FAST8_F).
-   The loop of blends calls SLEEF for a vector with a lane outside, so GCC
-   reloaded the constants for every vector and ran one exp at a time.
-   AMD EPYC (Zen 3), 1 thread, alternated, medians of 7-9: f32 row softmax
-   2000x2000 3382 -> 2768 us, 4000x500 1813 -> 1500, f32 sigmoid
-   2000x2000 3133 -> 2406. Lane by lane the same function: the same bits. */
-#define TX_VMF_EXP32_(OPND)                                                                       \
-    for (; i + 32 <= n; i += 32) {                                                                \
-        const __m256 abs_ = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));                   \
-        const __m256 top_ = _mm256_set1_ps(87.0f);                                                \
-        __m256 v0 = OPND(i), v1 = OPND(i + 8), v2 = OPND(i + 16), v3 = OPND(i + 24);              \
-        __m256 in0 = _mm256_and_ps(_mm256_cmp_ps(_mm256_and_ps(v0, abs_), top_, _CMP_LE_OQ),      \
-                                   _mm256_cmp_ps(_mm256_and_ps(v1, abs_), top_, _CMP_LE_OQ));     \
-        __m256 in1 = _mm256_and_ps(_mm256_cmp_ps(_mm256_and_ps(v2, abs_), top_, _CMP_LE_OQ),      \
-                                   _mm256_cmp_ps(_mm256_and_ps(v3, abs_), top_, _CMP_LE_OQ));     \
-        if (_mm256_movemask_ps(_mm256_and_ps(in0, in1)) != 0xff)                                  \
-            break;                                                                                \
-        _mm256_storeu_ps(d + i, tx_expf8_(v0));                                                   \
-        _mm256_storeu_ps(d + i + 8, tx_expf8_(v1));                                               \
-        _mm256_storeu_ps(d + i + 16, tx_expf8_(v2));                                              \
-        _mm256_storeu_ps(d + i + 24, tx_expf8_(v3));                                              \
-    }
 #define TX_VMF_FAST8_exp(OPND) TX_VMF_EXP32_(OPND)
 #define TX_VMF_FAST8_log(OPND)
 #define TX_VMF_FAST8_sin(OPND)

@@ -69,7 +69,8 @@ run "cc tier (--backend cc) vs numpy and bit for bit vs libtcc, -O0 and -O2" "$P
     tests/num/sp_pair_energy.tx tests/num/sp_masked_softmax.tx tests/num/comparisons_where.tx \
     tests/num/complex_contract.tx tests/num/complex_updates.tx tests/num/row_groups.tx tests/num/row_local.tx \
     tests/num/f32_blocks.tx tests/num/blocks_where.tx tests/num/fn_max.tx tests/num/blocks_maxmin_nan.tx \
-    tests/num/reduce_mul_acc.tx tests/num/reduce_add_rows.tx tests/num/blas_batches.tx tests/num/f32_steps.tx
+    tests/num/reduce_mul_acc.tx tests/num/reduce_add_rows.tx tests/num/blas_batches.tx tests/num/f32_steps.tx \
+    tests/num/f32_exp_odd_lanes.tx
 run "cc tier: cache hits, racing processes, broken cache files, fallback to libtcc" sh tests/run_backend_cc.sh
 run "standalone C vs numpy and txc run" "$PYTHON" tests/run_cc.py --txc "$TXC"
 run "standalone C compiled by Clang, -Wall -Wextra -Werror" "$PYTHON" tests/run_cc.py --txc "$TXC" --cc clang \
