@@ -234,11 +234,6 @@ TX_VFUNF_DEF(sin, tx_mvec8f_sin)
 TX_VFUNF_DEF(cos, tx_mvec8f_cos)
 TX_VFUNF_DEF(tanh, tx_mvec8f_tanh)
 
-#define TX_VMF_FAST8_exp(OPND) TX_VMF_EXP32_(OPND)
-#define TX_VMF_FAST8_log(OPND)
-#define TX_VMF_FAST8_sin(OPND)
-#define TX_VMF_FAST8_cos(OPND)
-#define TX_VMF_FAST8_tanh(OPND)
 #define TX_VMF_NOFAST(OPND)
 
 #define TX_VMF_LD8_(j) _mm256_loadu_ps(x + (j))
