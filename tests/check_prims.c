@@ -2044,7 +2044,11 @@ END_TEST
    64-byte lines apart (LD 208: the first band is narrower, prims.inc), a
    whole number of 32 bytes (204 doubles; its floats are not), or neither
    (201), and start 0 to 15 elements past a line, sb 1 and 3, plain and
-   streaming: every element where it belongs and nothing else written. */
+   streaming: every element where it belongs and nothing else written.
+   Where sb is 1 (a transpose), also sources whose rows are a whole number
+   of lines apart (608 doubles or floats) or of 32 bytes (612 doubles),
+   starting 0, 2 or 5 elements past a line: the first band of rows is
+   then narrower, up to the source's first boundary (prims.inc). */
 START_TEST(copy_bands)
 {
     int s = _i;
@@ -2052,12 +2056,13 @@ START_TEST(copy_bands)
     tile_f64_fn *t64 = (tile_f64_fn *)prim(s, "tx_p_tile_f64");
     tile_f32_fn *t32 = (tile_f32_fn *)prim(s, "tx_pf_tile");
     static const int64_t sides[] = {1, 65, 130, 200}, lds[] = {208, 204, 201};
-    enum { MAXLD = 208, ST = 611, PAD = 16 };
-    static double src[3 * 200 * ST];
-    static float srcf[3 * 200 * ST];
+    static const int64_t sts[] = {611, 608, 612}, soffs[] = {0, 2, 5};
+    enum { MAXLD = 208, ST = 612, PAD = 16 };
+    static double src[3 * 200 * ST + PAD] __attribute__((aligned(64)));
+    static float srcf[3 * 200 * ST + PAD] __attribute__((aligned(64)));
     static double dst[200 * MAXLD + PAD] __attribute__((aligned(64)));
     static float dstf[200 * MAXLD + PAD] __attribute__((aligned(64)));
-    for (int64_t i = 0; i < 3 * 200 * ST; i++) {
+    for (int64_t i = 0; i < 3 * 200 * ST + PAD; i++) {
         src[i] = (double)i + 0.5;
         srcf[i] = (float)(i % 1000000) + 0.25f;
     }
@@ -2065,27 +2070,33 @@ START_TEST(copy_bands)
         for (int x = 0; x < 4; x++)
             for (int y = 0; y < 4; y++)
                 for (int64_t off = 0; off < PAD; off += 3)
-                    for (int64_t sb = 1; sb <= 3; sb += 2)
+                    for (int v = 0; v < 8; v++)
                         for (int stream = 0; stream <= 1; stream++) {
+                            /* v 0: sb 3; v 1..7: sb 1, source step and offset */
+                            const int64_t sb = v ? 1 : 3, st = v ? sts[(v + 2) / 3 % 3] : sts[0];
+                            const int64_t so = v ? soffs[(v + 2) % 3] : 0;
+                            const double *sp = src + so;
+                            const float *spf = srcf + so;
                             int64_t r = sides[x], c = sides[y], ld = lds[l];
                             for (int64_t i = 0; i < 200 * MAXLD + PAD; i++) {
                                 dst[i] = -1;
                                 dstf[i] = -1;
                             }
-                            t64(r, c, src, sb, ST, dst + off, ld, stream);
-                            t32(r, c, srcf, sb, ST, dstf + off, ld, stream);
+                            t64(r, c, sp, sb, st, dst + off, ld, stream);
+                            t32(r, c, spf, sb, st, dstf + off, ld, stream);
                             int64_t bad = -1; /* (one assertion per copy: each costs a write to Check's pipe) */
                             for (int64_t k = 0; k < 200 * MAXLD + PAD && bad < 0; k++) {
                                 int64_t i = (k - off) / ld, j = (k - off) % ld;
                                 int in = k >= off && i < r && j < c;
-                                double want = in ? src[i * sb + j * ST] : -1;
-                                float wantf = in ? srcf[i * sb + j * ST] : -1;
+                                double want = in ? sp[i * sb + j * st] : -1;
+                                float wantf = in ? spf[i * sb + j * st] : -1;
                                 if (!same_bits(dst[k], want) || dstf[k] != wantf)
                                     bad = k;
                             }
-                            ck_assert_msg(bad < 0, "%s band r=%ld c=%ld ld=%ld off=%ld sb=%ld stream=%d at %ld",
-                                          set_names[s], (long)r, (long)c, (long)ld, (long)off, (long)sb, stream,
-                                          (long)bad);
+                            ck_assert_msg(bad < 0,
+                                          "%s band r=%ld c=%ld ld=%ld off=%ld sb=%ld st=%ld source+%ld stream=%d at %ld",
+                                          set_names[s], (long)r, (long)c, (long)ld, (long)off, (long)sb, (long)st,
+                                          (long)so, stream, (long)bad);
                         }
 }
 END_TEST
