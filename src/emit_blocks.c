@@ -2094,6 +2094,117 @@ static int put_stream_flag(emitter *E, int target_var, dtype tdt, int64_t inc, i
     return nt;
 }
 
+/* Rows too short for a block of their own (the last label's extent under
+   16, known when the code runs): where the target's rows along the label
+   before it, P, follow one another as every operand's do, an elementwise
+   store goes in flat blocks of TX_BLOCK / extent whole rows, as
+   emit_dense.c's reduce_rows_flat does for a reduction (blk_state.flat:
+   an operand along P alone spread over its rows, one along the last
+   label alone repeated). A CCSD-like R("a,b,i,j") += V("a,b,i,j") over
+   o = 8 called two primitives for every 8 elements. Whether it may: an f64
+   value into an f64 target at unit stride, no tile of transposed rows,
+   no panels, no sparse map, not in a row group (its tiles of rows), and
+   every operand f64 with stride 0 or 1 along the last label. */
+static int flat_rows_ok(emitter *E, const g_value *x, const int *labels, const tx_extent *ext, int rank, dtype tdt,
+                        int64_t inc)
+{
+    int need = 0;
+    const g_value *kv = E->k.value;
+    if (rank < 2 || tdt != DT_F64 || x->dt != DT_F64 || inc != 1 || E->panels.n || x->op == OP_CONST ||
+        (kv && (kv->row_group || kv->nmaps)))
+        return 0;
+    int64_t len = emit_extent_value(E, ext[rank - 1]);
+    return len < 16 && blk_supported(x, &need) && blk_flat_ok(E, x, labels[rank - 1]);
+}
+
+/* The target's element at row P_AT of the last label but one and 0 of
+   the last, as "&..." (put_var_at or put_value_at inside a scope that
+   sets the two labels). */
+static void put_flat_target(emitter *E, const int *labels, const tx_extent *ext, int rank, int target_var,
+                            const g_value *temp, const char *p_at, int depth)
+{
+    put(E, "%*s{\n%*sconst int64_t ", 4 * depth, "", 4 * depth + 4, "");
+    put_label(E, labels[rank - 2]);
+    put(E, " = %s, ", p_at);
+    put_label(E, labels[rank - 1]);
+    put(E, " = 0;\n%*stx_fd = &", 4 * depth + 4, "");
+    if (target_var >= 0)
+        put_var_at(E, target_var, labels, ext, rank);
+    else
+        put_value_at(E, temp);
+    put(E, ";\n%*s}\n", 4 * depth, "");
+}
+
+/* flat_rows_ok's blocks of rows, and the else of rows one by one: opens
+   the scope of the rows [tx_r0, tx_r1) of P (the kernel's range when P is
+   the first label), computes the flat blocks where the rows follow each
+   other (the target's, tx_fs, and the operands', as blk_eval learns),
+   and opens "} else { for (P over the rows) {", in which emit_block_loop
+   goes on as for one row. Returns the depth inside. */
+static int flat_rows_begin(emitter *E, const g_value *x, const int *labels, const tx_extent *ext, int rank,
+                           int target_var, const g_value *temp, int op, int nt, int depth)
+{
+    int L = labels[rank - 1], P = labels[rank - 2];
+    put(E, "%*s{\n", 4 * depth, "");
+    depth++;
+    if (rank == 2 && kernel_range_rows(E, P, ext[0]))
+        put(E, "%*sconst int64_t tx_r0 = tx_lo, tx_r1 = tx_hi;\n", 4 * depth, "");
+    else {
+        put(E, "%*sconst int64_t tx_r0 = 0, tx_r1 = ", 4 * depth, "");
+        put_extent(E, ext[rank - 2]);
+        put(E, ";\n");
+    }
+    /* the target's rows: tx_fs apart */
+    put(E, "%*sint64_t tx_fs = ", 4 * depth, "");
+    put_extent(E, ext[rank - 1]);
+    put(E, ";\n%*sif (tx_r1 - tx_r0 > 1) {\n%*sdouble *tx_fd, *tx_f0;\n", 4 * depth, "", 4 * depth + 4, "");
+    put_flat_target(E, labels, ext, rank, target_var, temp, "tx_r0", depth + 1);
+    put(E, "%*stx_f0 = tx_fd;\n", 4 * depth + 4, "");
+    put_flat_target(E, labels, ext, rank, target_var, temp, "tx_r0 + 1", depth + 1);
+    put(E, "%*stx_fs = tx_fd - tx_f0;\n%*s}\n", 4 * depth + 4, "", 4 * depth, "");
+    /* the flat block's code first: it learns the condition */
+    tx_buf guard = {0}, body_buf, *saved = emit_capture_begin(E, &body_buf);
+    blk_state B = {.depth = depth + 3, .label = L, .flat = 1, .flat_row = P, .flat_ext = ext[rank - 1],
+                   .flat_guard = &guard};
+    blk_op r = blk_eval(E, &B, x);
+    TX_ASSERT(!B.flat_fail);
+    put(E, "%*sdouble *tx_fd;\n", 4 * depth + 12, "");
+    put_flat_target(E, labels, ext, rank, target_var, temp, "tx_it", depth + 3);
+    put(E, "%*stx_p_store_f64(tx_bn, ", 4 * depth + 12, "");
+    put_op(E, r);
+    put(E, ", tx_fd, 1, %d);\n", op);
+    const char *body = emit_capture_end(E, saved);
+    put(E, "%*sif (", 4 * depth, "");
+    put_extent(E, ext[rank - 1]);
+    put(E, " < 16 && tx_fs == ");
+    put_extent(E, ext[rank - 1]);
+    if (nt >= 0)
+        put(E, " && !tx_nt%d", nt);
+    put(E, "%s) {\n", guard.p ? guard.p : "");
+    buf_free(&guard);
+    put(E, "%*sconst int64_t tx_fr = ", 4 * depth + 4, "");
+    put_extent(E, ext[rank - 1]);
+    put(E, " > 0 ? TX_BLOCK / ");
+    put_extent(E, ext[rank - 1]);
+    put(E, " : TX_BLOCK;\n%*sfor (int64_t tx_it = tx_r0; tx_it < tx_r1; tx_it += tx_fr) {\n", 4 * depth + 4, "");
+    put(E, "%*sconst int64_t tx_rn = tx_r1 - tx_it < tx_fr ? tx_r1 - tx_it : tx_fr, tx_bn = tx_rn * ", 4 * depth + 8,
+        "");
+    put_extent(E, ext[rank - 1]);
+    put(E, ";\n%*s{\n%*sconst int64_t ", 4 * depth + 8, "", 4 * depth + 12, "");
+    put_label(E, P);
+    put(E, " = tx_it;\n%*sconst int64_t ", 4 * depth + 12, "");
+    put_label(E, L);
+    put(E, " = 0;\n%s%*s}\n%*s}\n%*s} else {\n", body, 4 * depth + 8, "", 4 * depth + 4, "", 4 * depth, "");
+    put(E, "%*sfor (int64_t ", 4 * depth + 4, "");
+    put_label(E, P);
+    put(E, " = tx_r0; ");
+    put_label(E, P);
+    put(E, " < tx_r1; ");
+    put_label(E, P);
+    put(E, "++) {\n");
+    return depth + 2;
+}
+
 void emit_block_loop(emitter *E, const g_value *x, const int *labels, const tx_extent *ext, int rank,
                      int target_var, const g_value *temp, dtype tdt, int op)
 {
@@ -2107,7 +2218,13 @@ void emit_block_loop(emitter *E, const g_value *x, const int *labels, const tx_e
     /* an operand read transposed: the rows of the label before L in tiles
        of TRANSPOSED_ROWS, each block of L run down the tile's rows */
     rows = rank >= 2 && reads_transposed(E, x, L, labels[rank - 2], 1);
-    open_loops(E, labels, ext, rank - 1 - rows, &depth, 1);
+    int flat = !rows && flat_rows_ok(E, x, labels, ext, rank, tdt, inc);
+    if (flat) /* the loop over the rows of the last label but one is flat_rows_begin's */
+        open_loops(E, labels, ext, rank - 2, &depth, 1);
+    else
+        open_loops(E, labels, ext, rank - 1 - rows, &depth, 1);
+    if (flat)
+        depth = flat_rows_begin(E, x, labels, ext, rank, target_var, temp, op, nt, depth);
     if (rows) {
         int P = labels[rank - 2];
         E->k.tile_rows = TRANSPOSED_ROWS; /* a row group's tiles: at least this tall */
@@ -2227,6 +2344,8 @@ void emit_block_loop(emitter *E, const g_value *x, const int *labels, const tx_e
         put(E, "%*s}\n", 4 * depth - 4, "");
         put(E, "%*s}\n", 4 * depth - 8, "");
     }
+    if (flat) /* the row loop, the else and the rows' block */
+        put(E, "%*s}\n%*s}\n%*s}\n", 4 * depth - 4, "", 4 * depth - 8, "", 4 * depth - 12, "");
 }
 
 int open_row_loop(emitter *E, int label, tx_extent ext, int depth, int blocked, int *range)
