@@ -381,6 +381,16 @@ int64_t emit_known_stride(emitter *E, const g_value *w, int L);
 /* Can rows along label L of V be one flat block (blk_state.flat)? Every
    value computed in f64, every operand f64 with stride 0 or 1 along L. */
 int blk_flat_ok(emitter *E, const g_value *v, int L);
+/* The loop over blocks of whole rows of a flat block (blk_state.flat),
+   at DEPTH inside the rows' scope [tx_r0, tx_r1): tx_fr rows of EXT
+   elements a block, "for (tx_it ...) {", and the block's tx_rn rows,
+   tx_bn elements. */
+void put_flat_rows_head(emitter *E, tx_extent ext, int depth);
+/* The flat block's BODY in a scope where row label P is tx_it and L 0,
+   closing the block loop and the "if" of the flat case that opened at
+   DEPTH, then "} else { for (P over [tx_r0, tx_r1)) {": the rows one by
+   one. */
+void put_flat_rows_else(emitter *E, int P, int L, const char *body, int depth);
 /* Can the primitives evaluate V (with the values fused into it)? Counts
    its nodes into *NEED (scratch buffers at most). */
 int blk_supported(const g_value *v, int *need);

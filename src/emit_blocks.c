@@ -2094,6 +2094,35 @@ static int put_stream_flag(emitter *E, int target_var, dtype tdt, int64_t inc, i
     return nt;
 }
 
+void put_flat_rows_head(emitter *E, tx_extent ext, int depth)
+{
+    put(E, "%*sconst int64_t tx_fr = ", 4 * depth, "");
+    put_extent(E, ext);
+    put(E, " > 0 ? TX_BLOCK / ");
+    put_extent(E, ext);
+    put(E, " : TX_BLOCK;\n%*sfor (int64_t tx_it = tx_r0; tx_it < tx_r1; tx_it += tx_fr) {\n", 4 * depth, "");
+    put(E, "%*sconst int64_t tx_rn = tx_r1 - tx_it < tx_fr ? tx_r1 - tx_it : tx_fr, tx_bn = tx_rn * ", 4 * depth + 4,
+        "");
+    put_extent(E, ext);
+    put(E, ";\n");
+}
+
+void put_flat_rows_else(emitter *E, int P, int L, const char *body, int depth)
+{
+    put(E, "%*s{\n%*sconst int64_t ", 4 * depth + 8, "", 4 * depth + 12, "");
+    put_label(E, P);
+    put(E, " = tx_it;\n%*sconst int64_t ", 4 * depth + 12, "");
+    put_label(E, L);
+    put(E, " = 0;\n%s%*s}\n%*s}\n%*s} else {\n", body, 4 * depth + 8, "", 4 * depth + 4, "", 4 * depth, "");
+    put(E, "%*sfor (int64_t ", 4 * depth + 4, "");
+    put_label(E, P);
+    put(E, " = tx_r0; ");
+    put_label(E, P);
+    put(E, " < tx_r1; ");
+    put_label(E, P);
+    put(E, "++) {\n");
+}
+
 /* Rows too short for a block of their own (the last label's extent under
    16, known when the code runs): where the target's rows along the label
    before it, P, follow one another as every operand's do, an elementwise
@@ -2182,26 +2211,8 @@ static int flat_rows_begin(emitter *E, const g_value *x, const int *labels, cons
         put(E, " && !tx_nt%d", nt);
     put(E, "%s) {\n", guard.p ? guard.p : "");
     buf_free(&guard);
-    put(E, "%*sconst int64_t tx_fr = ", 4 * depth + 4, "");
-    put_extent(E, ext[rank - 1]);
-    put(E, " > 0 ? TX_BLOCK / ");
-    put_extent(E, ext[rank - 1]);
-    put(E, " : TX_BLOCK;\n%*sfor (int64_t tx_it = tx_r0; tx_it < tx_r1; tx_it += tx_fr) {\n", 4 * depth + 4, "");
-    put(E, "%*sconst int64_t tx_rn = tx_r1 - tx_it < tx_fr ? tx_r1 - tx_it : tx_fr, tx_bn = tx_rn * ", 4 * depth + 8,
-        "");
-    put_extent(E, ext[rank - 1]);
-    put(E, ";\n%*s{\n%*sconst int64_t ", 4 * depth + 8, "", 4 * depth + 12, "");
-    put_label(E, P);
-    put(E, " = tx_it;\n%*sconst int64_t ", 4 * depth + 12, "");
-    put_label(E, L);
-    put(E, " = 0;\n%s%*s}\n%*s}\n%*s} else {\n", body, 4 * depth + 8, "", 4 * depth + 4, "", 4 * depth, "");
-    put(E, "%*sfor (int64_t ", 4 * depth + 4, "");
-    put_label(E, P);
-    put(E, " = tx_r0; ");
-    put_label(E, P);
-    put(E, " < tx_r1; ");
-    put_label(E, P);
-    put(E, "++) {\n");
+    put_flat_rows_head(E, ext[rank - 1], depth + 1);
+    put_flat_rows_else(E, P, L, body, depth);
     return depth + 2;
 }
 

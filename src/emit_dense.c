@@ -762,14 +762,8 @@ static int reduce_rows_flat(emitter *E, const g_value *v, const int *summed, con
     put_extent(E, sext[0]);
     put(E, " < 16%s) {\n", guard.p ? guard.p : "");
     buf_free(&guard);
-    put(E, "%*sconst int64_t tx_fr = ", 4 * depth + 4, "");
-    put_extent(E, sext[0]);
-    put(E, " > 0 ? TX_BLOCK / ");
-    put_extent(E, sext[0]);
-    put(E, " : TX_BLOCK;\n%*sfor (int64_t tx_it = tx_r0; tx_it < tx_r1; tx_it += tx_fr) {\n", 4 * depth + 4, "");
-    put(E, "%*sconst int64_t tx_rn = tx_r1 - tx_it < tx_fr ? tx_r1 - tx_it : tx_fr, tx_bn = tx_rn * ", 4 * depth + 8, "");
-    put_extent(E, sext[0]);
-    put(E, ";\n%*sdouble *tx_d;\n%*sint64_t tx_id = 0;\n%*s{\n%*sconst int64_t ", 4 * depth + 8, "", 4 * depth + 8, "",
+    put_flat_rows_head(E, sext[0], depth + 1);
+    put(E, "%*sdouble *tx_d;\n%*sint64_t tx_id = 0;\n%*s{\n%*sconst int64_t ", 4 * depth + 8, "", 4 * depth + 8, "",
         4 * depth + 8, "", 4 * depth + 12, "");
     put_label(E, P);
     put(E, " = tx_it;\n%*stx_d = &", 4 * depth + 12, "");
@@ -778,19 +772,9 @@ static int reduce_rows_flat(emitter *E, const g_value *v, const int *summed, con
     put_label(E, P);
     put(E, " = tx_it + 1;\n%*stx_id = &", 4 * depth + 12, "");
     put_value_at(E, v);
-    put(E, " - tx_d;\n%*s}\n%*s{\n%*sconst int64_t ", 4 * depth + 8, "", 4 * depth + 8, "", 4 * depth + 12, "");
-    put_label(E, P);
-    put(E, " = tx_it;\n%*sconst int64_t ", 4 * depth + 12, "");
-    put_label(E, L);
-    put(E, " = 0;\n%s%*s}\n%*s}\n%*s} else {\n", body, 4 * depth + 8, "", 4 * depth + 4, "", 4 * depth, "");
-    /* the rows one by one, as without this */
-    put(E, "%*sfor (int64_t ", 4 * depth + 4, "");
-    put_label(E, P);
-    put(E, " = tx_r0; ");
-    put_label(E, P);
-    put(E, " < tx_r1; ");
-    put_label(E, P);
-    put(E, "++) {\n%*sdouble tx_acc = %s;\n", 4 * depth + 8, "", v->op == OP_REDUCE ? reduce_init(red) : "0.0");
+    put(E, " - tx_d;\n%*s}\n", 4 * depth + 8, "");
+    put_flat_rows_else(E, P, L, body, depth); /* then the rows one by one, as without this */
+    put(E, "%*sdouble tx_acc = %s;\n", 4 * depth + 8, "", v->op == OP_REDUCE ? reduce_init(red) : "0.0");
     int s1[1] = {summed[0]};
     tx_extent e1[1] = {sext[0]};
     if (!emit_reduce_blocked(E, v, s1, e1, 1, depth + 2))
