@@ -122,6 +122,16 @@ static blk_val blk_val_of(blk_op o)
     return r;
 }
 
+/* Whether V is its one operand as it is: a copy (a relayout for BLAS,
+   1*x) or a sum of one term with the factor 1 (the value of R += V), whose
+   block is the operand's, not 1*x+0 or a product by 1 into a scratch
+   block (R += V over rows of 8 called two primitives a row). */
+static int blk_is_copy(const g_value *v)
+{
+    return v->nin == 1 && ((v->op == OP_CONTRACT && v->coef_in[0] > 0 && v->coef == 1) ||
+                           (v->op == OP_ADD && v->coef_in[0] == 1));
+}
+
 /* The number tx_sS as a block: filled into a fresh scratch buffer. */
 static blk_op blk_spread(emitter *E, blk_state *B, blk_val v)
 {
@@ -792,8 +802,8 @@ static blk_val blk_eval_(emitter *E, blk_state *B, const g_value *v)
     in[0] = in[1] = blk_val_of(r);
     for (int i = 0; i < v->nin - (lp != NULL) && i < 64; i++)
         in[i] = blk_eval_(E, B, v->in[i]);
-    if (v->op == OP_CONTRACT && v->nin == 1 && v->coef_in[0] > 0 && v->coef == 1)
-        return in[0]; /* a copy (a relayout for BLAS): the operand's block as it is, not 1*x+0 */
+    if (blk_is_copy(v))
+        return in[0]; /* the operand's block as it is, not 1*x+0 */
     blk_op d;
     switch (v->op) {
     case OP_ADD: {
@@ -1917,8 +1927,7 @@ static int reads_var(const g_value *v, int var)
 static int blk_direct(const g_value *x, int target_var, int64_t inc, int op)
 {
     return inc == 1 && op == 0 && x->inlined && !reads_var(x, target_var) &&
-           (x->op == OP_MAP || x->op == OP_ADD || x->op == OP_CONTRACT) &&
-           !(x->op == OP_CONTRACT && x->nin == 1 && x->coef_in[0] > 0 && x->coef == 1);
+           (x->op == OP_MAP || x->op == OP_ADD || x->op == OP_CONTRACT) && !blk_is_copy(x);
 }
 
 /* "for (tx_i = 0; tx_i < EXT; tx_i += TX_BLOCK) {" and the block's
