@@ -34,8 +34,9 @@
  * asked into L2) in thread-local variables of its own, of the
  * general-dynamic model that an object loaded by dlopen may have (glibc's
  * static TLS, where the library keeps its note, has room for few): an
- * f32 row softmax of 2000x2000 at one thread took 2.85-3.30 ms without
- * the note, 2.69-2.72 with it (the libtcc tier 2.60-2.66). A library
+ * f32 row softmax of 2000x2000 at one thread took 2.83-3.30 ms without
+ * the note, 2.74-2.84 with it, the libtcc tier 2.62-2.77 beside them
+ * (tx_run, tx_loop, four or five runs each). A library
  * built with AddressSanitizer compiles its objects with -DTX_NO_PF_NOTE,
  * which leaves the note out: GCC 12's LeakSanitizer crashes at exit
  * ("Tracer caught signal 11") on the TLS of an object loaded by dlopen.
