@@ -386,6 +386,11 @@ int blk_flat_ok(emitter *E, const g_value *v, int L);
    elements a block, "for (tx_it ...) {", and the block's tx_rn rows,
    tx_bn elements. */
 void put_flat_rows_head(emitter *E, tx_extent ext, int depth);
+/* The range of lines of a primitive that runs them itself over LABEL
+   (extent EXT): the kernel's range when LABEL takes it (TAKE and
+   kernel_range_rows), else all of EXT; tx_r0 and tx_r1 declared at DEPTH
+   (emit_dense.c). */
+void put_line_range(emitter *E, int depth, int take, int label, tx_extent ext);
 /* The flat block's BODY in a scope where row label P is tx_it and L 0,
    closing the block loop and the "if" of the flat case that opened at
    DEPTH, then "} else { for (P over [tx_r0, tx_r1)) {": the rows one by

@@ -2185,13 +2185,7 @@ static int flat_rows_begin(emitter *E, const g_value *x, const int *labels, cons
     int L = labels[rank - 1], P = labels[rank - 2];
     put(E, "%*s{\n", 4 * depth, "");
     depth++;
-    if (rank == 2 && kernel_range_rows(E, P, ext[0]))
-        put(E, "%*sconst int64_t tx_r0 = tx_lo, tx_r1 = tx_hi;\n", 4 * depth, "");
-    else {
-        put(E, "%*sconst int64_t tx_r0 = 0, tx_r1 = ", 4 * depth, "");
-        put_extent(E, ext[rank - 2]);
-        put(E, ";\n");
-    }
+    put_line_range(E, depth, rank == 2, P, ext[rank - 2]);
     /* the target's rows: tx_fs apart */
     put(E, "%*sint64_t tx_fs = ", 4 * depth, "");
     put_extent(E, ext[rank - 1]);
@@ -2239,10 +2233,8 @@ void emit_block_loop(emitter *E, const g_value *x, const int *labels, const tx_e
        of TRANSPOSED_ROWS, each block of L run down the tile's rows */
     rows = rank >= 2 && reads_transposed(E, x, L, labels[rank - 2], 1);
     int flat = !rows && flat_rows_ok(E, x, labels, ext, rank, tdt, inc);
-    if (flat) /* the loop over the rows of the last label but one is flat_rows_begin's */
-        open_loops(E, labels, ext, rank - 2, &depth, 1);
-    else
-        open_loops(E, labels, ext, rank - 1 - rows, &depth, 1);
+    /* (flat: the loop over the rows of the last label but one is flat_rows_begin's) */
+    open_loops(E, labels, ext, rank - 1 - rows - flat, &depth, 1);
     if (flat)
         depth = flat_rows_begin(E, x, labels, ext, rank, target_var, temp, op, nt, depth);
     if (rows) {

@@ -582,7 +582,7 @@ static void put_at_pair(emitter *E, int depth, const char *cond, const int *l, c
 /* The range of lines of a primitive that runs them itself over LABEL
    (extent EXT): the kernel's range when LABEL takes it (TAKE and
    kernel_range_rows), else all of EXT; tx_r0 and tx_r1 declared. */
-static void put_line_range(emitter *E, int depth, int take, int label, tx_extent ext)
+void put_line_range(emitter *E, int depth, int take, int label, tx_extent ext)
 {
     if (take && kernel_range_rows(E, label, ext)) {
         put(E, "%*sconst int64_t tx_r0 = tx_lo, tx_r1 = tx_hi;\n", 4 * depth, "");
