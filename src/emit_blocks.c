@@ -1791,24 +1791,31 @@ static int f32_eval(emitter *E, blk_state *B, const g_value *v, f32_val *r)
    f32 element at &TARGET (text) with stride INC: 1 if taken (X varies
    along the block). DIRECT: the last operation may write the target. */
 /* "T *tx_XN = &TARGET;": the pointer a store's top operation writes
-   (X 'p' or 'q', T float when F32), or, where the store may stream (NT >=
-   0, put_stream_flag), the kernel's block tx_ntb while tx_ntNT is set */
+   (X 'p' or 'q', T float when F32); where the store may stream (NT >= 0,
+   put_stream_flag), the note that its block streams while tx_ntNT is set
+   (prims.inc's tx_p_nt_note: the top operation's loops stream what they
+   compute), which put_dest_end clears after the top operation */
 static void put_dest_ptr(emitter *E, int depth, int f32, char x, int n, int nt, const char *target)
 {
-    put(E, "%*s%s *tx_%c%d = ", 4 * depth, "", f32 ? "float" : "double", x, n);
+    put(E, "%*s%s *tx_%c%d = &%s;\n", 4 * depth, "", f32 ? "float" : "double", x, n, target);
     if (nt >= 0)
-        put(E, "tx_nt%d ? %stx_ntb : ", nt, f32 ? "(float *)" : "");
-    put(E, "&%s;\n", target);
+        put(E, "%*sif (tx_nt%d)\n%*stx_p_nt_note(tx_%c%d, tx_bn * %d);\n", 4 * depth, "", nt, 4 * depth + 4, "", x,
+            n, f32 ? 4 : 8);
 }
 
-/* "if (tx_ntNT)" and the streaming copy of the block at SRC to TARGET; with
-   ELSE, the plain store that follows is its else */
-static void put_stream_if(emitter *E, int depth, int nt, int f32, const char *src, const char *target, int els)
+/* the end of put_dest_ptr's note */
+static void put_dest_end(emitter *E, int depth, int nt)
 {
-    put(E, "%*sif (tx_nt%d)\n%*s%s(tx_bn, %s, &%s);\n", 4 * depth, "", nt, 4 * depth + 4, "",
-        f32 ? "tx_pf_stream" : "tx_p_stream_f64", src, target);
-    if (els)
-        put(E, "%*selse\n    ", 4 * depth, "");
+    if (nt >= 0)
+        put(E, "%*sif (tx_nt%d)\n%*stx_p_nt_note(0, 0);\n", 4 * depth, "", nt, 4 * depth + 4, "");
+}
+
+/* "if (tx_ntNT)" and the streaming copy of the block at SRC to TARGET,
+   "else" the plain store the caller puts after it */
+static void put_stream_if(emitter *E, int depth, int nt, int f32, const char *src, const char *target)
+{
+    put(E, "%*sif (tx_nt%d)\n%*s%s(tx_bn, %s, &%s);\n%*selse\n    ", 4 * depth, "", nt, 4 * depth + 4, "",
+        f32 ? "tx_pf_stream" : "tx_p_stream_f64", src, target, 4 * depth, "");
 }
 
 static int f32_store(emitter *E, blk_state *B, const g_value *x, const char *target, int64_t inc, int direct, int nt)
@@ -1836,8 +1843,10 @@ static int f32_store(emitter *E, blk_state *B, const g_value *x, const char *tar
     E->out = &src;
     put_f32_ptr(E, r);
     E->out = out;
-    if (nt >= 0)
-        put_stream_if(E, B->depth, nt, 1, src.p, target, !direct);
+    if (direct)
+        put_dest_end(E, B->depth, nt);
+    else if (nt >= 0)
+        put_stream_if(E, B->depth, nt, 1, src.p, target);
     if (!direct)
         put(E, "%*stx_pf_store(tx_bn, %s, &%s, %lld);\n", 4 * B->depth, "", src.p, target, (long long)inc);
     buf_free(&src);
@@ -2315,8 +2324,10 @@ void emit_block_loop(emitter *E, const g_value *x, const int *labels, const tx_e
         else
             put_op(E, r);
         E->out = out;
-        if (nt >= 0 && (direct || tdt == DT_F64))
-            put_stream_if(E, depth, nt, tdt == DT_F32, src.p, target, !direct);
+        if (direct)
+            put_dest_end(E, depth, nt);
+        else if (nt >= 0 && tdt == DT_F64)
+            put_stream_if(E, depth, nt, 0, src.p, target);
         else if (nt >= 0) /* rounded to float in the stream's block, then streamed */
             put(E, "%*sif (tx_nt%d) {\n%*stx_p_store_f32(tx_bn, %s, (float *)tx_ntb, 1, 0);\n"
                    "%*stx_pf_stream(tx_bn, (float *)tx_ntb, &%s);\n%*s} else\n    ",

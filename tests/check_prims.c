@@ -236,7 +236,7 @@ static const char *const tested[] = {
     "tx_p_tile_f64", "tx_pf_tile", "tx_p_addf_rows", "tx_p_max_rows", "tx_p_min_rows", "tx_p_maxf_rows", "tx_p_minf_rows", "tx_p_scan", "tx_p_scanf", "tx_p_red_rows", "tx_p_redf_rows", "tx_p_map_aff", "tx_pf_map_bin",
     "tx_p_mul_aff", "tx_p_sq_aff", "tx_p_red_sq_aff", "tx_p_mul_add", "tx_p_mul_aff_add", "tx_p_maxs", "tx_p_mins", "tx_p_div_aff", "tx_p_cmps", "tx_p_where_s",
     "tx_p_mul_aff_f32", "tx_p_sq_aff_f32", "tx_p_div_aff_f32", "tx_p_mul_add_f32", "tx_p_mul_aff_add_f32",
-    "tx_p_red_sq_aff_f32", "tx_p_stream_f64", "tx_pf_stream", "tx_p_stream_fence",
+    "tx_p_red_sq_aff_f32", "tx_p_stream_f64", "tx_pf_stream", "tx_p_stream_fence", "tx_p_nt_note",
     "tx_p_spread_rows", "tx_p_repeat_rows",
 };
 
@@ -2151,6 +2151,90 @@ START_TEST(streamed_copies)
 }
 END_TEST
 
+/* The streaming note (prims.inc's tx_p_nt_note), on every set: a
+   primitive whose block lies in the noted range streams it and writes the
+   same numbers as without the note (bit for bit, but a NaN's payload,
+   which may come from either operand of a product when both are NaN):
+   f64 targets, a product, a product by a number, a cube, a select, a
+   product of a sum plus a term, and exp, tanh of a product by a number
+   and x^2.5 (the vector functions, which store as always); f32 targets,
+   tx_p_mul_df, tx_pf_bin and tx_pf_map's exp. At every alignment from 0 to 17
+   elements past a line and every length of lengths[] and 1 to 70,
+   nothing written before or after the block; a block outside the range
+   (the note set elsewhere) is written as always; the note cleared,
+   nothing streams. */
+typedef void nt_note_fn(void *, int64_t);
+typedef void mul_df_fn(int64_t, const double *, const double *, float *);
+START_TEST(streaming_note)
+{
+    int s = _i;
+    SKIP_UNLESS_RUNS(s);
+    nt_note_fn *note = (nt_note_fn *)prim(s, "tx_p_nt_note");
+    void (*fence)(void) = (void (*)(void))prim(s, "tx_p_stream_fence");
+    binary_fn *mul = (binary_fn *)prim(s, "tx_p_mul"), *mx = (binary_fn *)prim(s, "tx_p_max");
+    scalar_fn *muls = (scalar_fn *)prim(s, "tx_p_muls");
+    pow_fn *pw = (pow_fn *)prim(s, "tx_p_pow");
+    mul_aff_add_fn *maa = (mul_aff_add_fn *)prim(s, "tx_p_mul_aff_add");
+    mul_df_fn *muldf = (mul_df_fn *)prim(s, "tx_p_mul_df");
+    pf_bin_fn *pfb = (pf_bin_fn *)prim(s, "tx_pf_bin");
+    map_fn *map = (map_fn *)prim(s, "tx_p_map");
+    map_aff_fn *maff = (map_aff_fn *)prim(s, "tx_p_map_aff");
+    pf_map_fn *pfmap = (pf_map_fn *)prim(s, "tx_pf_map");
+    enum { PAD = 18, MAXS = MAXN + 2 * PAD, NK = 11 };
+    static const int f32_target[NK] = {0, 0, 0, 0, 0, 1, 1, 0, 0, 0, 1};
+    static double x[MAXN], y[MAXN], z[MAXN], want[MAXS], got[MAXS] __attribute__((aligned(64)));
+    static float xf[MAXN], yf[MAXN], wantf[MAXS], gotf[MAXS] __attribute__((aligned(64)));
+    fill_random(x, MAXN, 1);
+    fill_random(y, MAXN, 1);
+    fill_random(z, MAXN, 0);
+    for (int64_t i = 0; i < MAXN; i++) {
+        xf[i] = (float)x[i];
+        yf[i] = (float)y[i];
+    }
+    for (int l = 0; l < NLEN + 70; l++) {
+        int64_t n = l < NLEN ? lengths[l] : l - NLEN + 1;
+        for (int64_t off = 0; off < PAD; off++)
+            for (int k = 0; k < NK; k++)
+                for (int mode = 0; mode < 3; mode++) { /* noted, noted elsewhere, cleared */
+                    for (int64_t i = 0; i < MAXS; i++) {
+                        want[i] = got[i] = -1;
+                        wantf[i] = gotf[i] = -1;
+                    }
+                    for (int pass = 0; pass < 2; pass++) {
+                        double *d = (pass ? got : want) + off;
+                        float *df = (pass ? gotf : wantf) + off;
+                        if (pass && mode == 0)
+                            note(f32_target[k] ? (void *)df : (void *)d, n * (int64_t)(f32_target[k] ? 4 : 8));
+                        else if (pass && mode == 1)
+                            note(f32_target[k] ? (void *)(df + n) : (void *)(d + n), 4096);
+                        switch (k) {
+                        case 0: mul(n, x, y, d); break;
+                        case 1: muls(n, x, -1.25, d); break;
+                        case 2: pw(n, x, 3.0, d); break;
+                        case 3: mx(n, x, y, d); break;
+                        case 4: maa(n, 1, y, 0, 1.0, 2.0, x, -1.0, z, 0.5, 1.5, z, 0.0, d); break;
+                        case 5: muldf(n, x, y, df); break;
+                        case 6: pfb(n, 2, xf, 1, yf, 1, df); break;
+                        case 7: map(n, 2, x, d); break;
+                        case 8: maff(n, 8, 0.5, x, 0.0, NULL, -0.0, d); break;
+                        case 9: pw(n, x, 2.5, d); break;
+                        default: pfmap(n, 2, xf, df); break;
+                        }
+                        note(NULL, 0);
+                        fence();
+                    }
+                    int64_t bad = -1;
+                    for (int64_t i = 0; i < MAXS && bad < 0; i++)
+                        if (!same(got[i], want[i]) || !same(gotf[i], wantf[i]) ||
+                            ((i < off || i >= off + n) && (got[i] != -1 || gotf[i] != -1)))
+                            bad = i;
+                    ck_assert_msg(bad < 0, "%s note: primitive %d, mode %d, n=%ld off=%ld: element %ld", set_names[s],
+                                  k, mode, (long)n, (long)off, (long)bad);
+                }
+    }
+}
+END_TEST
+
 /* Numbers spread over rows, on every set: d[r*m + j] = s[r*inc] for 0 to
    17 rows of 0 to 16 elements, inc 1, 3 and 0, bit for bit (NaNs too),
    nothing written past the k*m elements (the block ends at a page that
@@ -2597,6 +2681,7 @@ int main(void)
     tcase_add_loop_test(tc, copy_tiles, 0, NSETS);
     tcase_add_loop_test(tc, copy_bands, 0, NSETS);
     tcase_add_loop_test(tc, streamed_copies, 0, NSETS);
+    tcase_add_loop_test(tc, streaming_note, 0, NSETS);
     tcase_add_loop_test(tc, spreads_over_rows, 0, NSETS);
     tcase_add_loop_test(tc, f32_sum_of_rows, 0, NSETS);
     tcase_add_loop_test(tc, extremum_of_rows, 0, NSETS);

@@ -70,22 +70,22 @@ run "cc tier (--backend cc) vs numpy and bit for bit vs libtcc, -O0 and -O2" "$P
     tests/num/complex_contract.tx tests/num/complex_updates.tx tests/num/row_groups.tx tests/num/row_local.tx \
     tests/num/f32_blocks.tx tests/num/blocks_where.tx tests/num/fn_max.tx tests/num/blocks_maxmin_nan.tx \
     tests/num/reduce_mul_acc.tx tests/num/reduce_add_rows.tx tests/num/blas_batches.tx tests/num/f32_steps.tx \
-    tests/num/f32_exp_odd_lanes.tx tests/num/flat_rows_store.tx
+    tests/num/f32_exp_odd_lanes.tx tests/num/flat_rows_store.tx tests/num/stream_note.tx
 run "cc tier: cache hits, racing processes, broken cache files, fallback to libtcc" sh tests/run_backend_cc.sh
 run "standalone C vs numpy and txc run" "$PYTHON" tests/run_cc.py --txc "$TXC"
 run "standalone C compiled by Clang, -Wall -Wextra -Werror" "$PYTHON" tests/run_cc.py --txc "$TXC" --cc clang \
     tests/num/fn_softmax.tx tests/num/row_groups.tx tests/num/f32_blocks.tx tests/num/complex_updates.tx \
-    tests/num/transpose_lines.tx tests/num/fn_cumsum.tx tests/num/flat_rows_store.tx
+    tests/num/transpose_lines.tx tests/num/fn_cumsum.tx tests/num/flat_rows_store.tx tests/num/stream_note.tx
 run "standalone C compiled by Clang, with BLAS and LAPACK" "$PYTHON" tests/run_cc.py --txc "$TXC" --cc clang --blas \
     tests/num/matmul.tx tests/num/la_cholesky.tx tests/num/complex_linalg.tx tests/num/delta_blas.tx
 run "standalone C under OpenMP, 1 and 2 threads" "$PYTHON" tests/run_cc.py --txc "$TXC" --openmp \
     tests/num/par_kernels.tx tests/num/fn_cumsum.tx tests/num/matmul.tx tests/num/row_groups.tx \
-    tests/num/elementwise_spans.tx tests/num/flat_rows_store.tx
+    tests/num/elementwise_spans.tx tests/num/flat_rows_store.tx tests/num/stream_note.tx
 run "standalone C with -DTX_STREAM_BYTES=0: every store that may stream does" "$PYTHON" tests/run_cc.py --txc "$TXC" \
     --stream tests/num/elementwise_mix.tx tests/num/elementwise_spans.tx tests/num/elementwise_transposed.tx \
     tests/num/f32_basic.tx tests/num/f32_blocks.tx tests/num/f32_steps.tx tests/num/transpose.tx \
     tests/num/transposed_panels.tx tests/num/accumulate_inout.tx tests/num/row_groups.tx \
-    tests/num/transpose_lines.tx tests/num/flat_rows_store.tx
+    tests/num/transpose_lines.tx tests/num/flat_rows_store.tx tests/num/stream_note.tx
 run "standalone C with -DTX_USE_SLEEF, at 2, 4 and 8 doubles" "$PYTHON" tests/run_cc.py --txc "$TXC" --sleef \
     tests/num/fn_exp.tx tests/num/fn_tanh.tx tests/num/fn_softmax.tx tests/num/fn_logsumexp.tx \
     tests/num/fn_log.tx tests/num/fn_sin.tx tests/num/fn_f32_softmax.tx tests/num/f32_blocks.tx tests/num/f32_steps.tx \
