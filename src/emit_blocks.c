@@ -722,7 +722,9 @@ static blk_val blk_eval_(emitter *E, blk_state *B, const g_value *v)
                     put_extent(E, B->flat_ext);
                     put(E, ")");
                     E->out = out;
-                    if (strcmp(rs.p, ext.p) != 0) /* (a stride the extent itself is no condition) */
+                    if (rs.oom || ext.oom) /* out of memory: reported as the emitter's, not a crash */
+                        out->oom = 1;
+                    else if (strcmp(rs.p, ext.p) != 0) /* (a stride the extent itself is no condition) */
                         buf_printf(B->flat_guard, " && (%s) == %s", rs.p, ext.p);
                     buf_free(&ext);
                     r.buf = -1;
@@ -735,7 +737,9 @@ static blk_val blk_eval_(emitter *E, blk_state *B, const g_value *v)
                     put_extent(E, B->flat_ext);
                     put(E, ", &");
                     put_access(E, v);
-                    put(E, ", %s, ", rs.p);
+                    put(E, ", %s, ", rs.p ? rs.p : "0");
+                    if (rs.oom)
+                        out->oom = 1;
                     put_scratch(E, base);
                     put(E, ");\n");
                     B->nbuf = base + 1;

@@ -485,7 +485,10 @@ static int cmd_graph(int argc, char **argv, int check_only)
         char *name = strndup(dims[j], (size_t)(eq - dims[j]));
         char *end;
         long long v = strtoll(eq + 1, &end, 10);
-        if (!name || *end || end == eq + 1 || v < 0 || tx_set_dim(p, name, v) != TX_OK) {
+        if (!name) {
+            fprintf(stderr, "txc: out of memory\n");
+            status = EXIT_RUNTIME;
+        } else if (*end || end == eq + 1 || v < 0 || tx_set_dim(p, name, v) != TX_OK) {
             fprintf(stderr, "txc: -D %s: %s\n", dims[j], *end || v < 0 ? "the extent must be a non-negative integer"
                                                                       : tx_errmsg(ctx));
             status = EXIT_USAGE;
@@ -1167,7 +1170,9 @@ static int cmd_run(int argc, char **argv)
             char *end;
             errno = 0;
             long long v = strtoll(eq + 1, &end, 10);
-            if (!name || *end || end == eq + 1 || errno || v < 0)
+            if (!name)
+                status = (fprintf(stderr, "txc: out of memory\n"), EXIT_RUNTIME);
+            else if (*end || end == eq + 1 || errno || v < 0)
                 status = usage("-D %s: the extent must be a non-negative integer", dims[j]);
             else if (tx_set_dim(p, name, v) != TX_OK)
                 status = (fprintf(stderr, "txc: -D %s: %s\n", dims[j], tx_errmsg(ctx)), EXIT_USAGE);

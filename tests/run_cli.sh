@@ -166,6 +166,27 @@ while [ $n -lt 3000 ]; do
     n=$((n + 1))
 done
 if [ $rc -eq 0 ]; then ok; echo "(allocation failures injected at each of $n allocations)"; else bad "run never succeeded"; fi
+# the same through a program whose store goes in flat blocks of short rows
+# (emit_blocks.c flat_rows_begin: a failed allocation there crashed the
+# emitter) and extents given by -D (a failed one was told as a bad extent)
+cat > flat.tx <<'TX'
+in V[a,b,i,j], W[a,b,i,j];
+inout R[a,b,i,j];
+R("a,b,i,j") += V("a,b,i,j") * 2 + W("a,b,i,j");
+TX
+n=0
+while [ $n -lt 3000 ]; do
+    TX_FAILMALLOC=$n LD_PRELOAD="$T/failmalloc.so" "$TXC" run flat.tx --random -D a=5 -D b=4 -D i=7 -D j=3 -q \
+        >/dev/null 2>err.txt
+    rc=$?
+    if [ $rc -eq 0 ]; then break; fi
+    if [ $rc -eq 3 ]; then :
+    elif [ $rc -eq 1 ] && grep -q "tcc: error: memory full" err.txt; then :
+    else bad "flat rows, allocation failure $n: exit $rc: $(head -c 200 err.txt)"; fi
+    n=$((n + 1))
+done
+if [ $rc -eq 0 ]; then ok; echo "(flat rows: allocation failures injected at each of $n allocations)"
+else bad "flat rows: run never succeeded"; fi
 cd "$ROOT" || exit 1
 echo "$pass passed, $fail failed"
 [ $fail = 0 ]
