@@ -74,8 +74,10 @@ const char *tx_rt_isa(void)
 #include "vmath.inc"
 
 /* F at 8, 4 and 2 doubles: libmvec's (tx_mvec8_F, ...), SLEEF's 1-ULP
-   ones (tx_sleef8_F, ...), and the two lane by lane (tx_vf8_F, ...) */
-#define TX_VFUN_DEF(f)                                                                            \
+   ones (tx_sleef8_F, ...), and the two lane by lane (tx_vf8_F, ...); at 4
+   doubles, MV4 inside the domain (libmvec's, or vmath.inc's exp) */
+TX_EXPD4_DEF(TX_V3)
+#define TX_VFUN_DEF(f, MV4)                                                                       \
     TX_V4 __m512d tx_mvec8_##f(__m512d) __asm__("_ZGVeN8v_" #f);                                   \
     TX_V3 __m256d tx_mvec4_##f(__m256d) __asm__("_ZGVdN4v_" #f);                                   \
     __m128d tx_mvec2_##f(__m128d) __asm__("_ZGVbN2v_" #f);                                         \
@@ -83,21 +85,25 @@ const char *tx_rt_isa(void)
     TX_V3 __m256d tx_sleef4_##f(__m256d) __asm__("Sleef_" #f "d4_u10avx2");                        \
     __m128d tx_sleef2_##f(__m128d) __asm__("Sleef_" #f "d2_u10sse2");                              \
     TX_VBLEND_D8(TX_V4, tx_vf8_##f, tx_mvec8_##f, tx_sleef8_##f, TX_DOM_##f)                       \
-    TX_VBLEND_D4(TX_V3, tx_vf4_##f, tx_mvec4_##f, tx_sleef4_##f, TX_DOM_##f)                       \
+    TX_VBLEND_D4(TX_V3, tx_vf4_##f, MV4, tx_sleef4_##f, TX_DOM_##f)                                \
     TX_VBLEND_D2(, tx_vf2_##f, tx_mvec2_##f, tx_sleef2_##f, TX_DOM_##f)
-TX_VFUN_DEF(exp)
-TX_VFUN_DEF(log)
-TX_VFUN_DEF(sin)
-TX_VFUN_DEF(cos)
-TX_VFUN_DEF(tanh)
+TX_VFUN_DEF(exp, tx_expd4_)
+TX_VFUN_DEF(log, tx_mvec4_log)
+TX_VFUN_DEF(sin, tx_mvec4_sin)
+TX_VFUN_DEF(cos, tx_mvec4_cos)
+TX_VFUN_DEF(tanh, tx_mvec4_tanh)
 TX_V4 __m512d tx_sleef8_pow(__m512d, __m512d) __asm__("Sleef_powd8_u10avx512f");
 TX_V3 __m256d tx_sleef4_pow(__m256d, __m256d) __asm__("Sleef_powd4_u10avx2");
 __m128d tx_sleef2_pow(__m128d, __m128d) __asm__("Sleef_powd2_u10sse2");
 
-/* d = F(x) over a block at width W: whole vectors, then the rest padded
-   with 1.0 (every element through the same function, as in prims.inc) */
-#define TX_VM_BLOCK(W, LD, ST, CALL)                                                              \
+/* d = F(x) over a block at width W: FAST's loop (TX_VM_FAST4_F, or
+   nothing), whole vectors, then the rest padded with 1.0 (every element
+   through the same function, as in prims.inc) */
+#define TX_VM_NOFAST(OPND)
+#define TX_VM_LD4_(j) _mm256_loadu_pd(x + (j))
+#define TX_VM_BLOCK(W, LD, ST, CALL, FAST)                                                        \
     int64_t i = 0;                                                                                \
+    FAST(TX_VM_LD4_)                                                                              \
     for (; i + W <= n; i += W)                                                                    \
         ST(d + i, CALL(LD(x + i)));                                                               \
     if (i < n) {                                                                                  \
@@ -115,15 +121,15 @@ typedef void tx_vm2_fn(int64_t, const double *, double, double *);
 #define TX_VM_DEF1(f)                                                                             \
     TX_V4 static void tx_vm_##f##_v4(int64_t n, const double *x, double *d)                       \
     {                                                                                             \
-        TX_VM_BLOCK(8, _mm512_loadu_pd, _mm512_storeu_pd, tx_vf8_##f)                             \
+        TX_VM_BLOCK(8, _mm512_loadu_pd, _mm512_storeu_pd, tx_vf8_##f, TX_VM_NOFAST)               \
     }                                                                                             \
     TX_V3 static void tx_vm_##f##_v3(int64_t n, const double *x, double *d)                       \
     {                                                                                             \
-        TX_VM_BLOCK(4, _mm256_loadu_pd, _mm256_storeu_pd, tx_vf4_##f)                             \
+        TX_VM_BLOCK(4, _mm256_loadu_pd, _mm256_storeu_pd, tx_vf4_##f, TX_VM_FAST4_##f)            \
     }                                                                                             \
     static void tx_vm_##f##_v1(int64_t n, const double *x, double *d)                             \
     {                                                                                             \
-        TX_VM_BLOCK(2, _mm_loadu_pd, _mm_storeu_pd, tx_vf2_##f)                                   \
+        TX_VM_BLOCK(2, _mm_loadu_pd, _mm_storeu_pd, tx_vf2_##f, TX_VM_NOFAST)                     \
     }                                                                                             \
     __attribute__((no_sanitize_address, no_sanitize_undefined)) static tx_vm1_fn *tx_vm_##f##_pick(void) \
     {                                                                                             \
@@ -140,8 +146,16 @@ TX_VM_DEF1(tanh)
 /* d = F(a*x + b*y), or F(a*x + c) where y is NULL: the product and the sum
    rounded as tx_p_axpby and tx_p_scale_add round them (no FMA), in the
    vector that goes into F (prims.inc's tx_p_map_aff) */
-#define TX_VM_AFF_BLOCK(W, LD, ST, SET, MUL, ADD, CALL)                                             \
+#define TX_VM_AFFY4_(j) _mm256_add_pd(_mm256_mul_pd(_mm256_set1_pd(a), _mm256_loadu_pd(x + (j))), \
+                                     _mm256_mul_pd(_mm256_set1_pd(b), _mm256_loadu_pd(y + (j))))
+#define TX_VM_AFFC4_(j) _mm256_add_pd(_mm256_mul_pd(_mm256_set1_pd(a), _mm256_loadu_pd(x + (j))), _mm256_set1_pd(c))
+#define TX_VM_AFF_BLOCK(W, LD, ST, SET, MUL, ADD, CALL, FAST)                                       \
     int64_t i = 0;                                                                                \
+    if (y) {                                                                                      \
+        FAST(TX_VM_AFFY4_)                                                                        \
+    } else {                                                                                      \
+        FAST(TX_VM_AFFC4_)                                                                        \
+    }                                                                                             \
     if (y)                                                                                        \
         for (; i + W <= n; i += W)                                                                \
             ST(d + i, CALL(ADD(MUL(SET(a), LD(x + i)), MUL(SET(b), LD(y + i)))));                 \
@@ -164,18 +178,19 @@ typedef void tx_vm_aff_fn(int64_t, double, const double *, double, const double 
                                          double c, double *d)                                     \
     {                                                                                             \
         TX_VM_AFF_BLOCK(8, _mm512_loadu_pd, _mm512_storeu_pd, _mm512_set1_pd, _mm512_mul_pd, _mm512_add_pd, \
-                        tx_vf8_##f)                                                               \
+                        tx_vf8_##f, TX_VM_NOFAST)                                                 \
     }                                                                                             \
     TX_V3 static void tx_vm_##f##_aff_v3(int64_t n, double a, const double *x, double b, const double *y, \
                                          double c, double *d)                                     \
     {                                                                                             \
         TX_VM_AFF_BLOCK(4, _mm256_loadu_pd, _mm256_storeu_pd, _mm256_set1_pd, _mm256_mul_pd, _mm256_add_pd, \
-                        tx_vf4_##f)                                                               \
+                        tx_vf4_##f, TX_VM_FAST4_##f)                                              \
     }                                                                                             \
     static void tx_vm_##f##_aff_v1(int64_t n, double a, const double *x, double b, const double *y, double c, \
                                    double *d)                                                     \
     {                                                                                             \
-        TX_VM_AFF_BLOCK(2, _mm_loadu_pd, _mm_storeu_pd, _mm_set1_pd, _mm_mul_pd, _mm_add_pd, tx_vf2_##f) \
+        TX_VM_AFF_BLOCK(2, _mm_loadu_pd, _mm_storeu_pd, _mm_set1_pd, _mm_mul_pd, _mm_add_pd, tx_vf2_##f, \
+                        TX_VM_NOFAST)                                                             \
     }                                                                                             \
     __attribute__((no_sanitize_address, no_sanitize_undefined)) static tx_vm_aff_fn *tx_vm_##f##_aff_pick(void) \
     {                                                                                             \
@@ -196,15 +211,15 @@ TX_VM_DEF_AFF(tanh)
 #define TX_POW2(v) tx_sleef2_pow(v, _mm_set1_pd(p))
 TX_V4 static void tx_vm_pow_v4(int64_t n, const double *x, double p, double *d)
 {
-    TX_VM_BLOCK(8, _mm512_loadu_pd, _mm512_storeu_pd, TX_POW8)
+    TX_VM_BLOCK(8, _mm512_loadu_pd, _mm512_storeu_pd, TX_POW8, TX_VM_NOFAST)
 }
 TX_V3 static void tx_vm_pow_v3(int64_t n, const double *x, double p, double *d)
 {
-    TX_VM_BLOCK(4, _mm256_loadu_pd, _mm256_storeu_pd, TX_POW4)
+    TX_VM_BLOCK(4, _mm256_loadu_pd, _mm256_storeu_pd, TX_POW4, TX_VM_NOFAST)
 }
 static void tx_vm_pow_v1(int64_t n, const double *x, double p, double *d)
 {
-    TX_VM_BLOCK(2, _mm_loadu_pd, _mm_storeu_pd, TX_POW2)
+    TX_VM_BLOCK(2, _mm_loadu_pd, _mm_storeu_pd, TX_POW2, TX_VM_NOFAST)
 }
 __attribute__((no_sanitize_address, no_sanitize_undefined)) static tx_vm2_fn *tx_vm_pow_pick(void)
 {

@@ -991,6 +991,57 @@ START_TEST(exp_f32_odd_lane_every_position)
 }
 END_TEST
 
+/* f64 exp of blocks in its fast domain but for one element, at every
+   position, as exp_f32_odd_lane_every_position: the library's 4-double
+   exp takes four vectors at a time while all their lanes are in [-700,
+   700] and blends SLEEF's results in from the first group with a lane
+   outside; every element comes out as exp of itself, within 4 ULP of
+   glibc's (a NaN, results that overflow, underflow, are subnormal or
+   close to the domain's ends), through tx_p_map and tx_p_map_aff (x - c,
+   and x - y). */
+START_TEST(exp_f64_odd_lane_every_position)
+{
+    int s = _i;
+    SKIP_UNLESS_RUNS(s);
+    map_fn *map = (map_fn *)prim(s, "tx_p_map");
+    map_aff_fn *aff = (map_aff_fn *)prim(s, "tx_p_map_aff");
+    static const int64_t ns[] = {16, 20, 32, 49, 129};
+    static const double odd[] = {NAN, 800.0, -800.0, 709.5, -709.5, 700.0, -700.0, 700.5, -745.0, -740.0, INFINITY};
+    const double c = 0.5;
+    double x[129], y[129], d[129];
+    long bad = 0, checked = 0;
+    char first[200] = "";
+    for (size_t a = 0; a < sizeof ns / sizeof ns[0]; a++)
+        for (int64_t p = 0; p < ns[a]; p++)
+            for (size_t v = 0; v < sizeof odd / sizeof odd[0]; v++)
+                for (int way = 0; way < 3; way++) {
+                    int64_t n = ns[a];
+                    for (int64_t i = 0; i < n; i++) {
+                        x[i] = 40 * u01() - 20;
+                        y[i] = 2 * u01() - 1;
+                    }
+                    x[p] = odd[v] + (way == 1 ? c : way == 2 ? y[p] : 0);
+                    if (way == 0)
+                        map(n, 2, x, d);
+                    else
+                        aff(n, 2, 1.0, x, -1.0, way == 2 ? y : NULL, -c, d);
+                    for (int64_t i = 0; i < n; i++) {
+                        double u = way == 0 ? x[i] : way == 1 ? 1.0 * x[i] + -c : 1.0 * x[i] + -1.0 * y[i];
+                        double want = exp(u);
+                        int ok = isnan(want)        ? isnan(d[i])
+                                 : isinf(want)      ? d[i] == want
+                                 : want < DBL_MIN   ? fabs(d[i] - want) <= 4 * 0x1p-1074
+                                                    : fabs(d[i] - want) <= 4 * ulp_at(want);
+                        checked++;
+                        if (!ok && !bad++)
+                            snprintf(first, sizeof first, "n=%ld odd %a at %ld, way %d: exp(%a) = %a at %ld, want %a",
+                                     (long)n, odd[v], (long)p, way, u, d[i], (long)i, want);
+                    }
+                }
+    ck_assert_msg(bad == 0, "%s: %ld of %ld wrong, the first: %s", set_names[s], bad, checked, first);
+}
+END_TEST
+
 /* A function of a sum in one pass, on every set: tx_p_map_aff gives the
    bits of tx_p_axpby (or tx_p_scale_add) and then tx_p_map, and
    tx_pf_map_bin those of tx_pf_bin and then tx_pf_map, for every length,
@@ -2677,6 +2728,7 @@ int main(void)
     tcase_add_loop_test(tc, vector_math_any_position, 0, NSETS);
     tcase_add_loop_test(tc, vector_math_f32, 0, NSETS);
     tcase_add_loop_test(tc, exp_f32_odd_lane_every_position, 0, NSETS);
+    tcase_add_loop_test(tc, exp_f64_odd_lane_every_position, 0, NSETS);
     tcase_add_loop_test(tc, f32_blocks, 0, NSETS);
     tcase_add_loop_test(tc, copy_tiles, 0, NSETS);
     tcase_add_loop_test(tc, copy_bands, 0, NSETS);
