@@ -75,7 +75,7 @@ const char *tx_rt_isa(void)
 
 /* F at 8, 4 and 2 doubles: libmvec's (tx_mvec8_F, ...), SLEEF's 1-ULP
    ones (tx_sleef8_F, ...), and the two lane by lane (tx_vf8_F, ...); at 4
-   doubles, MV4 inside the domain (libmvec's, or vmath.inc's exp) */
+   doubles, MV4 inside the domain (libmvec's, or vmath.inc's exp and tanh) */
 TX_EXPD4_DEF(TX_V3)
 #define TX_VFUN_DEF(f, MV4)                                                                       \
     TX_V4 __m512d tx_mvec8_##f(__m512d) __asm__("_ZGVeN8v_" #f);                                   \
@@ -91,7 +91,7 @@ TX_VFUN_DEF(exp, tx_expd4_)
 TX_VFUN_DEF(log, tx_mvec4_log)
 TX_VFUN_DEF(sin, tx_mvec4_sin)
 TX_VFUN_DEF(cos, tx_mvec4_cos)
-TX_VFUN_DEF(tanh, tx_mvec4_tanh)
+TX_VFUN_DEF(tanh, tx_tanhd4_)
 TX_V4 __m512d tx_sleef8_pow(__m512d, __m512d) __asm__("Sleef_powd8_u10avx512f");
 TX_V3 __m256d tx_sleef4_pow(__m256d, __m256d) __asm__("Sleef_powd4_u10avx2");
 __m128d tx_sleef2_pow(__m128d, __m128d) __asm__("Sleef_powd2_u10sse2");
@@ -231,7 +231,7 @@ static void tx_vm_pow(int64_t, const double *, double, double *) __attribute__((
 
 /* The same in f32 (tx_vmf_F of prims.inc): libmvec's and SLEEF's f32
    functions at 16, 8 and 4 floats, lane by lane (tx_vff16_F, ...); at 8
-   floats, MV8 inside the domain (libmvec's, or vmath.inc's exp) */
+   floats, MV8 inside the domain (libmvec's, or vmath.inc's exp and tanh) */
 TX_EXPF8_DEF(TX_V3)
 #define TX_VFUNF_DEF(f, MV8)                                                                      \
     TX_V4 __m512 tx_mvec16f_##f(__m512) __asm__("_ZGVeN16v_" #f "f");                              \
@@ -247,7 +247,7 @@ TX_VFUNF_DEF(exp, tx_expf8_)
 TX_VFUNF_DEF(log, tx_mvec8f_log)
 TX_VFUNF_DEF(sin, tx_mvec8f_sin)
 TX_VFUNF_DEF(cos, tx_mvec8f_cos)
-TX_VFUNF_DEF(tanh, tx_mvec8f_tanh)
+TX_VFUNF_DEF(tanh, tx_tanhf8_)
 
 #define TX_VMF_NOFAST(OPND)
 

@@ -941,103 +941,126 @@ START_TEST(vector_math_f32)
 }
 END_TEST
 
-/* f32 exp of blocks in its fast domain but for one element, at every
-   position: the library's 8-float exp takes four vectors at a time while
-   all their lanes are in [-87, 87] and hands the rest of the block, from
-   the first group with a lane outside, to the loop that blends SLEEF's
-   results in; every element comes out as exp of itself wherever the odd
-   one sits (a NaN, values whose results overflow, underflow or are close
-   to either), through tx_pf_map and tx_pf_map_bin (x - c). */
-START_TEST(exp_f32_odd_lane_every_position)
+/* f32 exp and tanh of blocks in their fast domains but for one element,
+   at every position: the library's 8-float exp and tanh take four vectors
+   at a time while all their lanes are in the domain ([-87, 87]; not NaN)
+   and hand the rest of the block, from the first group with a lane
+   outside, to the loop that blends SLEEF's results in; every element
+   comes out as the function of itself wherever the odd one sits (a NaN,
+   infinities, values whose results overflow, underflow or are close to
+   either, signed zeros), through tx_pf_map and tx_pf_map_bin (x - c). */
+START_TEST(fast_f32_odd_lane_every_position)
 {
     int s = _i;
     SKIP_UNLESS_RUNS(s);
     pf_map_fn *fmap = (pf_map_fn *)prim(s, "tx_pf_map");
     pf_map_bin_fn *fbin = (pf_map_bin_fn *)prim(s, "tx_pf_map_bin");
     static const int64_t ns[] = {32, 40, 64, 97, 257};
-    static const float odd[] = {NAN, 100.0f, -100.0f, 88.5f, -87.5f, 87.0f, -87.0f};
+    static const struct {
+        int fn;
+        double (*f)(double);
+        float odd[8];
+    } fns[] = {
+        {2, exp, {NAN, 100.0f, -100.0f, 88.5f, -87.5f, 87.0f, -87.0f, INFINITY}},
+        {8, tanh, {NAN, INFINITY, -INFINITY, 1e30f, -10.5f, 9.9f, 0x1p-149f, -0.0f}},
+    };
     const float c = 0.5f;
     float x[257], d[257];
     long bad = 0, checked = 0;
     char first[160] = "";
-    for (size_t a = 0; a < sizeof ns / sizeof ns[0]; a++)
-        for (int64_t p = 0; p < ns[a]; p++)
-            for (size_t v = 0; v < sizeof odd / sizeof odd[0]; v++)
-                for (int bin = 0; bin < 2; bin++) {
-                    int64_t n = ns[a];
-                    for (int64_t i = 0; i < n; i++)
-                        x[i] = (float)(10 * u01() - 5);
-                    x[p] = odd[v] + (bin ? c : 0); /* x - c: the odd value again */
-                    if (bin)
-                        fbin(n, 2, 1, x, NULL, c, d);
-                    else
-                        fmap(n, 2, x, d);
-                    for (int64_t i = 0; i < n; i++) {
-                        float u = bin ? x[i] - c : x[i];
-                        double want = (double)(float)exp((double)u);
-                        float ulp = nextafterf(fabsf((float)want), INFINITY) - fabsf((float)want);
-                        int ok = isnan(want)      ? isnan(d[i])
-                                 : isinf(want)    ? d[i] == want
-                                 : want < 0x1p-126 ? fabs(d[i] - want) <= 0x1p-126
-                                                   : fabs(d[i] - want) <= 4.5 * ulp;
-                        checked++;
-                        if (!ok && !bad++)
-                            snprintf(first, sizeof first, "n=%ld odd %a at %ld, %s: exp(%a) = %a at %ld, want %a",
-                                     (long)n, (double)odd[v], (long)p, bin ? "bin" : "map", (double)u, (double)d[i],
-                                     (long)i, want);
+    for (size_t f = 0; f < sizeof fns / sizeof fns[0]; f++)
+        for (size_t a = 0; a < sizeof ns / sizeof ns[0]; a++)
+            for (int64_t p = 0; p < ns[a]; p++)
+                for (size_t v = 0; v < sizeof fns[f].odd / sizeof fns[f].odd[0]; v++)
+                    for (int bin = 0; bin < 2; bin++) {
+                        int64_t n = ns[a];
+                        for (int64_t i = 0; i < n; i++)
+                            x[i] = (float)(10 * u01() - 5);
+                        x[p] = bin ? fns[f].odd[v] + c : fns[f].odd[v]; /* x - c: the odd value again (but the tiniest) */
+                        if (bin)
+                            fbin(n, fns[f].fn, 1, x, NULL, c, d);
+                        else
+                            fmap(n, fns[f].fn, x, d);
+                        for (int64_t i = 0; i < n; i++) {
+                            float u = bin ? x[i] - c : x[i];
+                            double want = (double)(float)fns[f].f((double)u);
+                            float ulp = nextafterf(fabsf((float)want), INFINITY) - fabsf((float)want);
+                            int ok = isnan(want)              ? isnan(d[i])
+                                     : isinf(want)            ? d[i] == want
+                                     : fabs(want) < 0x1p-126  ? fabs(d[i] - want) <= 0x1p-126
+                                                              : fabs(d[i] - want) <= 4.5 * ulp;
+                            if (ok && want == 0 && fns[f].fn == 8)
+                                ok = !signbit(d[i]) == !signbit(want);
+                            checked++;
+                            if (!ok && !bad++)
+                                snprintf(first, sizeof first, "n=%ld odd %a at %ld, %s: fn %d(%a) = %a at %ld, want %a",
+                                         (long)n, (double)fns[f].odd[v], (long)p, bin ? "bin" : "map", fns[f].fn,
+                                         (double)u, (double)d[i], (long)i, want);
+                        }
                     }
-                }
     ck_assert_msg(bad == 0, "%s: %ld of %ld wrong, the first: %s", set_names[s], bad, checked, first);
 }
 END_TEST
 
-/* f64 exp of blocks in its fast domain but for one element, at every
-   position, as exp_f32_odd_lane_every_position: the library's 4-double
-   exp takes four vectors at a time while all their lanes are in [-700,
-   700] and blends SLEEF's results in from the first group with a lane
-   outside; every element comes out as exp of itself, within 4 ULP of
-   glibc's (a NaN, results that overflow, underflow, are subnormal or
-   close to the domain's ends), through tx_p_map and tx_p_map_aff (x - c,
+/* f64 exp and tanh of blocks in their fast domains but for one element,
+   at every position, as exp_f32_odd_lane_every_position: the library's
+   4-double exp and tanh take four vectors at a time while all their lanes
+   are in the domain ([-700, 700]; not NaN) and blend SLEEF's results in
+   from the first group with a lane outside; every element comes out as
+   the function of itself, within 4 ULP of glibc's (a NaN, infinities,
+   results that overflow, underflow, are subnormal or close to the
+   domain's ends, signed zeros), through tx_p_map and tx_p_map_aff (x - c,
    and x - y). */
-START_TEST(exp_f64_odd_lane_every_position)
+START_TEST(fast_f64_odd_lane_every_position)
 {
     int s = _i;
     SKIP_UNLESS_RUNS(s);
     map_fn *map = (map_fn *)prim(s, "tx_p_map");
     map_aff_fn *aff = (map_aff_fn *)prim(s, "tx_p_map_aff");
     static const int64_t ns[] = {16, 20, 32, 49, 129};
-    static const double odd[] = {NAN, 800.0, -800.0, 709.5, -709.5, 700.0, -700.0, 700.5, -745.0, -740.0, INFINITY};
+    static const struct {
+        int fn;
+        double (*f)(double);
+        double odd[11];
+    } fns[] = {
+        {2, exp, {NAN, 800.0, -800.0, 709.5, -709.5, 700.0, -700.0, 700.5, -745.0, -740.0, INFINITY}},
+        {8, tanh, {NAN, INFINITY, -INFINITY, 1e300, -20.5, 19.9, 0x1p-1074, -0.0, 0x1p-1022, -3e-9, 0.0}},
+    };
     const double c = 0.5;
     double x[129], y[129], d[129];
     long bad = 0, checked = 0;
     char first[200] = "";
-    for (size_t a = 0; a < sizeof ns / sizeof ns[0]; a++)
-        for (int64_t p = 0; p < ns[a]; p++)
-            for (size_t v = 0; v < sizeof odd / sizeof odd[0]; v++)
-                for (int way = 0; way < 3; way++) {
-                    int64_t n = ns[a];
-                    for (int64_t i = 0; i < n; i++) {
-                        x[i] = 40 * u01() - 20;
-                        y[i] = 2 * u01() - 1;
+    for (size_t f = 0; f < sizeof fns / sizeof fns[0]; f++)
+        for (size_t a = 0; a < sizeof ns / sizeof ns[0]; a++)
+            for (int64_t p = 0; p < ns[a]; p++)
+                for (size_t v = 0; v < sizeof fns[f].odd / sizeof fns[f].odd[0]; v++)
+                    for (int way = 0; way < 3; way++) {
+                        int64_t n = ns[a];
+                        for (int64_t i = 0; i < n; i++) {
+                            x[i] = 40 * u01() - 20;
+                            y[i] = 2 * u01() - 1;
+                        }
+                        /* x - c, x - y: the odd value again (all but the tiniest) */
+                        x[p] = way == 0 ? fns[f].odd[v] : fns[f].odd[v] + (way == 1 ? c : y[p]);
+                        if (way == 0)
+                            map(n, fns[f].fn, x, d);
+                        else
+                            aff(n, fns[f].fn, 1.0, x, -1.0, way == 2 ? y : NULL, -c, d);
+                        for (int64_t i = 0; i < n; i++) {
+                            double u = way == 0 ? x[i] : way == 1 ? 1.0 * x[i] + -c : 1.0 * x[i] + -1.0 * y[i];
+                            double want = fns[f].f(u);
+                            int ok = isnan(want)             ? isnan(d[i])
+                                     : isinf(want)           ? d[i] == want
+                                     : fabs(want) < DBL_MIN  ? fabs(d[i] - want) <= 4 * 0x1p-1074
+                                                             : fabs(d[i] - want) <= 4 * ulp_at(want);
+                            if (ok && want == 0)
+                                ok = !signbit(d[i]) == !signbit(want);
+                            checked++;
+                            if (!ok && !bad++)
+                                snprintf(first, sizeof first, "n=%ld odd %a at %ld, way %d: fn %d(%a) = %a at %ld, want %a",
+                                         (long)n, fns[f].odd[v], (long)p, way, fns[f].fn, u, d[i], (long)i, want);
+                        }
                     }
-                    x[p] = odd[v] + (way == 1 ? c : way == 2 ? y[p] : 0);
-                    if (way == 0)
-                        map(n, 2, x, d);
-                    else
-                        aff(n, 2, 1.0, x, -1.0, way == 2 ? y : NULL, -c, d);
-                    for (int64_t i = 0; i < n; i++) {
-                        double u = way == 0 ? x[i] : way == 1 ? 1.0 * x[i] + -c : 1.0 * x[i] + -1.0 * y[i];
-                        double want = exp(u);
-                        int ok = isnan(want)        ? isnan(d[i])
-                                 : isinf(want)      ? d[i] == want
-                                 : want < DBL_MIN   ? fabs(d[i] - want) <= 4 * 0x1p-1074
-                                                    : fabs(d[i] - want) <= 4 * ulp_at(want);
-                        checked++;
-                        if (!ok && !bad++)
-                            snprintf(first, sizeof first, "n=%ld odd %a at %ld, way %d: exp(%a) = %a at %ld, want %a",
-                                     (long)n, odd[v], (long)p, way, u, d[i], (long)i, want);
-                    }
-                }
     ck_assert_msg(bad == 0, "%s: %ld of %ld wrong, the first: %s", set_names[s], bad, checked, first);
 }
 END_TEST
@@ -2727,8 +2750,8 @@ int main(void)
     tcase_add_loop_test(tc, vector_math_special_values, 0, NSETS);
     tcase_add_loop_test(tc, vector_math_any_position, 0, NSETS);
     tcase_add_loop_test(tc, vector_math_f32, 0, NSETS);
-    tcase_add_loop_test(tc, exp_f32_odd_lane_every_position, 0, NSETS);
-    tcase_add_loop_test(tc, exp_f64_odd_lane_every_position, 0, NSETS);
+    tcase_add_loop_test(tc, fast_f32_odd_lane_every_position, 0, NSETS);
+    tcase_add_loop_test(tc, fast_f64_odd_lane_every_position, 0, NSETS);
     tcase_add_loop_test(tc, f32_blocks, 0, NSETS);
     tcase_add_loop_test(tc, copy_tiles, 0, NSETS);
     tcase_add_loop_test(tc, copy_bands, 0, NSETS);

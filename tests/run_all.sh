@@ -70,7 +70,8 @@ run "cc tier (--backend cc) vs numpy and bit for bit vs libtcc, -O0 and -O2" "$P
     tests/num/complex_contract.tx tests/num/complex_updates.tx tests/num/row_groups.tx tests/num/row_local.tx \
     tests/num/f32_blocks.tx tests/num/blocks_where.tx tests/num/fn_max.tx tests/num/blocks_maxmin_nan.tx \
     tests/num/reduce_mul_acc.tx tests/num/reduce_add_rows.tx tests/num/blas_batches.tx tests/num/f32_steps.tx \
-    tests/num/f32_exp_odd_lanes.tx tests/num/f64_exp_odd_lanes.tx tests/num/flat_rows_store.tx tests/num/stream_note.tx
+    tests/num/f32_exp_odd_lanes.tx tests/num/f64_exp_odd_lanes.tx tests/num/tanh_odd_lanes.tx \
+    tests/num/flat_rows_store.tx tests/num/stream_note.tx
 run "cc tier: cache hits, racing processes, broken cache files, fallback to libtcc" sh tests/run_backend_cc.sh
 run "standalone C vs numpy and txc run" "$PYTHON" tests/run_cc.py --txc "$TXC"
 run "standalone C compiled by Clang, -Wall -Wextra -Werror" "$PYTHON" tests/run_cc.py --txc "$TXC" --cc clang \
@@ -94,7 +95,8 @@ run "standalone C with -DTX_USE_LIBMVEC, alone and with -DTX_USE_SLEEF, at 2, 4 
     --txc "$TXC" --libmvec tests/num/fn_exp.tx tests/num/fn_tanh.tx tests/num/fn_softmax.tx \
     tests/num/fn_logsumexp.tx tests/num/fn_log.tx tests/num/fn_sin.tx tests/num/fn_f32_softmax.tx \
     tests/num/f32_blocks.tx tests/num/f32_steps.tx tests/num/elementwise_spans.tx tests/num/power_frac.tx \
-    tests/num/fn_cos.tx tests/num/fn_f32_unary.tx tests/num/f64_exp_odd_lanes.tx tests/num/f32_exp_odd_lanes.tx
+    tests/num/fn_cos.tx tests/num/fn_f32_unary.tx tests/num/f64_exp_odd_lanes.tx tests/num/f32_exp_odd_lanes.tx \
+    tests/num/tanh_odd_lanes.tx
 run "standalone C with BLAS and LAPACK" "$PYTHON" tests/run_cc.py --txc "$TXC" --blas tests/num/matmul.tx \
     tests/num/four_index.tx tests/num/batched_matmul.tx tests/num/f32_basic.tx $(ls tests/num/la_*.tx) \
     tests/num/complex_contract.tx tests/num/complex_linalg.tx tests/num/complex64_linalg.tx \
