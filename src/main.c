@@ -272,6 +272,30 @@ static tx_program *compile_file(tx_ctx *ctx, const char *file, int *status)
     return p;
 }
 
+/* Gives P the extents of the ND "-D dim=N" arguments DIMS (each has its
+   '='), in order, up to the first that fails: 0, or the exit status
+   after the message (out of memory EXIT_RUNTIME; a value that is not a
+   non-negative integer, or a dim that P refuses, EXIT_USAGE). */
+static int set_dims(tx_program *p, tx_ctx *ctx, const char *const *dims, int nd)
+{
+    int status = 0;
+    for (int j = 0; !status && j < nd; j++) {
+        const char *eq = strchr(dims[j], '=');
+        char *name = strndup(dims[j], (size_t)(eq - dims[j]));
+        char *end;
+        errno = 0;
+        long long v = strtoll(eq + 1, &end, 10);
+        if (!name)
+            status = (fprintf(stderr, "txc: out of memory\n"), EXIT_RUNTIME);
+        else if (*end || end == eq + 1 || errno || v < 0)
+            status = usage("-D %s: the extent must be a non-negative integer", dims[j]);
+        else if (tx_set_dim(p, name, v) != TX_OK)
+            status = (fprintf(stderr, "txc: -D %s: %s\n", dims[j], tx_errmsg(ctx)), EXIT_USAGE);
+        free(name);
+    }
+    return status;
+}
+
 /* A context with C's options, and C's file compiled in it (diagnostics
    printed); NULL with *STATUS set if that failed. *CTX is NULL or the
    context, to be freed by the caller. */
@@ -480,21 +504,8 @@ static int cmd_graph(int argc, char **argv, int check_only)
     tx_program *p = start(&c, &ctx, &status);
     if (p && target_mpi)
         tx_set_option(ctx, TX_OPTION_MPI_RANKS, mpi_ranks ? mpi_ranks : 4);
-    for (int j = 0; p && j < nd; j++) {
-        const char *eq = strchr(dims[j], '=');
-        char *name = strndup(dims[j], (size_t)(eq - dims[j]));
-        char *end;
-        long long v = strtoll(eq + 1, &end, 10);
-        if (!name) {
-            fprintf(stderr, "txc: out of memory\n");
-            status = EXIT_RUNTIME;
-        } else if (*end || end == eq + 1 || v < 0 || tx_set_dim(p, name, v) != TX_OK) {
-            fprintf(stderr, "txc: -D %s: %s\n", dims[j], *end || v < 0 ? "the extent must be a non-negative integer"
-                                                                      : tx_errmsg(ctx));
-            status = EXIT_USAGE;
-        }
-        free(name);
-    }
+    if (p)
+        status = set_dims(p, ctx, dims, nd);
     if (p && !check_only && !status) {
         char *g = tx_graph_after(p, after, dot, NULL);
         if (g)
@@ -1164,20 +1175,8 @@ static int cmd_run(int argc, char **argv)
                 status = EXIT_USAGE;
             }
         }
-        for (int j = 0; !status && j < nd; j++) {
-            const char *eq = strchr(dims[j], '=');
-            char *name = strndup(dims[j], (size_t)(eq - dims[j]));
-            char *end;
-            errno = 0;
-            long long v = strtoll(eq + 1, &end, 10);
-            if (!name)
-                status = (fprintf(stderr, "txc: out of memory\n"), EXIT_RUNTIME);
-            else if (*end || end == eq + 1 || errno || v < 0)
-                status = usage("-D %s: the extent must be a non-negative integer", dims[j]);
-            else if (tx_set_dim(p, name, v) != TX_OK)
-                status = (fprintf(stderr, "txc: -D %s: %s\n", dims[j], tx_errmsg(ctx)), EXIT_USAGE);
-            free(name);
-        }
+        if (!status)
+            status = set_dims(p, ctx, dims, nd);
     }
     /* --mpi: the program built for MPI and loaded; MPI started */
     if (!status && use_mpi)

@@ -61,6 +61,19 @@ check complex-into-real "'A'.*Ac.npy is complex ('<c16'), but 'A' is real (f64)"
 check complex-big-endian "'A'.*Acbe.npy.*'>c16' (big-endian)" A=Acbe.npy B=B.npy C=C.npy
 check overflow "overflow\|too large" --random -D n=4611686018427387904 -D k=4 -D m=4 C=C.npy
 
+# -D: txc run and txc graph read it alike (graph took an extent past the
+# range of long long as the largest one; run refused it)
+for cmd in run graph; do
+    for d in n=99999999999999999999999 n=-1 n=4x n= q=5; do
+        "$TXC" $cmd mm.tx -D "$d" >out.txt 2>err.txt
+        rc=$?
+        if [ $rc -ne 2 ]; then bad "$cmd -D $d: exit $rc, want 2: $(cat err.txt)"
+        elif ! grep -q -- "-D $d: \(the extent must be a non-negative integer\|the program has no dim 'q'\)" err.txt; then
+            bad "$cmd -D $d: $(head -1 err.txt)"
+        else ok; fi
+    done
+done
+
 # complex tensors: a real file into a c128 one (imaginary parts 0), a c64
 # file into a c128 one, outputs as <c16 and <c8; --random fills both parts
 cat > cx.tx <<'TX'
