@@ -365,6 +365,9 @@ typedef struct {
     int flat, flat_row, flat_fail;
     tx_extent flat_ext;
     tx_buf *flat_guard;
+    /* STREAMS: the store may stream its target past the cache (tx_ntN),
+       so no operation of more than one step writes it (blk_out) */
+    int streams;
 } blk_state;
 /* An operand of a primitive: a scratch buffer (BUF >= 0) or a direct
    pointer tx_pPTR, a double one or, when F32, a float one (an f32 tensor

@@ -157,13 +157,24 @@ static blk_op blk_dest(blk_state *B, blk_val a)
    target) that a primitive computes in MULTI steps (a later step reading
    what the first wrote) or not, with TYPED forms or not: the target,
    unless it is the f32 target and the primitive cannot write it (a
-   result rounded to float between steps would change the bits), else
-   blk_dest for first operand A. */
+   result rounded to float between steps would change the bits), or the
+   steps are several and the target may stream (B->streams: each later
+   step read back from memory what the one before had streamed there;
+   A + B + C over 2000x2000 doubles took twice as long as A * B * C),
+   else blk_dest for first operand A. */
 static blk_op blk_out(blk_state *B, int top, blk_op target, blk_val a, int typed, int multi)
 {
-    if (top && (!target.f32 || (typed && !multi)))
+    if (top && !(multi && B->streams) && (!target.f32 || (typed && !multi)))
         return target;
     return blk_dest(B, a);
+}
+
+/* The destination of the last step of such an operation whose first
+   step blk_out kept off a streaming target: the target (f64), which
+   that step's loop streams; else D, where the steps before it went. */
+static blk_op blk_last_out(const blk_state *B, int top, blk_op target, blk_op d)
+{
+    return top && B->streams && !target.f32 ? target : d;
 }
 
 /* The entry of B->pend for the f32 tensor read in place as tx_pPTR. */
@@ -848,6 +859,7 @@ static blk_val blk_eval_(emitter *E, blk_state *B, const g_value *v)
         for (int i = 2; i < v->nin - (lp != NULL); i++) {
             blk_val dv = blk_val_of(d), *ops_i[] = {&dv, &in[i]};
             blk_typed(E, B, ops_i, 2, &d, 0);
+            blk_op o = i == v->nin - 1 ? blk_last_out(B, top, target, d) : d;
             if (in[i].s >= 0) {
                 put(E, "%*stx_p_scale_add(tx_bn, 1.0, ", ind, "");
                 put_op(E, d);
@@ -863,13 +875,15 @@ static blk_val blk_eval_(emitter *E, blk_state *B, const g_value *v)
                 put_op(E, in[i].o);
                 put(E, ", ");
             }
-            put_op(E, d);
+            put_op(E, o);
             put(E, ");\n");
+            d = o;
         }
         if (lp) {
             blk_val x = blk_eval_(E, B, lp->in[0]), y = blk_eval_(E, B, lp->in[1]), dv = blk_val_of(d);
             blk_val *ops_p[] = {&x, &y, &dv};
             blk_typed(E, B, ops_p, 3, &d, 0);
+            blk_op o = blk_last_out(B, top, target, d);
             put(E, "%*stx_p_mul_add(tx_bn, ", ind, "");
             put_op(E, x.o);
             put(E, ", ");
@@ -877,8 +891,9 @@ static blk_val blk_eval_(emitter *E, blk_state *B, const g_value *v)
             put(E, ", ");
             put_term_args(E, blk_val_of(d), 1.0);
             put(E, ", ");
-            put_op(E, d);
+            put_op(E, o);
             put(E, ");\n");
+            d = o;
         }
         break;
     }
@@ -938,10 +953,12 @@ static blk_val blk_eval_(emitter *E, blk_state *B, const g_value *v)
         put(E, ", ");
         put_op(E, d);
         put(E, ");\n");
+        const int rescale = v->coef != 1 && !scaled;
         for (int i = first; i < v->nin; i++) {
             int sc = in[i].s >= 0;
             blk_val dv = blk_val_of(d), *ops_i[] = {&dv, &in[i]};
             blk_typed(E, B, ops_i, 2, &d, 0);
+            blk_op o = i == v->nin - 1 && !rescale ? blk_last_out(B, top, target, d) : d;
             put(E, "%*stx_p_%s%s(tx_bn, ", ind, "", v->coef_in[i] < 0 ? "div" : "mul",
                 !sc ? "" : v->coef_in[i] < 0 ? divs : "s");
             put_op(E, d);
@@ -952,17 +969,20 @@ static blk_val blk_eval_(emitter *E, blk_state *B, const g_value *v)
                 put_op(E, in[i].o);
                 put(E, ", ");
             }
-            put_op(E, d);
+            put_op(E, o);
             put(E, ");\n");
+            d = o;
         }
-        if (v->coef != 1 && !scaled) {
+        if (rescale) {
+            blk_op o = blk_last_out(B, top, target, d);
             put(E, "%*stx_p_muls(tx_bn, ", ind, "");
             put_op(E, d);
             put(E, ", ");
             num_literal(E->out, v->coef);
             put(E, ", ");
-            put_op(E, d);
+            put_op(E, o);
             put(E, ");\n");
+            d = o;
         }
         break;
     }
@@ -2290,7 +2310,7 @@ void emit_block_loop(emitter *E, const g_value *x, const int *labels, const tx_e
     }
     if (rows) /* the transposed f64 operands: copied a block at a time into panels */
         emit_panels_begin(E, x, L, labels[rank - 2]);
-    blk_state B = {.depth = depth, .label = L, .nbuf = E->panels.n * TRANSPOSED_ROWS};
+    blk_state B = {.depth = depth, .label = L, .nbuf = E->panels.n * TRANSPOSED_ROWS, .streams = nt >= 0};
     tx_buf scratch, *saved = emit_capture_begin(E, &scratch);
     if (target_var >= 0)
         put_var_at(E, target_var, labels, ext, rank);
@@ -2301,14 +2321,13 @@ void emit_block_loop(emitter *E, const g_value *x, const int *labels, const tx_e
     if (!in_f32) {
         /* an f32 value (the f32 path's block) is stored by a call of its own */
         int direct = blk_direct(x, target_var, inc, op) && x->dt != DT_F32, p = direct ? B.nptr++ : -1;
-        if (direct && tdt == DT_F64) { /* the top operation writes the target (or the block streamed) */
-            E->blk_dest = 1 + p;
-            put_dest_ptr(E, depth, 0, 'p', p, nt, target);
-        }
+        /* the top operation writes the target if blk_out lets it: f64,
+           unless it takes several steps and the target may stream; f32,
+           if it has a typed form */
         tx_buf body, *saved_eval = NULL;
-        if (direct && tdt == DT_F32) { /* the top operation writes it if it has a typed form (blk_out) */
+        if (direct) {
             E->blk_dest = 1 + p;
-            E->blk_dest_f32 = 1;
+            E->blk_dest_f32 = tdt == DT_F32;
             saved_eval = emit_capture_begin(E, &body);
         }
         blk_op r = blk_eval(E, &B, x);
@@ -2317,7 +2336,7 @@ void emit_block_loop(emitter *E, const g_value *x, const int *labels, const tx_e
             const char *text = emit_capture_end(E, saved_eval);
             direct = r.buf < 0 && r.ptr == p;
             if (direct)
-                put_dest_ptr(E, depth, 1, 'p', p, nt, target);
+                put_dest_ptr(E, depth, tdt == DT_F32, 'p', p, nt, target);
             put(E, "%s", text);
         }
         TX_ASSERT(!direct || (r.buf < 0 && r.ptr == p));

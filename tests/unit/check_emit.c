@@ -514,6 +514,39 @@ START_TEST(emit_streamed_stores)
 }
 END_TEST
 
+START_TEST(emit_streamed_multi_step)
+{
+    /* a top operation of several steps into a target that may stream:
+       only its last step writes the target, while the note is set; the
+       steps before it go to a scratch block (each later step read back
+       from memory what the one before had streamed there). A + B * C is
+       one step (tx_p_mul_add). */
+    static const char *const srcs[] = {
+        "in A[n,m], B[n,m], C[n,m];\nout Y[n,m];\nY(\"i,j\") = A(\"i,j\") + B(\"i,j\") - C(\"i,j\");\n",
+        "in A[n,m], B[n,m];\nout Y[n,m];\nY(\"i,j\") = 0.5 * A(\"i,j\") * B(\"i,j\");\n",
+        "in A[n,m], B[n,m], C[n,m];\nout Y[n,m];\nY(\"i,j\") = A(\"i,j\") + B(\"i,j\") * C(\"i,j\");\n",
+        "in A[n,m], B[n,m], C[n,m], D[n,m];\nout Y[n,m];\n"
+        "Y(\"i,j\") = A(\"i,j\") - B(\"i,j\") + C(\"i,j\") * 2 + D(\"i,j\");\n",
+        "in A[n,m], B[n,m];\nout Y[n,m];\nY(\"i,j\") = 3 / A(\"i,j\") * B(\"i,j\");\n",
+        "in X[n,m];\nout Y[n,m];\n"
+        "Y(\"i,j\") = 0.5 * X(\"i,j\") * (1 + tanh(0.79788 * (X(\"i,j\") + 0.044715 * X(\"i,j\")^3)));\n",
+    };
+    for (size_t i = 0; i < sizeof srcs / sizeof *srcs; i++) {
+        char *c = emit_for(srcs[i], &target_jit_tcc, 2);
+        const char *note = strstr(c, "tx_p_nt_note(tx_p");
+        ck_assert_msg(note != NULL, "case %zu: the target streams in place:\n%s", i, c);
+        char name[32];
+        ck_assert_int_eq(sscanf(note, "tx_p_nt_note(%31[^,]", name), 1);
+        const char *from = strchr(note, ';'), *end = strstr(from, "tx_p_nt_note(0, 0);");
+        ck_assert_ptr_nonnull(end);
+        char *region = strndup(from, (size_t)(end - from));
+        ck_assert_msg(count_of(region, name) == 1, "case %zu: %s read or written more than once:\n%s", i, name, region);
+        free(region);
+        free(c);
+    }
+}
+END_TEST
+
 START_TEST(emit_f32_blocks)
 {
     /* f32 values stored as f32 (tx(5) ELEMENT TYPES: every operation
@@ -890,6 +923,7 @@ Suite *suite_emit(void)
     tcase_add_test(tc, emit_row_alias);
     tcase_add_test(tc, emit_f32_blocks);
     tcase_add_test(tc, emit_streamed_stores);
+    tcase_add_test(tc, emit_streamed_multi_step);
     tcase_add_test(tc, emit_triangular_solve);
     tcase_add_test(tc, emit_blocks_compare);
     tcase_add_test(tc, emit_targets_declare_what_they_use);
