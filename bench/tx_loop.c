@@ -9,7 +9,8 @@
    with 0.5 + i mod 7 / 10); prints the median over 9 rounds of REPS calls, in µs:
    "run µs  bind+run µs" (with TX_LOOP_CPU=1: CPU time, steadier on a
    busy machine for one thread; with TX_LOOP_BACKEND=cc: the program compiled
-   by the cc tier). Built by bench/run.sh, linked with the library. */
+   by the cc tier; with TX_LOOP_TIMING=1, each call's time in one more run,
+   to stderr). Built by bench/run.sh, linked with the library. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -117,6 +118,13 @@ int main(int argc, char **argv)
         fprintf(stderr, "tx_loop: %s\n", tx_errmsg(c));
         return 1;
     }
+    /* TX_LOOP_TIMING=1: after the timing, each call's time in one more
+       run (tx_call_get), to stderr */
+    const int timing = getenv("TX_LOOP_TIMING") != NULL;
+    if (c && timing && tx_set_option(c, TX_OPTION_TIMING, 1) != 0) {
+        fprintf(stderr, "tx_loop: %s\n", tx_errmsg(c));
+        return 1;
+    }
     tx_program *p = src && c ? tx_compile(c, src, len, argv[1]) : NULL;
     if (!p) {
         fprintf(stderr, "tx_loop: %s\n", c ? tx_errmsg(c) : "no context");
@@ -149,6 +157,13 @@ int main(int argc, char **argv)
     qsort(run, 9, sizeof *run, cmp);
     qsort(bindrun, 9, sizeof *bindrun, cmp);
     printf("%.3f %.3f\n", run[4], bindrun[4]);
+    if (timing && tx_run(p) == 0)
+        for (int i = 0; i < tx_call_count(p); i++) {
+            tx_call_info ci;
+            if (tx_call_get(p, i, &ci) == 0)
+                fprintf(stderr, "  stmt %d line %d %-14s %-9s %10.1f us\n", ci.stmt + 1, ci.line, ci.kind, ci.op,
+                        ci.seconds * 1e6);
+        }
     tx_program_free(p);
     tx_free(c);
     return 0;
