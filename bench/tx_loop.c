@@ -10,7 +10,7 @@
    "run µs  bind+run µs" (with TX_LOOP_CPU=1: CPU time, steadier on a
    busy machine for one thread; with TX_LOOP_BACKEND=cc: the program compiled
    by the cc tier; with TX_LOOP_TIMING=1, each call's time in one more run,
-   to stderr). Built by bench/run.sh, linked with the library. */
+   to stderr; with TX_LOOP_OPT=N, optimisation level N). Built by bench/run.sh, linked with the library. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -122,6 +122,11 @@ int main(int argc, char **argv)
        run (tx_call_get), to stderr */
     const int timing = getenv("TX_LOOP_TIMING") != NULL;
     if (c && timing && tx_set_option(c, TX_OPTION_TIMING, 1) != 0) {
+        fprintf(stderr, "tx_loop: %s\n", tx_errmsg(c));
+        return 1;
+    }
+    const char *opt = getenv("TX_LOOP_OPT"); /* 0, 1 or 2: TX_OPTION_OPT_LEVEL */
+    if (c && opt && tx_set_option(c, TX_OPTION_OPT_LEVEL, atoi(opt)) != 0) {
         fprintf(stderr, "tx_loop: %s\n", tx_errmsg(c));
         return 1;
     }

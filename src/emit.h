@@ -363,6 +363,10 @@ typedef struct {
        FLAT_ROW (tx_p_repeat_rows); one along FLAT_ROW alone is spread
        over its rows (tx_p_spread_rows); any other sets FLAT_FAIL. */
     int flat, flat_row, flat_fail;
+    /* FLAT_NEXT: 1 + the label of the loop around the flat blocks' (0:
+       none), whose next iteration reads an operand read transposed
+       again, its stride along that label further (tx_p_tile_next_f64) */
+    int flat_next;
     tx_extent flat_ext;
     tx_buf *flat_guard;
     /* STREAMS: the store may stream its target past the cache (tx_ntN),

@@ -672,6 +672,17 @@ static int panel_of(const emitter *E, const g_value *v)
     return -1;
 }
 
+/* Whether tensor V (not inlined) is an f64 one that a flat block over
+   rows of P, blocked along L, reads transposed: stride 1 along P, some
+   other along L (the stride along P known when the code is emitted) */
+static int blk_flat_transposed(emitter *E, const g_value *v, int L, int P)
+{
+    if (v->inlined || v->op == OP_CONST || v->dt != DT_F64)
+        return 0;
+    int64_t kl = emit_known_stride(E, v, L);
+    return kl != 0 && kl != 1 && emit_known_stride(E, v, P) == 1;
+}
+
 static blk_val blk_eval_(emitter *E, blk_state *B, const g_value *v)
 {
     int ind = 4 * B->depth, base = B->nbuf, top = E->blk_dest;
@@ -760,6 +771,32 @@ static blk_val blk_eval_(emitter *E, blk_state *B, const g_value *v)
                 return blk_val_of(r);
             }
             buf_free(&rs);
+        } else if (B->flat && blk_flat_transposed(E, v, B->label, B->flat_row)) {
+            /* read transposed (stride 1 along the rows' label): the
+               block's rows of it copied into rows one after the other,
+               the same rows of the next iteration around asked for */
+            int64_t kn;
+            tx_buf next = {0};
+            if (B->flat_next) {
+                E->out = &next;
+                put_label_stride(E, v, B->flat_next - 1, &kn);
+                E->out = out;
+            }
+            put(E, "%*stx_p_tile_next_f64(tx_rn, ", ind, "");
+            put_extent(E, B->flat_ext);
+            put(E, ", &");
+            put_access(E, v);
+            put(E, ", %s, %s, ", stride.p ? stride.p : "0", next.p ? next.p : "0");
+            if (stride.oom || next.oom)
+                out->oom = 1;
+            buf_free(&next);
+            put_scratch(E, base);
+            put(E, ", ");
+            put_extent(E, B->flat_ext);
+            put(E, ");\n");
+            B->nbuf = base + 1;
+            buf_free(&stride);
+            return blk_val_of(r);
         } else if (B->flat)
             B->flat_fail = 1;
         if (known == 0) {
@@ -2175,17 +2212,59 @@ void put_flat_rows_else(emitter *E, int P, int L, const char *body, int depth)
    o = 8 called two primitives for every 8 elements. Whether it may: an f64
    value into an f64 target at unit stride, no tile of transposed rows,
    no panels, no sparse map, not in a row group (its tiles of rows), and
-   every operand f64 with stride 0 or 1 along the last label. */
+   every operand f64 with stride 0 or 1 along the last label, or read
+   transposed (stride 1 along P) where the extent is known and under
+   FLAT_TRANSPOSED_MAX. A target large enough to stream streams each
+   block's span whole (the rows follow one another): row by row, each
+   short row was streamed apart, its first and last lines in parts. One
+   thread, alternated, medians of 5, T 300x300x8x8: T * D("i,j") 12.7 ->
+   5.3 ms, T / (e("i") + e("j")) 12.0 -> 5.3, T - T("a,b,j,i") 16.6 ->
+   9.3; in cache (30x30x8x8) 63 -> 64 us. */
+/* X's tensors as a flat block over rows of P reads them (blk_flat_ok,
+   and an f64 tensor read transposed, blk_flat_transposed): 0 if one is
+   neither, else 1 + the number read transposed */
+static int flat_reads(emitter *E, const g_value *v, int L, int P)
+{
+    if (v->op == OP_CONST)
+        return 1;
+    if (v->dt != DT_F64)
+        return 0;
+    if (!v->inlined)
+        return blk_flat_transposed(E, v, L, P) ? 2 : blk_flat_ok(E, v, L);
+    int n = 1;
+    for (int i = 0; i < v->nin; i++) {
+        int k = flat_reads(E, v->in[i], L, P);
+        if (!k)
+            return 0;
+        n += k - 1;
+    }
+    return n;
+}
+
+/* Rows shorter than this, known or not when the code is emitted, go in
+   flat blocks; with an operand read transposed, shorter than
+   FLAT_TRANSPOSED_MAX, known (an antisymmetrised amplitude T(a,b,i,j) -
+   T(a,b,j,i), v = 120, o = 24, one thread: 15.6 ms row by row with the
+   transposed operand copied 8 rows at a time into panels, 42 % of it in
+   those copies of 8x24 tiles) */
+#define FLAT_ROWS_MAX 16
+#define FLAT_TRANSPOSED_MAX 64
+
+/* 0, or the bound on the last label's extent under which the rows go
+   in flat blocks (FLAT_ROWS_MAX, FLAT_TRANSPOSED_MAX) */
 static int flat_rows_ok(emitter *E, const g_value *x, const int *labels, const tx_extent *ext, int rank, dtype tdt,
                         int64_t inc)
 {
     int need = 0;
     const g_value *kv = E->k.value;
     if (rank < 2 || tdt != DT_F64 || x->dt != DT_F64 || inc != 1 || E->panels.n || x->op == OP_CONST ||
-        (kv && (kv->row_group || kv->nmaps)))
+        (kv && (kv->row_group || kv->nmaps)) || !blk_supported(x, &need))
         return 0;
     int64_t len = emit_extent_value(E, ext[rank - 1]);
-    return len < 16 && blk_supported(x, &need) && blk_flat_ok(E, x, labels[rank - 1]);
+    int k = flat_reads(E, x, labels[rank - 1], labels[rank - 2]);
+    if (k == 1)
+        return len < FLAT_ROWS_MAX ? FLAT_ROWS_MAX : 0;
+    return k > 1 && len >= 0 && len < FLAT_TRANSPOSED_MAX ? FLAT_TRANSPOSED_MAX : 0;
 }
 
 /* The target's element at row P_AT of the last label but one and 0 of
@@ -2213,7 +2292,7 @@ static void put_flat_target(emitter *E, const int *labels, const tx_extent *ext,
    and opens "} else { for (P over the rows) {", in which emit_block_loop
    goes on as for one row. Returns the depth inside. */
 static int flat_rows_begin(emitter *E, const g_value *x, const int *labels, const tx_extent *ext, int rank,
-                           int target_var, const g_value *temp, int op, int nt, int depth)
+                           int target_var, const g_value *temp, int op, int nt, int bound, int depth)
 {
     int L = labels[rank - 1], P = labels[rank - 2];
     put(E, "%*s{\n", 4 * depth, "");
@@ -2230,21 +2309,24 @@ static int flat_rows_begin(emitter *E, const g_value *x, const int *labels, cons
     /* the flat block's code first: it learns the condition */
     tx_buf guard = {0}, body_buf, *saved = emit_capture_begin(E, &body_buf);
     blk_state B = {.depth = depth + 3, .label = L, .flat = 1, .flat_row = P, .flat_ext = ext[rank - 1],
-                   .flat_guard = &guard};
+                   .flat_guard = &guard, .flat_next = rank >= 3 ? 1 + labels[rank - 3] : 0};
     blk_op r = blk_eval(E, &B, x);
     TX_ASSERT(!B.flat_fail);
     put(E, "%*sdouble *tx_fd;\n", 4 * depth + 12, "");
     put_flat_target(E, labels, ext, rank, target_var, temp, "tx_it", depth + 3);
+    if (nt >= 0) { /* the block's rows are one span of the target: streamed whole */
+        put(E, "%*sif (tx_nt%d)\n%*stx_p_stream_f64(tx_bn, ", 4 * depth + 12, "", nt, 4 * depth + 16, "");
+        put_op(E, r);
+        put(E, ", tx_fd);\n%*selse\n    ", 4 * depth + 12, "");
+    }
     put(E, "%*stx_p_store_f64(tx_bn, ", 4 * depth + 12, "");
     put_op(E, r);
     put(E, ", tx_fd, 1, %d);\n", op);
     const char *body = emit_capture_end(E, saved);
     put(E, "%*sif (", 4 * depth, "");
     put_extent(E, ext[rank - 1]);
-    put(E, " < 16 && tx_fs == ");
+    put(E, " < %d && tx_fs == ", bound);
     put_extent(E, ext[rank - 1]);
-    if (nt >= 0)
-        put(E, " && !tx_nt%d", nt);
     put(E, "%s) {\n", guard.p ? guard.p : "");
     buf_free(&guard);
     put_flat_rows_head(E, ext[rank - 1], depth + 1);
@@ -2264,12 +2346,12 @@ void emit_block_loop(emitter *E, const g_value *x, const int *labels, const tx_e
     int nt = put_stream_flag(E, target_var, tdt, inc, op, ext, rank);
     /* an operand read transposed: the rows of the label before L in tiles
        of TRANSPOSED_ROWS, each block of L run down the tile's rows */
-    rows = rank >= 2 && reads_transposed(E, x, L, labels[rank - 2], 1);
-    int flat = !rows && flat_rows_ok(E, x, labels, ext, rank, tdt, inc);
+    int bound = flat_rows_ok(E, x, labels, ext, rank, tdt, inc), flat = bound > 0;
+    rows = !flat && rank >= 2 && reads_transposed(E, x, L, labels[rank - 2], 1);
     /* (flat: the loop over the rows of the last label but one is flat_rows_begin's) */
     open_loops(E, labels, ext, rank - 1 - rows - flat, &depth, 1);
     if (flat)
-        depth = flat_rows_begin(E, x, labels, ext, rank, target_var, temp, op, nt, depth);
+        depth = flat_rows_begin(E, x, labels, ext, rank, target_var, temp, op, nt, bound, depth);
     if (rows) {
         int P = labels[rank - 2];
         E->k.tile_rows = TRANSPOSED_ROWS; /* a row group's tiles: at least this tall */

@@ -233,7 +233,7 @@ static const char *const tested[] = {
     "tx_p_muls", "tx_p_divs", "tx_p_map_f32", "tx_p_red_chunked",
     "tx_pf_load", "tx_pf_bin", "tx_pf_map", "tx_pf_store", "tx_p_cmp", "tx_p_where",
     "tx_p_divr", "tx_p_divrf", "tx_p_redf_sum", "tx_p_redf_prod", "tx_p_redf_max", "tx_p_redf_min",
-    "tx_p_tile_f64", "tx_pf_tile", "tx_p_addf_rows", "tx_p_max_rows", "tx_p_min_rows", "tx_p_maxf_rows", "tx_p_minf_rows", "tx_p_scan", "tx_p_scanf", "tx_p_red_rows", "tx_p_redf_rows", "tx_p_map_aff", "tx_pf_map_bin",
+    "tx_p_tile_f64", "tx_pf_tile", "tx_p_tile_next_f64", "tx_p_addf_rows", "tx_p_max_rows", "tx_p_min_rows", "tx_p_maxf_rows", "tx_p_minf_rows", "tx_p_scan", "tx_p_scanf", "tx_p_red_rows", "tx_p_redf_rows", "tx_p_map_aff", "tx_pf_map_bin",
     "tx_p_mul_aff", "tx_p_sq_aff", "tx_p_red_sq_aff", "tx_p_mul_add", "tx_p_mul_aff_add", "tx_p_maxs", "tx_p_mins", "tx_p_div_aff", "tx_p_cmps", "tx_p_where_s",
     "tx_p_mul_aff_f32", "tx_p_sq_aff_f32", "tx_p_div_aff_f32", "tx_p_mul_add_f32", "tx_p_mul_aff_add_f32",
     "tx_p_red_sq_aff_f32", "tx_p_stream_f64", "tx_pf_stream", "tx_p_stream_fence", "tx_p_nt_note",
@@ -2073,13 +2073,17 @@ END_TEST
    every remainder), the source's rows contiguous (sb 1, a transpose) or
    not, and nothing of the destination's rows written past C (the gap up to ld is left alone);
    with plain and with streaming stores (an odd LD: rows that start on 16
-   bytes stream, the others cannot). */
+   bytes stream, the others cannot). tx_p_tile_next_f64 (sb 1, plain
+   stores), asking for the next plane's lines or nothing, likewise. */
+typedef void tile_next_fn(int64_t, int64_t, const double *, int64_t, int64_t, double *, int64_t);
 START_TEST(copy_tiles)
 {
     int s = _i;
     SKIP_UNLESS_RUNS(s);
     tile_f64_fn *t64 = (tile_f64_fn *)prim(s, "tx_p_tile_f64");
     tile_f32_fn *t32 = (tile_f32_fn *)prim(s, "tx_pf_tile");
+    tile_next_fn *tn = (tile_next_fn *)prim(s, "tx_p_tile_next_f64");
+    static double dstn[64 * 67];
     static const int64_t sides[] = {0, 1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 61, 63, 64};
     const int ns = (int)(sizeof sides / sizeof sides[0]);
     enum { LD = 67, ST = 70 }; /* destination row, source column steps */
@@ -2100,12 +2104,19 @@ START_TEST(copy_tiles)
                 }
                 t64(r, c, src, sb, ST, dst, LD, stream);
                 t32(r, c, srcf, sb, ST, dstf, LD, stream);
+                const int next = sb == 1 && !stream;
+                if (next) {
+                    for (int64_t i = 0; i < 64 * LD; i++)
+                        dstn[i] = -1;
+                    tn(r, c, src, ST, (x + y) % 2 ? c * ST : 0, dstn, LD);
+                }
                 for (int64_t i = 0; i < 64; i++)
                     for (int64_t j = 0; j < LD; j++) {
                         int in = i < r && j < c;
                         double want = in ? src[i * sb + j * ST] : -1;
                         float wantf = in ? srcf[i * sb + j * ST] : -1;
-                        ck_assert_msg(same_bits(dst[i * LD + j], want) && dstf[i * LD + j] == wantf,
+                        ck_assert_msg(same_bits(dst[i * LD + j], want) && dstf[i * LD + j] == wantf &&
+                                          (!next || same_bits(dstn[i * LD + j], want)),
                                       "%s tile r=%ld c=%ld sb=%ld stream=%d at (%ld, %ld)", set_names[s], (long)r,
                                       (long)c, (long)sb, stream, (long)i, (long)j);
                     }

@@ -487,7 +487,9 @@ START_TEST(emit_streamed_stores)
        that call (1), else through the scratch block and tx_p_stream_f64
        or tx_pf_stream (2: the statement reads its target); a let's
        buffer, a '+=' and an output whose memory holds a row group's
-       row-local rows (the softmax's) do not (0) */
+       row-local rows (the softmax's) do not (0). Where rows are short
+       (these dims are 5 to 8), the flat blocks of whole rows stream
+       each block's span, from its scratch block (tx_fd). */
     static const struct {
         const char *src;
         int streams;
@@ -502,7 +504,10 @@ START_TEST(emit_streamed_stores)
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         char *c = emit_for(cases[i].src, &target_jit_tcc, 2);
-        int copies = strstr(c, "tx_p_stream_f64(tx_bn") != NULL || strstr(c, "tx_pf_stream(tx_bn") != NULL;
+        /* (a flat block of short rows streams its span whole: tx_fd) */
+        int flat = count_of(c, "tx_p_stream_f64(tx_bn, (tx_blk + 0 * TX_BLOCK), tx_fd);");
+        int copies = count_of(c, "tx_p_stream_f64(tx_bn") - flat > 0 || strstr(c, "tx_pf_stream(tx_bn") != NULL;
+        ck_assert_msg(flat == (strstr(c, "tx_fs == ") != NULL && cases[i].streams > 0), "case %zu: flat %d", i, flat);
         int noted = count_of(c, "tx_p_nt_note(tx_p0, tx_bn * ") + count_of(c, "tx_p_nt_note(tx_q0, tx_bn * ");
         ck_assert_msg(noted == count_of(c, "tx_p_nt_note(0, 0);"), "case %zu: every note is cleared", i);
         int streams = noted ? 1 : copies ? 2 : 0;
@@ -542,6 +547,32 @@ START_TEST(emit_streamed_multi_step)
         char *region = strndup(from, (size_t)(end - from));
         ck_assert_msg(count_of(region, name) == 1, "case %zu: %s read or written more than once:\n%s", i, name, region);
         free(region);
+        free(c);
+    }
+}
+END_TEST
+
+START_TEST(emit_flat_transposed)
+{
+    /* short rows (under 64, known) with an operand read transposed: flat
+       blocks of whole rows, the operand's rows copied in by
+       tx_p_tile_next_f64, the next plane asked for along the label of
+       the loop around (its stride; 0 where there is none), no panels */
+    static const struct {
+        const char *src, *next;
+    } cases[] = {
+        {"in T[a,b,o,o];\nout R[a,b,o,o];\nR(\"a,b,i,j\") = T(\"a,b,i,j\") - T(\"a,b,j,i\");\n", "(7*7)"},
+        {"in A[n,m], B[m,n];\nout Y[n,m];\nY(\"i,j\") = A(\"i,j\") + B(\"j,i\");\n", "0"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char *c = emit_for(cases[i].src, &target_jit_tcc, 2);
+        const char *t = strstr(c, "tx_p_tile_next_f64(tx_rn, ");
+        ck_assert_msg(t != NULL, "case %zu:\n%s", i, c);
+        char want[64];
+        snprintf(want, sizeof want, ", %s, (tx_blk + 0 * TX_BLOCK)", cases[i].next);
+        const char *e = strchr(t, ';');
+        ck_assert_msg(e && strstr(t, want) && strstr(t, want) < e, "case %zu: %.*s", i, (int)(e ? e - t : 40), t);
+        ck_assert_msg(strstr(c, "tx_it += 8") == NULL, "case %zu: panels", i);
         free(c);
     }
 }
@@ -924,6 +955,7 @@ Suite *suite_emit(void)
     tcase_add_test(tc, emit_f32_blocks);
     tcase_add_test(tc, emit_streamed_stores);
     tcase_add_test(tc, emit_streamed_multi_step);
+    tcase_add_test(tc, emit_flat_transposed);
     tcase_add_test(tc, emit_triangular_solve);
     tcase_add_test(tc, emit_blocks_compare);
     tcase_add_test(tc, emit_targets_declare_what_they_use);
