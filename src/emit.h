@@ -492,6 +492,13 @@ int emit_panels_begin(emitter *E, const g_value *x, int L, int P);
    before the loop over the tile's rows: the panels' copies of the block,
    one tx_p_tile_f64 (tx_pf_tile) each. */
 void emit_panels_fill(emitter *E, int L, int depth);
+/* Rows shorter than this (known when the code is emitted) with an f64
+   operand read transposed go in flat blocks of whole rows (emit_blocks.c
+   flat_rows_ok), a permuting copy among them (emit_dense.c copy_tiled) */
+#define FLAT_TRANSPOSED_MAX 64
+/* prims.inc's TX_STREAM_BYTES as the library builds it: where the emitter
+   knows every extent, whether a store will stream */
+#define EMIT_STREAM_BYTES ((double)(16 << 20))
 /* Rows of the result taken together by a nest that reads an operand
    transposed: each block of the row loop runs down this many rows, so
    that the operand's lines it gathers from (one per element of the

@@ -2248,7 +2248,6 @@ static int flat_reads(emitter *E, const g_value *v, int L, int P)
    transposed operand copied 8 rows at a time into panels, 42 % of it in
    those copies of 8x24 tiles) */
 #define FLAT_ROWS_MAX 16
-#define FLAT_TRANSPOSED_MAX 64
 
 /* 0, or the bound on the last label's extent under which the rows go
    in flat blocks (FLAT_ROWS_MAX, FLAT_TRANSPOSED_MAX) */

@@ -575,6 +575,17 @@ START_TEST(emit_flat_transposed)
         ck_assert_msg(strstr(c, "tx_it += 8") == NULL, "case %zu: panels", i);
         free(c);
     }
+    /* a permuting copy of such planes, large enough to stream: the same
+       flat blocks; smaller, tiles (emit_dense.c copy_tiled) */
+    for (int big = 0; big < 2; big++) {
+        char src[160];
+        snprintf(src, sizeof src, "dim v = %d, o = 21;\nin T[v,v,o,o];\nout R[v,v,o,o];\nR(\"a,b,i,j\") = T(\"b,a,j,i\");\n",
+                 big ? 100 : 20);
+        char *c = emit_for(src, &target_jit_tcc, 2);
+        ck_assert_msg((strstr(c, "tx_p_tile_next_f64(tx_rn, 21, ") != NULL) == big, "big %d:\n%s", big, c);
+        ck_assert_msg((strstr(c, "copy in tiles") != NULL) == !big, "big %d", big);
+        free(c);
+    }
 }
 END_TEST
 
