@@ -442,6 +442,7 @@ double tx_rt_now(void)
    gives tx_rt_dgemm's address under OpenBLAS's name (a macro argument is
    expanded where it is an address, not where it is turned into a string). */
 #define cblas_dgemm tx_rt_dgemm
+#define cblas_dgemv tx_rt_dgemv
 const tx_runtime_symbol tx_runtime_symbols[] = {
 #define TX_SYMBOL(g, r, n, p) {#n, (const void *)n, TXS_##g, #r " " #n #p ";\n", "static " #r " (*" #n ")" #p ";\n"},
 #include "symbols.def"
@@ -449,6 +450,7 @@ const tx_runtime_symbol tx_runtime_symbols[] = {
     {0, 0, 0, 0, 0},
 };
 #undef cblas_dgemm
+#undef cblas_dgemv
 
 #define TX_STR_(x) #x
 #define TX_STR(x) TX_STR_(x) /* a macro's value as a string literal */

@@ -10,6 +10,10 @@
  * summation). tests/run_all.sh runs it with the CPU's own OpenBLAS core
  * and, on an AVX-512 CPU, with OPENBLAS_CORETYPE=SkylakeX, which takes the
  * turned path.
+ * Also the library's cblas_dgemv (tx_rt_dgemv): short row-major rows by
+ * its own loop (N up to 256), longer ones, transposed and column-major
+ * products by OpenBLAS; beta 0 (y full of NaN: not read), 1 and -0.5,
+ * padded rows, y at a stride (the elements between untouched).
  */
 #include <cblas.h>
 #include <check.h>
@@ -21,6 +25,8 @@
 
 void tx_rt_dgemm(int order, int ta, int tb, int m, int n, int k, double alpha, const double *a, int lda,
                  const double *b, int ldb, double beta, double *c, int ldc);
+void tx_rt_dgemv(int order, int trans, int m, int n, double alpha, const double *a, int lda, const double *x,
+                 int incx, double beta, double *y, int incy);
 char *openblas_get_corename(void);
 
 static uint64_t seed = 12345;
@@ -108,6 +114,60 @@ START_TEST(gemm_matches_the_sum)
 }
 END_TEST
 
+/* y = ALPHA op(A) x + BETA y for A M x N (row-major with CM 0, else
+   column-major; LD = its leading dimension + PAD), y at stride INCY */
+static void check_gemv(int cm, int trans, int m, int n, double alpha, double beta, int pad, int incy)
+{
+    int ld = (cm ? m : n) + pad, rows = trans ? n : m, cols = trans ? m : n;
+    int64_t na = (int64_t)(cm ? n : m) * ld;
+    double *a = malloc(sizeof *a * (size_t)(na ? na : 1)), *x = malloc(sizeof *x * (size_t)cols);
+    double *y = malloc(sizeof *y * (size_t)rows * (size_t)incy), *y0 = malloc(sizeof *y0 * (size_t)rows * (size_t)incy);
+    ck_assert(a && x && y && y0);
+    for (int64_t i = 0; i < na; i++)
+        a[i] = urand();
+    for (int j = 0; j < cols; j++)
+        x[j] = urand();
+    for (int64_t i = 0; i < (int64_t)rows * incy; i++)
+        y0[i] = y[i] = beta == 0 && i % incy == 0 ? NAN : urand();
+    tx_rt_dgemv(cm ? CblasColMajor : CblasRowMajor, trans ? CblasTrans : CblasNoTrans, m, n, alpha, a, ld, x, 1, beta,
+                y, incy);
+    for (int i = 0; i < rows; i++) {
+        for (int g = 1; g < incy; g++)
+            ck_assert_msg(y[(int64_t)i * incy + g] == y0[(int64_t)i * incy + g], "gemv %dx%d: y between written", m, n);
+        double s = 0, mag = 0;
+        for (int j = 0; j < cols; j++) {
+            /* op(A)[i][j]: A[i][j] untransposed, A[j][i] transposed */
+            int r = trans ? j : i, c = trans ? i : j;
+            double p = (cm ? a[(int64_t)c * ld + r] : a[(int64_t)r * ld + c]) * x[j];
+            s += p;
+            mag += fabs(p);
+        }
+        double old = beta == 0 ? 0 : beta * y0[(int64_t)i * incy];
+        double want = alpha * s + old, got = y[(int64_t)i * incy];
+        double tol = 8 * (cols + 2) * DBL_EPSILON * (fabs(alpha) * mag + fabs(old));
+        ck_assert_msg(fabs(got - want) <= tol, "gemv cm=%d trans=%d %dx%d beta=%g pad=%d incy=%d: y[%d] = %.17g, want %.17g",
+                      cm, trans, m, n, beta, pad, incy, i, got, want);
+    }
+    free(a);
+    free(x);
+    free(y);
+    free(y0);
+}
+
+START_TEST(gemv_matches_the_sum)
+{
+    static const int ms[] = {1, 3, 4, 5, 37, 256}, ns[] = {1, 3, 4, 5, 63, 64, 65, 256, 257, 600};
+    for (size_t mi = 0; mi < sizeof ms / sizeof *ms; mi++)
+        for (size_t ni = 0; ni < sizeof ns / sizeof *ns; ni++)
+            for (int v = 0; v < 4; v++) /* beta 0, 1, -0.5; padded; y at a stride */
+                check_gemv(0, 0, ms[mi], ns[ni], v == 3 ? 0.75 : 1.0, v == 0 ? 0 : v == 1 ? 1 : -0.5, v & 1 ? 3 : 0,
+                           v >= 2 ? 2 : 1);
+    /* OpenBLAS's: transposed, column-major */
+    check_gemv(0, 1, 37, 64, 1.0, 0, 0, 1);
+    check_gemv(1, 0, 37, 64, 0.75, -0.5, 2, 1);
+}
+END_TEST
+
 int main(void)
 {
     printf("check_gemm: OpenBLAS core %s\n", openblas_get_corename());
@@ -115,6 +175,7 @@ int main(void)
     TCase *tc = tcase_create("core");
     tcase_set_timeout(tc, 120);
     tcase_add_loop_test(tc, gemm_matches_the_sum, 0, (int)(sizeof shapes / sizeof shapes[0]));
+    tcase_add_test(tc, gemv_matches_the_sum);
     suite_add_tcase(su, tc);
     SRunner *sr = srunner_create(su);
     srunner_run_all(sr, CK_NORMAL);
