@@ -2202,24 +2202,6 @@ void put_flat_rows_else(emitter *E, int P, int L, const char *body, int depth)
     put(E, "++) {\n");
 }
 
-/* Rows too short for a block of their own (the last label's extent under
-   16, known when the code runs): where the target's rows along the label
-   before it, P, follow one another as every operand's do, an elementwise
-   store goes in flat blocks of TX_BLOCK / extent whole rows, as
-   emit_dense.c's reduce_rows_flat does for a reduction (blk_state.flat:
-   an operand along P alone spread over its rows, one along the last
-   label alone repeated). A CCSD-like R("a,b,i,j") += V("a,b,i,j") over
-   o = 8 called two primitives for every 8 elements. Whether it may: an f64
-   value into an f64 target at unit stride, no tile of transposed rows,
-   no panels, no sparse map, not in a row group (its tiles of rows), and
-   every operand f64 with stride 0 or 1 along the last label, or read
-   transposed (stride 1 along P) where the extent is known and under
-   FLAT_TRANSPOSED_MAX. A target large enough to stream streams each
-   block's span whole (the rows follow one another): row by row, each
-   short row was streamed apart, its first and last lines in parts. One
-   thread, alternated, medians of 5, T 300x300x8x8: T * D("i,j") 12.7 ->
-   5.3 ms, T / (e("i") + e("j")) 12.0 -> 5.3, T - T("a,b,j,i") 16.6 ->
-   9.3; in cache (30x30x8x8) 63 -> 64 us. */
 /* X's tensors as a flat block over rows of P reads them (blk_flat_ok,
    and an f64 tensor read transposed, blk_flat_transposed): 0 if one is
    neither, else 1 + the number read transposed */
@@ -2243,14 +2225,32 @@ static int flat_reads(emitter *E, const g_value *v, int L, int P)
 
 /* Rows shorter than this, known or not when the code is emitted, go in
    flat blocks; with an operand read transposed, shorter than
-   FLAT_TRANSPOSED_MAX, known (an antisymmetrised amplitude T(a,b,i,j) -
-   T(a,b,j,i), v = 120, o = 24, one thread: 15.6 ms row by row with the
-   transposed operand copied 8 rows at a time into panels, 42 % of it in
-   those copies of 8x24 tiles) */
+   FLAT_TRANSPOSED_MAX (emit.h), known (an antisymmetrised amplitude
+   T(a,b,i,j) - T(a,b,j,i), v = 120, o = 24, one thread: 15.6 ms row by
+   row with the transposed operand copied 8 rows at a time into panels,
+   42 % of it in those copies of 8x24 tiles) */
 #define FLAT_ROWS_MAX 16
 
-/* 0, or the bound on the last label's extent under which the rows go
-   in flat blocks (FLAT_ROWS_MAX, FLAT_TRANSPOSED_MAX) */
+/* Rows too short for a block of their own (the last label's extent under
+   16, known when the code runs): where the target's rows along the label
+   before it, P, follow one another as every operand's do, an elementwise
+   store goes in flat blocks of TX_BLOCK / extent whole rows, as
+   emit_dense.c's reduce_rows_flat does for a reduction (blk_state.flat:
+   an operand along P alone spread over its rows, one along the last
+   label alone repeated). A CCSD-like R("a,b,i,j") += V("a,b,i,j") over
+   o = 8 called two primitives for every 8 elements. Whether it may: an f64
+   value into an f64 target at unit stride, no tile of transposed rows,
+   no panels, no sparse map, not in a row group (its tiles of rows), and
+   every operand f64 with stride 0 or 1 along the last label, or read
+   transposed (stride 1 along P) where the extent is known and under
+   FLAT_TRANSPOSED_MAX. A target large enough to stream streams each
+   block's span whole (the rows follow one another): row by row, each
+   short row was streamed apart, its first and last lines in parts. One
+   thread, alternated, medians of 5, T 300x300x8x8: T * D("i,j") 12.7 ->
+   5.3 ms, T / (e("i") + e("j")) 12.0 -> 5.3, T - T("a,b,j,i") 16.6 ->
+   9.3; in cache (30x30x8x8) 63 -> 64 us. Returns 0, or the bound on the
+   last label's extent under which the rows go in flat blocks
+   (FLAT_ROWS_MAX, FLAT_TRANSPOSED_MAX). */
 static int flat_rows_ok(emitter *E, const g_value *x, const int *labels, const tx_extent *ext, int rank, dtype tdt,
                         int64_t inc)
 {
