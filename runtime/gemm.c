@@ -1,6 +1,9 @@
 /*
- * gemm.c - the library's cblas_dgemm: OpenBLAS's, turned round when its
- * kernel runs faster the other way.
+ * gemm.c - the BLAS calls of generated code in the library: cblas_dgemm
+ * (OpenBLAS's, turned round when its kernel runs faster the other way),
+ * cblas_dgemv, cblas_ddot and cblas_sdot (our own loops, on the pool's
+ * threads, where OpenBLAS's are slower or leave its threads polling; see
+ * each below).
  *
  * A row-major product C = op(A) op(B) of M x N is, in memory, the same
  * as the column-major product C^T = op(B)^T op(A)^T, and that is what
@@ -24,9 +27,9 @@
  * from plain cblas_dgemm's in the last bits, the same on every call with
  * the same shapes, core and thread count.
  *
- * Generated code calls cblas_dgemm; runtime.c's table gives it this
- * function under that name, for the libtcc and the cc tier alike (a
- * standalone file calls the BLAS it is linked with).
+ * Generated code calls cblas_dgemm (dgemv, ddot, sdot); runtime.c's
+ * table gives it these functions under those names, for the libtcc and
+ * the cc tier alike (a standalone file calls the BLAS it is linked with).
  */
 #include <cblas.h>
 #include <stdint.h>
@@ -106,17 +109,27 @@ void tx_rt_dgemm(int order, int ta, int tb, int m, int n, int k, double alpha, c
     cblas_dgemm(order, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
-/* The library's cblas_dgemv: y = alpha A x + beta y. A row-major
-   product by x along short rows (N at most GEMV_SHORT, unit strides, the
-   CPU with AVX2 and FMA: the batched matvec of A("b,i,j") * x("b,j"),
-   one call per b) is four rows at a time, one vector of four partial
-   sums a row, folded (lanes 0 + 1, 2 + 3, then the two) with the tail's
-   scalar sum last: the same bits on every call with the same shapes.
-   OpenBLAS 0.3.21's dgemv over 256 batches of 256x64 took 2.14 ms (one
-   thread, a C loop, huge pages), a plain C loop of row dots compiled
-   with -ffast-math 1.15. Anything else is OpenBLAS's. beta 0: y is not
-   read (BLAS's rule). */
-#define GEMV_SHORT 256
+/* The library's cblas_dgemv: y = alpha A x + beta y. A row-major,
+   untransposed product (the CPU with AVX2 and FMA) is its own: four rows
+   at a time, one vector of four partial sums a row, folded (lanes 0 + 1,
+   2 + 3, then the two) with the tail's scalar sum last, so each row's
+   bits depend on its length alone. x at a stride (A("i,j,k") * B("k,j"),
+   one call per j) is first copied to unit stride, up to GEMV_XCOPY
+   elements. A product of 65536 multiply-adds or more is shared among the
+   pool's threads in parts of GEMV_PART rows: the same bits for any
+   number of threads. Alternated in bench/tx_loop (huge pages, medians):
+   - 256 batches of 256x64 (A("b,i,j") * x("b,j")), one thread: 2.4 ms
+     with OpenBLAS 0.3.21's dgemv, 1.9 with this (a C loop of the calls:
+     2.14 against 1.15);
+   - two threads, single products: 4000x200 111 -> 57 us, 1000x100 15.1
+     -> 8.2, 400000x32 5.2 -> 3.0 ms (OpenBLAS ran these on one thread);
+     rows of 500 to 4096 are the same either way (500x500 21 -> 20 us,
+     4096x4096 3.9 -> 3.7 ms), and one thread too (4096x4096 5.4 -> 5.0);
+   - 128 calls of 128x128 with x at a stride of 128 (the bench's
+     contract_ijk), two threads: 347 -> 288 us.
+   And no OpenBLAS thread is left polling for work on a core the pool's
+   next kernel wants (see tx_rt_ddot). Anything else is OpenBLAS's. beta
+   0: y is not read (BLAS's rule). */
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
@@ -130,8 +143,8 @@ __attribute__((target("avx2,fma"))) static double gemv_fold(__m256d v)
     return (l[0] + l[1]) + (h[0] + h[1]);
 }
 
-__attribute__((target("avx2,fma"))) static void gemv_short(int m, int n, double alpha, const double *a, int lda,
-                                                            const double *x, double beta, double *y, int incy)
+__attribute__((target("avx2,fma"))) static void gemv_rows(int m, int n, double alpha, const double *a, int lda,
+                                                           const double *x, double beta, double *y, int incy)
 {
     const int n4 = n & ~3;
     int i = 0;
@@ -179,13 +192,156 @@ static int gemv_avx2(void)
 }
 #endif
 
+/* The library's cblas_ddot and cblas_sdot: a dot product of unit
+   strides in chunks as tx_rt_reduce cuts a sum (a number fixed by N
+   alone, at most 64 of 16384 or more elements), on the pool's threads, each chunk
+   in sixteen lanes of partial sums (four vectors, folded pairwise), the
+   chunks' results added in order: the same bits for any number of
+   threads. OpenBLAS's ddot is threaded by OpenBLAS's own threads, and
+   those spin for their next job after it (about 2^28 cycles) on the
+   cores the pool's next kernel wants: cross-entropy over 3000x1000 (a
+   row logsumexp, then the ddot of Y and X) on two threads took 4.4 ms
+   (OpenBLAS's ddot), 3.4 with OPENBLAS_THREAD_TIMEOUT=4, 3.1 with this;
+   one thread 6.2 -> 6.0 (bench/tx_loop, alternated, medians of 7). f32
+   sums in double, as the primitives' f32 sums do. Other strides are
+   OpenBLAS's. */
+#define DOT_CHUNK 16384
+#define DOT_MAXCHUNKS 64
+
+#if defined(__x86_64__) && defined(__GNUC__)
+typedef struct {
+    int64_t n, nc;
+    const void *x, *y;
+    int f32;
+    double part[DOT_MAXCHUNKS];
+} dot_job;
+
+__attribute__((target("avx2,fma"))) static double dot_f64(int64_t n, const double *x, const double *y)
+{
+    __m256d s0 = _mm256_setzero_pd(), s1 = s0, s2 = s0, s3 = s0;
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        s0 = _mm256_fmadd_pd(_mm256_loadu_pd(x + i), _mm256_loadu_pd(y + i), s0);
+        s1 = _mm256_fmadd_pd(_mm256_loadu_pd(x + i + 4), _mm256_loadu_pd(y + i + 4), s1);
+        s2 = _mm256_fmadd_pd(_mm256_loadu_pd(x + i + 8), _mm256_loadu_pd(y + i + 8), s2);
+        s3 = _mm256_fmadd_pd(_mm256_loadu_pd(x + i + 12), _mm256_loadu_pd(y + i + 12), s3);
+    }
+    for (; i + 4 <= n; i += 4)
+        s0 = _mm256_fmadd_pd(_mm256_loadu_pd(x + i), _mm256_loadu_pd(y + i), s0);
+    double e = 0;
+    for (; i < n; i++)
+        e += x[i] * y[i];
+    return gemv_fold(_mm256_add_pd(_mm256_add_pd(s0, s1), _mm256_add_pd(s2, s3))) + e;
+}
+
+__attribute__((target("avx2,fma"))) static double dot_f32(int64_t n, const float *x, const float *y)
+{
+    __m256d s0 = _mm256_setzero_pd(), s1 = s0, s2 = s0, s3 = s0;
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        __m256 a = _mm256_loadu_ps(x + i), b = _mm256_loadu_ps(y + i);
+        __m256 c = _mm256_loadu_ps(x + i + 8), d = _mm256_loadu_ps(y + i + 8);
+        s0 = _mm256_fmadd_pd(_mm256_cvtps_pd(_mm256_castps256_ps128(a)), _mm256_cvtps_pd(_mm256_castps256_ps128(b)), s0);
+        s1 = _mm256_fmadd_pd(_mm256_cvtps_pd(_mm256_extractf128_ps(a, 1)), _mm256_cvtps_pd(_mm256_extractf128_ps(b, 1)),
+                             s1);
+        s2 = _mm256_fmadd_pd(_mm256_cvtps_pd(_mm256_castps256_ps128(c)), _mm256_cvtps_pd(_mm256_castps256_ps128(d)), s2);
+        s3 = _mm256_fmadd_pd(_mm256_cvtps_pd(_mm256_extractf128_ps(c, 1)), _mm256_cvtps_pd(_mm256_extractf128_ps(d, 1)),
+                             s3);
+    }
+    double e = 0;
+    for (; i < n; i++)
+        e += (double)x[i] * (double)y[i];
+    return gemv_fold(_mm256_add_pd(_mm256_add_pd(s0, s1), _mm256_add_pd(s2, s3))) + e;
+}
+
+static int dot_chunks(const void *args, int64_t lo, int64_t hi)
+{
+    dot_job *j = (dot_job *)(uintptr_t)args; /* the job is ours, not const */
+    int64_t per = (j->n / j->nc) & ~(int64_t)15;
+    for (int64_t c = lo; c < hi; c++) {
+        int64_t a = per * c, b = c + 1 == j->nc ? j->n : per * (c + 1);
+        j->part[c] = j->f32 ? dot_f32(b - a, (const float *)j->x + a, (const float *)j->y + a)
+                            : dot_f64(b - a, (const double *)j->x + a, (const double *)j->y + a);
+    }
+    return 0;
+}
+
+/* the dot of N elements of X and Y, unit strides, F32 for floats */
+static double dot_pool(int64_t n, const void *x, const void *y, int f32)
+{
+    dot_job j;
+    j.n = n;
+    j.nc = n / DOT_CHUNK < 1 ? 1 : n / DOT_CHUNK > DOT_MAXCHUNKS ? DOT_MAXCHUNKS : n / DOT_CHUNK;
+    j.x = x;
+    j.y = y;
+    j.f32 = f32;
+    if (j.nc == 1)
+        dot_chunks(&j, 0, 1);
+    else
+        tx_rt_parallel(dot_chunks, &j, j.nc);
+    double r = j.part[0];
+    for (int64_t c = 1; c < j.nc; c++)
+        r += j.part[c];
+    return r;
+}
+#endif
+
+double tx_rt_ddot(int n, const double *x, int incx, const double *y, int incy)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (n >= 1 && incx == 1 && incy == 1 && gemv_avx2())
+        return dot_pool(n, x, y, 0);
+#endif
+    return cblas_ddot(n, x, incx, y, incy);
+}
+
+float tx_rt_sdot(int n, const float *x, int incx, const float *y, int incy)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (n >= 1 && incx == 1 && incy == 1 && gemv_avx2())
+        return (float)dot_pool(n, x, y, 1);
+#endif
+    return cblas_sdot(n, x, incx, y, incy);
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#define GEMV_PART 16    /* rows per part of the pool's range */
+#define GEMV_XCOPY 4096 /* the longest x at a stride copied (32 KiB of stack) */
+
+typedef struct {
+    int m, n, lda, incy;
+    double alpha, beta;
+    const double *a, *x;
+    double *y;
+} gemv_job;
+
+static int gemv_part(const void *args, int64_t lo, int64_t hi)
+{
+    const gemv_job *j = args;
+    int64_t r0 = lo * GEMV_PART, r1 = hi * GEMV_PART < j->m ? hi * GEMV_PART : j->m;
+    gemv_rows((int)(r1 - r0), j->n, j->alpha, j->a + r0 * j->lda, j->lda, j->x, j->beta, j->y + r0 * j->incy,
+               j->incy);
+    return 0;
+}
+#endif
+
 void tx_rt_dgemv(int order, int trans, int m, int n, double alpha, const double *a, int lda, const double *x,
                  int incx, double beta, double *y, int incy)
 {
 #if defined(__x86_64__) && defined(__GNUC__)
-    if (order == CblasRowMajor && trans == CblasNoTrans && n >= 1 && n <= GEMV_SHORT && m >= 1 && incx == 1 &&
-        incy >= 1 && lda >= n && gemv_avx2()) {
-        gemv_short(m, n, alpha, a, lda, x, beta, y, incy);
+    double xc[GEMV_XCOPY]; /* x at a stride, copied to unit stride */
+    if (order == CblasRowMajor && trans == CblasNoTrans && n >= 1 && m >= 1 &&
+        (incx == 1 || (incx > 1 && n <= GEMV_XCOPY)) && incy >= 1 && lda >= n && gemv_avx2()) {
+        if (incx != 1) {
+            for (int j = 0; j < n; j++)
+                xc[j] = x[(int64_t)j * incx];
+            x = xc;
+        }
+        if ((int64_t)m * n >= 65536 && m >= 2 * GEMV_PART) {
+            gemv_job j = {m, n, lda, incy, alpha, beta, a, x, y};
+            tx_rt_parallel(gemv_part, &j, (m + GEMV_PART - 1) / GEMV_PART);
+        } else
+            gemv_rows(m, n, alpha, a, lda, x, beta, y, incy);
         return;
     }
 #endif

@@ -443,6 +443,8 @@ double tx_rt_now(void)
    expanded where it is an address, not where it is turned into a string). */
 #define cblas_dgemm tx_rt_dgemm
 #define cblas_dgemv tx_rt_dgemv
+#define cblas_ddot tx_rt_ddot
+#define cblas_sdot tx_rt_sdot
 const tx_runtime_symbol tx_runtime_symbols[] = {
 #define TX_SYMBOL(g, r, n, p) {#n, (const void *)n, TXS_##g, #r " " #n #p ";\n", "static " #r " (*" #n ")" #p ";\n"},
 #include "symbols.def"
@@ -451,6 +453,8 @@ const tx_runtime_symbol tx_runtime_symbols[] = {
 };
 #undef cblas_dgemm
 #undef cblas_dgemv
+#undef cblas_ddot
+#undef cblas_sdot
 
 #define TX_STR_(x) #x
 #define TX_STR(x) TX_STR_(x) /* a macro's value as a string literal */

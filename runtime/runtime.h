@@ -81,10 +81,16 @@ int tx_rt_parallel_blas(tx_kernel_fn k, const void *args, int64_t n);
    problem instead, and why). */
 void tx_rt_dgemm(int order, int ta, int tb, int m, int n, int k, double alpha, const double *a, int lda,
                  const double *b, int ldb, double beta, double *c, int ldc);
-/* The library's cblas_dgemv (gemm.c): short row-major rows by its own
-   AVX2 loop, anything else OpenBLAS's. Same arguments. */
+/* The library's cblas_dgemv (gemm.c): a row-major untransposed product
+   by its own AVX2 loop, large ones on the pool's threads (the same bits
+   for any number of threads), anything else OpenBLAS's. Same arguments. */
 void tx_rt_dgemv(int order, int trans, int m, int n, double alpha, const double *a, int lda, const double *x,
                  int incx, double beta, double *y, int incy);
+/* The library's cblas_ddot and cblas_sdot (gemm.c): unit strides on the
+   pool's threads in chunks fixed by N (the same bits for any number of
+   threads), summed in double; other strides OpenBLAS's. Same arguments. */
+double tx_rt_ddot(int n, const double *x, int incx, const double *y, int incy);
+float tx_rt_sdot(int n, const float *x, int incx, const float *y, int incy);
 /* RED (tx_p_red_sum, _prod, _max, _min) over the N contiguous doubles at
    X, folded into ACC: the chunks of tx_p_red_chunked (prims.inc), on the
    pool's threads, with the same bits as tx_p_red_chunked for any number

@@ -10,10 +10,14 @@
  * summation). tests/run_all.sh runs it with the CPU's own OpenBLAS core
  * and, on an AVX-512 CPU, with OPENBLAS_CORETYPE=SkylakeX, which takes the
  * turned path.
- * Also the library's cblas_dgemv (tx_rt_dgemv): short row-major rows by
- * its own loop (N up to 256), longer ones, transposed and column-major
- * products by OpenBLAS; beta 0 (y full of NaN: not read), 1 and -0.5,
- * padded rows, y at a stride (the elements between untouched).
+ * Also the library's cblas_dgemv (tx_rt_dgemv): row-major products by
+ * its own loop, short rows and long, large ones on 1, 2 and 3 threads
+ * (the same bits), x at a stride; transposed and column-major products
+ * by OpenBLAS; beta 0 (y full of NaN: not read), 1 and -0.5, padded rows,
+ * y at a stride (the elements between untouched).
+ * And its cblas_ddot and cblas_sdot (tx_rt_ddot, tx_rt_sdot): lengths
+ * around the chunk boundaries, within the bound of any order of summation,
+ * the same bits on 1, 2 and 3 threads; strided ones by OpenBLAS.
  */
 #include <cblas.h>
 #include <check.h>
@@ -22,11 +26,15 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 void tx_rt_dgemm(int order, int ta, int tb, int m, int n, int k, double alpha, const double *a, int lda,
                  const double *b, int ldb, double beta, double *c, int ldc);
 void tx_rt_dgemv(int order, int trans, int m, int n, double alpha, const double *a, int lda, const double *x,
                  int incx, double beta, double *y, int incy);
+double tx_rt_ddot(int n, const double *x, int incx, const double *y, int incy);
+float tx_rt_sdot(int n, const float *x, int incx, const float *y, int incy);
+void tx_rt_set_threads(int n);
 char *openblas_get_corename(void);
 
 static uint64_t seed = 12345;
@@ -168,6 +176,112 @@ START_TEST(gemv_matches_the_sum)
 }
 END_TEST
 
+/* rows shared among the pool's threads (at least 65536 multiply-adds):
+   long rows and short, a last part of fewer rows, y at a stride; on 1, 2
+   and 3 threads, the same bits; x at a stride (copied to one), and one
+   too long to copy (OpenBLAS's) */
+START_TEST(gemv_on_threads)
+{
+    static const int gv[][3] = {{1000, 700, 1}, {4099, 17, 1}, {33, 4096, 1}, {300, 2001, 1}, {128, 128, 128}, {40, 5000, 2}};
+    for (size_t s = 0; s < sizeof gv / sizeof *gv; s++) {
+        int m = gv[s][0], n = gv[s][1], incx = gv[s][2], ld = n + 1, incy = s == 3 ? 2 : 1;
+        double *a = malloc(sizeof *a * (size_t)m * ld), *x = malloc(sizeof *x * (size_t)n * incx);
+        double *y = malloc(sizeof *y * (size_t)m * incy), *y1 = malloc(sizeof *y1 * (size_t)m * incy);
+        ck_assert(a && x && y && y1);
+        for (int64_t i = 0; i < (int64_t)m * ld; i++)
+            a[i] = urand();
+        for (int64_t j = 0; j < (int64_t)n * incx; j++)
+            x[j] = urand();
+        for (int t = 1; t <= 3; t++) {
+            tx_rt_set_threads(t);
+            for (int64_t i = 0; i < (int64_t)m * incy; i++)
+                y[i] = i % incy ? 7.0 : 0.5;
+            tx_rt_dgemv(CblasRowMajor, CblasNoTrans, m, n, 2.0, a, ld, x, incx, -1.0, y, incy);
+            if (t == 1) {
+                for (int i = 0; i < m; i++) {
+                    double sum = 0, mag = 0;
+                    for (int j = 0; j < n; j++) {
+                        sum += a[(int64_t)i * ld + j] * x[(int64_t)j * incx];
+                        mag += fabs(a[(int64_t)i * ld + j] * x[(int64_t)j * incx]);
+                    }
+                    double want = 2 * sum - 0.5, got = y[(int64_t)i * incy];
+                    ck_assert_msg(fabs(got - want) <= 8 * (n + 2) * DBL_EPSILON * (2 * mag + 0.5),
+                                  "gemv %dx%d: y[%d] = %.17g, want %.17g", m, n, i, got, want);
+                }
+                memcpy(y1, y, sizeof *y * (size_t)m * incy);
+            } else
+                ck_assert_msg(memcmp(y, y1, sizeof *y * (size_t)m * incy) == 0, "gemv %dx%d: other bits on %d threads",
+                              m, n, t);
+        }
+        tx_rt_set_threads(0);
+        free(a);
+        free(x);
+        free(y);
+        free(y1);
+    }
+}
+END_TEST
+
+/* a dot of N (every INC-th element) in double and in float on 1, 2 and
+   3 threads: the same bits on each, within the bound of any order of
+   summation of the exact products */
+static void check_dot(int n, int inc)
+{
+    int64_t len = (int64_t)n * inc;
+    double *x = malloc(sizeof *x * (size_t)len), *y = malloc(sizeof *y * (size_t)len);
+    float *xf = malloc(sizeof *xf * (size_t)len), *yf = malloc(sizeof *yf * (size_t)len);
+    ck_assert(x && y && xf && yf);
+    for (int64_t i = 0; i < len; i++) {
+        xf[i] = (float)urand();
+        yf[i] = (float)urand();
+        x[i] = urand();
+        y[i] = urand();
+    }
+    double s = 0, mag = 0, sf = 0, magf = 0;
+    for (int64_t i = 0; i < len; i += inc) {
+        s += x[i] * y[i];
+        mag += fabs(x[i] * y[i]);
+        sf += (double)xf[i] * yf[i];
+        magf += fabs((double)xf[i] * yf[i]);
+    }
+    double first = 0;
+    float firstf = 0;
+    for (int t = 1; t <= 3; t++) {
+        tx_rt_set_threads(t);
+        double d = tx_rt_ddot(n, x, inc, y, inc);
+        float f = tx_rt_sdot(n, xf, inc, yf, inc);
+        ck_assert_msg(fabs(d - s) <= 8 * (n + 2) * DBL_EPSILON * mag, "ddot n=%d inc=%d: %.17g, want %.17g", n, inc, d, s);
+        /* the sum in double, rounded to float once (OpenBLAS's strided
+           one sums in float) */
+        double tolf = inc == 1 ? 8 * (n + 2) * DBL_EPSILON * magf + FLT_EPSILON * fabs(sf) : 4 * (n + 2) * FLT_EPSILON * magf;
+        ck_assert_msg(fabs(f - sf) <= tolf, "sdot n=%d inc=%d: %.9g, want %.9g", n, inc, (double)f, sf);
+        if (t == 1) {
+            first = d;
+            firstf = f;
+        } else {
+            ck_assert_msg(memcmp(&d, &first, sizeof d) == 0, "ddot n=%d: %.17g on %d threads, %.17g on 1", n, d, t, first);
+            ck_assert_msg(memcmp(&f, &firstf, sizeof f) == 0, "sdot n=%d: %.9g on %d threads, %.9g on 1", n, (double)f, t,
+                          (double)firstf);
+        }
+    }
+    tx_rt_set_threads(0);
+    free(x);
+    free(y);
+    free(xf);
+    free(yf);
+}
+
+START_TEST(dot_matches_the_sum)
+{
+    /* one chunk (short, with each tail), several, the most (64 of them) */
+    static const int ns[] = {1, 3, 4, 15, 16, 17, 100, 16383, 16384, 32767, 32768, 50001, 1048576, 3000017};
+    for (size_t i = 0; i < sizeof ns / sizeof *ns; i++)
+        check_dot(ns[i], 1);
+    check_dot(1000, 2); /* OpenBLAS's */
+    check_dot(40000, 3);
+}
+END_TEST
+
 int main(void)
 {
     printf("check_gemm: OpenBLAS core %s\n", openblas_get_corename());
@@ -176,6 +290,8 @@ int main(void)
     tcase_set_timeout(tc, 120);
     tcase_add_loop_test(tc, gemm_matches_the_sum, 0, (int)(sizeof shapes / sizeof shapes[0]));
     tcase_add_test(tc, gemv_matches_the_sum);
+    tcase_add_test(tc, dot_matches_the_sum);
+    tcase_add_test(tc, gemv_on_threads);
     suite_add_tcase(su, tc);
     SRunner *sr = srunner_create(su);
     srunner_run_all(sr, CK_NORMAL);

@@ -4,7 +4,9 @@
  * with 1, 2 and 3 threads writes the same bytes (every kernel splits only
  * a loop over an output label (the outermost, or a column sum's row inside
  * its summed loop), so each element is computed by
- * one thread in one order), from one context and from several threads at
+ * one thread in one order; the library's ddot and dgemv, runtime/gemm.c,
+ * split in chunks fixed by the length or by whole rows: OpenBLAS's own
+ * ddot on its threads failed this), from one context and from several threads at
  * once (the pool is busy for all but one: the others run alone), and a
  * bad thread count is refused.
  */
@@ -29,7 +31,7 @@ enum { N = 301, M = 257, L = 100003 };
 /* Work large enough for every kernel to be split (N*M > 32768). */
 static const char *program =
     "in  X[n,m], v[m], w[l];\n"
-    "out P[n,m], C[n,m], T[m,n], s[n], cm[m], e[n,m], tot, wmax, cs[m], ft, fmx, cs1[m], se, tr;\n"
+    "out P[n,m], C[n,m], T[m,n], s[n], cm[m], e[n,m], tot, wmax, cs[m], ft, fmx, cs1[m], se, tr, dt, mv[n];\n"
     "let mx(\"i\") = reduce(max, X(\"i,j\"));\n"
     "let E(\"i,j\") = exp(X(\"i,j\") - mx(\"i\"));\n"
     "let S(\"i\") = E(\"i,k\");\n"
@@ -46,11 +48,13 @@ static const char *program =
     "fmx = reduce(max, X(\"i,j\"));\n"
     "cs1(\"j\") = X(\"i,j\");\n"          /* rows added eight at a time, blocks of j per thread */
     "se = exp(0.5 * X(\"i,j\"));\n"        /* scalars of several labels: rows on threads, then */
-    "tr = X(\"i,j\") * T(\"j,i\");\n";     /* their sum in chunks (pass_split.c) */
+    "tr = X(\"i,j\") * T(\"j,i\");\n"      /* their sum in chunks (pass_split.c) */
+    "dt = X(\"i,j\") * C(\"i,j\");\n"       /* the library's ddot: chunks on the threads */
+    "mv(\"i\") = X(\"i,j\") * v(\"j\");\n"; /* its dgemv: rows on the threads */
 
 typedef struct {
     double X[N * M], v[M], w[L];
-    double P[N * M], C[N * M], T[M * N], s[N], cm[M], e[N * M], tot, wmax, cs[M], ft, fmx, cs1[M], se, tr;
+    double P[N * M], C[N * M], T[M * N], s[N], cm[M], e[N * M], tot, wmax, cs[M], ft, fmx, cs1[M], se, tr, dt, mv[N];
 } data;
 
 static void fill(data *d)
@@ -94,6 +98,8 @@ static void run_with(data *d, int threads)
     ck_assert_int_eq(tx_bind(p, "cs1", d->cs1, 1, m1), TX_OK);
     ck_assert_int_eq(tx_bind(p, "se", &d->se, 0, NULL), TX_OK);
     ck_assert_int_eq(tx_bind(p, "tr", &d->tr, 0, NULL), TX_OK);
+    ck_assert_int_eq(tx_bind(p, "dt", &d->dt, 0, NULL), TX_OK);
+    ck_assert_int_eq(tx_bind(p, "mv", d->mv, 1, n1), TX_OK);
     for (int r = 0; r < 3; r++) /* again and again: the pool is reused */
         ck_assert_msg(tx_run(p) == TX_OK, "%s", tx_errmsg(c));
     tx_program_free(p);
@@ -109,7 +115,8 @@ static int same_outputs(const data *d, const data *w)
            memcmp(&d->tot, &w->tot, sizeof d->tot) == 0 && memcmp(&d->wmax, &w->wmax, sizeof d->wmax) == 0 &&
            memcmp(d->cs, w->cs, sizeof d->cs) == 0 && memcmp(&d->ft, &w->ft, sizeof d->ft) == 0 &&
            memcmp(&d->fmx, &w->fmx, sizeof d->fmx) == 0 && memcmp(d->cs1, w->cs1, sizeof d->cs1) == 0 &&
-           memcmp(&d->se, &w->se, sizeof d->se) == 0 && memcmp(&d->tr, &w->tr, sizeof d->tr) == 0;
+           memcmp(&d->se, &w->se, sizeof d->se) == 0 && memcmp(&d->tr, &w->tr, sizeof d->tr) == 0 &&
+           memcmp(&d->dt, &w->dt, sizeof d->dt) == 0 && memcmp(d->mv, w->mv, sizeof d->mv) == 0;
 }
 
 /* Threads of this process now. */
