@@ -314,3 +314,44 @@ double tx_rt_reduce(double (*red)(int64_t, const double *, double), int64_t n, c
         acc = red(1, &j.part[c], acc);
     return acc;
 }
+
+typedef double redf_fn(int64_t, const float *, double);
+
+typedef struct {
+    redf_fn *red;
+    int64_t n, nc;
+    const float *x;
+    double acc;
+    double part[RED_MAXCHUNKS];
+} redf_job;
+
+static int redf_chunks(const void *args, int64_t lo, int64_t hi)
+{
+    redf_job *j = (redf_job *)(uintptr_t)args; /* the job is ours, not const */
+    int64_t per = (j->n / j->nc) & ~(int64_t)15;
+    for (int64_t c = lo; c < hi; c++) {
+        int64_t a = per * c - 1, b = c + 1 == j->nc ? j->n : per * (c + 1) - 1;
+        j->part[c] = c == 0 ? j->red(b, j->x, j->acc) : j->red(b - a - 1, j->x + a + 1, (double)j->x[a]);
+    }
+    return 0;
+}
+
+double tx_rt_reducef(double (*red)(int64_t, const float *, double), double (*fold)(int64_t, const double *, double),
+                     int64_t n, const float *x, double acc)
+{
+    int64_t nc = n / RED_CHUNK;
+    nc = nc < 1 ? 1 : nc > RED_MAXCHUNKS ? RED_MAXCHUNKS : nc;
+    if (nc == 1)
+        return red(n, x, acc);
+    redf_job j;
+    j.red = red;
+    j.n = n;
+    j.nc = nc;
+    j.x = x;
+    j.acc = acc;
+    tx_rt_parallel(redf_chunks, &j, nc);
+    acc = j.part[0];
+    for (int64_t c = 1; c < nc; c++)
+        acc = fold(1, &j.part[c], acc);
+    return acc;
+}

@@ -96,6 +96,12 @@ float tx_rt_sdot(int n, const float *x, int incx, const float *y, int incy);
    pool's threads, with the same bits as tx_p_red_chunked for any number
    of threads. */
 double tx_rt_reduce(double (*red)(int64_t, const double *, double), int64_t n, const double *x, double acc);
+/* The same over N contiguous floats: RED (tx_p_redf_sum, _prod, _max,
+   _min) folds each chunk in double, FOLD (tx_p_red_OP) the chunks'
+   results in order: the bits of tx_p_redf_chunked for any number of
+   threads. */
+double tx_rt_reducef(double (*red)(int64_t, const float *, double), double (*fold)(int64_t, const double *, double),
+                     int64_t n, const float *x, double acc);
 /* Sets the threads the calling thread's kernels may use (0: the default). */
 void tx_rt_set_threads(int n);
 /* The threads the calling thread's kernels use now. */
