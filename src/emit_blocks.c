@@ -1139,7 +1139,11 @@ static int blk_sum_of_squares(emitter *E, blk_state *B, const g_value *x)
     const g_value *sq = summed_square(x, &div);
     if (div)
         div = number_division(x->dt);
-    if (!sq->inlined || sq->op != OP_MAP || !product_of_sum(sq))
+    /* the square of one block (an L2 norm's X^2): as 1*x + 0, which is x
+       (-0 + 0 is +0, whose square is -0's), the prim's plain-square path */
+    int plain = sq->inlined && sq->op == OP_MAP && sq->fn == MAP_POW && sq->fn_arg == 2 && sq->nin == 1 &&
+                sq->dt == DT_F64 && !is_sum_of_two(sq->in[0]) && !blk_is_number(E, B, sq->in[0]);
+    if (!plain && (!sq->inlined || sq->op != OP_MAP || !product_of_sum(sq)))
         return 0;
     blk_val a, b, dv = {{-1, -1, 0}, -1};
     double ca, cb;
@@ -1147,6 +1151,17 @@ static int blk_sum_of_squares(emitter *E, blk_state *B, const g_value *x)
         dv = blk_eval_(E, B, x->in[1]);
     if (div && dv.s < 0)
         TX_ASSERT(!"a number of rank 0 is not a number");
+    if (plain) {
+        blk_op o = blk_eval(E, B, sq->in[0]);
+        put(E, "%*stx_acc = tx_p_red_sq_aff(tx_bn, 1.0, ", 4 * B->depth, "");
+        put_op(E, o);
+        put(E, ", 0.0, 0, 0.0");
+        if (div)
+            put(E, ", %d, tx_s%d, tx_acc);\n", div, dv.s);
+        else
+            put(E, ", 0, 0.0, tx_acc);\n");
+        return 1;
+    }
     blk_sum_terms(E, B, sq->in[0], &a, &ca, &b, &cb);
     blk_val *ops[] = {&a, &b};
     const char *f = blk_typed(E, B, ops, 2, NULL, 1);

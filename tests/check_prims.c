@@ -61,6 +61,7 @@ typedef double sum_fn(int64_t, const double *);
 typedef double red_fn(int64_t, const double *, double);
 typedef double redf_fn(int64_t, const float *, double);
 typedef double chunked_fn(red_fn *, int64_t, const double *, double);
+typedef double chunkedf_fn(redf_fn *, red_fn *, int64_t, const float *, double);
 typedef int map_check_fn(const tx_sparse_map *, int64_t, int64_t);
 typedef int map_has_fn(const tx_sparse_map *, int64_t, int64_t);
 typedef void zero_fn(void *, int64_t);
@@ -230,7 +231,7 @@ static const char *const tested[] = {
     "tx_p_map", "tx_p_max", "tx_p_min", "tx_p_sum", "tx_p_red_sum", "tx_p_red_prod",
     "tx_p_red_max", "tx_p_red_min", "tx_rt_map_check", "tx_rt_map_has", "tx_rt_zero",
     "tx_p_cexp", "tx_p_clog", "tx_p_csqrt", "tx_p_csin", "tx_p_ccos", "tx_p_ctanh", "tx_p_cpow", "tx_p_cabs",
-    "tx_p_muls", "tx_p_divs", "tx_p_map_f32", "tx_p_red_chunked",
+    "tx_p_muls", "tx_p_divs", "tx_p_map_f32", "tx_p_red_chunked", "tx_p_redf_chunked",
     "tx_pf_load", "tx_pf_bin", "tx_pf_map", "tx_pf_store", "tx_p_cmp", "tx_p_where",
     "tx_p_divr", "tx_p_divrf", "tx_p_redf_sum", "tx_p_redf_prod", "tx_p_redf_max", "tx_p_redf_min",
     "tx_p_tile_f64", "tx_pf_tile", "tx_p_tile_next_f64", "tx_p_addf_rows", "tx_p_max_rows", "tx_p_min_rows", "tx_p_maxf_rows", "tx_p_minf_rows", "tx_p_scan", "tx_p_scanf", "tx_p_red_rows", "tx_p_redf_rows", "tx_p_map_aff", "tx_pf_map_bin",
@@ -797,6 +798,76 @@ START_TEST(chunked_reductions)
 }
 END_TEST
 
+/* The same over floats (tx_p_redf_chunked): each chunk folded from its
+   floats by tx_p_redf_OP, chunk c > 0 from its first float, the results
+   folded in order by tx_p_red_OP; the library's tx_rt_reducef the same
+   bits on 1, 2 and 3 threads. */
+static double ref_chunkedf(redf_fn *red, red_fn *fold, int64_t n, const float *x, double acc)
+{
+    int64_t nc = n / 16384;
+    nc = nc < 1 ? 1 : nc > 64 ? 64 : nc;
+    if (nc == 1)
+        return red(n, x, acc);
+    int64_t per = n / nc / 16 * 16;
+    double r = red(per - 1, x, acc);
+    for (int64_t c = 1; c < nc; c++) {
+        int64_t lo = c * per - 1, hi = c == nc - 1 ? n : lo + per;
+        double part = red(hi - lo - 1, x + lo + 1, (double)x[lo]);
+        r = fold(1, &part, r);
+    }
+    return r;
+}
+
+START_TEST(chunked_reductions_f32)
+{
+    int s = _i;
+    SKIP_UNLESS_RUNS(s);
+    chunkedf_fn *chunked = (chunkedf_fn *)prim(s, "tx_p_redf_chunked");
+    static const char *const names[] = {"tx_p_redf_sum", "tx_p_redf_prod", "tx_p_redf_max", "tx_p_redf_min"};
+    static const char *const folds[] = {"tx_p_red_sum", "tx_p_red_prod", "tx_p_red_max", "tx_p_red_min"};
+    static const int64_t ns[] = {0, 1, 100, 32767, 32768, 50001, 16384 * 64 + 17, 16384 * 70 + 5};
+    int64_t nmax = 16384 * 70 + 5;
+    float *x = malloc(sizeof(float) * (size_t)nmax);
+    ck_assert_ptr_nonnull(x);
+    for (int64_t i = 0; i < nmax; i++)
+        x[i] = (float)(1 + (u01() - 0.5) * 1e-4);
+    x[16383] = 3;         /* for n = 32768 the first float of chunk 1, its seed */
+    x[40000] = NAN;       /* seen only by the lengths past it */
+    for (int k = 0; k < 4; k++) {
+        redf_fn *red = (redf_fn *)prim(s, names[k]);
+        red_fn *fold = (red_fn *)prim(s, folds[k]);
+        for (size_t l = 0; l < sizeof ns / sizeof ns[0]; l++) {
+            int64_t n = ns[l];
+            double acc = k == 2 ? -INFINITY : k == 3 ? INFINITY : k == 1 ? 1.0 : 0.5;
+            double got = chunked(red, fold, n, x, acc), want = ref_chunkedf(red, fold, n, x, acc);
+            ck_assert_msg(same_bits(got, want), "%s chunked %s n=%ld: %a, want %a", set_names[s], names[k], (long)n,
+                          got, want);
+            if (n == 32768 && k == 2)
+                ck_assert_msg(got == 3, "%s chunked max n=32768: %a, want 3", set_names[s], got);
+            if (n <= 40000 && k == 0) { /* and it is the sum */
+                long double t = acc;
+                for (int64_t i = 0; i < n; i++)
+                    t += x[i];
+                ck_assert_msg(fabsl(got - t) <= 1e-12 * (fabsl(t) + 1), "%s chunked f32 sum n=%ld: %a vs %La",
+                              set_names[s], (long)n, got, t);
+            }
+            if (n > 40000)
+                ck_assert_msg(isnan(got), "%s chunked %s n=%ld: the NaN is lost", set_names[s], names[k], (long)n);
+            if (s != SET_LIBRARY)
+                continue;
+            for (int t = 1; t <= 3; t++) {
+                tx_rt_set_threads(t);
+                double on = tx_rt_reducef(red, fold, n, x, acc);
+                ck_assert_msg(same_bits(on, want), "tx_rt_reducef %s n=%ld on %d threads: %a, want %a", names[k],
+                              (long)n, t, on, want);
+            }
+            tx_rt_set_threads(0);
+        }
+    }
+    free(x);
+}
+END_TEST
+
 /* ---- exp, log, sin, cos, tanh, pow ---- */
 typedef struct {
     int fn; /* map_fn number, 0 for pow */
@@ -1238,13 +1309,14 @@ START_TEST(products_of_sums)
     recip_fn *recip = (recip_fn *)prim(s, "tx_p_recip");
     guarded gd = guard_new();
     static double x[MAXN], y[MAXN], z[MAXN], t[MAXN], w[MAXN];
-    static const double coefs[][3] = {{1, 1, -0.75}, {1, -1, 2.5}, {-2, 0.5, 0}, {1, 0.5, -0.0}};
+    /* the last two without z: a plain square (1*x + 0 and + -0, which are x) */
+    static const double coefs[][3] = {{1, 1, -0.75}, {1, -1, 2.5}, {-2, 0.5, 0}, {1, 0.5, -0.0}, {1, 0.5, 0.0}};
     for (int l = 0; l < NLEN; l++) {
         int64_t n = lengths[l];
         fill_random(x, n, 1);
         fill_random(y, n, l % 2);
         fill_random(z, n, l % 3 != 2);
-        for (int q = 0; q < 4; q++)
+        for (int q = 0; q < 5; q++)
             for (int withz = 0; withz < 2; withz++) {
                 double a = coefs[q][0], b = coefs[q][1], c = coefs[q][2];
                 if (withz)
@@ -2782,6 +2854,7 @@ int main(void)
     tcase_add_loop_test(tc, max_min_of_a_number, 0, NSETS);
     tcase_add_loop_test(tc, comparisons_and_where, 0, NSETS);
     tcase_add_loop_test(tc, chunked_reductions, 0, NSETS);
+    tcase_add_loop_test(tc, chunked_reductions_f32, 0, NSETS);
     tcase_add_loop_test(tc, sparse_map_helpers, 0, NSETS);
     tcase_add_loop_test(tc, complex_functions, 0, NSETS);
     suite_add_tcase(su, tc);
