@@ -203,8 +203,9 @@ static int gemv_avx2(void)
    row logsumexp, then the ddot of Y and X) on two threads took 4.4 ms
    (OpenBLAS's ddot), 3.4 with OPENBLAS_THREAD_TIMEOUT=4, 3.1 with this;
    one thread 6.2 -> 6.0 (bench/tx_loop, alternated, medians of 7). f32
-   sums in double, as the primitives' f32 sums do. Other strides are
-   OpenBLAS's. */
+   sums in double, as the primitives' f32 sums do, at a stride too (a
+   plain loop, one thread: OpenBLAS's sdot sums in float). Other strides
+   of ddot are OpenBLAS's. */
 #define DOT_CHUNK 16384
 #define DOT_MAXCHUNKS 64
 
@@ -301,6 +302,16 @@ float tx_rt_sdot(int n, const float *x, int incx, const float *y, int incy)
     if (n >= 1 && incx == 1 && incy == 1 && gemv_avx2())
         return (float)dot_pool(n, x, y, 1);
 #endif
+    if (n >= 1 && incx > 0 && incy > 0) { /* in double too (OpenBLAS's sums in float), in four lanes */
+        double s[4] = {0, 0, 0, 0};
+        int i = 0;
+        for (; i + 4 <= n; i += 4)
+            for (int j = 0; j < 4; j++)
+                s[j] += (double)x[(int64_t)(i + j) * incx] * (double)y[(int64_t)(i + j) * incy];
+        for (int j = 0; i < n; i++, j++)
+            s[j] += (double)x[(int64_t)i * incx] * (double)y[(int64_t)i * incy];
+        return (float)((s[0] + s[1]) + (s[2] + s[3]));
+    }
     return cblas_sdot(n, x, incx, y, incy);
 }
 
