@@ -276,11 +276,16 @@ int tx_rt_parallel_blas(tx_kernel_fn k, const void *args, int64_t n)
 #define RED_MAXCHUNKS 64
 
 typedef double red_fn(int64_t, const double *, double);
+typedef double redf_fn(int64_t, const float *, double);
 
+/* a reduction of doubles (RED, X) or of floats (REDF, XF, their
+   chunks' results folded by RED) */
 typedef struct {
     red_fn *red;
+    redf_fn *redf;
     int64_t n, nc;
     const double *x;
+    const float *xf;
     double acc;
     double part[RED_MAXCHUNKS];
 } red_job;
@@ -291,67 +296,59 @@ static int red_chunks(const void *args, int64_t lo, int64_t hi)
     int64_t per = (j->n / j->nc) & ~(int64_t)15;
     for (int64_t c = lo; c < hi; c++) {
         int64_t a = per * c - 1, b = c + 1 == j->nc ? j->n : per * (c + 1) - 1;
-        j->part[c] = c == 0 ? j->red(b, j->x, j->acc) : j->red(b - a - 1, j->x + a + 1, j->x[a]);
+        if (j->redf)
+            j->part[c] = c == 0 ? j->redf(b, j->xf, j->acc) : j->redf(b - a - 1, j->xf + a + 1, (double)j->xf[a]);
+        else
+            j->part[c] = c == 0 ? j->red(b, j->x, j->acc) : j->red(b - a - 1, j->x + a + 1, j->x[a]);
     }
     return 0;
+}
+
+static int64_t red_nchunks(int64_t n)
+{
+    int64_t nc = n / RED_CHUNK;
+    return nc < 1 ? 1 : nc > RED_MAXCHUNKS ? RED_MAXCHUNKS : nc;
+}
+
+/* J's NC > 1 chunks on the pool, their results folded in order by RED
+   (J's part[] is not cleared: a reduction called a row at a time pays
+   nothing for it when the row is one chunk) */
+static double red_run(red_job *j)
+{
+    tx_rt_parallel(red_chunks, j, j->nc);
+    double acc = j->part[0];
+    for (int64_t c = 1; c < j->nc; c++)
+        acc = j->red(1, &j->part[c], acc);
+    return acc;
 }
 
 double tx_rt_reduce(double (*red)(int64_t, const double *, double), int64_t n, const double *x, double acc)
 {
-    int64_t nc = n / RED_CHUNK;
-    nc = nc < 1 ? 1 : nc > RED_MAXCHUNKS ? RED_MAXCHUNKS : nc;
-    if (nc == 1)
-        return red(n, x, acc);
     red_job j;
+    j.nc = red_nchunks(n);
+    if (j.nc == 1)
+        return red(n, x, acc);
     j.red = red;
+    j.redf = NULL;
     j.n = n;
-    j.nc = nc;
     j.x = x;
+    j.xf = NULL;
     j.acc = acc;
-    tx_rt_parallel(red_chunks, &j, nc);
-    acc = j.part[0];
-    for (int64_t c = 1; c < nc; c++)
-        acc = red(1, &j.part[c], acc);
-    return acc;
-}
-
-typedef double redf_fn(int64_t, const float *, double);
-
-typedef struct {
-    redf_fn *red;
-    int64_t n, nc;
-    const float *x;
-    double acc;
-    double part[RED_MAXCHUNKS];
-} redf_job;
-
-static int redf_chunks(const void *args, int64_t lo, int64_t hi)
-{
-    redf_job *j = (redf_job *)(uintptr_t)args; /* the job is ours, not const */
-    int64_t per = (j->n / j->nc) & ~(int64_t)15;
-    for (int64_t c = lo; c < hi; c++) {
-        int64_t a = per * c - 1, b = c + 1 == j->nc ? j->n : per * (c + 1) - 1;
-        j->part[c] = c == 0 ? j->red(b, j->x, j->acc) : j->red(b - a - 1, j->x + a + 1, (double)j->x[a]);
-    }
-    return 0;
+    return red_run(&j);
 }
 
 double tx_rt_reducef(double (*red)(int64_t, const float *, double), double (*fold)(int64_t, const double *, double),
                      int64_t n, const float *x, double acc)
 {
-    int64_t nc = n / RED_CHUNK;
-    nc = nc < 1 ? 1 : nc > RED_MAXCHUNKS ? RED_MAXCHUNKS : nc;
-    if (nc == 1)
+    red_job j;
+    j.nc = red_nchunks(n);
+    if (j.nc == 1)
         return red(n, x, acc);
-    redf_job j;
-    j.red = red;
+    j.red = fold;
+    j.redf = red;
     j.n = n;
-    j.nc = nc;
-    j.x = x;
+    j.x = NULL;
+    j.xf = x;
     j.acc = acc;
-    tx_rt_parallel(redf_chunks, &j, nc);
-    acc = j.part[0];
-    for (int64_t c = 1; c < nc; c++)
-        acc = fold(1, &j.part[c], acc);
-    return acc;
+    return red_run(&j);
 }

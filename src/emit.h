@@ -436,6 +436,13 @@ int blk_rows_of(emitter *E, const g_value *x, int label, int outer, dtype dt);
 /* The same for X the product of two such tensors (exponents 1, scale 1,
    real): blk_accumulate_rows then adds the rows of the product. */
 int blk_product_rows_of(emitter *E, const g_value *x, int label, int outer);
+/* Whether X, a summand over LABEL, is the square of an f64 sum of two
+   terms CA*A + CB*B, each an f64 tensor in memory at unit stride along
+   LABEL, at least one of them stepping along OUTER: a pairwise squared
+   distance (P("i,k") - Q("j,k"))^2 over k, rows j (emit_dense.c's
+   reduce_pairs_by_prim). Sets the terms. */
+int blk_square_rows_of(emitter *E, const g_value *x, int label, int outer, const g_value **a, double *ca,
+                       const g_value **b, double *cb);
 /* Opens the loop over the row LABEL (extent EXT) for blk_accumulate_rows
    and for emit_block_loop's statements whose primitives need no scratch
    block: spans of up to BLOCKS blocks (the rows of the summed tensor are

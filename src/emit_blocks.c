@@ -1224,6 +1224,27 @@ int blk_rows_of(emitter *E, const g_value *x, int label, int outer, dtype dt)
     return known == 1 && kouter != 0;
 }
 
+int blk_square_rows_of(emitter *E, const g_value *x, int label, int outer, const g_value **a, double *ca,
+                       const g_value **b, double *cb)
+{
+    if (!x->inlined || x->op != OP_MAP || x->fn != MAP_POW || x->fn_arg != 2 || x->nin != 1 || x->dt != DT_F64 ||
+        !is_sum_of_two(x->in[0]) || x->in[0]->dt != DT_F64)
+        return 0;
+    const g_value *s = x->in[0];
+    for (int i = 0; i < 2; i++) {
+        const g_value *w = s->in[i];
+        if (w->inlined || w->dt != DT_F64 || w->op == OP_CONST || emit_known_stride(E, w, label) != 1)
+            return 0;
+    }
+    if (emit_known_stride(E, s->in[0], outer) == 0 && emit_known_stride(E, s->in[1], outer) == 0)
+        return 0; /* neither steps from row to row: one number per row */
+    *a = s->in[0];
+    *b = s->in[1];
+    *ca = s->coef_in[0];
+    *cb = s->coef_in[1];
+    return 1;
+}
+
 int blk_product_rows_of(emitter *E, const g_value *x, int label, int outer)
 {
     return x->op == OP_CONTRACT && x->inlined && x->nin == 2 && x->coef == 1 && x->coef_in[0] > 0 &&

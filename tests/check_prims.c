@@ -231,7 +231,7 @@ static const char *const tested[] = {
     "tx_p_map", "tx_p_max", "tx_p_min", "tx_p_sum", "tx_p_red_sum", "tx_p_red_prod",
     "tx_p_red_max", "tx_p_red_min", "tx_rt_map_check", "tx_rt_map_has", "tx_rt_zero",
     "tx_p_cexp", "tx_p_clog", "tx_p_csqrt", "tx_p_csin", "tx_p_ccos", "tx_p_ctanh", "tx_p_cpow", "tx_p_cabs",
-    "tx_p_muls", "tx_p_divs", "tx_p_map_f32", "tx_p_red_chunked", "tx_p_redf_chunked",
+    "tx_p_muls", "tx_p_divs", "tx_p_map_f32", "tx_p_red_chunked", "tx_p_redf_chunked", "tx_p_red_sq_aff_rows",
     "tx_pf_load", "tx_pf_bin", "tx_pf_map", "tx_pf_store", "tx_p_cmp", "tx_p_where",
     "tx_p_divr", "tx_p_divrf", "tx_p_redf_sum", "tx_p_redf_prod", "tx_p_redf_max", "tx_p_redf_min",
     "tx_p_tile_f64", "tx_pf_tile", "tx_p_tile_next_f64", "tx_p_addf_rows", "tx_p_max_rows", "tx_p_min_rows", "tx_p_maxf_rows", "tx_p_minf_rows", "tx_p_scan", "tx_p_scanf", "tx_p_red_rows", "tx_p_redf_rows", "tx_p_map_aff", "tx_pf_map_bin",
@@ -1278,6 +1278,55 @@ START_TEST(maps_after_a_row_reduction)
 #undef NOTE
     guard_free(gd);
     guard_free(gr);
+}
+END_TEST
+
+/* tx_p_red_sq_aff_rows: each of K rows the bits of the nest it replaces
+   (emit_dense.c reduce_pairs_by_prim): under 16 elements (t = a x + b z)
+   squared and added in order from 0, else tx_p_red_sq_aff block by block
+   of 256 (prims.inc's TX_BLOCK) into the row's sum; x fixed (IX 0) or
+   stepping, z stepping, d at a stride (the elements between untouched);
+   infinities, NaNs and signed zeros in the data. */
+typedef void sq_rows_fn(int64_t, int64_t, double, const double *, int64_t, double, const double *, int64_t, double *,
+                        int64_t);
+START_TEST(sum_of_squares_rows)
+{
+    int s = _i;
+    SKIP_UNLESS_RUNS(s);
+    sq_rows_fn *rows = (sq_rows_fn *)prim(s, "tx_p_red_sq_aff_rows");
+    red_sq_aff_fn *red_sq = (red_sq_aff_fn *)prim(s, "tx_p_red_sq_aff");
+    static const int64_t ns[] = {1, 15, 16, 64, 255, 256, 300, 513};
+    enum { K = 7, LD = 520 };
+    static double x[K * LD], z[K * LD], d[3 * K];
+    static const double cs[][2] = {{1, -1}, {2, 3}, {-0.5, 1}};
+    for (int special = 0; special < 2; special++) { /* without specials first: every bit of the folds seen */
+    fill_random(x, K * LD, special);
+    fill_random(z, K * LD, special);
+    for (size_t l = 0; l < sizeof ns / sizeof *ns; l++)
+        for (int c = 0; c < 3; c++)
+            for (int ix = 0; ix <= LD; ix += LD) {
+                int64_t n = ns[l];
+                double a = cs[c][0], b = cs[c][1];
+                for (int i = 0; i < 3 * K; i++)
+                    d[i] = 42;
+                rows(K, n, a, x, ix, b, z, LD, d, 3);
+                for (int r = 0; r < K; r++) {
+                    const double *xr = x + r * ix, *zr = z + r * LD;
+                    double want = 0;
+                    if (n < 16)
+                        for (int64_t i = 0; i < n; i++) {
+                            double t = a * xr[i] + b * zr[i];
+                            want += t * t;
+                        }
+                    else
+                        for (int64_t o = 0; o < n; o += 256)
+                            want = red_sq(n - o < 256 ? n - o : 256, a, xr + o, b, zr + o, 0.0, 0, 0.0, want);
+                    CHECK_SAME(d[3 * r], want, "%s red_sq_aff_rows n=%ld c %d ix %d row %d: %a, want %a",
+                               set_names[s], (long)n, c, ix, r, d[3 * r], want);
+                    ck_assert(d[3 * r + 1] == 42 && d[3 * r + 2] == 42);
+                }
+            }
+    }
 }
 END_TEST
 
@@ -2855,6 +2904,7 @@ int main(void)
     tcase_add_loop_test(tc, comparisons_and_where, 0, NSETS);
     tcase_add_loop_test(tc, chunked_reductions, 0, NSETS);
     tcase_add_loop_test(tc, chunked_reductions_f32, 0, NSETS);
+    tcase_add_loop_test(tc, sum_of_squares_rows, 0, NSETS);
     tcase_add_loop_test(tc, sparse_map_helpers, 0, NSETS);
     tcase_add_loop_test(tc, complex_functions, 0, NSETS);
     suite_add_tcase(su, tc);

@@ -552,6 +552,32 @@ START_TEST(emit_streamed_multi_step)
 }
 END_TEST
 
+START_TEST(emit_pairwise_squares)
+{
+    /* a sum over k, known to be 16 or more, of the square of a sum of two
+       tensors at unit stride along k, stepping along the result's last
+       label: one tx_p_red_sq_aff_rows call for the rows (the other
+       term's stride 0 where it does not step); under 16, or unknown, the
+       nest as before */
+    static const struct {
+        const char *src;
+        int rows;
+    } cases[] = {
+        {"dim d = 64;\nin P[n,d], Q[m,d];\nout D[n,m];\nD(\"i,j\") = (P(\"i,k\") - Q(\"j,k\"))^2;\n", 1},
+        {"dim d = 40;\nin X[n,d], Y[n,d];\nout e[n];\ne(\"i\") = (X(\"i,k\") - 2 * Y(\"i,k\"))^2;\n", 1},
+        {"dim d = 10;\nin P[n,d], Q[m,d];\nout D[n,m];\nD(\"i,j\") = (P(\"i,k\") - Q(\"j,k\"))^2;\n", 0},
+        {"in P[n,d], Q[m,d];\nout D[n,m];\nD(\"i,j\") = (P(\"i,k\") - Q(\"j,k\"))^2;\n", 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char *c = emit_for(cases[i].src, &target_jit_tcc, 2);
+        const char *t = strstr(c, "tx_p_red_sq_aff_rows(tx_r1 - tx_r0, ");
+        ck_assert_msg((t != NULL) == cases[i].rows, "case %zu:\n%s", i, c);
+        ck_assert_msg(!t || strstr(c, "tx_acc = tx_p_red_sq_aff(") == NULL, "case %zu: a call a pair as well", i);
+        free(c);
+    }
+}
+END_TEST
+
 START_TEST(emit_flat_transposed)
 {
     /* short rows (under 64, known) with an operand read transposed: flat
@@ -967,6 +993,7 @@ Suite *suite_emit(void)
     tcase_add_test(tc, emit_streamed_stores);
     tcase_add_test(tc, emit_streamed_multi_step);
     tcase_add_test(tc, emit_flat_transposed);
+    tcase_add_test(tc, emit_pairwise_squares);
     tcase_add_test(tc, emit_triangular_solve);
     tcase_add_test(tc, emit_blocks_compare);
     tcase_add_test(tc, emit_targets_declare_what_they_use);
