@@ -336,23 +336,33 @@ static int gemv_part(const void *args, int64_t lo, int64_t hi)
 }
 #endif
 
+#if defined(__x86_64__) && defined(__GNUC__)
+/* y = alpha A x + beta y, x at unit stride: on the pool when large */
+static void gemv_own(int m, int n, double alpha, const double *a, int lda, const double *x, double beta, double *y,
+                     int incy)
+{
+    if ((int64_t)m * n >= 65536 && m >= 2 * GEMV_PART) {
+        gemv_job j = {m, n, lda, incy, alpha, beta, a, x, y};
+        tx_rt_parallel(gemv_part, &j, (m + GEMV_PART - 1) / GEMV_PART);
+    } else
+        gemv_rows(m, n, alpha, a, lda, x, beta, y, incy);
+}
+#endif
+
 void tx_rt_dgemv(int order, int trans, int m, int n, double alpha, const double *a, int lda, const double *x,
                  int incx, double beta, double *y, int incy)
 {
 #if defined(__x86_64__) && defined(__GNUC__)
-    double xc[GEMV_XCOPY]; /* x at a stride, copied to unit stride */
     if (order == CblasRowMajor && trans == CblasNoTrans && n >= 1 && m >= 1 &&
         (incx == 1 || (incx > 1 && n <= GEMV_XCOPY)) && incy >= 1 && lda >= n && gemv_avx2()) {
-        if (incx != 1) {
+        if (incx == 1) {
+            gemv_own(m, n, alpha, a, lda, x, beta, y, incy);
+        } else { /* x at a stride, copied to unit stride first */
+            double xc[GEMV_XCOPY];
             for (int j = 0; j < n; j++)
                 xc[j] = x[(int64_t)j * incx];
-            x = xc;
+            gemv_own(m, n, alpha, a, lda, xc, beta, y, incy);
         }
-        if ((int64_t)m * n >= 65536 && m >= 2 * GEMV_PART) {
-            gemv_job j = {m, n, lda, incy, alpha, beta, a, x, y};
-            tx_rt_parallel(gemv_part, &j, (m + GEMV_PART - 1) / GEMV_PART);
-        } else
-            gemv_rows(m, n, alpha, a, lda, x, beta, y, incy);
         return;
     }
 #endif

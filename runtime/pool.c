@@ -322,33 +322,30 @@ static double red_run(red_job *j)
     return acc;
 }
 
-double tx_rt_reduce(double (*red)(int64_t, const double *, double), int64_t n, const double *x, double acc)
+/* a reduction of N doubles X by RED, or of N floats XF by REDF with the
+   chunks' results folded by RED */
+static double reduce(red_fn *red, redf_fn *redf, int64_t n, const double *x, const float *xf, double acc)
 {
     red_job j;
     j.nc = red_nchunks(n);
     if (j.nc == 1)
-        return red(n, x, acc);
+        return redf ? redf(n, xf, acc) : red(n, x, acc);
     j.red = red;
-    j.redf = NULL;
+    j.redf = redf;
     j.n = n;
     j.x = x;
-    j.xf = NULL;
+    j.xf = xf;
     j.acc = acc;
     return red_run(&j);
+}
+
+double tx_rt_reduce(double (*red)(int64_t, const double *, double), int64_t n, const double *x, double acc)
+{
+    return reduce(red, NULL, n, x, NULL, acc);
 }
 
 double tx_rt_reducef(double (*red)(int64_t, const float *, double), double (*fold)(int64_t, const double *, double),
                      int64_t n, const float *x, double acc)
 {
-    red_job j;
-    j.nc = red_nchunks(n);
-    if (j.nc == 1)
-        return red(n, x, acc);
-    j.red = fold;
-    j.redf = red;
-    j.n = n;
-    j.x = NULL;
-    j.xf = x;
-    j.acc = acc;
-    return red_run(&j);
+    return reduce(fold, red, n, NULL, x, acc);
 }
