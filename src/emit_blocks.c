@@ -38,8 +38,8 @@ int blk_supported(const g_value *v, int *need)
                ((v->op == OP_INPUT || v->op == OP_STORE) && v->rank == 0);
     if (v->op != OP_MAP && v->op != OP_ADD && v->op != OP_CONTRACT)
         return 0;
-    if (v->op == OP_MAP && (v->fn >= MAP_DIM || (v->fn >= MAP_CONJ && v->fn <= MAP_IMAG)))
-        return 0; /* dims, delta, complex parts: the scalar path */
+    if (v->op == OP_MAP && v->fn != MAP_DELTA && (v->fn >= MAP_DIM || (v->fn >= MAP_CONJ && v->fn <= MAP_IMAG)))
+        return 0; /* dims, complex parts: the scalar path */
     for (int i = 0; i < v->nin; i++)
         if (!blk_supported(v->in[i], need))
             return 0;
@@ -549,6 +549,48 @@ static int blk_is_number(emitter *E, blk_state *B, const g_value *v)
     return emit_known_stride(E, v, B->label) == 0 && (!B->flat || emit_known_stride(E, v, B->flat_row) == 0);
 }
 
+/* Whether V is where(x OP y, a, b) of real values with the comparison
+   inlined into it and exactly one of x and y a number: one
+   tx_p_where_cmps (blk_where_of_compare). */
+static int where_of_compare(emitter *E, blk_state *B, const g_value *v)
+{
+    if (v->op != OP_MAP || v->fn != MAP_WHERE || v->nin != 3 || !real_dt(v->dt))
+        return 0;
+    const g_value *c = v->in[0];
+    return c->inlined && c->op == OP_MAP && c->fn >= MAP_LT && c->fn <= MAP_NE && c->nin == 2 &&
+           blk_is_number(E, B, c->in[0]) != blk_is_number(E, B, c->in[1]);
+}
+
+/* V as where_of_compare clears it: where(x OP k, a, b), k a number (k OP
+   x as x OP' k, mirrored), a and b blocks or numbers, in one
+   tx_p_where_cmps: the bits of tx_p_cmps into a scratch block, then
+   tx_p_where_s. TOP/TARGET and BASE as in blk_eval_. */
+static blk_val blk_where_of_compare(emitter *E, blk_state *B, const g_value *v, int top, blk_op target, int base)
+{
+    static const int mirror[] = {2, 3, 0, 1, 4, 5};
+    const g_value *c = v->in[0];
+    int cfirst = blk_is_number(E, B, c->in[0]), op = (int)(c->fn - MAP_LT);
+    blk_val x = blk_val_of(blk_spread(E, B, blk_eval_(E, B, c->in[cfirst])));
+    blk_val k = blk_eval_(E, B, c->in[!cfirst]);
+    TX_ASSERT(k.s >= 0);
+    blk_val br[2] = {blk_eval_(E, B, v->in[1]), blk_eval_(E, B, v->in[2])};
+    blk_val *ops[] = {&x, &br[0], &br[1]};
+    blk_op d;
+    blk_call(E, B, ops, 3, 0, 0, 0, top, target, &d);
+    put(E, "%*stx_p_where_cmps(tx_bn, %d, ", 4 * B->depth, "", cfirst ? mirror[op] : op);
+    put_op(E, x.o);
+    put(E, ", tx_s%d", k.s);
+    for (int i = 0; i < 2; i++)
+        if (br[i].s >= 0)
+            put(E, ", (const double *)0, tx_s%d", br[i].s);
+        else {
+            put(E, ", ");
+            put_op(E, br[i].o);
+            put(E, ", 0.0");
+        }
+    return put_call_end(E, B, d, base);
+}
+
 /* Whether V is an inlined real product of two factors (no scale, no
    division) that are both blocks. */
 static int product_of_blocks(emitter *E, blk_state *B, const g_value *v)
@@ -681,6 +723,71 @@ static int blk_flat_transposed(emitter *E, const g_value *v, int L, int P)
         return 0;
     int64_t kl = emit_known_stride(E, v, L);
     return kl != 0 && kl != 1 && emit_known_stride(E, v, P) == 1;
+}
+
+/* delta(...) over the block: one number (1 where its labels are equal)
+   when the block's label is not among them, else a block of zeros with
+   a 1 where the block's label meets the others (if they are equal and
+   that index is in the block): F("p,q") = h("p,q") + 2 * delta("p,q") *
+   e("p") in blocks along q, not one scalar comparison an element. */
+static blk_val blk_delta(emitter *E, blk_state *B, const g_value *v, int base)
+{
+    int ind = 4 * B->depth, along = 0, first = -1;
+    for (int i = 0; i < v->rank; i++)
+        if (v->label[i] == B->label)
+            along = 1;
+        else if (first < 0)
+            first = v->label[i];
+    blk_op r = {base, -1, 0};
+    blk_val c = {r, -1};
+    if (v->rank < 2) { /* delta("j,j"): 1 (the block's label perhaps read by nothing else) */
+        c.s = B->nptr++;
+        put(E, "%*sconst double tx_s%d = 1.0;\n", ind, "", c.s);
+        if (along) {
+            put(E, "%*s(void)", ind, "");
+            put_label(E, B->label);
+            put(E, ";\n");
+        }
+        return c;
+    }
+    if (!along)
+        c.s = B->nptr++;
+    put(E, "%*s", ind, "");
+    if (!along)
+        put(E, "const double tx_s%d = ", c.s);
+    else {
+        put(E, "tx_p_fill(tx_bn, 0.0, ");
+        put_scratch(E, base);
+        put(E, ");\n%*sif (", ind, "");
+        put_label(E, first);
+        put(E, " >= ");
+        put_label(E, B->label);
+        put(E, " && ");
+        put_label(E, first);
+        put(E, " - ");
+        put_label(E, B->label);
+        put(E, " < tx_bn");
+    }
+    for (int i = 0, n = 0; i < v->rank; i++)
+        if (v->label[i] != B->label && v->label[i] != first) {
+            put(E, "%s", along || n++ ? " && " : "");
+            put_label(E, v->label[i]);
+            put(E, " == ");
+            put_label(E, first);
+        }
+    if (!along) {
+        put(E, " ? 1.0 : 0.0;\n"); /* (two labels or more besides the block's) */
+        return c;
+    }
+    put(E, ")\n%*s", ind + 4, "");
+    put_scratch(E, base);
+    put(E, "[");
+    put_label(E, first);
+    put(E, " - ");
+    put_label(E, B->label);
+    put(E, "] = 1.0;\n");
+    B->nbuf = base + 1;
+    return c;
 }
 
 static blk_val blk_eval_(emitter *E, blk_state *B, const g_value *v)
@@ -830,6 +937,8 @@ static blk_val blk_eval_(emitter *E, blk_state *B, const g_value *v)
         buf_free(&stride);
         return blk_val_of(r);
     }
+    if (v->op == OP_MAP && v->fn == MAP_DELTA)
+        return blk_delta(E, B, v, base);
     /* an f32 operation: in float, each step rounded (the f32 path) */
     if (emit_f32_rounds(v) && !(v->op == OP_MAP && v->fn == MAP_DIM)) {
         E->blk_dest = 0;
@@ -846,6 +955,8 @@ static blk_val blk_eval_(emitter *E, blk_state *B, const g_value *v)
     double scale = map_of_scaled(v);
     if (scale != 0)
         return blk_map_of_scaled(E, B, v, scale, top, target, base);
+    if (where_of_compare(E, B, v))
+        return blk_where_of_compare(E, B, v, top, target, base);
     int pi = product_term(E, B, v);
     if (pi >= 0)
         return blk_product_with_a_term(E, B, v, pi, top, target, base);
@@ -2167,7 +2278,7 @@ int blk_flat_ok(emitter *E, const g_value *v, int L)
 {
     if (v->op == OP_CONST)
         return 1;
-    if (v->dt != DT_F64)
+    if (v->dt != DT_F64 || (v->op == OP_MAP && v->fn == MAP_DELTA)) /* (blk_delta: one row's block) */
         return 0;
     if (!v->inlined) {
         int64_t k = emit_known_stride(E, v, L);
@@ -2245,7 +2356,7 @@ static int flat_reads(emitter *E, const g_value *v, int L, int P)
 {
     if (v->op == OP_CONST)
         return 1;
-    if (v->dt != DT_F64)
+    if (v->dt != DT_F64 || (v->op == OP_MAP && v->fn == MAP_DELTA)) /* (blk_delta: one row's block) */
         return 0;
     if (!v->inlined)
         return blk_flat_transposed(E, v, L, P) ? 2 : blk_flat_ok(E, v, L);

@@ -33,6 +33,7 @@ typedef struct {
 /* The passes, in order. The graph as lowered is already correct; passes
    only make it cheaper. */
 static const pass passes[] = {
+    {"delta", 0, pass_delta}, /* a delta summed against selects: its label renamed away (every level: it is what the program means) */
     {"cse", 1, pass_cse},     /* one value for each distinct computation */
     {"fold", 1, pass_fold},   /* constant operands into scale factors */
     {"dce", 1, pass_dce},     /* drop values nothing uses */

@@ -792,6 +792,12 @@ grad_sweep *grad_sweep_run(graph *g, g_value *s, cst_node *owner, int stmt, tx_s
 g_value *grad_result(grad_sweep *sw, int var, int rank, const int *labels, const tx_extent *ext, tx_diag *d,
                      int stmt, tx_span span);
 
+/* ---- pass_delta.c ---- */
+/* Removes a delta's label that a contraction sums where that is a
+   renaming: sum over j of x(j) * delta(j,k) is x(k) (same extents, the
+   delta a factor, every operand with j readable with k). */
+void pass_delta(graph *g);
+
 /* ---- pass_cse.c ---- */
 /* Merges values that compute the same thing (common subexpressions). */
 void pass_cse(graph *g);

@@ -66,10 +66,10 @@ END_TEST
 /* tx_compile fails after each stage in turn, then the same context works. */
 START_TEST(internal_compile)
 {
-    static const char *stages[] = {"lower", "cse", "fold", "dce", "order", "blas", "fuse"};
+    static const char *stages[] = {"lower", "delta", "cse", "fold", "dce", "order", "blas", "fuse"};
     tx_ctx *c = tx_new();
     ck_assert_ptr_nonnull(c);
-    for (int i = 0; i < 7; i++) {
+    for (int i = 0; i < (int)(sizeof stages / sizeof stages[0]); i++) {
         hook(stages[i]);
         tx_program *p = tx_compile(c, MATMUL, strlen(MATMUL), "mm.tx");
         ck_assert_msg(p == NULL, "stage %s: compiled", stages[i]);

@@ -82,6 +82,8 @@ typedef void div_aff_fn(int64_t, const double *, double, double, const double *,
                         double *);
 typedef void cmps_fn(int64_t, int, const double *, double, double *);
 typedef void where_s_fn(int64_t, const double *, const double *, double, const double *, double, double *);
+typedef void where_cmps_fn(int64_t, int, const double *, double, const double *, double, const double *, double,
+                           double *);
 typedef void minmax_s_fn(int64_t, const double *, double, int, double *);
 typedef void sq_aff_fn(int64_t, double, const double *, double, const double *, double, double *);
 typedef double red_sq_aff_fn(int64_t, double, const double *, double, const double *, double, int, double, double);
@@ -235,7 +237,7 @@ static const char *const tested[] = {
     "tx_pf_load", "tx_pf_bin", "tx_pf_map", "tx_pf_store", "tx_p_cmp", "tx_p_where",
     "tx_p_divr", "tx_p_divrf", "tx_p_redf_sum", "tx_p_redf_prod", "tx_p_redf_max", "tx_p_redf_min",
     "tx_p_tile_f64", "tx_pf_tile", "tx_p_tile_next_f64", "tx_p_addf_rows", "tx_p_max_rows", "tx_p_min_rows", "tx_p_maxf_rows", "tx_p_minf_rows", "tx_p_scan", "tx_p_scanf", "tx_p_red_rows", "tx_p_redf_rows", "tx_p_map_aff", "tx_pf_map_bin",
-    "tx_p_mul_aff", "tx_p_sq_aff", "tx_p_red_sq_aff", "tx_p_mul_add", "tx_p_mul_aff_add", "tx_p_maxs", "tx_p_mins", "tx_p_div_aff", "tx_p_cmps", "tx_p_where_s",
+    "tx_p_mul_aff", "tx_p_sq_aff", "tx_p_red_sq_aff", "tx_p_mul_add", "tx_p_mul_aff_add", "tx_p_maxs", "tx_p_mins", "tx_p_div_aff", "tx_p_cmps", "tx_p_where_s", "tx_p_where_cmps",
     "tx_p_mul_aff_f32", "tx_p_sq_aff_f32", "tx_p_div_aff_f32", "tx_p_mul_add_f32", "tx_p_mul_aff_add_f32",
     "tx_p_red_sq_aff_f32", "tx_p_stream_f64", "tx_pf_stream", "tx_p_stream_fence", "tx_p_nt_note",
     "tx_p_spread_rows", "tx_p_repeat_rows",
@@ -2575,7 +2577,8 @@ END_TEST
 /* tx_p_cmp and tx_p_where, on every set, against C's scalar forms (the
    scalar path's): 1 or 0, false with a NaN but !=; where picks a where c
    is not 0 (NaN included), b else, the bits of the one it picks; their
-   forms with a number, tx_p_cmps and tx_p_where_s, against them */
+   forms with a number, tx_p_cmps and tx_p_where_s, against them; and
+   tx_p_where_cmps against tx_p_cmps then tx_p_where_s */
 START_TEST(comparisons_and_where)
 {
     int s = _i;
@@ -2584,6 +2587,7 @@ START_TEST(comparisons_and_where)
     where_fn *wh = (where_fn *)prim(s, "tx_p_where");
     cmps_fn *cmps = (cmps_fn *)prim(s, "tx_p_cmps");
     where_s_fn *where_s = (where_s_fn *)prim(s, "tx_p_where_s");
+    where_cmps_fn *where_cmps = (where_cmps_fn *)prim(s, "tx_p_where_cmps");
     guarded gx = guard_new(), gy = guard_new(), gz = guard_new(), gd = guard_new();
     for (int l = 0; l < NLEN; l++) {
         int64_t n = lengths[l];
@@ -2623,6 +2627,17 @@ START_TEST(comparisons_and_where)
                     ck_assert_msg(same_bits(d[i], w[i]), "%s cmps %d %a n=%ld [%ld]", set_names[s], op, ks[k],
                                   (long)n, (long)i);
             }
+            for (int op = 0; op < 6; op++)
+                for (int form = 0; form < 4; form++) { /* a number, b number, both, neither */
+                    static double c[MAXN], e[MAXN];
+                    cmps(n, op, x, ks[k], c);
+                    const double *a = form == 0 || form == 2 ? NULL : y, *b = form == 1 || form == 2 ? NULL : z;
+                    where_s(n, c, a, -ks[k], b, 0.25, e);
+                    where_cmps(n, op, x, ks[k], a, -ks[k], b, 0.25, d);
+                    for (int64_t i = 0; i < n; i++)
+                        ck_assert_msg(same_bits(d[i], e[i]), "%s where_cmps %d form %d %a n=%ld [%ld]", set_names[s],
+                                      op, form, ks[k], (long)n, (long)i);
+                }
             for (int form = 0; form < 3; form++) { /* a number, b number, both */
                 wh(n, z, form != 0 ? kb : x, form != 1 ? kb : y, w);
                 where_s(n, z, form != 0 ? NULL : x, ks[k], form != 1 ? NULL : y, ks[k], d);

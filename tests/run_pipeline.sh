@@ -31,15 +31,17 @@ expect() {
     if ! grep -q -- "$phrase" err.txt; then bad "$name: stderr lacks '$phrase': $(cat err.txt)"; return; fi
     ok
 }
-expect after-unknown 2 "unknown pass 'fusion'; the stages are lower, cse, fold, dce, order, share, factor, blas, split, fuse (or all)" \
+expect after-unknown 2 "unknown pass 'fusion'; the stages are lower, delta, cse, fold, dce, order, share, factor, blas, split, fuse (or all)" \
     "$TXC" graph mm.tx --after fusion
 expect after-missing 2 "--after needs a pass name" "$TXC" graph mm.tx --after
 expect after-level 2 "pass 'blas' does not run at -O1" "$TXC" graph -O1 mm.tx --after blas
 expect after-O0 2 "pass 'cse' does not run at -O0" "$TXC" graph -O0 --after=cse mm.tx
+"$TXC" graph -O0 mm.tx --after delta >out.txt 2>err.txt && [ "$(head -1 out.txt)" = "# after pass delta" ] \
+    && ok || bad "after-delta -O0 (delta runs at every level): $(cat err.txt)"
 "$TXC" graph mm.tx --after lower >out.txt 2>err.txt && [ "$(head -1 out.txt)" = "# after lowering" ] \
     && ok || bad "after-lower: $(cat err.txt)"
 n=$("$TXC" graph -O1 mm.tx --after all | grep -c '^# after')
-[ "$n" = 6 ] && ok || bad "after-all -O1: $n listings, want 6 (lowering, cse, fold, dce, split, fuse)"
+[ "$n" = 7 ] && ok || bad "after-all -O1: $n listings, want 7 (lowering, delta, cse, fold, dce, split, fuse)"
 
 # internal errors: every command reports them and exits 3
 python3=${PYTHON:-/usr/bin/python3}
