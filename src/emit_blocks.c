@@ -2480,6 +2480,67 @@ static int flat_rows_begin(emitter *E, const g_value *x, const int *labels, cons
     return depth + 2;
 }
 
+static void put_flat_target(emitter *E, const int *labels, const tx_extent *ext, int rank, int target_var,
+                            const g_value *temp, const char *p_at, int depth);
+
+/* The tensor a plain '=' copy X reads (through copies fused into it), if
+   its rows along the last label are rows in memory as the target's are
+   (stride 1 there, TDT its type): a permutation that keeps the last mode
+   last (b,s,h,d -> b,h,s,d), a slice of rows, a broadcast of a row. NULL
+   otherwise. */
+static const g_value *copied_rows(emitter *E, const g_value *x, const int *labels, int rank, dtype tdt, int64_t inc,
+                                  int op)
+{
+    const g_value *kv = E->k.value;
+    if (rank < 2 || op != 0 || inc != 1 || E->panels.n || (kv && (kv->row_group || kv->nmaps)) ||
+        (tdt != DT_F64 && tdt != DT_F32))
+        return NULL;
+    while (x->inlined && blk_is_copy(x))
+        x = x->in[0];
+    if (x->inlined || x->dt != tdt || x->op == OP_CONST || x->rank == 0 || x->nmaps)
+        return NULL;
+    return emit_known_stride(E, x, labels[rank - 1]) == 1 ? x : NULL;
+}
+
+/* X (copied_rows' tensor) into the target, a call of tx_p_copy_rows_f64
+   or tx_pf_copy_rows for the rows of the last label but one under each
+   index of the labels before: a libtcc loop of one call a row (64 floats
+   a call for attention's heads, b,s,h,d -> b,h,s,d) ran at 70 % of
+   torch's permute. NT: the store's stream flag, or -1. */
+static void emit_copy_rows(emitter *E, const g_value *x, const int *labels, const tx_extent *ext, int rank,
+                           int target_var, const g_value *temp, dtype tdt, int nt)
+{
+    int depth = 2, P = labels[rank - 2], L = labels[rank - 1], f32 = tdt == DT_F32;
+    const char *t = f32 ? "float" : "double";
+    open_loops(E, labels, ext, rank - 2, &depth, 1);
+    put(E, "%*s{\n", 4 * depth, "");
+    depth++;
+    put_line_range(E, depth, rank == 2, P, ext[rank - 2]);
+    put(E, "%*sif (tx_r1 > tx_r0) {\n%*s%s *tx_fd, *tx_f0;\n%*sint64_t tx_fs = 0;\n", 4 * depth, "", 4 * depth + 4,
+        "", t, 4 * depth + 4, "");
+    put_flat_target(E, labels, ext, rank, target_var, temp, "tx_r0", depth + 1);
+    put(E, "%*stx_f0 = tx_fd;\n%*sif (tx_r1 - tx_r0 > 1) {\n", 4 * depth + 4, "", 4 * depth + 4, "");
+    put_flat_target(E, labels, ext, rank, target_var, temp, "tx_r0 + 1", depth + 2);
+    put(E, "%*stx_fs = tx_fd - tx_f0;\n%*s}\n%*s{\n%*sconst int64_t ", 4 * depth + 8, "", 4 * depth + 4, "",
+        4 * depth + 4, "", 4 * depth + 8, "");
+    put_label(E, P);
+    put(E, " = tx_r0, ");
+    put_label(E, L);
+    put(E, " = 0;\n%*s%s(tx_r1 - tx_r0, ", 4 * depth + 8, "", f32 ? "tx_pf_copy_rows" : "tx_p_copy_rows_f64");
+    put_extent(E, ext[rank - 1]);
+    put(E, ", &");
+    put_access_raw(E, x);
+    int64_t known;
+    put(E, ", ");
+    put_label_stride(E, x, P, &known);
+    put(E, ", tx_f0, tx_fs, ");
+    if (nt >= 0)
+        put(E, "tx_nt%d", nt);
+    else
+        put(E, "0");
+    put(E, ");\n%*s}\n%*s}\n%*s}\n", 4 * depth + 4, "", 4 * depth, "", 4 * depth - 4, "");
+}
+
 void emit_block_loop(emitter *E, const g_value *x, const int *labels, const tx_extent *ext, int rank,
                      int target_var, const g_value *temp, dtype tdt, int op)
 {
@@ -2492,6 +2553,11 @@ void emit_block_loop(emitter *E, const g_value *x, const int *labels, const tx_e
     int nt = put_stream_flag(E, target_var, tdt, inc, op, ext, rank);
     /* an operand read transposed: the rows of the label before L in tiles
        of TRANSPOSED_ROWS, each block of L run down the tile's rows */
+    const g_value *rows_of = copied_rows(E, x, labels, rank, tdt, inc, op);
+    if (rows_of) { /* (short rows too: one run where they follow each other) */
+        emit_copy_rows(E, rows_of, labels, ext, rank, target_var, temp, tdt, nt);
+        return;
+    }
     int bound = flat_rows_ok(E, x, labels, ext, rank, tdt, inc), flat = bound > 0;
     rows = !flat && rank >= 2 && reads_transposed(E, x, L, labels[rank - 2], 1);
     /* (flat: the loop over the rows of the last label but one is flat_rows_begin's) */

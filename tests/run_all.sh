@@ -81,14 +81,14 @@ run "standalone C compiled by Clang, with BLAS and LAPACK" "$PYTHON" tests/run_c
     tests/num/matmul.tx tests/num/la_cholesky.tx tests/num/complex_linalg.tx tests/num/delta_blas.tx
 run "standalone C under OpenMP, 1 and 2 threads" "$PYTHON" tests/run_cc.py --txc "$TXC" --openmp \
     tests/num/par_kernels.tx tests/num/fn_cumsum.tx tests/num/matmul.tx tests/num/row_groups.tx \
-    tests/num/elementwise_spans.tx tests/num/flat_rows_store.tx tests/num/stream_note.tx
+    tests/num/elementwise_spans.tx tests/num/flat_rows_store.tx tests/num/stream_note.tx tests/num/copy_rows.tx
 run "standalone C with -DTX_STREAM_BYTES=0: every store that may stream does" "$PYTHON" tests/run_cc.py --txc "$TXC" \
     --stream tests/num/elementwise_mix.tx tests/num/elementwise_spans.tx tests/num/elementwise_transposed.tx \
     tests/num/f32_basic.tx tests/num/f32_blocks.tx tests/num/f32_steps.tx tests/num/transpose.tx \
     tests/num/transposed_panels.tx tests/num/accumulate_inout.tx tests/num/row_groups.tx \
     tests/num/transpose_lines.tx tests/num/flat_rows_store.tx tests/num/stream_note.tx tests/num/stream_multi_step.tx \
     tests/num/stream_select.tx tests/num/blocks_maxmin_nan.tx tests/num/blocks_where.tx tests/num/fn_max.tx tests/num/fn_clip.tx \
-    tests/num/flat_transposed.tx
+    tests/num/flat_transposed.tx tests/num/copy_rows.tx
 run "standalone C with -DTX_USE_SLEEF, at 2, 4 and 8 doubles" "$PYTHON" tests/run_cc.py --txc "$TXC" --sleef \
     tests/num/fn_exp.tx tests/num/fn_tanh.tx tests/num/fn_softmax.tx tests/num/fn_logsumexp.tx \
     tests/num/fn_log.tx tests/num/fn_sin.tx tests/num/fn_f32_softmax.tx tests/num/f32_blocks.tx tests/num/f32_steps.tx \

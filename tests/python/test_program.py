@@ -954,3 +954,21 @@ def test_three_label_delta_is_not_materialised():
     np.testing.assert_allclose(r["d"], x ** 2, rtol=1e-12)
     deltas = [line for line in str(p.graph()).splitlines() if "map delta" in line]
     assert not deltas, deltas
+
+
+@pytest.mark.parametrize("dtype,prim", [(np.float32, "tx_pf_copy_rows"), (np.float64, "tx_p_copy_rows_f64")])
+def test_permute_keeping_rows_copies_rows(dtype, prim):
+    # attention's heads, b,s,h,d -> b,h,s,d: the rows of d stay rows, one
+    # call copies the rows of s under each (b, h) (emit_blocks.c
+    # emit_copy_rows), with the sizes bound (f64 rows of known length 24
+    # do not take the flat blocks of short rows); and a slice of rows
+    t = "f32" if dtype == np.float32 else "f64"
+    prog = tx.compile('in %s X[b,s,h,d], A[n,m]; out %s Y[b,h,s,d], C[4,7];\n'
+                      'Y("b,h,s,d") = X("b,s,h,d");\nC("i,j") = slice(A("i,j"), [1, 2], [5, 9]);\n' % (t, t))
+    rng = np.random.default_rng(8)
+    X = rng.standard_normal((3, 70, 5, 24)).astype(dtype)
+    A = rng.standard_normal((9, 12)).astype(dtype)
+    r = prog(X=X, A=A)
+    np.testing.assert_array_equal(r["Y"], X.transpose(0, 2, 1, 3))
+    np.testing.assert_array_equal(r["C"], A[1:5, 2:9])
+    assert _calls(prog, prim)

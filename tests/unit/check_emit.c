@@ -291,9 +291,11 @@ START_TEST(emit_loop_nests_are_kernels)
                     ck_assert_int_eq(count_of(fn, "(&tx_a->tx_a") + count_of(fn, "(&tx_c"), fields - 1);
                 else
                     ck_assert_int_eq(count_of(fn, " = tx_a->"), fields);
-                /* a loop, or rows handed whole to a primitive (tx_p_red_rows, tx_p_scan) */
+                /* a loop, or rows handed whole to a primitive (tx_p_red_rows,
+                   tx_p_scan, a copy's tx_p_copy_rows_f64) */
                 ck_assert_msg(strstr(fn, "for (") || strstr(fn, "tx_p_red_rows(tx_r1 - tx_r0, ") ||
-                                  strstr(fn, "tx_p_scan(tx_r1 - tx_r0, "),
+                                  strstr(fn, "tx_p_scan(tx_r1 - tx_r0, ") ||
+                                  strstr(fn, "tx_p_copy_rows_f64(tx_r1 - tx_r0, "),
                               "kernel %d:\n%s", k, fn);
                 free(fn);
             }
@@ -677,14 +679,18 @@ START_TEST(emit_blocks_compare)
 {
     /* comparisons and where() run block by block (tx_p_cmp, tx_p_where),
        not element by element; with a number, the number is not spread
-       over a block (tx_p_cmps, tx_p_where_s; 0 < X is X > 0) */
-    const char *src = "in X[n,m], v[m];\nout R[n,m], M[n,m], W[n,m];\n"
+       over a block (tx_p_cmps, tx_p_where_s; 0 < X is X > 0), and where()
+       of a comparison with a number is one pass (tx_p_where_cmps) */
+    const char *src = "in X[n,m], v[m];\nout R[n,m], M[n,m], W[n,m], Q[n,m], N[n,m];\n"
                       "R(\"i,j\") = where(0 < X(\"i,j\"), X(\"i,j\"), 0);\n"
                       "M(\"i,j\") = (X(\"i,j\") <= v(\"j\")) * 2;\n"
-                      "W(\"i,j\") = where(X(\"i,j\") > v(\"j\"), X(\"i,j\"), v(\"j\"));\n";
+                      "W(\"i,j\") = where(X(\"i,j\") > v(\"j\"), X(\"i,j\"), v(\"j\"));\n"
+                      "Q(\"i,j\") = where(X(\"i,j\") > v(\"j\"), 1, X(\"i,j\"));\n"
+                      "N(\"i,j\") = (X(\"i,j\") >= 0.5) * 3;\n";
     char *c = emit_for(src, &target_c99, 2);
+    ck_assert_msg(strstr(c, "tx_p_where_cmps(tx_bn, 2,") != NULL, "%s", c); /* 0 < X: X > 0 */
     ck_assert_msg(strstr(c, "tx_p_where_s(tx_bn") != NULL, "%s", c);
-    ck_assert_msg(strstr(c, "tx_p_cmps(tx_bn, 2,") != NULL, "%s", c); /* 0 < X: X > 0 */
+    ck_assert_msg(strstr(c, "tx_p_cmps(tx_bn, 3,") != NULL, "%s", c);
     ck_assert_msg(strstr(c, "tx_p_where(tx_bn") != NULL, "%s", c);
     ck_assert_msg(strstr(c, "tx_p_cmp(tx_bn, 2,") != NULL, "%s", c); /* > */
     ck_assert_msg(strstr(c, "tx_p_cmp(tx_bn, 1,") != NULL, "%s", c); /* <= */
@@ -925,14 +931,15 @@ static size_t workspace_of(const char *text)
 START_TEST(emit_relayout_copy_is_one_store)
 {
     /* the TTGT copies of the CCSD ring term (each operand relaid out for
-       one GEMM) read each block once and store it: no 1*x+0 through a
+       one GEMM) read each element once and store it: no 1*x+0 through a
        scratch block */
     const char *ring = "dim o = 8, v = 24;\nin A[o,o,v,v], B[o,o,v,v];\nout R[o,o,v,v];\n"
                        "R(\"i,j,a,b\") = A(\"i,k,a,c\") * B(\"k,j,c,b\");\n";
     char *c = emit_program(ring, 1);
     ck_assert_ptr_nonnull(strstr(c, "cblas_dgemm"));
     ck_assert_ptr_null(strstr(c, "tx_p_scale_add(tx_bn"));
-    ck_assert_ptr_nonnull(strstr(c, "tx_p_store_f64(tx_bn, tx_p0, &"));
+    /* (each keeps its last mode last: rows copied as rows, emit_copy_rows) */
+    ck_assert_ptr_nonnull(strstr(c, "tx_p_copy_rows_f64(tx_r1 - tx_r0, "));
     free(c);
 }
 END_TEST
