@@ -312,6 +312,12 @@ void put_part(emitter *E, const g_value *v, int part);
 /* The statement "LHS OP= VAL;" for an element LHS of complex type TDT
    and VAL a tx_c128 expression (OP '=', '+' or '-'), at indent DEPTH. */
 void put_assign_c(emitter *E, int depth, const char *lhs, dtype tdt, int op, const char *val);
+/* put_assign_c for complex value X written on the parts (no tx_c128
+   through complex.inc's helpers, which libtcc copies with memmove): X
+   inlined (or ROOT: X's own operation computed here) and a sum, product,
+   scale or conj of values read in place, small enough. 0 (nothing
+   written) if not. */
+int put_assign_parts(emitter *E, int depth, const char *lhs, dtype tdt, int op, const g_value *x, int root);
 /* The element statement of complex store S into its tensor (of type TDT):
    the target at S's labels OP= S's operand, at indent DEPTH, in the loops
    the caller opened. */

@@ -423,13 +423,13 @@ void emit_blas(emitter *E, const g_value *v)
             put_blas_fail(E, too_large);
             put(E, "\n");
         }
-    } else if (p->nm == 0 && p->nn == 0 && cx) { /* the unconjugated dot, then C = alpha dot (+ C) */
-        put(E, "{\n%*s%s tx_d;\n%*scblas_%sdotu_sub(", 4 * depth + 4, "", t, 4 * depth + 4, "", x);
+    } else if (p->nm == 0 && p->nn == 0 && cx) { /* the dot (conjugating its first vector: dotc), then C = alpha dot (+ C) */
+        put(E, "{\n%*s%s tx_d;\n%*scblas_%sdot%s_sub(", 4 * depth + 4, "", t, 4 * depth + 4, "", x, p->conj ? "c" : "u");
         put_group_size(E, &sa, p->k, p->nk);
-        put(E, ", tx_a, ");
-        put_stride(E, &sa, ak);
-        put(E, ", tx_b, ");
-        put_stride(E, &sb, bk);
+        put(E, p->conj == 2 ? ", tx_b, " : ", tx_a, ");
+        put_stride(E, p->conj == 2 ? &sb : &sa, p->conj == 2 ? bk : ak);
+        put(E, p->conj == 2 ? ", tx_a, " : ", tx_b, ");
+        put_stride(E, p->conj == 2 ? &sa : &sb, p->conj == 2 ? ak : bk);
         put(E, ", &tx_d);\n");
         const char *w = v->dt == DT_C64 ? "tx_c_w" : "";
         char val[160];

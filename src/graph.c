@@ -890,9 +890,9 @@ void graph_print(const graph *g, tx_buf *out, int dot)
         if (dot && (fl || by))
             buf_printf(&line, "\n%.3g flop, %.3g B", fl, by);
         if (dot && v->blas)
-            buf_printf(&line, "\nBLAS %s%s", v->blas->nm == 0 && v->blas->nn == 0 ? "dot"
+            buf_printf(&line, "\nBLAS %s%s%s", v->blas->nm == 0 && v->blas->nn == 0 ? "dot"
                                               : v->blas->nm == 0 || v->blas->nn == 0 ? "gemv" : "gemm",
-                       v->blas->store ? ", into the tensor" : "");
+                       v->blas->conj ? " of a conjugate" : "", v->blas->store ? ", into the tensor" : "");
         if (dot && v->inlined)
             buf_puts(&line, "\nfused into its user");
         if (dot && v->nmaps)
@@ -915,6 +915,8 @@ void graph_print(const graph *g, tx_buf *out, int dot)
                 buf_printf(out, "   (BLAS %s%s",
                            v->blas->nm == 0 && v->blas->nn == 0 ? "dot" : v->blas->nm == 0 || v->blas->nn == 0 ? "gemv" : "gemm",
                            v->blas->store ? ", into the stored tensor" : "");
+                if (v->blas->conj) /* zdotc: the operand read is x, the dot conj(x) . y */
+                    buf_printf(out, ", of conj(%%%d)", v->in[v->blas->conj - 1]->id);
                 for (int i = 0; i < v->blas->nl; i++)
                     buf_printf(out, "%s%s", i ? "," : ", in loops over ", graph_label_name(g, v->blas->loop[i]));
                 buf_puts(out, ")");

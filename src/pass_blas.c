@@ -402,11 +402,25 @@ static int tiny_product(const graph *g, const g_value *A, const g_value *B)
     return work <= TINY_PRODUCT;
 }
 
+/* The operand K of complex product V that conj(X) of a value X of V's
+   type is, used by V alone: X (a dot reads it and conjugates, zdotc);
+   else the operand itself. */
+static g_value *unconjugated(g_value *v, int k, int *conj)
+{
+    g_value *w = v->in[k];
+    if (!dt_complex(v->dt) || w->op != OP_MAP || w->fn != MAP_CONJ || w->nuses != 1 || w->nmaps ||
+        w->in[0]->dt != v->dt || w->in[0]->rank != w->rank)
+        return w;
+    *conj = 1 + k;
+    return w->in[0];
+}
+
 static void plan_one(graph *g, copy_list *made, g_value *v, const g_value *user)
 {
-    g_value *A = v->in[0], *B = v->in[1];
     if (v->coef_in[0] != 1 || v->coef_in[1] != 1 || v->nmaps)
         return; /* (a sparse map makes it a sparse loop nest, not a GEMM) */
+    int conj = 0;
+    g_value *A = unconjugated(v, 0, &conj), *B = conj ? v->in[1] : unconjugated(v, 1, &conj);
     /* an operand of another type: a complex matrix product converts it
        (a copy, then zgemm/cgemm, which pays for the copy); a complex
        GEMV or DOT (memory-bound: the copy would cost as much as the
@@ -440,6 +454,9 @@ static void plan_one(graph *g, copy_list *made, g_value *v, const g_value *user)
     }
     if (p.nk == 0)
         return; /* nothing summed: an elementwise or outer product, fused instead */
+    if (conj && (p.nm || p.nn || p.nb || A == B))
+        return; /* conj(x) in a dot only (cblas has no conjugate without a transpose) */
+    p.conj = conj;
     if (tiny_product(g, A, B))
         return;
     if (mixed && (p.nm == 0 || p.nn == 0))
@@ -488,6 +505,12 @@ static void plan_one(graph *g, copy_list *made, g_value *v, const g_value *user)
     }
     p.a = A;
     p.b = B;
+    if (conj) { /* the dot reads x in place of conj(x), which nothing else uses */
+        g_value *c = v->in[conj - 1];
+        graph_set_operand(v, conj - 1, conj == 1 ? A : B, 1);
+        if (c->nuses == 0 && !c->dead)
+            graph_kill(g, c);
+    }
 
     /* the result: straight into the stored tensor if its layout fits */
     g_value *s = direct_store(g, v);

@@ -538,6 +538,7 @@ typedef struct {
     int batch[TX_MAX_MODES], m[TX_MAX_MODES], n[TX_MAX_MODES], k[TX_MAX_MODES], loop[TX_MAX_MODES];
     g_value *a, *b;      /* the operands playing A and B (maybe swapped) */
     g_value *store;      /* non-NULL: the result goes straight into this store's tensor */
+    int conj;            /* a complex dot of conj(A) (1) or conj(B) (2): zdotc/cdotc */
 } blas_plan;
 
 /* The memory layout of an addressable value: its modes in memory order,

@@ -928,6 +928,27 @@ static size_t workspace_of(const char *text)
 
 /* let and tmp tensors live from their first write to their last read, and
    share memory like intermediates do; a let nothing reads takes none */
+START_TEST(emit_complex_on_parts)
+{
+    /* complex products, sums, scales and conj written out on the parts
+       (libtcc copies every tx_c128 a helper takes or returns with
+       memmove); a sum of conj(x) * y is zdotc, reading x in place; a
+       quotient keeps tx_c_div (Smith's algorithm) */
+    const char *src = "dim m = 4096;\nin c128 a[n], b[n], x[m], y[m];\nout c128 C[n], D[n], s;\n"
+                      "C(\"i\") = a(\"i\") * conj(b(\"i\")) + 2 * a(\"i\");\n"
+                      "D(\"i\") = a(\"i\") / b(\"i\");\n"
+                      "s = conj(x(\"j\")) * y(\"j\");\n";
+    char *c = emit_for(src, &target_c99_blas, 2);
+    char *k = function_text(c, "static int tx_k0(");
+    ck_assert_msg(strstr(k, "tx_c_mul(") == NULL && strstr(k, "tx_c_add(") == NULL &&
+                  strstr(k, "tx_c_conj(") == NULL && strstr(k, "tx_zr = ") != NULL, "%s", k);
+    ck_assert_msg(strstr(c, "tx_c_div(") != NULL, "%s", c);
+    ck_assert_msg(strstr(c, "cblas_zdotc_sub(") != NULL, "%s", c);
+    free(k);
+    free(c);
+}
+END_TEST
+
 START_TEST(emit_relayout_copy_is_one_store)
 {
     /* the TTGT copies of the CCSD ring term (each operand relaid out for
@@ -1009,6 +1030,7 @@ Suite *suite_emit(void)
     tcase_add_test(tc, emit_sparse_decodes_only_what_is_read);
     tcase_add_test(tc, emit_workspace_by_liveness);
     tcase_add_test(tc, emit_relayout_copy_is_one_store);
+    tcase_add_test(tc, emit_complex_on_parts);
     suite_add_tcase(s, tc);
     return s;
 }
