@@ -240,7 +240,7 @@ static const char *const tested[] = {
     "tx_p_mul_aff", "tx_p_sq_aff", "tx_p_red_sq_aff", "tx_p_mul_add", "tx_p_mul_aff_add", "tx_p_maxs", "tx_p_mins", "tx_p_div_aff", "tx_p_cmps", "tx_p_where_s", "tx_p_where_cmps",
     "tx_p_mul_aff_f32", "tx_p_sq_aff_f32", "tx_p_div_aff_f32", "tx_p_mul_add_f32", "tx_p_mul_aff_add_f32",
     "tx_p_red_sq_aff_f32", "tx_p_stream_f64", "tx_pf_stream", "tx_p_stream_fence", "tx_p_nt_note",
-    "tx_p_spread_rows", "tx_p_repeat_rows",
+    "tx_p_spread_rows", "tx_p_repeat_rows", "tx_p_copy_rows_f64", "tx_pf_copy_rows",
 };
 
 
@@ -2485,6 +2485,58 @@ START_TEST(spreads_over_rows)
 }
 END_TEST
 
+/* Rows copied (tx_p_copy_rows_f64, tx_pf_copy_rows), on every set:
+   0 to 9 rows of 0 to 40 elements, source rows n, n + 3 or 0 apart (one
+   row repeated), target rows n or n + 5 apart, streamed or not: each row
+   bit for bit (NaNs too), the gaps between target rows untouched, nothing
+   read or written past the ends (guard pages); rows n apart in both are
+   one run. */
+typedef void copy_rows_fn(int64_t, int64_t, const double *, int64_t, double *, int64_t, int);
+typedef void copy_rowsf_fn(int64_t, int64_t, const float *, int64_t, float *, int64_t, int);
+START_TEST(copies_rows)
+{
+    int s = _i;
+    SKIP_UNLESS_RUNS(s);
+    copy_rows_fn *cp = (copy_rows_fn *)prim(s, "tx_p_copy_rows_f64");
+    copy_rowsf_fn *cpf = (copy_rowsf_fn *)prim(s, "tx_pf_copy_rows");
+    void (*fence)(void) = (void (*)(void))prim(s, "tx_p_stream_fence");
+    guarded gs = guard_new(), gd = guard_new();
+    for (int64_t k = 0; k <= 9; k++)
+        for (int64_t n = 0; n <= 40; n += n < 10 ? 1 : 7)
+            for (int sv = 0; sv < 3; sv++)
+                for (int dv = 0; dv < 2; dv++)
+                    for (int nt = 0; nt < 2; nt++) {
+                        int64_t ss = sv == 0 ? n : sv == 1 ? n + 3 : 0, ds = dv ? n + 5 : n;
+                        int64_t sspan = k ? (k - 1) * ss + n : 0, dspan = k ? (k - 1) * ds + n : 0;
+                        double *src = guard_end(gs, sspan, sizeof(double)), *d = guard_end(gd, dspan, sizeof(double));
+                        fill_random(src, sspan, 1);
+                        for (int64_t i = 0; i < dspan; i++)
+                            d[i] = -7.25;
+                        cp(k, n, src, ss, d, ds, nt);
+                        fence();
+                        for (int64_t r = 0; r < k; r++)
+                            for (int64_t j = 0; j < ds && r * ds + j < dspan; j++)
+                                ck_assert_msg(same_bits(d[r * ds + j], j < n ? src[r * ss + j] : -7.25),
+                                              "%s copy_rows k=%ld n=%ld ss=%ld ds=%ld nt=%d at %ld", set_names[s],
+                                              (long)k, (long)n, (long)ss, (long)ds, nt, (long)(r * ds + j));
+                        float *sf = guard_end(gs, sspan, sizeof(float)), *df = guard_end(gd, dspan, sizeof(float));
+                        for (int64_t i = 0; i < sspan; i++)
+                            sf[i] = (float)(i * 0.37 - 3);
+                        for (int64_t i = 0; i < dspan; i++)
+                            df[i] = -7.25f;
+                        cpf(k, n, sf, ss, df, ds, nt);
+                        fence();
+                        for (int64_t r = 0; r < k; r++)
+                            for (int64_t j = 0; j < ds && r * ds + j < dspan; j++)
+                                ck_assert_msg(df[r * ds + j] == (j < n ? sf[r * ss + j] : -7.25f),
+                                              "%s pf_copy_rows k=%ld n=%ld ss=%ld ds=%ld nt=%d at %ld", set_names[s],
+                                              (long)k, (long)n, (long)ss, (long)ds, nt, (long)(r * ds + j));
+                    }
+    guard_free(gs);
+    guard_free(gd);
+}
+END_TEST
+
 /* The f32 blocks, on every set: tx_pf_bin gives the bits of the double
    operation rounded to float (what the double blocks store), for blocks
    and single numbers on either side, special values included (a block
@@ -2905,6 +2957,7 @@ int main(void)
     tcase_add_loop_test(tc, streamed_copies, 0, NSETS);
     tcase_add_loop_test(tc, streaming_note, 0, NSETS);
     tcase_add_loop_test(tc, spreads_over_rows, 0, NSETS);
+    tcase_add_loop_test(tc, copies_rows, 0, NSETS);
     tcase_add_loop_test(tc, f32_sum_of_rows, 0, NSETS);
     tcase_add_loop_test(tc, extremum_of_rows, 0, NSETS);
     tcase_add_loop_test(tc, scans, 0, NSETS);
