@@ -951,6 +951,20 @@ void put_reduce_update(emitter *E, reduce_op r, const g_value *x)
     }
 }
 
+/* tx_acc += complex X written on the parts (ROOT as in parts_size), if
+   it can be; 0 (nothing written) if not. */
+static int put_acc_parts(emitter *E, const g_value *x, int root)
+{
+    if (parts_size(x, root) > PARTS_MAX)
+        return 0;
+    put(E, "{ tx_acc.re += ");
+    put_parts_of(E, x, 0, root);
+    put(E, "; tx_acc.im += ");
+    put_parts_of(E, x, 1, root);
+    put(E, "; }");
+    return 1;
+}
+
 void put_reduce_update_c(emitter *E, reduce_op r, const g_value *x)
 {
     TX_ASSERT(r == RED_ADD || r == RED_MUL);
@@ -970,14 +984,8 @@ void put_reduce_update_c(emitter *E, reduce_op r, const g_value *x)
         put(E, "; }");
         return;
     }
-    if (parts_size(x, 0) <= PARTS_MAX) { /* written on the parts */
-        put(E, "{ tx_acc.re += ");
-        put_parts_of(E, x, 0, 0);
-        put(E, "; tx_acc.im += ");
-        put_parts_of(E, x, 1, 0);
-        put(E, "; }");
+    if (put_acc_parts(E, x, 0))
         return;
-    }
     put(E, "tx_acc = tx_c_add(tx_acc, ");
     put_access_c(E, x);
     put(E, ")");
@@ -995,14 +1003,8 @@ void put_contract_update_c(emitter *E, const g_value *v)
         g_value root = *v;
         root.coef = 1;
         root.summed = (labelset){{0}}; /* (the summand: nothing summed in it) */
-        if (parts_size(&root, 1) <= PARTS_MAX) {
-            put(E, "{ tx_acc.re += ");
-            put_parts_of(E, &root, 0, 1);
-            put(E, "; tx_acc.im += ");
-            put_parts_of(E, &root, 1, 1);
-            put(E, "; }");
+        if (put_acc_parts(E, &root, 1))
             return;
-        }
         put(E, "tx_acc = tx_c_add(tx_acc, ");
         put_elementwise(E, &root);
         put(E, ")");
