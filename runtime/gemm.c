@@ -27,6 +27,20 @@
  * from plain cblas_dgemm's in the last bits, the same on every call with
  * the same shapes, core and thread count.
  *
+ * On several threads a GEMM is OpenBLAS's threaded one. Cutting C into
+ * one band of rows per pool thread (whole multiples of 8 rows, each band
+ * one single-threaded call) gives every element the bits of the
+ * one-thread product for any thread count, and leaves no OpenBLAS thread
+ * spinning after the call (pool.c), but measured slower: two threads,
+ * bench/tx_loop, huge pages, alternated, medians of 15, 500x200x500 1.64
+ * -> 2.63 ms, 100x500x500 (q1) 0.85 -> 0.92, 1000x500x500 7.8 -> 7.0,
+ * and a two-layer MLP (bands of 32 rows) 11.2 -> 10.2. In C, two
+ * persistent threads making the two single-threaded calls against one
+ * call on OpenBLAS's two:
+ * 256^3 810 against 774 us, 500x200x500 1665 against 1619, 1000x500x500
+ * 8245 against 7245 (a new thread per call is far slower still, 1121
+ * against 525 us at 256^3: OpenBLAS gives each new thread new buffers).
+ *
  * Generated code calls cblas_dgemm (dgemv, ddot, sdot); runtime.c's
  * table gives it these functions under those names, for the libtcc and
  * the cc tier alike (a standalone file calls the BLAS it is linked with).

@@ -28,6 +28,21 @@
  * kernel that is a batch of BLAS calls (tx_rt_parallel_blas) sets
  * OpenBLAS to one thread while the pool's threads make the calls.
  *
+ * What that does not cover: after a threaded call, OpenBLAS 0.3.21's
+ * workers wait for the next one by spinning for
+ * 2^28 cycles, OPENBLAS_THREAD_TIMEOUT's default, which OpenBLAS reads
+ * once, when it is loaded. A pool kernel right after a GEMM then shares
+ * a core with that spinning thread, and in some processes (it depends on
+ * where the scheduler puts the two) gets little of it: in
+ * tanh(X W1 + b1) W2 + b2 (1000x500x500, then x100) on two threads, the
+ * tanh kernel after the first GEMM took 1155 and 1140 us with the
+ * default, 691 and 660 with OPENBLAS_THREAD_TIMEOUT=4 (one thread: 1111;
+ * per-call medians of 41 runs, TX_OPTION_TIMING, huge pages); the whole
+ * program's time moved within the noise (medians of 9 alternated runs,
+ * 11.2 and 10.9 ms). Running each GEMM as bands on the pool's threads
+ * instead (one OpenBLAS thread per band) leaves no thread spinning, but
+ * GEMMs alone were slower that way (gemm.c).
+ *
  * tx_rt_reduce shares a long contiguous reduction (a full sum) the same
  * way: the chunks of tx_p_red_chunked (prims.inc), fixed by the length
  * alone, one partial result each, folded in order on the calling thread.
