@@ -36,10 +36,10 @@
  * -> 2.63 ms, 100x500x500 (q1) 0.85 -> 0.92, 1000x500x500 7.8 -> 7.0,
  * and a two-layer MLP (bands of 32 rows) 11.2 -> 10.2. In C, two
  * persistent threads making the two single-threaded calls against one
- * call on OpenBLAS's two:
- * 256^3 810 against 774 us, 500x200x500 1665 against 1619, 1000x500x500
- * 8245 against 7245 (a new thread per call is far slower still, 1121
- * against 525 us at 256^3: OpenBLAS gives each new thread new buffers).
+ * call on OpenBLAS's two: 256^3 810 against 774 us, 500x200x500 1665
+ * against 1619, 1000x500x500 8245 against 7245 (a new thread per call is
+ * far slower still, 1121 against 525 us at 256^3: OpenBLAS gives each new
+ * thread new buffers).
  *
  * Generated code calls cblas_dgemm (dgemv, ddot, sdot); runtime.c's
  * table gives it these functions under those names, for the libtcc and

@@ -29,9 +29,9 @@
  * OpenBLAS to one thread while the pool's threads make the calls.
  *
  * What that does not cover: after a threaded call, OpenBLAS 0.3.21's
- * workers wait for the next one by spinning for
- * 2^28 cycles, OPENBLAS_THREAD_TIMEOUT's default, which OpenBLAS reads
- * once, when it is loaded. A pool kernel right after a GEMM then shares
+ * workers wait for the next one by spinning for 2^28 cycles,
+ * OPENBLAS_THREAD_TIMEOUT's default, which OpenBLAS reads once, when it
+ * is loaded. A pool kernel right after a GEMM then shares
  * a core with that spinning thread, and in some processes (it depends on
  * where the scheduler puts the two) gets little of it: in
  * tanh(X W1 + b1) W2 + b2 (1000x500x500, then x100) on two threads, the
