@@ -40,7 +40,7 @@ DEB_PACKAGES := re2c lemon libtcc-dev check libopenblas-dev liblapacke-dev pytho
 
 LIB_SRC  := src/arena.c src/recover.c src/buf.c src/diag.c src/cst.c src/sema.c src/sema_extent.c src/sema_linalg.c \
             src/graph.c src/lower.c src/grad.c src/pass_delta.c src/pass_cse.c src/pass_order.c src/pass_factor.c src/pass_blas.c src/pass_split.c src/pass_fuse.c src/pipeline.c \
-            src/target.c src/emit_program.c src/emit_kernel.c src/emit_memory.c src/emit_dense.c src/emit_blocks.c \
+            src/target.c src/emit_program.c src/emit_kernel.c src/emit_memory.c src/emit_dense.c src/emit_blocks.c src/emit_cblocks.c \
             src/emit_sparse.c src/emit_blas.c src/emit_linalg.c src/emit_expr.c src/emit_names.c \
             src/mpi_plan.c src/jit.c src/jit_cc.c src/api.c
 LIB_OBJ  := $(B)/lexer.o $(B)/parser.o $(patsubst src/%.c,$(B)/%.o,$(LIB_SRC)) $(B)/runtime.o $(B)/pool.o \

@@ -4,9 +4,9 @@
    then tx_run (and tx_bind of every tensor + tx_run) in a loop.
 
    usage: tx_loop FILE.tx REPS NAME=D0xD1x... ...   (NAME= alone: a scalar,
-   NAME=f32:D0x... an f32 tensor)
-   Every named tensor gets a buffer of that shape (f64 unless f32:, filled
-   with 0.5 + i mod 7 / 10); prints the median over 9 rounds of REPS calls, in µs:
+   NAME=f32:D0x... an f32 tensor, NAME=c128:D0x... a c128 one)
+   Every named tensor gets a buffer of that shape (f64 unless f32: or c128:,
+   filled with 0.5 + i mod 7 / 10, each part of a complex element); prints the median over 9 rounds of REPS calls, in µs:
    "run µs  bind+run µs" (with TX_LOOP_CPU=1: CPU time, steadier on a
    busy machine for one thread; with TX_LOOP_BACKEND=cc: the program compiled
    by the cc tier; with TX_LOOP_TIMING=1, each call's time in one more run,
@@ -44,9 +44,9 @@ static void *huge_alloc(size_t bytes)
     return (char *)p + off;
 }
 
-static int bind(tx_program *p, const char *name, void *data, int f32, int ndim, const int64_t *shape)
+static int bind(tx_program *p, const char *name, void *data, tx_dtype dt, int ndim, const int64_t *shape)
 {
-    return f32 ? tx_bind_array(p, name, data, TX_F32, ndim, shape, NULL) : tx_bind(p, name, data, ndim, shape);
+    return tx_bind_array(p, name, data, dt, ndim, shape, NULL);
 }
 
 static int cpu_clock; /* TX_LOOP_CPU=1: the process's CPU time (one thread, a busy machine) */
@@ -86,7 +86,8 @@ int main(int argc, char **argv)
     char *src = slurp(argv[1], &len);
     long reps = atol(argv[2]);
     char *name[MAXT];
-    int ndim[MAXT], f32[MAXT], nt = 0;
+    int ndim[MAXT], nt = 0;
+    tx_dtype dt[MAXT];
     int64_t shape[MAXT][8];
     double *data[MAXT];
     for (int a = 3; a < argc && nt < MAXT; a++, nt++) {
@@ -96,17 +97,19 @@ int main(int argc, char **argv)
         *eq = 0;
         name[nt] = argv[a];
         ndim[nt] = 0;
-        f32[nt] = strncmp(eq + 1, "f32:", 4) == 0;
+        dt[nt] = strncmp(eq + 1, "f32:", 4) == 0 ? TX_F32 : strncmp(eq + 1, "c128:", 5) == 0 ? TX_C128 : TX_F64;
         int64_t size = 1;
-        for (char *p = eq + 1 + 4 * f32[nt]; *p && ndim[nt] < 8;) {
+        for (char *p = eq + 1 + (dt[nt] == TX_F32 ? 4 : dt[nt] == TX_C128 ? 5 : 0); *p && ndim[nt] < 8;) {
             shape[nt][ndim[nt]] = strtoll(p, &p, 10);
             size *= shape[nt][ndim[nt]++];
             if (*p == 'x')
                 p++;
         }
+        if (dt[nt] == TX_C128)
+            size *= 2; /* (re, im) pairs */
         data[nt] = huge_alloc(sizeof(double) * (size_t)(size ? size : 1));
         for (int64_t i = 0; i < size; i++) {
-            if (f32[nt])
+            if (dt[nt] == TX_F32)
                 ((float *)data[nt])[i] = 0.5f + (float)(i % 7) / 10;
             else
                 data[nt][i] = 0.5 + (double)(i % 7) / 10;
@@ -136,7 +139,7 @@ int main(int argc, char **argv)
         return 1;
     }
     for (int t = 0; t < nt; t++)
-        if (bind(p, name[t], data[t], f32[t], ndim[t], shape[t]) != 0) {
+        if (bind(p, name[t], data[t], dt[t], ndim[t], shape[t]) != 0) {
             fprintf(stderr, "tx_loop: bind %s: %s\n", name[t], tx_errmsg(c));
             return 1;
         }
@@ -152,7 +155,7 @@ int main(int argc, char **argv)
         double t1 = now();
         for (long i = 0; i < reps; i++) {
             for (int t = 0; t < nt; t++)
-                bind(p, name[t], data[t], f32[t], ndim[t], shape[t]);
+                bind(p, name[t], data[t], dt[t], ndim[t], shape[t]);
             tx_run(p);
         }
         double t2 = now();

@@ -412,6 +412,8 @@ void put_flat_rows_else(emitter *E, int P, int L, const char *body, int depth);
 /* Can the primitives evaluate V (with the values fused into it)? Counts
    its nodes into *NEED (scratch buffers at most). */
 int blk_supported(const g_value *v, int *need);
+/* Does V (with the values fused into it) read variable VAR (-1: none)? */
+int blk_reads_var(const g_value *v, int var);
 /* Whether V is an f32 operation whose result is rounded to float (tx(5)
    ELEMENT TYPES): a sum, an elementwise product, a power, a square root,
    exp, log, sin, cos, tanh or a dim, of type f32. The selections (abs,
@@ -479,10 +481,31 @@ void put_op(emitter *E, blk_op o);
    buffer of TEMP, with OP 0 (=), 1 (+=) or 2 (-=). */
 void emit_block_loop(emitter *E, const g_value *x, const int *labels, const tx_extent *ext, int rank,
                      int target_var, const g_value *temp, dtype tdt, int op);
+/* The C text (in SCRATCH) of the element at LABELS/EXT's loop variables
+   of variable TARGET_VAR (>= 0), else of temporary TEMP. */
+const char *blk_target_text(emitter *E, tx_buf *scratch, const int *labels, const tx_extent *ext, int rank,
+                            int target_var, const g_value *temp);
 
 /* The head of a loop over LABEL (extent EXT) in blocks of TX_BLOCK:
    tx_i, tx_bn and LABEL's variable are set inside; close it with "}". */
 void put_block_loop_head(emitter *E, int label, tx_extent ext, int depth);
+/* The bounds of the block starting at tx_i: tx_bn (the block's length,
+   up to TX_BLOCK) and LABEL's variable, at DEPTH. */
+void put_block_bounds(emitter *E, int label, tx_extent ext, int depth);
+/* The stride of label L through memory-resident value W, in elements of
+   W (a sum where L names several modes, "0" where none); *KNOWN its value
+   when the emitter knows it, -1 when only the code does. */
+void put_label_stride(emitter *E, const g_value *w, int L, int64_t *known);
+/* Can emit_complex_block_loop compute complex elementwise X of RANK
+   labels (> 0) into variable TARGET_VAR (-1: a temporary)? Not when X
+   holds what the complex blocks do not take (a complex function, a real
+   or imaginary part), nor into a target strided along its last label. */
+int cblk_supported(emitter *E, const g_value *x, int rank, int target_var);
+/* emit_block_loop for complex X (cblk_supported), through the complex
+   primitives (emit_cblocks.c): the same bits as the scalar code, but
+   for a real value computed inside X, which has a real statement's. */
+void emit_complex_block_loop(emitter *E, const g_value *x, const int *labels, const tx_extent *ext, int rank,
+                             int target_var, const g_value *temp, dtype tdt, int op);
 /* The loop over LABEL (extent EXT) that folds elementwise X into tx_acc
    with RED, block by block (the other labels' loops are open). */
 void emit_block_reduce(emitter *E, const g_value *x, int label, tx_extent ext, const tx_extent *flat, int nflat,

@@ -64,8 +64,7 @@ void put_op(emitter *E, blk_op o)
         put_scratch(E, o.buf);
 }
 
-/* The stride of label L through memory-resident value W. */
-static void put_label_stride(emitter *E, const g_value *w, int L, int64_t *known)
+void put_label_stride(emitter *E, const g_value *w, int L, int64_t *known)
 {
     mode_seq s;
     *known = 0;
@@ -2122,8 +2121,7 @@ static int f32_sum_of_squares(emitter *E, blk_state *B, const g_value *x)
     return 1;
 }
 
-/* Does V (with the values fused into it) read variable VAR? */
-static int reads_var(const g_value *v, int var)
+int blk_reads_var(const g_value *v, int var)
 {
     if (var < 0)
         return 0;
@@ -2132,7 +2130,7 @@ static int reads_var(const g_value *v, int var)
     if (v->op == OP_INDEX)
         return v->in[0]->var == var;
     for (int i = 0; v->inlined && i < v->nin; i++)
-        if (reads_var(v->in[i], var))
+        if (blk_reads_var(v->in[i], var))
             return 1;
     return 0;
 }
@@ -2143,13 +2141,9 @@ static int reads_var(const g_value *v, int var)
    read the target (a multi-step operation writes it more than once)? */
 static int blk_direct(const g_value *x, int target_var, int64_t inc, int op)
 {
-    return inc == 1 && op == 0 && x->inlined && !reads_var(x, target_var) &&
+    return inc == 1 && op == 0 && x->inlined && !blk_reads_var(x, target_var) &&
            (x->op == OP_MAP || x->op == OP_ADD || x->op == OP_CONTRACT) && !blk_is_copy(x);
 }
-
-/* "for (tx_i = 0; tx_i < EXT; tx_i += TX_BLOCK) {" and the block's
-   bounds: tx_bn elements from tx_i, LABEL's loop variable at tx_i. */
-static void put_block_bounds(emitter *E, int label, tx_extent ext, int depth);
 
 void put_block_loop_head(emitter *E, int label, tx_extent ext, int depth)
 {
@@ -2187,8 +2181,7 @@ int open_rows_span(emitter *E, int label, tx_extent ext, int depth, int range, i
     return depth + 1;
 }
 
-/* The bounds of the block starting at tx_i: tx_bn and LABEL's variable. */
-static void put_block_bounds(emitter *E, int label, tx_extent ext, int depth)
+void put_block_bounds(emitter *E, int label, tx_extent ext, int depth)
 {
     put(E, "%*sconst int64_t tx_bn = ", 4 * depth, "");
     put_extent(E, ext);
@@ -2541,6 +2534,17 @@ static void emit_copy_rows(emitter *E, const g_value *x, const int *labels, cons
     put(E, ");\n%*s}\n%*s}\n%*s}\n", 4 * depth + 4, "", 4 * depth, "", 4 * depth - 4, "");
 }
 
+const char *blk_target_text(emitter *E, tx_buf *scratch, const int *labels, const tx_extent *ext, int rank,
+                            int target_var, const g_value *temp)
+{
+    tx_buf *saved = emit_capture_begin(E, scratch);
+    if (target_var >= 0)
+        put_var_at(E, target_var, labels, ext, rank);
+    else
+        put_value_at(E, temp);
+    return emit_capture_end(E, saved);
+}
+
 void emit_block_loop(emitter *E, const g_value *x, const int *labels, const tx_extent *ext, int rank,
                      int target_var, const g_value *temp, dtype tdt, int op)
 {
@@ -2605,12 +2609,8 @@ void emit_block_loop(emitter *E, const g_value *x, const int *labels, const tx_e
     if (rows) /* the transposed f64 operands: copied a block at a time into panels */
         emit_panels_begin(E, x, L, labels[rank - 2]);
     blk_state B = {.depth = depth, .label = L, .nbuf = E->panels.n * TRANSPOSED_ROWS, .streams = nt >= 0};
-    tx_buf scratch, *saved = emit_capture_begin(E, &scratch);
-    if (target_var >= 0)
-        put_var_at(E, target_var, labels, ext, rank);
-    else
-        put_value_at(E, temp);
-    const char *target = emit_capture_end(E, saved);
+    tx_buf scratch;
+    const char *target = blk_target_text(E, &scratch, labels, ext, rank, target_var, temp);
     int in_f32 = tdt == DT_F32 && op == 0 && f32_store(E, &B, x, target, inc, blk_direct(x, target_var, inc, op), nt);
     if (!in_f32) {
         /* an f32 value (the f32 path's block) is stored by a call of its own */

@@ -979,6 +979,12 @@ void emit_compute(emitter *E, const g_value *v)
             put(E, "    }\n");
             return;
         }
+        if (cblk_supported(E, &root, v->rank, -1)) {
+            put(E, "    { /* %%%d */\n", v->id);
+            emit_complex_block_loop(E, &root, v->label, v->ext, v->rank, -1, v, v->dt, 0);
+            put(E, "    }\n");
+            return;
+        }
     }
     int depth = 1;
     int summed[TX_MAX_LABELS], nsum = 0;
@@ -1199,6 +1205,12 @@ void emit_store(emitter *E, const g_value *s)
     if (same && copy_tiled(E, s->id, s->store_label, s->ext, s->rank, NULL, s->var, var->dt, s->store_op, w, &sw))
         return;
     put(E, "    { /* %%%d */\n", s->id);
+    if (dt_complex(var->dt) && cblk_supported(E, s->in[0], s->rank, s->var)) {
+        emit_complex_block_loop(E, s->in[0], s->store_label, s->ext, s->rank, s->var, NULL, var->dt,
+                                s->store_op == '=' ? 0 : s->store_op == '+' ? 1 : 2);
+        put(E, "    }\n");
+        return;
+    }
     if (dt_complex(var->dt)) {
         open_loops(E, s->store_label, s->ext, s->rank, &depth, 1);
         put_store_c(E, s, var->dt, depth);

@@ -39,6 +39,7 @@
 
 #include "prims_isa.h"
 #include "runtime.h"
+#include "complex.inc" /* tx_c_div's TX_C_DIV_PARTS, the reference of tx_p_cdiv */
 #include "tensorexpr.h" /* tx_sparse_map */
 
 /* ---- the primitives' types (as in symbols.def) ---- */
@@ -241,6 +242,7 @@ static const char *const tested[] = {
     "tx_p_mul_aff_f32", "tx_p_sq_aff_f32", "tx_p_div_aff_f32", "tx_p_mul_add_f32", "tx_p_mul_aff_add_f32",
     "tx_p_red_sq_aff_f32", "tx_p_stream_f64", "tx_pf_stream", "tx_p_stream_fence", "tx_p_nt_note",
     "tx_p_spread_rows", "tx_p_repeat_rows", "tx_p_copy_rows_f64", "tx_pf_copy_rows",
+    "tx_p_cmul", "tx_p_cdiv", "tx_p_cconj", "tx_p_cfill", "tx_p_cload", "tx_p_cloadf", "tx_p_cfrom", "tx_p_cfromf",
 };
 
 
@@ -2932,6 +2934,130 @@ START_TEST(complex_functions)
 }
 END_TEST
 
+/* ---- complex blocks (emit_cblocks.c): 2n doubles, (re, im) pairs ---- */
+typedef void cconj_fn(int64_t, const double *, double *);
+typedef void cfill_fn(int64_t, double, double, double *);
+typedef void cload_fn(int64_t, const double *, int64_t, double *);
+typedef void cloadf_fn(int64_t, const float *, int64_t, double *);
+
+/* complex.inc's tx_c_div (Smith's division), one element at a time */
+static __attribute__((noinline)) cpair ref_cdiv(cpair a, cpair b)
+{
+    cpair z;
+    TX_C_DIV_PARTS(a.re, a.im, b.re, b.im, z.re, z.im);
+    return z;
+}
+
+/* complex.inc's tx_c_mul, one element at a time (not vectorised, so
+   nothing but its own operations) */
+static __attribute__((noinline)) cpair ref_cmul(cpair a, cpair b)
+{
+    cpair z;
+    z.re = a.re * b.re - a.im * b.im;
+    z.im = a.re * b.im + a.im * b.re;
+    return z;
+}
+
+/* F(n, x, y, d) over N complex elements X and Y (blocks ending at the
+   guarded pages GA, GB) gives WANT (same()), into a third block (GD) and
+   in place on either operand. */
+static void check_complex_binary(int s, const char *name, binary_fn *f, int64_t n, const double *x, const double *y,
+                                 const double *want, guarded ga, guarded gb, guarded gd)
+{
+    for (int place = 0; place < 3; place++) { /* d apart, d == x, d == y */
+        double *a = guard_end(ga, 2 * n, sizeof(double)), *b = guard_end(gb, 2 * n, sizeof(double));
+        double *d = place == 1 ? a : place == 2 ? b : guard_end(gd, 2 * n, sizeof(double));
+        memcpy(a, x, 2 * n * sizeof(double));
+        memcpy(b, y, 2 * n * sizeof(double));
+        f(n, a, b, d);
+        for (int64_t i = 0; i < 2 * n; i++)
+            ck_assert_msg(same(d[i], want[i]), "%s %s n=%ld place %d [%ld]: %a, want %a", set_names[s], name, (long)n,
+                          place, (long)i, d[i], want[i]);
+    }
+}
+
+/* The complex block primitives, on every set, give the bits of the
+   scalar path's operations (complex.inc): tx_p_cmul those of tx_c_mul
+   (no FMA: GCC 12 vectorises the plain loop with one), a NaN where it
+   gives a NaN (which of two NaNs an operation keeps depends on the
+   order the compiler puts operands in), also in place on either
+   operand, and tx_p_cdiv those of tx_c_div (Smith's division, zero
+   parts and zero divisors among the cases); tx_p_cconj negates the imaginary part; the loads,
+   fill and real-to-complex conversions copy exactly, at strides 1, 3
+   and 0; nothing read or written past a block. */
+START_TEST(complex_blocks)
+{
+    int s = _i;
+    SKIP_UNLESS_RUNS(s);
+    binary_fn *cmul = (binary_fn *)prim(s, "tx_p_cmul"), *cdiv = (binary_fn *)prim(s, "tx_p_cdiv");
+    cconj_fn *cconj = (cconj_fn *)prim(s, "tx_p_cconj");
+    cfill_fn *cfill = (cfill_fn *)prim(s, "tx_p_cfill");
+    cload_fn *cload = (cload_fn *)prim(s, "tx_p_cload"), *cfrom = (cload_fn *)prim(s, "tx_p_cfrom");
+    cloadf_fn *cloadf = (cloadf_fn *)prim(s, "tx_p_cloadf"), *cfromf = (cloadf_fn *)prim(s, "tx_p_cfromf");
+    guarded ga = guard_new(), gb = guard_new(), gd = guard_new();
+    static double x[2 * MAXN], y[2 * MAXN], src[6 * MAXN], want[2 * MAXN];
+    static float srcf[6 * MAXN];
+    for (int l = 0; l < NLEN; l++) {
+        int64_t n = lengths[l];
+        fill_random(x, 2 * n, 1);
+        fill_random(y, 2 * n, 1);
+        fill_random(src, 6 * n, 1);
+        for (int64_t i = 0; i < 6 * n; i++)
+            srcf[i] = (float)src[i];
+        for (int64_t i = 0; i < n; i++) {
+            cpair z = ref_cmul((cpair){x[2 * i], x[2 * i + 1]}, (cpair){y[2 * i], y[2 * i + 1]});
+            want[2 * i] = z.re;
+            want[2 * i + 1] = z.im;
+        }
+        check_complex_binary(s, "tx_p_cmul", cmul, n, x, y, want, ga, gb, gd);
+        for (int64_t i = 0; i < n; i++) { /* divisors with a zero part, and zero ones, among them */
+            if (i % 5 == 1)
+                y[2 * i + i % 2] = 0.0;
+            cpair z = ref_cdiv((cpair){x[2 * i], x[2 * i + 1]}, (cpair){y[2 * i], y[2 * i + 1]});
+            want[2 * i] = z.re;
+            want[2 * i + 1] = z.im;
+        }
+        check_complex_binary(s, "tx_p_cdiv", cdiv, n, x, y, want, ga, gb, gd);
+        double *a = guard_end(ga, 2 * n, sizeof(double)), *d = guard_end(gd, 2 * n, sizeof(double));
+        memcpy(a, x, 2 * n * sizeof(double));
+        cconj(n, a, d);
+        cconj(n, a, a);
+        for (int64_t i = 0; i < 2 * n; i++) {
+            double w = i % 2 ? -x[i] : x[i];
+            ck_assert_msg(same_bits(d[i], w) && same_bits(a[i], w), "%s tx_p_cconj n=%ld [%ld]", set_names[s], (long)n,
+                          (long)i);
+        }
+        cfill(n, -0.0, nan_with(5, 1), d);
+        for (int64_t i = 0; i < 2 * n; i++)
+            ck_assert(same_bits(d[i], i % 2 ? nan_with(5, 1) : -0.0));
+        static const int64_t incs[] = {1, 3, 0};
+        for (int k = 0; k < 3; k++) {
+            int64_t inc = incs[k];
+            d = guard_end(gd, 2 * n, sizeof(double));
+            cload(n, src, inc, d);
+            for (int64_t i = 0; i < 2 * n; i++)
+                ck_assert_msg(same_bits(d[i], src[2 * (i / 2) * inc + i % 2]), "%s tx_p_cload n=%ld inc %ld [%ld]",
+                              set_names[s], (long)n, (long)inc, (long)i);
+            cloadf(n, srcf, inc, d);
+            for (int64_t i = 0; i < 2 * n; i++)
+                ck_assert_msg(same_bits(d[i], (double)srcf[2 * (i / 2) * inc + i % 2]),
+                              "%s tx_p_cloadf n=%ld inc %ld [%ld]", set_names[s], (long)n, (long)inc, (long)i);
+            cfrom(n, src, inc, d);
+            for (int64_t i = 0; i < 2 * n; i++)
+                ck_assert_msg(same_bits(d[i], i % 2 ? 0.0 : src[(i / 2) * inc]), "%s tx_p_cfrom n=%ld inc %ld [%ld]",
+                              set_names[s], (long)n, (long)inc, (long)i);
+            cfromf(n, srcf, inc, d);
+            for (int64_t i = 0; i < 2 * n; i++)
+                ck_assert_msg(same_bits(d[i], i % 2 ? 0.0 : (double)srcf[(i / 2) * inc]),
+                              "%s tx_p_cfromf n=%ld inc %ld [%ld]", set_names[s], (long)n, (long)inc, (long)i);
+        }
+    }
+    guard_free(ga);
+    guard_free(gb);
+    guard_free(gd);
+}
+END_TEST
+
 int main(void)
 {
     Suite *su = suite_create("prims");
@@ -2975,6 +3101,7 @@ int main(void)
     tcase_add_loop_test(tc, sum_of_squares_rows, 0, NSETS);
     tcase_add_loop_test(tc, sparse_map_helpers, 0, NSETS);
     tcase_add_loop_test(tc, complex_functions, 0, NSETS);
+    tcase_add_loop_test(tc, complex_blocks, 0, NSETS);
     suite_add_tcase(su, tc);
     SRunner *sr = srunner_create(su);
     srunner_run_all(sr, CK_NORMAL);

@@ -31,6 +31,7 @@
 #define TABLE prims_isa_v1
 #endif
 
+#include "complex.inc" /* before prims.inc, as in runtime.c: tx_p_cdiv */
 #include "prims.inc"
 
 const prims_isa_entry TABLE[] = {

@@ -67,7 +67,7 @@ run "cc tier (--backend cc) vs numpy and bit for bit vs libtcc, -O0 and -O2" "$P
     tests/num/fn_tanh.tx tests/num/fn_cumsum.tx tests/num/fn_reduce_normalise.tx tests/num/la_cholesky.tx \
     tests/num/la_svd_tall.tx tests/num/la_solve_f32.tx tests/num/ccsd_denominators.tx \
     tests/num/sp_pair_energy.tx tests/num/sp_masked_softmax.tx tests/num/comparisons_where.tx \
-    tests/num/complex_contract.tx tests/num/complex_updates.tx tests/num/row_groups.tx tests/num/row_local.tx \
+    tests/num/complex_contract.tx tests/num/complex_updates.tx tests/num/complex_blocks.tx tests/num/row_groups.tx tests/num/row_local.tx \
     tests/num/f32_blocks.tx tests/num/blocks_where.tx tests/num/fn_max.tx tests/num/blocks_maxmin_nan.tx \
     tests/num/reduce_mul_acc.tx tests/num/reduce_add_rows.tx tests/num/blas_batches.tx tests/num/f32_steps.tx \
     tests/num/f32_exp_odd_lanes.tx tests/num/f64_exp_odd_lanes.tx tests/num/tanh_odd_lanes.tx \
@@ -75,7 +75,7 @@ run "cc tier (--backend cc) vs numpy and bit for bit vs libtcc, -O0 and -O2" "$P
 run "cc tier: cache hits, racing processes, broken cache files, fallback to libtcc" sh tests/run_backend_cc.sh
 run "standalone C vs numpy and txc run" "$PYTHON" tests/run_cc.py --txc "$TXC"
 run "standalone C compiled by Clang, -Wall -Wextra -Werror" "$PYTHON" tests/run_cc.py --txc "$TXC" --cc clang \
-    tests/num/fn_softmax.tx tests/num/row_groups.tx tests/num/f32_blocks.tx tests/num/complex_updates.tx \
+    tests/num/fn_softmax.tx tests/num/row_groups.tx tests/num/f32_blocks.tx tests/num/complex_updates.tx tests/num/complex_blocks.tx \
     tests/num/transpose_lines.tx tests/num/fn_cumsum.tx tests/num/flat_rows_store.tx tests/num/stream_note.tx
 run "standalone C compiled by Clang, with BLAS and LAPACK" "$PYTHON" tests/run_cc.py --txc "$TXC" --cc clang --blas \
     tests/num/matmul.tx tests/num/la_cholesky.tx tests/num/complex_linalg.tx tests/num/delta_blas.tx
