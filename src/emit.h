@@ -498,8 +498,8 @@ void put_block_bounds(emitter *E, int label, tx_extent ext, int depth);
 void put_label_stride(emitter *E, const g_value *w, int L, int64_t *known);
 /* Can emit_complex_block_loop compute complex elementwise X of RANK
    labels (> 0) into variable TARGET_VAR (-1: a temporary)? Not when X
-   holds what the complex blocks do not take (a complex function, a real
-   or imaginary part), nor into a target strided along its last label. */
+   holds what the complex blocks do not take (a real or imaginary part,
+   abs, where), nor into a target strided along its last label. */
 int cblk_supported(emitter *E, const g_value *x, int rank, int target_var);
 /* emit_block_loop for complex X (cblk_supported), through the complex
    primitives (emit_cblocks.c): the same bits as the scalar code, but

@@ -10,8 +10,9 @@
  * tx_p_axpby and tx_p_muls over the 2 tx_bn doubles, products and
  * conjugates the complex primitives. Each step computes what
  * put_elementwise_c's scalar code computes, in its order, so a block
- * gives the scalar path's bits: the scalar path stays for what the
- * blocks do not take (complex functions, real parts, strided targets). A real value computed inside a complex statement is
+ * gives the scalar path's bits (its complex functions are the same
+ * functions, tx_p_cmap calling them): the scalar path stays for what the
+ * blocks do not take (real, imag, abs, where, strided targets). A real value computed inside a complex statement is
  * emit_blocks.c's block, then made complex: it has the bits a real
  * statement computing it has (which are not always the scalar code's: a
  * factor 2 in 2*x*y multiplies last there, and its exp is libmvec's).
@@ -38,6 +39,14 @@ typedef struct {
     int nptr;  /* pointers tx_pN declared so far */
 } cb_state;
 
+/* Whether a complex map F is one of the blocks': conj, or a function of
+   tx_p_cmap. */
+static int cb_map(map_fn f)
+{
+    return f == MAP_CONJ || f == MAP_POW || f == MAP_EXP || f == MAP_LOG || f == MAP_SQRT || f == MAP_SIN ||
+           f == MAP_COS || f == MAP_TANH;
+}
+
 /* Can the complex primitives evaluate V, the value a complex store
    writes (TOP), with the values fused into it (a real value computed
    inside it by emit_blocks.c's)? Counts its nodes into *NEED. */
@@ -53,7 +62,7 @@ static int cb_supported(const g_value *v, int top, int *need)
     if (v->op == OP_CONTRACT) {
         if (!ls_empty(v->summed))
             return 0;
-    } else if (!(v->op == OP_ADD || (v->op == OP_MAP && v->fn == MAP_CONJ)))
+    } else if (!(v->op == OP_ADD || (v->op == OP_MAP && cb_map(v->fn))))
         return 0;
     (void)top;
     for (int i = 0; i < v->nin; i++)
@@ -173,10 +182,16 @@ static cb_op cb_eval(emitter *E, cb_state *B, const g_value *v, int dest)
         put(E, ", 1");
         return cb_call_end(E, B, r, base);
     }
-    if (v->op == OP_MAP) { /* conj */
+    if (v->op == OP_MAP) { /* conj, or a function (tx_p_cmap, as tx_p_map numbers them) */
         cb_op a = cb_eval(E, B, v->in[0], -1);
         cb_op d = cb_dest(B, a, dest);
-        put(E, "%*stx_p_cconj(tx_bn, ", ind, "");
+        if (v->fn == MAP_CONJ)
+            put(E, "%*stx_p_cconj(tx_bn, ", ind, "");
+        else {
+            put(E, "%*stx_p_cmap(tx_bn, %d, ", ind, "", (int)v->fn);
+            num_literal(E->out, v->fn == MAP_POW ? v->fn_arg : 0.0);
+            put(E, ", ");
+        }
         put_cop(E, a);
         return cb_call_end(E, B, d, base);
     }

@@ -242,7 +242,7 @@ static const char *const tested[] = {
     "tx_p_mul_aff_f32", "tx_p_sq_aff_f32", "tx_p_div_aff_f32", "tx_p_mul_add_f32", "tx_p_mul_aff_add_f32",
     "tx_p_red_sq_aff_f32", "tx_p_stream_f64", "tx_pf_stream", "tx_p_stream_fence", "tx_p_nt_note",
     "tx_p_spread_rows", "tx_p_repeat_rows", "tx_p_copy_rows_f64", "tx_pf_copy_rows",
-    "tx_p_cmul", "tx_p_cdiv", "tx_p_cconj", "tx_p_cfill", "tx_p_cload", "tx_p_cloadf", "tx_p_cfrom", "tx_p_cfromf",
+    "tx_p_cmul", "tx_p_cdiv", "tx_p_cmap", "tx_p_cconj", "tx_p_cfill", "tx_p_cload", "tx_p_cloadf", "tx_p_cfrom", "tx_p_cfromf",
 };
 
 
@@ -2936,6 +2936,7 @@ END_TEST
 
 /* ---- complex blocks (emit_cblocks.c): 2n doubles, (re, im) pairs ---- */
 typedef void cconj_fn(int64_t, const double *, double *);
+typedef void cmap_fn(int64_t, int, double, const double *, double *);
 typedef void cfill_fn(int64_t, double, double, double *);
 typedef void cload_fn(int64_t, const double *, int64_t, double *);
 typedef void cloadf_fn(int64_t, const float *, int64_t, double *);
@@ -2982,7 +2983,8 @@ static void check_complex_binary(int s, const char *name, binary_fn *f, int64_t 
    gives a NaN (which of two NaNs an operation keeps depends on the
    order the compiler puts operands in), also in place on either
    operand, and tx_p_cdiv those of tx_c_div (Smith's division, zero
-   parts and zero divisors among the cases); tx_p_cconj negates the imaginary part; the loads,
+   parts and zero divisors among the cases); tx_p_cmap those of the one-element
+   functions it calls (tx_p_cexp, ..., tx_p_cpow), in place too; tx_p_cconj negates the imaginary part; the loads,
    fill and real-to-complex conversions copy exactly, at strides 1, 3
    and 0; nothing read or written past a block. */
 START_TEST(complex_blocks)
@@ -2990,6 +2992,7 @@ START_TEST(complex_blocks)
     int s = _i;
     SKIP_UNLESS_RUNS(s);
     binary_fn *cmul = (binary_fn *)prim(s, "tx_p_cmul"), *cdiv = (binary_fn *)prim(s, "tx_p_cdiv");
+    cmap_fn *cmap = (cmap_fn *)prim(s, "tx_p_cmap");
     cconj_fn *cconj = (cconj_fn *)prim(s, "tx_p_cconj");
     cfill_fn *cfill = (cfill_fn *)prim(s, "tx_p_cfill");
     cload_fn *cload = (cload_fn *)prim(s, "tx_p_cload"), *cfrom = (cload_fn *)prim(s, "tx_p_cfrom");
@@ -3018,6 +3021,26 @@ START_TEST(complex_blocks)
             want[2 * i + 1] = z.im;
         }
         check_complex_binary(s, "tx_p_cdiv", cdiv, n, x, y, want, ga, gb, gd);
+        static const int fns[] = {1, 2, 3, 4, 6, 7, 8}; /* tx_p_map's numbers: pow exp log sqrt sin cos tanh */
+        cfun_fn *one[] = {NULL, (cfun_fn *)prim(s, "tx_p_cexp"), (cfun_fn *)prim(s, "tx_p_clog"),
+                          (cfun_fn *)prim(s, "tx_p_csqrt"), (cfun_fn *)prim(s, "tx_p_csin"),
+                          (cfun_fn *)prim(s, "tx_p_ccos"), (cfun_fn *)prim(s, "tx_p_ctanh")};
+        cpow_fn *cpow1 = (cpow_fn *)prim(s, "tx_p_cpow");
+        for (int k = 0; k < 7; k++) {
+            double *a = guard_end(ga, 2 * n, sizeof(double)), *d = guard_end(gd, 2 * n, sizeof(double));
+            memcpy(a, x, 2 * n * sizeof(double));
+            for (int inplace = 0; inplace < 2; inplace++) {
+                cmap(n, fns[k], 2.5 + k % 2, a, inplace ? a : d);
+                const double *got = inplace ? a : d;
+                for (int64_t i = 0; i < n; i++) {
+                    cpair z = {x[2 * i], x[2 * i + 1]};
+                    cpair w = k ? one[k](z) : cpow1(z, 2.5 + k % 2);
+                    ck_assert_msg(same_bits(got[2 * i], w.re) && same_bits(got[2 * i + 1], w.im),
+                                  "%s tx_p_cmap %d n=%ld in place %d [%ld]", set_names[s], fns[k], (long)n, inplace,
+                                  (long)i);
+                }
+            }
+        }
         double *a = guard_end(ga, 2 * n, sizeof(double)), *d = guard_end(gd, 2 * n, sizeof(double));
         memcpy(a, x, 2 * n * sizeof(double));
         cconj(n, a, d);
