@@ -1,25 +1,28 @@
 /*
- * emit_cblocks.c - complex elementwise stores through the runtime's
- * complex block primitives (prims.inc's tx_p_cmul, tx_p_cconj, ...): the
- * complex counterpart of emit_blocks.c's blocks.
+ * emit_cblocks.c - complex elementwise values through the runtime's
+ * complex block primitives (prims.inc's tx_p_cmul, tx_p_cdiv, tx_p_cmap,
+ * ...): the complex counterpart of emit_blocks.c's blocks, for stores
+ * into c128 and c64 tensors and for computed complex temporaries.
  *
  * A block of tx_bn complex elements is 2 tx_bn doubles, (re, im) pairs
  * as a tx_c128 lays them out. A c128 tensor read at unit stride is read
  * in place; any other operand is loaded into a scratch block (two of
  * emit_blocks.c's, one after the other). Sums and real scales are
- * tx_p_axpby and tx_p_muls over the 2 tx_bn doubles, products and
- * conjugates the complex primitives. Each step computes what
- * put_elementwise_c's scalar code computes, in its order, so a block
- * gives the scalar path's bits (its complex functions are the same
- * functions, tx_p_cmap calling them): the scalar path stays for what the
- * blocks do not take (real, imag, abs, where, strided targets). A real value computed inside a complex statement is
- * emit_blocks.c's block, then made complex: it has the bits a real
- * statement computing it has (which are not always the scalar code's: a
- * factor 2 in 2*x*y multiplies last there, and its exp is libmvec's).
+ * tx_p_axpby and tx_p_muls over the 2 tx_bn doubles; products,
+ * quotients, conj and the complex functions are the complex primitives.
+ * Each step computes what put_elementwise_c's scalar code computes, in
+ * its order (the functions are the same functions, tx_p_cmap calling
+ * them), so a block gives the scalar code's bits. The scalar code stays
+ * for what the blocks do not take: real, imag, abs, where, a target
+ * strided along its last label.
  *
- * Under libtcc the scalar path was 2-3x slower than numpy on a product of
- * two c128 vectors (tx(5) WHICH BACKEND); the primitives run as gcc
- * compiled them.
+ * A real value computed inside a complex statement is emit_blocks.c's
+ * block, then made complex: it has the bits a real statement computing
+ * it has, which are not always the scalar code's (the factor 2 of
+ * 2*x*y multiplies last there, and exp is libmvec's).
+ *
+ * A product of 1e6 c128 elements took 7.7 ms in libtcc's scalar code
+ * and takes 2.0 in blocks (txc(1) WHICH BACKEND).
  */
 #include "emit.h"
 
@@ -47,10 +50,10 @@ static int cb_map(map_fn f)
            f == MAP_COS || f == MAP_TANH;
 }
 
-/* Can the complex primitives evaluate V, the value a complex store
-   writes (TOP), with the values fused into it (a real value computed
-   inside it by emit_blocks.c's)? Counts its nodes into *NEED. */
-static int cb_supported(const g_value *v, int top, int *need)
+/* Can the complex primitives evaluate V with the values fused into it
+   (a real value computed inside it by emit_blocks.c's)? Counts its nodes
+   into *NEED. */
+static int cb_supported(const g_value *v, int *need)
 {
     if (++*need > CB_MAX_BUFFERS)
         return 0;
@@ -64,9 +67,8 @@ static int cb_supported(const g_value *v, int top, int *need)
             return 0;
     } else if (!(v->op == OP_ADD || (v->op == OP_MAP && cb_map(v->fn))))
         return 0;
-    (void)top;
     for (int i = 0; i < v->nin; i++)
-        if (!cb_supported(v->in[i], 0, need))
+        if (!cb_supported(v->in[i], need))
             return 0;
     return 1;
 }
@@ -276,7 +278,7 @@ static int cb_writes(const g_value *v)
 int cblk_supported(emitter *E, const g_value *x, int rank, int target_var)
 {
     int need = 0;
-    if (rank == 0 || !dt_complex(x->dt) || !cb_supported(x, 1, &need))
+    if (rank == 0 || !dt_complex(x->dt) || !cb_supported(x, &need))
         return 0;
     const int64_t *stride = target_var >= 0 ? emit_var_strides(E, target_var) : NULL;
     return !(stride && stride[rank - 1] != 1); /* a strided target: the scalar path */
