@@ -2311,6 +2311,57 @@ START_TEST(copy_bands)
 }
 END_TEST
 
+/* Streamed transposes taller than a block of bands (prims.inc's
+   TX_BAND_BLOCK: 1024 rows of doubles, 2048 of floats), on every set: R
+   rows of 1 to 40 columns, R 1030 and 2100 (one block and a part, two
+   and a part), the source's rows a whole number of lines apart and 0 or
+   2 elements past one (the first tile shorter) or neither, into rows a
+   whole number of lines apart or not: every element where it belongs and
+   nothing past C written; the same with plain stores. */
+START_TEST(copy_band_blocks)
+{
+    int s = _i;
+    SKIP_UNLESS_RUNS(s);
+    tile_f64_fn *t64 = (tile_f64_fn *)prim(s, "tx_p_tile_f64");
+    tile_f32_fn *t32 = (tile_f32_fn *)prim(s, "tx_pf_tile");
+    static const int64_t rows[] = {1030, 2100}, cols[] = {1, 17, 40};
+    enum { MAXR = 2100, MAXC = 40, ST0 = 2112, LDX = 48 };
+    static double src[MAXC * (ST0 + 8) + 8] __attribute__((aligned(64)));
+    static float srcf[MAXC * (ST0 + 8) + 8] __attribute__((aligned(64)));
+    static double dst[MAXR * LDX] __attribute__((aligned(64)));
+    static float dstf[MAXR * LDX] __attribute__((aligned(64)));
+    for (int64_t i = 0; i < MAXC * (ST0 + 8) + 8; i++) {
+        src[i] = (double)i + 0.5;
+        srcf[i] = (float)i + 0.25f;
+    }
+    for (int x = 0; x < 2; x++)
+        for (int y = 0; y < 3; y++)
+            for (int v = 0; v < 3; v++)
+                for (int l = 0; l < 2; l++)
+                    for (int stream = 0; stream <= 1; stream++) {
+                        const int64_t r = rows[x], c = cols[y], st = v < 2 ? ST0 : ST0 + 3, so = v == 1 ? 2 : 0;
+                        const int64_t ld = l ? LDX : c + 3;
+                        for (int64_t i = 0; i < MAXR * LDX; i++) {
+                            dst[i] = -1;
+                            dstf[i] = -1;
+                        }
+                        t64(r, c, src + so, 1, st, dst, ld, stream);
+                        t32(r, c, srcf + so, 1, st, dstf, ld, stream);
+                        int64_t bad = -1;
+                        for (int64_t k = 0; k < MAXR * LDX && bad < 0; k++) {
+                            int64_t i = k / ld, j = k % ld;
+                            int in = i < r && j < c;
+                            double want = in ? src[so + i + j * st] : -1;
+                            float wantf = in ? srcf[so + i + j * st] : -1;
+                            if (!same_bits(dst[k], want) || dstf[k] != wantf)
+                                bad = k;
+                        }
+                        ck_assert_msg(bad < 0, "%s band blocks r=%ld c=%ld st=%ld source+%ld ld=%ld stream=%d at %ld",
+                                      set_names[s], (long)r, (long)c, (long)st, (long)so, (long)ld, stream, (long)bad);
+                    }
+}
+END_TEST
+
 /* Streaming copies, on every set (the library's at the width of its
    level, 16 bytes at a time around the vectors): t[0..n) = s[0..n) bit
    for bit (NaNs too) for every length of `lengths` and 1 to 70, the target 0 to 17
@@ -3103,6 +3154,7 @@ int main(void)
     tcase_add_loop_test(tc, f32_blocks, 0, NSETS);
     tcase_add_loop_test(tc, copy_tiles, 0, NSETS);
     tcase_add_loop_test(tc, copy_bands, 0, NSETS);
+    tcase_add_loop_test(tc, copy_band_blocks, 0, NSETS);
     tcase_add_loop_test(tc, streamed_copies, 0, NSETS);
     tcase_add_loop_test(tc, streaming_note, 0, NSETS);
     tcase_add_loop_test(tc, spreads_over_rows, 0, NSETS);
