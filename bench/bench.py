@@ -1099,6 +1099,11 @@ def report():
         lines[-1] = ('- Command: `%s`, with OPENBLAS_CORETYPE=%s in the environment of every run (run.sh sets it '
                      'where OpenBLAS takes the CPU for a Prescott), which runs, one process each:' % (
                          cmd, os.environ['OPENBLAS_CORETYPE']))
+    if os.environ.get('OPENBLAS_THREAD_TIMEOUT'):  # run.sh's: idle OpenBLAS threads sleep at once
+        lines[-1] = lines[-1].replace(', which runs', ', with OPENBLAS_THREAD_TIMEOUT=%s (run.sh sets it: '
+                                      'OpenBLAS\'s idle threads sleep at once rather than poll for a tenth of '
+                                      'a second on the next contender\'s cores), which runs'
+                                      % os.environ['OPENBLAS_THREAD_TIMEOUT'], 1)
     for d in runs:
         lines.append('  - `OPENBLAS_NUM_THREADS=%d %s`%s (%.0f s)' % (
             d['threads'], ' '.join(os.path.relpath(a, ROOT) if a.endswith('.py') else a

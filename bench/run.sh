@@ -35,6 +35,21 @@ if [ -z "${OPENBLAS_CORETYPE:-}" ]; then
     fi
 fi
 
+# After a threaded call OpenBLAS 0.3.21's idle threads poll for their next
+# job for 2^28 processor cycles (a tenth of a second here) before they
+# sleep, and the contender timed next shares a core with one of them. On
+# this 2-core VM, attention (h=8 s=512 d=64) through tensorexpr on two
+# threads took 24 ms when torch's matmul had run up to 50 ms before it,
+# 13 ms with the pollers asleep (one CPU stayed busy through a 100 ms
+# sleep after torch's call, none with OPENBLAS_THREAD_TIMEOUT=4). The
+# rounds interleave the contenders 10 ms apart, so every contender's
+# OpenBLAS threads sleep as soon as they are idle, unless set: each is
+# then timed on its own cores, not on the last one's leftovers.
+if [ -z "${OPENBLAS_THREAD_TIMEOUT:-}" ]; then
+    OPENBLAS_THREAD_TIMEOUT=4
+    export OPENBLAS_THREAD_TIMEOUT
+fi
+
 for t in 1 2; do
     echo "== OPENBLAS_NUM_THREADS=$t"
     OPENBLAS_NUM_THREADS=$t $PY bench/bench.py --threads $t "$@"
