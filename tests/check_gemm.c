@@ -12,8 +12,11 @@
  * turned path.
  * Also the library's cblas_dgemv (tx_rt_dgemv): row-major products by
  * its own loop, short rows and long, large ones on 1, 2 and 3 threads
- * (the same bits), x at a stride; transposed and column-major products
- * by OpenBLAS; beta 0 (y full of NaN: not read), 1 and -0.5, padded rows,
+ * (the same bits), x at a stride; transposed row-major products (a
+ * vector times a matrix) by its own loop too, their columns shared among
+ * 1, 2 and 3 threads (the same bits); column-major products, and
+ * transposed ones with y at a stride or alpha 0, by OpenBLAS; beta 0 (y
+ * full of NaN: not read), 1 and -0.5, padded rows,
  * y at a stride (the elements between untouched).
  * And its cblas_ddot and cblas_sdot (tx_rt_ddot, tx_rt_sdot): lengths
  * around the chunk boundaries, within the bound of any order of summation,
@@ -168,11 +171,14 @@ START_TEST(gemv_matches_the_sum)
     static const int ms[] = {1, 3, 4, 5, 37, 256}, ns[] = {1, 3, 4, 5, 63, 64, 65, 256, 257, 600};
     for (size_t mi = 0; mi < sizeof ms / sizeof *ms; mi++)
         for (size_t ni = 0; ni < sizeof ns / sizeof *ns; ni++)
-            for (int v = 0; v < 4; v++) /* beta 0, 1, -0.5; padded; y at a stride */
-                check_gemv(0, 0, ms[mi], ns[ni], v == 3 ? 0.75 : 1.0, v == 0 ? 0 : v == 1 ? 1 : -0.5, v & 1 ? 3 : 0,
-                           v >= 2 ? 2 : 1);
-    /* OpenBLAS's: transposed, column-major */
-    check_gemv(0, 1, 37, 64, 1.0, 0, 0, 1);
+            for (int v = 0; v < 8; v++) /* beta 0, 1, -0.5; padded; y at a stride; transposed (v >= 4) */
+                check_gemv(0, v >= 4, ms[mi], ns[ni], v % 4 == 3 ? 0.75 : 1.0, v % 4 == 0 ? 0 : v % 4 == 1 ? 1 : -0.5,
+                           v & 1 ? 3 : 0, v % 4 >= 2 ? 2 : 1);
+    /* transposed: rows past the last eight, columns past a block; alpha 0
+       (OpenBLAS's); column-major (OpenBLAS's) */
+    check_gemv(0, 1, 8 * 9 + 5, 2048 + 4 * 3 + 2, -1.5, -0.5, 1, 1);
+    check_gemv(0, 1, 16, 4096 + 1, 1.0, 0, 0, 1);
+    check_gemv(0, 1, 37, 64, 0.0, -0.5, 0, 1);
     check_gemv(1, 0, 37, 64, 0.75, -0.5, 2, 1);
 }
 END_TEST
@@ -213,6 +219,55 @@ START_TEST(gemv_on_threads)
             } else
                 ck_assert_msg(memcmp(y, y1, sizeof *y * (size_t)m * incy) == 0, "gemv %dx%d: other bits on %d threads",
                               m, n, t);
+        }
+        tx_rt_set_threads(0);
+        free(a);
+        free(x);
+        free(y);
+        free(y1);
+    }
+}
+END_TEST
+
+/* the transposed product by the library's loop (a vector times a
+   matrix), its columns shared among the pool's threads (at least 65536
+   multiply-adds and 128 columns): the same bits on 1, 2 and 3 threads, as
+   the sum within the bound of any order of summation; columns not a
+   multiple of four or of a part, more than a block of them, rows not a
+   multiple of eight, x at a stride, padded rows */
+START_TEST(gemv_t_on_threads)
+{
+    static const int gv[][3] = {{1000, 700, 1}, {17, 4099, 1}, {4096, 33, 1}, {301, 2001, 3}, {9, 5003, 2}, {128, 128, 128}};
+    for (size_t s = 0; s < sizeof gv / sizeof *gv; s++) {
+        int m = gv[s][0], n = gv[s][1], incx = gv[s][2], ld = n + (int)(s % 2);
+        double *a = malloc(sizeof *a * (size_t)m * ld), *x = malloc(sizeof *x * (size_t)m * incx);
+        double *y = malloc(sizeof *y * (size_t)n), *y1 = malloc(sizeof *y1 * (size_t)n);
+        ck_assert(a && x && y && y1);
+        for (int64_t i = 0; i < (int64_t)m * ld; i++)
+            a[i] = urand();
+        for (int64_t i = 0; i < (int64_t)m * incx; i++)
+            x[i] = urand();
+        for (int t = 1; t <= 3; t++) {
+            tx_rt_set_threads(t);
+            for (int j = 0; j < n; j++)
+                y[j] = 0.5;
+            tx_rt_dgemv(CblasRowMajor, CblasTrans, m, n, 2.0, a, ld, x, incx, -1.0, y, 1);
+            if (t == 1) {
+                for (int j = 0; j < n; j++) {
+                    double sum = 0, mag = 0;
+                    for (int i = 0; i < m; i++) {
+                        double p = a[(int64_t)i * ld + j] * x[(int64_t)i * incx];
+                        sum += p;
+                        mag += fabs(p);
+                    }
+                    double want = 2 * sum - 0.5, got = y[j];
+                    ck_assert_msg(fabs(got - want) <= 8 * (m + 2) * DBL_EPSILON * (2 * mag + 0.5),
+                                  "gemv_t %dx%d: y[%d] = %.17g, want %.17g", m, n, j, got, want);
+                }
+                memcpy(y1, y, sizeof *y * (size_t)n);
+            } else
+                ck_assert_msg(memcmp(y, y1, sizeof *y * (size_t)n) == 0, "gemv_t %dx%d: other bits on %d threads", m, n,
+                              t);
         }
         tx_rt_set_threads(0);
         free(a);
@@ -292,6 +347,7 @@ int main(void)
     tcase_add_test(tc, gemv_matches_the_sum);
     tcase_add_test(tc, dot_matches_the_sum);
     tcase_add_test(tc, gemv_on_threads);
+    tcase_add_test(tc, gemv_t_on_threads);
     suite_add_tcase(su, tc);
     SRunner *sr = srunner_create(su);
     srunner_run_all(sr, CK_NORMAL);
