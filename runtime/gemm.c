@@ -335,8 +335,10 @@ float tx_rt_sdot(int n, const float *x, int incx, const float *y, int incy)
 #define GEMV_PART 16    /* rows per part of the pool's range */
 #define GEMV_XCOPY 4096 /* the longest x at a stride copied (32 KiB of stack) */
 
+/* a product shared among the pool's threads: by rows (gemv_part) or,
+   transposed, by columns (gemv_t_part) */
 typedef struct {
-    int m, n, lda, incy;
+    int m, n, lda, incx, incy;
     double alpha, beta;
     const double *a, *x;
     double *y;
@@ -358,7 +360,7 @@ static void gemv_own(int m, int n, double alpha, const double *a, int lda, const
                      int incy)
 {
     if ((int64_t)m * n >= 65536 && m >= 2 * GEMV_PART) {
-        gemv_job j = {m, n, lda, incy, alpha, beta, a, x, y};
+        gemv_job j = {m, n, lda, 1, incy, alpha, beta, a, x, y};
         tx_rt_parallel(gemv_part, &j, (m + GEMV_PART - 1) / GEMV_PART);
     } else
         gemv_rows(m, n, alpha, a, lda, x, beta, y, incy);
@@ -430,16 +432,9 @@ __attribute__((target("avx2,fma"))) static void gemv_cols(int m, int c0, int c1,
     }
 }
 
-typedef struct {
-    int m, n, lda, incx;
-    double alpha, beta;
-    const double *a, *x;
-    double *y;
-} gemv_t_job;
-
 static int gemv_t_part(const void *args, int64_t lo, int64_t hi)
 {
-    const gemv_t_job *j = args;
+    const gemv_job *j = args;
     int64_t c1 = hi * GEMV_TPART < j->n ? hi * GEMV_TPART : j->n;
     gemv_cols(j->m, (int)(lo * GEMV_TPART), (int)c1, j->alpha, j->a, j->lda, j->x, j->incx, j->beta, j->y);
     return 0;
@@ -451,7 +446,7 @@ static void gemv_t_own(int m, int n, double alpha, const double *a, int lda, con
                        double *y)
 {
     if ((int64_t)m * n >= 65536 && n >= 2 * GEMV_TPART) {
-        gemv_t_job j = {m, n, lda, incx, alpha, beta, a, x, y};
+        gemv_job j = {m, n, lda, incx, 1, alpha, beta, a, x, y};
         tx_rt_parallel(gemv_t_part, &j, (n + GEMV_TPART - 1) / GEMV_TPART);
     } else
         gemv_cols(m, 0, n, alpha, a, lda, x, incx, beta, y);
