@@ -183,98 +183,70 @@ START_TEST(gemv_matches_the_sum)
 }
 END_TEST
 
+/* y = 2 op(A) x - y, y 0.5 beforehand (7 between the elements of a
+   strided y), A M x N row-major with rows LD apart, on 1, 2 and 3
+   threads: the same bytes on each, within the bound of any order of
+   summation of the exact products on one */
+static void check_gemv_threads(int trans, int m, int n, int ld, int incx, int incy)
+{
+    int rows = trans ? n : m, cols = trans ? m : n;
+    double *a = malloc(sizeof *a * (size_t)m * ld), *x = malloc(sizeof *x * (size_t)cols * incx);
+    double *y = malloc(sizeof *y * (size_t)rows * incy), *y1 = malloc(sizeof *y1 * (size_t)rows * incy);
+    ck_assert(a && x && y && y1);
+    for (int64_t i = 0; i < (int64_t)m * ld; i++)
+        a[i] = urand();
+    for (int64_t j = 0; j < (int64_t)cols * incx; j++)
+        x[j] = urand();
+    for (int t = 1; t <= 3; t++) {
+        tx_rt_set_threads(t);
+        for (int64_t i = 0; i < (int64_t)rows * incy; i++)
+            y[i] = i % incy ? 7.0 : 0.5;
+        tx_rt_dgemv(CblasRowMajor, trans ? CblasTrans : CblasNoTrans, m, n, 2.0, a, ld, x, incx, -1.0, y, incy);
+        if (t == 1) {
+            for (int i = 0; i < rows; i++) {
+                double sum = 0, mag = 0;
+                for (int j = 0; j < cols; j++) {
+                    double p = (trans ? a[(int64_t)j * ld + i] : a[(int64_t)i * ld + j]) * x[(int64_t)j * incx];
+                    sum += p;
+                    mag += fabs(p);
+                }
+                double want = 2 * sum - 0.5, got = y[(int64_t)i * incy];
+                ck_assert_msg(fabs(got - want) <= 8 * (cols + 2) * DBL_EPSILON * (2 * mag + 0.5),
+                              "gemv trans=%d %dx%d: y[%d] = %.17g, want %.17g", trans, m, n, i, got, want);
+            }
+            memcpy(y1, y, sizeof *y * (size_t)rows * incy);
+        } else
+            ck_assert_msg(memcmp(y, y1, sizeof *y * (size_t)rows * incy) == 0,
+                          "gemv trans=%d %dx%d: other bits on %d threads", trans, m, n, t);
+    }
+    tx_rt_set_threads(0);
+    free(a);
+    free(x);
+    free(y);
+    free(y1);
+}
+
 /* rows shared among the pool's threads (at least 65536 multiply-adds):
-   long rows and short, a last part of fewer rows, y at a stride; on 1, 2
-   and 3 threads, the same bits; x at a stride (copied to one), and one
-   too long to copy (OpenBLAS's) */
+   long rows and short, a last part of fewer rows, y at a stride; x at a
+   stride (copied to one), and one too long to copy (OpenBLAS's) */
 START_TEST(gemv_on_threads)
 {
     static const int gv[][3] = {{1000, 700, 1}, {4099, 17, 1}, {33, 4096, 1}, {300, 2001, 1}, {128, 128, 128}, {40, 5000, 2}};
-    for (size_t s = 0; s < sizeof gv / sizeof *gv; s++) {
-        int m = gv[s][0], n = gv[s][1], incx = gv[s][2], ld = n + 1, incy = s == 3 ? 2 : 1;
-        double *a = malloc(sizeof *a * (size_t)m * ld), *x = malloc(sizeof *x * (size_t)n * incx);
-        double *y = malloc(sizeof *y * (size_t)m * incy), *y1 = malloc(sizeof *y1 * (size_t)m * incy);
-        ck_assert(a && x && y && y1);
-        for (int64_t i = 0; i < (int64_t)m * ld; i++)
-            a[i] = urand();
-        for (int64_t j = 0; j < (int64_t)n * incx; j++)
-            x[j] = urand();
-        for (int t = 1; t <= 3; t++) {
-            tx_rt_set_threads(t);
-            for (int64_t i = 0; i < (int64_t)m * incy; i++)
-                y[i] = i % incy ? 7.0 : 0.5;
-            tx_rt_dgemv(CblasRowMajor, CblasNoTrans, m, n, 2.0, a, ld, x, incx, -1.0, y, incy);
-            if (t == 1) {
-                for (int i = 0; i < m; i++) {
-                    double sum = 0, mag = 0;
-                    for (int j = 0; j < n; j++) {
-                        sum += a[(int64_t)i * ld + j] * x[(int64_t)j * incx];
-                        mag += fabs(a[(int64_t)i * ld + j] * x[(int64_t)j * incx]);
-                    }
-                    double want = 2 * sum - 0.5, got = y[(int64_t)i * incy];
-                    ck_assert_msg(fabs(got - want) <= 8 * (n + 2) * DBL_EPSILON * (2 * mag + 0.5),
-                                  "gemv %dx%d: y[%d] = %.17g, want %.17g", m, n, i, got, want);
-                }
-                memcpy(y1, y, sizeof *y * (size_t)m * incy);
-            } else
-                ck_assert_msg(memcmp(y, y1, sizeof *y * (size_t)m * incy) == 0, "gemv %dx%d: other bits on %d threads",
-                              m, n, t);
-        }
-        tx_rt_set_threads(0);
-        free(a);
-        free(x);
-        free(y);
-        free(y1);
-    }
+    for (size_t s = 0; s < sizeof gv / sizeof *gv; s++)
+        check_gemv_threads(0, gv[s][0], gv[s][1], gv[s][1] + 1, gv[s][2], s == 3 ? 2 : 1);
 }
 END_TEST
 
 /* the transposed product by the library's loop (a vector times a
    matrix), its columns shared among the pool's threads (at least 65536
-   multiply-adds and 128 columns): the same bits on 1, 2 and 3 threads, as
-   the sum within the bound of any order of summation; columns not a
-   multiple of four or of a part, more than a block of them, rows not a
-   multiple of eight, x at a stride, padded rows */
+   multiply-adds and 128 columns): columns not a multiple of four or of a
+   part, more than a block of them, rows not a multiple of eight, x at a
+   stride, padded rows */
 START_TEST(gemv_t_on_threads)
 {
     static const int gv[][3] = {{1000, 700, 1}, {17, 4099, 1}, {4096, 33, 1}, {301, 2001, 3}, {9, 5003, 2}, {128, 128, 128}};
-    for (size_t s = 0; s < sizeof gv / sizeof *gv; s++) {
-        int m = gv[s][0], n = gv[s][1], incx = gv[s][2], ld = n + (int)(s % 2);
-        double *a = malloc(sizeof *a * (size_t)m * ld), *x = malloc(sizeof *x * (size_t)m * incx);
-        double *y = malloc(sizeof *y * (size_t)n), *y1 = malloc(sizeof *y1 * (size_t)n);
-        ck_assert(a && x && y && y1);
-        for (int64_t i = 0; i < (int64_t)m * ld; i++)
-            a[i] = urand();
-        for (int64_t i = 0; i < (int64_t)m * incx; i++)
-            x[i] = urand();
-        for (int t = 1; t <= 3; t++) {
-            tx_rt_set_threads(t);
-            for (int j = 0; j < n; j++)
-                y[j] = 0.5;
-            tx_rt_dgemv(CblasRowMajor, CblasTrans, m, n, 2.0, a, ld, x, incx, -1.0, y, 1);
-            if (t == 1) {
-                for (int j = 0; j < n; j++) {
-                    double sum = 0, mag = 0;
-                    for (int i = 0; i < m; i++) {
-                        double p = a[(int64_t)i * ld + j] * x[(int64_t)i * incx];
-                        sum += p;
-                        mag += fabs(p);
-                    }
-                    double want = 2 * sum - 0.5, got = y[j];
-                    ck_assert_msg(fabs(got - want) <= 8 * (m + 2) * DBL_EPSILON * (2 * mag + 0.5),
-                                  "gemv_t %dx%d: y[%d] = %.17g, want %.17g", m, n, j, got, want);
-                }
-                memcpy(y1, y, sizeof *y * (size_t)n);
-            } else
-                ck_assert_msg(memcmp(y, y1, sizeof *y * (size_t)n) == 0, "gemv_t %dx%d: other bits on %d threads", m, n,
-                              t);
-        }
-        tx_rt_set_threads(0);
-        free(a);
-        free(x);
-        free(y);
-        free(y1);
-    }
+    for (size_t s = 0; s < sizeof gv / sizeof *gv; s++)
+        check_gemv_threads(1, gv[s][0], gv[s][1], gv[s][1] + (int)(s % 2), gv[s][2], 1);
 }
 END_TEST
 
