@@ -1,6 +1,8 @@
 /*
  * gemm.c - the BLAS calls of generated code in the library: cblas_dgemm
- * (OpenBLAS's, turned round when its kernel runs faster the other way),
+ * and cblas_sgemm (OpenBLAS's, tall ones on the pool's threads in bands
+ * of rows, double ones turned round when the kernel runs faster the
+ * other way),
  * cblas_dgemv, cblas_ddot and cblas_sdot (our own loops, on the pool's
  * threads, where OpenBLAS's are slower or leave its threads polling; see
  * each below).
@@ -27,21 +29,17 @@
  * from plain cblas_dgemm's in the last bits, the same on every call with
  * the same shapes, core and thread count.
  *
- * On several threads a GEMM is OpenBLAS's threaded one. Cutting C into
- * one band of rows per pool thread (whole multiples of 8 rows, each band
- * one single-threaded call) gives every element the bits of the
- * one-thread product for any thread count, and leaves no OpenBLAS thread
- * spinning after the call (pool.c), but measured slower: two threads,
- * bench/tx_loop, huge pages, alternated, medians of 15, 500x200x500 1.64
- * -> 2.63 ms, 100x500x500 (q1) 0.85 -> 0.92, 1000x500x500 7.8 -> 7.0,
- * and a two-layer MLP (bands of 32 rows) 11.2 -> 10.2. In C, two
- * persistent threads making the two single-threaded calls against one
- * call on OpenBLAS's two: 256^3 810 against 774 us, 500x200x500 1665
- * against 1619, 1000x500x500 8245 against 7245 (a new thread per call is
- * far slower still, 1121 against 525 us at 256^3: OpenBLAS gives each new
- * thread new buffers).
+ * On several threads a tall GEMM (M at least 2 N) is cut into one band
+ * of rows of C per pool thread, each band one call on one OpenBLAS
+ * thread (gemm_bands below: faster on AMD's Zen 3, and the same bits for
+ * any thread count); any other is OpenBLAS's threaded one. On a 2-core
+ * AVX-512 Xeon with OpenBLAS's SkylakeX kernels, bands had measured
+ * slower for small products and faster for large ones (two threads,
+ * bench/tx_loop, huge pages, alternated, medians of 15: 500x200x500 1.64
+ * -> 2.63 ms, 100x500x500 0.85 -> 0.92, 1000x500x500 7.8 -> 7.0); that
+ * machine is no longer at hand to measure the rule on.
  *
- * Generated code calls cblas_dgemm (dgemv, ddot, sdot); runtime.c's
+ * Generated code calls cblas_dgemm (sgemm, dgemv, ddot, sdot); runtime.c's
  * table gives it these functions under those names, for the libtcc and
  * the cc tier alike (a standalone file calls the BLAS it is linked with).
  */
@@ -97,8 +95,8 @@ static void add_transposed(int m, int n, const double *s, double beta, double *c
    much more memory */
 #define SCRATCH_ELEMS ((int64_t)1 << 19)
 
-void tx_rt_dgemm(int order, int ta, int tb, int m, int n, int k, double alpha, const double *a, int lda,
-                 const double *b, int ldb, double beta, double *c, int ldc)
+static void dgemm_one(int order, int ta, int tb, int m, int n, int k, double alpha, const double *a, int lda,
+                      const double *b, int ldb, double beta, double *c, int ldc)
 {
     if (order == CblasRowMajor && m >= 4 * n && n >= 2 && k >= 16 && (double)m * n * k >= MIN_TURNED &&
         skylakex_kernels()) {
@@ -121,6 +119,96 @@ void tx_rt_dgemm(int order, int ta, int tb, int m, int n, int k, double alpha, c
         }
     }
     cblas_dgemm(order, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
+/* On several threads, a tall product (M at least 2 N; row-major, as
+   generated code's are) is cut into one band of rows of C per pool
+   thread, each band one call on one OpenBLAS thread, rather than one call
+   on OpenBLAS's threads. OpenBLAS computes C^T = op(B)^T op(A)^T: C's rows
+   are the columns of its problem, its N, which it splits among its threads
+   only as far as N allows, while the bands split the long side whatever N
+   is, and each thread packs its own rows of A. AMD EPYC (Zen 3), OpenBLAS
+   0.3.21's Haswell kernels, 2 threads, one process alternating the two
+   through the library (the same program, bench/tx_loop's harness, 15
+   rounds, medians; the VM's times move by 10-30 % between rounds):
+   1600x64x1600 (CCSD's W T) 6.8 -> 6.2, 7.1 -> 6.9, 8.4 -> 5.8, 6.5 -> 7.0 ms;
+   2000x64x2000 12.7 -> 11.1; 4000x100x100 1.97 -> 1.70, 2.43 -> 1.70,
+   1.83 -> 1.57; 1000x100x500 2.50 -> 2.27; 1000x500x500 8.8 -> 8.2, 8.5 ->
+   8.4, 8.8 -> 8.0; 512x128x512 1.15 -> 1.07, 1.07 -> 1.03 (and 1.13 ->
+   1.19); 300x100x300 0.42 -> 0.34, 0.51 -> 0.32; 128x64x512 0.18 -> 0.14;
+   a two-layer MLP (1000x500x500, 1000x100x500) 10.7 -> 9.9, 11.5 -> 9.9.
+   Not for other shapes: square ones measured the same or slower in
+   bands (512^3 5.1 -> 5.9, 700x500x300 4.2 -> 4.8), and wide ones cut
+   into bands of columns slower (100x1000x500 1.8 -> 2.1, 64x512x512 0.67
+   -> 0.79). (On a 2-core AVX-512 Xeon, bands of every shape had measured
+   slower, 500x200x500 1.64 -> 2.63 ms: the file's first comment.)
+   Each band sums every element of C over K in the order a one-thread
+   call does (OpenBLAS cuts K by K alone, and a band starts on a block of
+   its kernel's rows, BAND_ROWS), so C has the same bits on any number of
+   threads (tests/check_gemm.c; OpenBLAS's own threads give other bits
+   on some shapes, 300x200x100 among them). Inside a batch on the pool (tx_rt_parallel_blas),
+   OpenBLAS is on one thread already and the call is made as it is. */
+typedef struct {
+    int f32, ta, tb, m, n, k, lda, ldb, ldc;
+    double alpha, beta;
+    const void *a, *b;
+    void *c;
+} gemm_job;
+
+/* rows of C per unit of the pool's range, a multiple of every kernel's
+   unroll along them (OpenBLAS's N; a band that ends inside one of its
+   blocks runs the rows before that end by its edge kernel, which sums in
+   another order: at 8 rows a band, 4099x8x129 sgemm on Zen, where N
+   goes 12 at a time, differed in rows 2040-2047); a band has at least
+   BAND_MIN_ROWS, and the product BAND_MIN_MADDS multiply-adds */
+#define BAND_ROWS 48
+#define BAND_MIN_ROWS 64
+#define BAND_MIN_MADDS 4194304.0
+
+/* the rows [LO, HI) * BAND_ROWS of C, one call */
+static int gemm_rows(const void *args, int64_t lo, int64_t hi)
+{
+    const gemm_job *g = args;
+    int i0 = (int)(lo * BAND_ROWS), i1 = hi * BAND_ROWS < g->m ? (int)(hi * BAND_ROWS) : g->m;
+    /* row I0 of op(A): a row of A, or a column of A stored transposed */
+    int64_t at = g->ta == CblasNoTrans ? (int64_t)i0 * g->lda : i0, ct = (int64_t)i0 * g->ldc;
+    if (g->f32)
+        cblas_sgemm(CblasRowMajor, g->ta, g->tb, i1 - i0, g->n, g->k, (float)g->alpha, (const float *)g->a + at,
+                    g->lda, g->b, g->ldb, (float)g->beta, (float *)g->c + ct, g->ldc);
+    else
+        dgemm_one(CblasRowMajor, g->ta, g->tb, i1 - i0, g->n, g->k, g->alpha, (const double *)g->a + at, g->lda,
+                  g->b, g->ldb, g->beta, (double *)g->c + ct, g->ldc);
+    return 0;
+}
+
+/* G in bands on the pool's threads, if it is a tall product worth it
+   there: 1 if done, 0 if the caller is to make the one call */
+static int gemm_bands(const gemm_job *g)
+{
+    int nt = tx_rt_threads(), was;
+    if (nt < 2 || g->m < 2 * g->n || g->m < BAND_MIN_ROWS * nt ||
+        (double)g->m * g->n * g->k < BAND_MIN_MADDS || (was = openblas_get_num_threads()) < 2)
+        return 0;
+    openblas_set_num_threads(1);
+    tx_rt_parallel_wide(gemm_rows, g, (g->m + BAND_ROWS - 1) / BAND_ROWS);
+    openblas_set_num_threads(was);
+    return 1;
+}
+
+void tx_rt_dgemm(int order, int ta, int tb, int m, int n, int k, double alpha, const double *a, int lda,
+                 const double *b, int ldb, double beta, double *c, int ldc)
+{
+    gemm_job g = {0, ta, tb, m, n, k, lda, ldb, ldc, alpha, beta, a, b, c};
+    if (order != CblasRowMajor || !gemm_bands(&g))
+        dgemm_one(order, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
+void tx_rt_sgemm(int order, int ta, int tb, int m, int n, int k, float alpha, const float *a, int lda,
+                 const float *b, int ldb, float beta, float *c, int ldc)
+{
+    gemm_job g = {1, ta, tb, m, n, k, lda, ldb, ldc, alpha, beta, a, b, c};
+    if (order != CblasRowMajor || !gemm_bands(&g))
+        cblas_sgemm(order, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
 /* The library's cblas_dgemv: y = alpha A x + beta y. A row-major,
@@ -482,4 +570,3 @@ void tx_rt_dgemv(int order, int trans, int m, int n, double alpha, const double 
 #endif
     cblas_dgemv(order, trans, m, n, alpha, a, lda, x, incx, beta, y, incy);
 }
-

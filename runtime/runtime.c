@@ -442,6 +442,7 @@ double tx_rt_now(void)
    gives tx_rt_dgemm's address under OpenBLAS's name (a macro argument is
    expanded where it is an address, not where it is turned into a string). */
 #define cblas_dgemm tx_rt_dgemm
+#define cblas_sgemm tx_rt_sgemm
 #define cblas_dgemv tx_rt_dgemv
 #define cblas_ddot tx_rt_ddot
 #define cblas_sdot tx_rt_sdot
@@ -452,6 +453,7 @@ const tx_runtime_symbol tx_runtime_symbols[] = {
     {0, 0, 0, 0, 0},
 };
 #undef cblas_dgemm
+#undef cblas_sgemm
 #undef cblas_dgemv
 #undef cblas_ddot
 #undef cblas_sdot

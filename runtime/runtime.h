@@ -81,6 +81,10 @@ int tx_rt_parallel_blas(tx_kernel_fn k, const void *args, int64_t n);
    problem instead, and why). */
 void tx_rt_dgemm(int order, int ta, int tb, int m, int n, int k, double alpha, const double *a, int lda,
                  const double *b, int ldb, double beta, double *c, int ldc);
+/* cblas_sgemm's contract, OpenBLAS's result: the library's (gemm.c: tall
+   products on several threads in bands of rows, one per pool thread). */
+void tx_rt_sgemm(int order, int ta, int tb, int m, int n, int k, float alpha, const float *a, int lda,
+                 const float *b, int ldb, float beta, float *c, int ldc);
 /* The library's cblas_dgemv (gemm.c): a row-major untransposed product
    by its own AVX2 loop, large ones on the pool's threads (the same bits
    for any number of threads), anything else OpenBLAS's. Same arguments. */

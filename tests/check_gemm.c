@@ -18,6 +18,12 @@
  * transposed ones with y at a stride or alpha 0, by OpenBLAS; beta 0 (y
  * full of NaN: not read), 1 and -0.5, padded rows,
  * y at a stride (the elements between untouched).
+ * On 2 and 3 threads, tall products (M >= 2 N, 2^22 multiply-adds or
+ * more) in bands of rows on the pool's threads, f64 (tx_rt_dgemm) and
+ * f32 (tx_rt_sgemm): every transposition, a last band short, padded
+ * rows, beta 0 and -0.5; the same bytes as on one thread, within the
+ * bound of any order of summation; OpenBLAS's thread count as it was
+ * after the call.
  * And its cblas_ddot and cblas_sdot (tx_rt_ddot, tx_rt_sdot): lengths
  * around the chunk boundaries, within the bound of any order of summation,
  * the same bits on 1, 2 and 3 threads; strided ones (sdot's in double
@@ -34,6 +40,8 @@
 
 void tx_rt_dgemm(int order, int ta, int tb, int m, int n, int k, double alpha, const double *a, int lda,
                  const double *b, int ldb, double beta, double *c, int ldc);
+void tx_rt_sgemm(int order, int ta, int tb, int m, int n, int k, float alpha, const float *a, int lda,
+                 const float *b, int ldb, float beta, float *c, int ldc);
 void tx_rt_dgemv(int order, int trans, int m, int n, double alpha, const double *a, int lda, const double *x,
                  int incx, double beta, double *y, int incy);
 double tx_rt_ddot(int n, const double *x, int incx, const double *y, int incy);
@@ -52,6 +60,21 @@ static double urand(void)
 static double at(const double *x, int trans, int ld, int i, int j)
 {
     return trans ? x[(int64_t)j * ld + i] : x[(int64_t)i * ld + j];
+}
+
+/* element (I, J) of op(A) op(B), summed over K terms in order; *MAG:
+   the sum of their magnitudes */
+static double product_sum(const double *a, int ta, int lda, const double *b, int tb, int ldb, int i, int j, int k,
+                          double *mag)
+{
+    double s = 0;
+    *mag = 0;
+    for (int l = 0; l < k; l++) {
+        double p = at(a, ta, lda, i, l) * at(b, tb, ldb, l, j);
+        s += p;
+        *mag += fabs(p);
+    }
+    return s;
 }
 
 /* one product: C (M x N, row stride LDC) = ALPHA op(A) op(B) + BETA C,
@@ -83,12 +106,7 @@ static void check_one(int m, int n, int k, int ta, int tb, double alpha, double 
                 ck_assert_msg(!bad, "%dx%dx%d: padding C[%d][%d] written", m, n, k, i, j);
                 continue;
             }
-            double s = 0, mag = 0;
-            for (int l = 0; l < k; l++) {
-                double p = at(a, ta, lda, i, l) * at(b, tb, ldb, l, j);
-                s += p;
-                mag += fabs(p);
-            }
+            double mag, s = product_sum(a, ta, lda, b, tb, ldb, i, j, k, &mag);
             double old = beta == 0 ? 0 : beta * c0[(int64_t)i * ldc + j]; /* NaN unread */
             double want = alpha * s + old, tol = 8 * (k + 2) * DBL_EPSILON * (fabs(alpha) * mag + fabs(old));
             bad = !(fabs(got - want) <= tol);
@@ -250,6 +268,89 @@ START_TEST(gemv_t_on_threads)
 }
 END_TEST
 
+/* C = 1.5 op(A) op(B) + BETA C (row-major, rows PAD longer than their
+   elements) in f64 or F32 on 1, 2 and 3 threads, OpenBLAS on as many:
+   within the bound of any order of summation on each, the padding
+   untouched, OpenBLAS's thread count as it was after; with SAME (a
+   product in bands), the same bytes on each */
+static void check_bands(int f32, int m, int n, int k, int ta, int tb, double beta, int pad, int same)
+{
+    int lda = (ta ? m : k) + pad, ldb = (tb ? k : n) + pad, ldc = n + pad;
+    int64_t na = (int64_t)(ta ? k : m) * lda, nb = (int64_t)(tb ? n : k) * ldb, nc = (int64_t)m * ldc;
+    double *a = malloc(sizeof *a * (size_t)na), *b = malloc(sizeof *b * (size_t)nb);
+    double *c0 = malloc(sizeof *c0 * (size_t)nc), *c = malloc(sizeof *c * (size_t)nc), *c1 = malloc(sizeof *c1 * (size_t)nc);
+    float *af = malloc(sizeof *af * (size_t)na), *bf = malloc(sizeof *bf * (size_t)nb), *cf = malloc(sizeof *cf * (size_t)nc);
+    ck_assert(a && b && c0 && c && c1 && af && bf && cf);
+    for (int64_t i = 0; i < na; i++)
+        af[i] = (float)(a[i] = f32 ? (float)urand() : urand());
+    for (int64_t i = 0; i < nb; i++)
+        bf[i] = (float)(b[i] = f32 ? (float)urand() : urand());
+    for (int64_t i = 0; i < nc; i++)
+        c0[i] = beta == 0 ? NAN : f32 ? (float)urand() : urand();
+    int cta = ta ? CblasTrans : CblasNoTrans, ctb = tb ? CblasTrans : CblasNoTrans;
+    for (int t = 1; t <= 3; t++) {
+        tx_rt_set_threads(t);
+        openblas_set_num_threads(t); /* as a run on T threads sets it (api.c) */
+        if (f32) {
+            for (int64_t i = 0; i < nc; i++)
+                cf[i] = (float)c0[i];
+            tx_rt_sgemm(CblasRowMajor, cta, ctb, m, n, k, 1.5f, af, lda, bf, ldb, (float)beta, cf, ldc);
+            for (int64_t i = 0; i < nc; i++)
+                c[i] = cf[i];
+        } else {
+            memcpy(c, c0, sizeof *c * (size_t)nc);
+            tx_rt_dgemm(CblasRowMajor, cta, ctb, m, n, k, 1.5, a, lda, b, ldb, beta, c, ldc);
+        }
+        ck_assert_int_eq(openblas_get_num_threads(), t);
+        if (t == 1)
+            memcpy(c1, c, sizeof *c * (size_t)nc);
+        else if (same)
+            ck_assert_msg(memcmp(c, c1, sizeof *c * (size_t)nc) == 0, "%s %dx%dx%d ta=%d tb=%d: other bits on %d threads",
+                          f32 ? "sgemm" : "dgemm", m, n, k, ta, tb, t);
+        double eps = f32 ? FLT_EPSILON : DBL_EPSILON;
+        for (int i = 0; i < m; i++)
+            for (int j = 0; j < ldc; j++) {
+                double got = c[(int64_t)i * ldc + j], old = c0[(int64_t)i * ldc + j];
+                if (j >= n) {
+                    ck_assert_msg(isnan(old) ? isnan(got) : got == old, "%dx%dx%d: padding C[%d][%d] written", m, n,
+                                  k, i, j);
+                    continue;
+                }
+                double mag, s = product_sum(a, ta, lda, b, tb, ldb, i, j, k, &mag);
+                old = beta == 0 ? 0 : beta * old;
+                double want = 1.5 * s + old;
+                ck_assert_msg(fabs(got - want) <= 8 * (k + 2) * eps * (1.5 * mag + fabs(old)),
+                              "%s %dx%dx%d ta=%d tb=%d beta=%g: C[%d][%d] = %.9g, want %.9g", f32 ? "sgemm" : "dgemm",
+                              m, n, k, ta, tb, beta, i, j, got, want);
+            }
+    }
+    tx_rt_set_threads(0);
+    free(a);
+    free(b);
+    free(c0);
+    free(c);
+    free(c1);
+    free(af);
+    free(bf);
+    free(cf);
+}
+
+/* tall products in bands of rows (M >= 2 N, bands of 64 rows or more):
+   rows not a multiple of 8 (the last band short), the smallest that
+   qualifies, K of one block and of several; and, below the bounds,
+   OpenBLAS's own threads (M < 2 N, too small), whose bits may depend on
+   their number */
+START_TEST(gemm_in_bands)
+{
+    static const int sh[][3] = {{1001, 100, 300}, {4099, 8, 129}, {256, 128, 128}, {600, 32, 700}, {300, 200, 100},
+                                {200, 20, 50}};
+    for (size_t s = 0; s < sizeof sh / sizeof *sh; s++)
+        for (int f32 = 0; f32 < 2; f32++)
+            check_bands(f32, sh[s][0], sh[s][1], sh[s][2], (int)(s + f32) % 2, (int)(s / 2 + f32) % 2,
+                        s % 3 ? -0.5 : 0, (int)(s % 2) * 3, s < 4);
+}
+END_TEST
+
 /* a dot of N (every INC-th element) in double and in float on 1, 2 and
    3 threads: the same bits on each, within the bound of any order of
    summation of the exact products */
@@ -320,6 +421,7 @@ int main(void)
     tcase_add_test(tc, dot_matches_the_sum);
     tcase_add_test(tc, gemv_on_threads);
     tcase_add_test(tc, gemv_t_on_threads);
+    tcase_add_test(tc, gemm_in_bands);
     suite_add_tcase(su, tc);
     SRunner *sr = srunner_create(su);
     srunner_run_all(sr, CK_NORMAL);
