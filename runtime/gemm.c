@@ -155,13 +155,15 @@ typedef struct {
     void *c;
 } gemm_job;
 
-/* rows of C per unit of the pool's range, a multiple of every kernel's
-   unroll along them (OpenBLAS's N; a band that ends inside one of its
-   blocks runs the rows before that end by its edge kernel, which sums in
-   another order: at 8 rows a band, 4099x8x129 sgemm on Zen, where N
-   goes 12 at a time, differed in rows 2040-2047); a band has at least
-   BAND_MIN_ROWS, and the product BAND_MIN_MADDS multiply-adds */
-#define BAND_ROWS 48
+/* rows of C per unit of the pool's range, a multiple of every x86-64
+   kernel's unroll along them (OpenBLAS's N: 2 to 8 for doubles, 4 to 12
+   for floats; a band that ends inside one of its blocks runs the rows
+   before that end by its edge kernel, which sums in another order: at 8
+   rows a unit, 4099x8x129 sgemm on Zen, where N goes 12 at a time,
+   differed in rows 2040-2047), and small, so that the bands are even (at
+   48, 1000 rows went 480 and 520); a band has at least BAND_MIN_ROWS,
+   and the product BAND_MIN_MADDS multiply-adds */
+#define BAND_ROWS 24
 #define BAND_MIN_ROWS 64
 #define BAND_MIN_MADDS 4194304.0
 
