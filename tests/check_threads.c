@@ -6,7 +6,9 @@
  * its summed loop), so each element is computed by
  * one thread in one order; the library's ddot and dgemv, runtime/gemm.c,
  * split in chunks fixed by the length or by whole rows: OpenBLAS's own
- * ddot on its threads failed this), from one context and from several threads at
+ * ddot on its threads failed this; a tall GEMM, in bands of whole blocks
+ * of OpenBLAS's rows, one call on one BLAS thread each), from one context
+ * and from several threads at
  * once (the pool is busy for all but one: the others run alone), and a
  * bad thread count is refused.
  */
@@ -26,12 +28,12 @@ typedef int (*tx_kernel_fn)(const void *args, int64_t lo, int64_t hi);
 int tx_rt_parallel(tx_kernel_fn k, const void *args, int64_t n);
 void tx_rt_set_threads(int n);
 
-enum { N = 301, M = 257, L = 100003 };
+enum { N = 301, M = 257, L = 100003, Q = 60 };
 
 /* Work large enough for every kernel to be split (N*M > 32768). */
 static const char *program =
-    "in  X[n,m], v[m], w[l];\n"
-    "out P[n,m], C[n,m], T[m,n], s[n], cm[m], e[n,m], tot, wmax, cs[m], ft, fmx, cs1[m], se, tr, dt, mv[n];\n"
+    "in  X[n,m], v[m], w[l], W[m,q];\n"
+    "out P[n,m], C[n,m], T[m,n], s[n], cm[m], e[n,m], tot, wmax, cs[m], ft, fmx, cs1[m], se, tr, dt, mv[n], G[n,q];\n"
     "let mx(\"i\") = reduce(max, X(\"i,j\"));\n"
     "let E(\"i,j\") = exp(X(\"i,j\") - mx(\"i\"));\n"
     "let S(\"i\") = E(\"i,k\");\n"
@@ -50,11 +52,13 @@ static const char *program =
     "se = exp(0.5 * X(\"i,j\"));\n"        /* scalars of several labels: rows on threads, then */
     "tr = X(\"i,j\") * T(\"j,i\");\n"      /* their sum in chunks (pass_split.c) */
     "dt = X(\"i,j\") * C(\"i,j\");\n"       /* the library's ddot: chunks on the threads */
-    "mv(\"i\") = X(\"i,j\") * v(\"j\");\n"; /* its dgemv: rows on the threads */
+    "mv(\"i\") = X(\"i,j\") * v(\"j\");\n" /* its dgemv: rows on the threads */
+    "G(\"i,k\") = X(\"i,j\") * W(\"j,k\");\n"; /* tall (N >= 2 Q, 2^22 multiply-adds): bands of rows */
 
 typedef struct {
-    double X[N * M], v[M], w[L];
+    double X[N * M], v[M], w[L], W[M * Q];
     double P[N * M], C[N * M], T[M * N], s[N], cm[M], e[N * M], tot, wmax, cs[M], ft, fmx, cs1[M], se, tr, dt, mv[N];
+    double G[N * Q];
 } data;
 
 static void fill(data *d)
@@ -66,6 +70,8 @@ static void fill(data *d)
     }
     for (int j = 0; j < M; j++)
         d->v[j] = 0.5 + j * 0.01;
+    for (int j = 0; j < M * Q; j++)
+        d->W[j] = (double)(j % 13) / 13 - 0.4;
     for (int i = 0; i < L; i++) {
         x = x * 1103515245u + 12345u;
         d->w[i] = (double)(x >> 8) / (double)(1u << 24) - 0.5 + 1e-9 * i;
@@ -80,7 +86,7 @@ static void run_with(data *d, int threads)
     ck_assert_int_eq(tx_set_option(c, TX_OPTION_THREADS, threads), TX_OK);
     tx_program *p = tx_compile(c, program, strlen(program), "threads.tx");
     ck_assert_msg(p != NULL, "%s", tx_errmsg(c));
-    const int64_t nm[2] = {N, M}, mn[2] = {M, N}, n1[1] = {N}, m1[1] = {M}, l1[1] = {L};
+    const int64_t nm[2] = {N, M}, mn[2] = {M, N}, n1[1] = {N}, m1[1] = {M}, l1[1] = {L}, mq[2] = {M, Q}, nq[2] = {N, Q};
     ck_assert_int_eq(tx_bind(p, "X", d->X, 2, nm), TX_OK);
     ck_assert_int_eq(tx_bind(p, "v", d->v, 1, m1), TX_OK);
     ck_assert_int_eq(tx_bind(p, "P", d->P, 2, nm), TX_OK);
@@ -100,15 +106,22 @@ static void run_with(data *d, int threads)
     ck_assert_int_eq(tx_bind(p, "tr", &d->tr, 0, NULL), TX_OK);
     ck_assert_int_eq(tx_bind(p, "dt", &d->dt, 0, NULL), TX_OK);
     ck_assert_int_eq(tx_bind(p, "mv", d->mv, 1, n1), TX_OK);
+    ck_assert_int_eq(tx_bind(p, "W", d->W, 2, mq), TX_OK);
+    ck_assert_int_eq(tx_bind(p, "G", d->G, 2, nq), TX_OK);
     for (int r = 0; r < 3; r++) /* again and again: the pool is reused */
         ck_assert_msg(tx_run(p) == TX_OK, "%s", tx_errmsg(c));
     tx_program_free(p);
     tx_free(c);
 }
 
-/* The outputs of D and W are equal to the bit. */
-static int same_outputs(const data *d, const data *w)
+/* The outputs of D and W are equal to the bit; G only WITH_GEMM (programs
+   that run at once in several threads each set OpenBLAS's process-wide
+   thread count, tensorexpr(3), so one may run another's bands on OpenBLAS's
+   threads, whose bits may differ) */
+static int same_outputs(const data *d, const data *w, int with_gemm)
 {
+    if (with_gemm && memcmp(d->G, w->G, sizeof d->G) != 0)
+        return 0;
     return memcmp(d->P, w->P, sizeof d->P) == 0 && memcmp(d->C, w->C, sizeof d->C) == 0 &&
            memcmp(d->T, w->T, sizeof d->T) == 0 && memcmp(d->s, w->s, sizeof d->s) == 0 &&
            memcmp(d->cm, w->cm, sizeof d->cm) == 0 && memcmp(d->e, w->e, sizeof d->e) == 0 &&
@@ -143,8 +156,8 @@ START_TEST(same_bytes_for_any_thread_count)
     run_with(three, 3);
     ck_assert_msg(task_count() >= before + 2, "the pool started no workers (%d threads before, %d after)", before,
                   task_count());
-    ck_assert(same_outputs(one, two));
-    ck_assert(same_outputs(one, three));
+    ck_assert(same_outputs(one, two, 1));
+    ck_assert(same_outputs(one, three, 1));
     /* and the values are right: spot checks by hand */
     for (int i = 0; i < N; i += 37) {
         double mx = -INFINITY, sum = 0, th = 0;
@@ -157,6 +170,14 @@ START_TEST(same_bytes_for_any_thread_count)
         ck_assert_double_eq_tol(one->P[i * M + 5], exp(one->X[i * M + 5] - mx) / sum, 1e-12);
         ck_assert_double_eq_tol(one->s[i], th, 1e-9);
         ck_assert_double_eq_tol(one->T[7 * N + i], one->X[i * M + 7] * one->v[7], 1e-15);
+        for (int k = 0; k < Q; k += 7) {
+            double g = 0, mag = 0;
+            for (int j = 0; j < M; j++) {
+                g += one->X[i * M + j] * one->W[j * Q + k];
+                mag += fabs(one->X[i * M + j] * one->W[j * Q + k]);
+            }
+            ck_assert_double_eq_tol(one->G[i * Q + k], g, 1e-14 * mag);
+        }
     }
     long double tot = 0;
     double wmax = -INFINITY;
@@ -209,7 +230,9 @@ START_TEST(programs_in_several_threads)
     }
     for (int i = 0; i < 4; i++) {
         pthread_join(t[i], NULL);
-        ck_assert(same_outputs(ref, d[i]));
+        ck_assert(same_outputs(ref, d[i], 0));
+        for (int k = 0; k < N * Q; k += 97) /* G right, whatever its last bits */
+            ck_assert_double_eq_tol(d[i]->G[k], ref->G[k], 1e-12 * (1 + fabs(ref->G[k])));
         free(d[i]);
     }
     free(ref);
