@@ -137,17 +137,21 @@ static void dgemm_one(int order, int ta, int tb, int m, int n, int k, double alp
    8.4, 8.8 -> 8.0; 512x128x512 1.15 -> 1.07, 1.07 -> 1.03 (and 1.13 ->
    1.19); 300x100x300 0.42 -> 0.34, 0.51 -> 0.32; 128x64x512 0.18 -> 0.14;
    a two-layer MLP (1000x500x500, 1000x100x500) 10.7 -> 9.9, 11.5 -> 9.9.
+   f32: 300x100x300 0.23 -> 0.17, 0.26 -> 0.16; 256x64x256 0.097 ->
+   0.076; 2000x500x500 8.3 -> 7.7; 1000x500x500 3.85 -> 3.88, 3.84 ->
+   3.76 (a dense tanh layer of that shape 4.21 -> 3.80, 4.09 -> 3.94).
    Not for other shapes: square ones measured the same or slower in
    bands (512^3 5.1 -> 5.9, 700x500x300 4.2 -> 4.8), and wide ones cut
    into bands of columns slower (100x1000x500 1.8 -> 2.1, 64x512x512 0.67
-   -> 0.79). (On a 2-core AVX-512 Xeon, bands of every shape had measured
-   slower, 500x200x500 1.64 -> 2.63 ms: the file's first comment.)
+   -> 0.79). (On a 2-core AVX-512 Xeon, bands had measured slower for
+   small products: the file's first comment.)
    Each band sums every element of C over K in the order a one-thread
    call does (OpenBLAS cuts K by K alone, and a band starts on a block of
    its kernel's rows, BAND_ROWS), so C has the same bits on any number of
-   threads (tests/check_gemm.c; OpenBLAS's own threads give other bits
-   on some shapes, 300x200x100 among them). Inside a batch on the pool (tx_rt_parallel_blas),
-   OpenBLAS is on one thread already and the call is made as it is. */
+   threads (tests/check_gemm.c, check_threads.c; OpenBLAS's own threads
+   give other bits on some shapes, 300x200x100 among them). Inside a
+   batch on the pool (tx_rt_parallel_blas), OpenBLAS is on one thread
+   already and the call is made as it is. */
 typedef struct {
     int f32, ta, tb, m, n, k, lda, ldb, ldc;
     double alpha, beta;
