@@ -229,6 +229,57 @@ __attribute__((no_sanitize_address, no_sanitize_undefined)) static tx_vm2_fn *tx
 static void tx_vm_pow(int64_t, const double *, double, double *) __attribute__((ifunc("tx_vm_pow_pick")));
 #define TX_VM_DEFINED
 
+/* sinh, cosh, and atan2(y, x) of two blocks (prims.inc's complex sin, cos
+   and log): SLEEF's 1-ULP functions alone at the level's width */
+#define TX_SLEEF_DECL1(f)                                                                         \
+    TX_V4 __m512d tx_vf8_##f(__m512d) __asm__("Sleef_" #f "d8_u10avx512f");                        \
+    TX_V3 __m256d tx_vf4_##f(__m256d) __asm__("Sleef_" #f "d4_u10avx2");                           \
+    __m128d tx_vf2_##f(__m128d) __asm__("Sleef_" #f "d2_u10sse2");
+TX_SLEEF_DECL1(sinh)
+TX_SLEEF_DECL1(cosh)
+#define TX_VM_FAST4_sinh TX_VM_NOFAST
+#define TX_VM_FAST4_cosh TX_VM_NOFAST
+TX_VM_DEF1(sinh)
+TX_VM_DEF1(cosh)
+TX_V4 __m512d tx_vf8_atan2(__m512d, __m512d) __asm__("Sleef_atan2d8_u10avx512f");
+TX_V3 __m256d tx_vf4_atan2(__m256d, __m256d) __asm__("Sleef_atan2d4_u10avx2");
+__m128d tx_vf2_atan2(__m128d, __m128d) __asm__("Sleef_atan2d2_u10sse2");
+/* d = atan2(y, x) at width W, the last partial vector padded with 1.0 */
+#define TX_VM_BLOCK2(W, LD, ST, CALL)                                                             \
+    int64_t i = 0;                                                                                \
+    for (; i + W <= n; i += W)                                                                    \
+        ST(d + i, CALL(LD(y + i), LD(x + i)));                                                    \
+    if (i < n) {                                                                                  \
+        double s[W], t[W];                                                                        \
+        for (int k = 0; k < W; k++) {                                                             \
+            s[k] = i + k < n ? y[i + k] : 1.0;                                                    \
+            t[k] = i + k < n ? x[i + k] : 1.0;                                                    \
+        }                                                                                         \
+        ST(t, CALL(LD(s), LD(t)));                                                                \
+        for (int k = 0; i + k < n; k++)                                                           \
+            d[i + k] = t[k];                                                                      \
+    }
+typedef void tx_vm3_fn(int64_t, const double *, const double *, double *);
+TX_V4 static void tx_vm_atan2_v4(int64_t n, const double *y, const double *x, double *d)
+{
+    TX_VM_BLOCK2(8, _mm512_loadu_pd, _mm512_storeu_pd, tx_vf8_atan2)
+}
+TX_V3 static void tx_vm_atan2_v3(int64_t n, const double *y, const double *x, double *d)
+{
+    TX_VM_BLOCK2(4, _mm256_loadu_pd, _mm256_storeu_pd, tx_vf4_atan2)
+}
+static void tx_vm_atan2_v1(int64_t n, const double *y, const double *x, double *d)
+{
+    TX_VM_BLOCK2(2, _mm_loadu_pd, _mm_storeu_pd, tx_vf2_atan2)
+}
+__attribute__((no_sanitize_address, no_sanitize_undefined)) static tx_vm3_fn *tx_vm_atan2_pick(void)
+{
+    int l = tx_rt_level();
+    return l == 4 ? tx_vm_atan2_v4 : l == 3 ? tx_vm_atan2_v3 : tx_vm_atan2_v1;
+}
+static void tx_vm_atan2(int64_t, const double *, const double *, double *) __attribute__((ifunc("tx_vm_atan2_pick")));
+#define TX_VM_HYP_DEFINED
+
 /* The same in f32 (tx_vmf_F of prims.inc): libmvec's and SLEEF's f32
    functions at 16, 8 and 4 floats, lane by lane (tx_vff16_F, ...); at 8
    floats, MV8 inside the domain (libmvec's, or vmath.inc's exp and tanh) */

@@ -3100,6 +3100,105 @@ START_TEST(cexp_within_ulps)
 }
 END_TEST
 
+/* tx_p_cmap's log, sqrt, sin, cos and tanh (blocks, and tx_p_clog, ...
+   one element: the same bits), on every set: inside each function's fast
+   domain (prims.inc) each part within K ULP of glibc's long double
+   function (log 5, sqrt 3, sin and cos 6, tanh 8; the largest seen over
+   1e6 arguments each: see tx(5)), its sign that one's; anywhere else the
+   C99 function's bits. Arguments: every pair of special parts (zeros,
+   subnormal, DBL_MIN, the domains' edges, 1e300, infinities, NaN),
+   random ones of moderate and of any magnitude, and for log points on
+   and near the unit circle. */
+enum { CF_LOG, CF_SQRT, CF_SIN, CF_COS, CF_TANH };
+static int cf_fast(int f, double x, double y)
+{
+    double ax = fabs(x), ay = fabs(y), big = ax > ay ? ax : ay;
+    switch (f) {
+    case CF_LOG: {
+        double p = x * x, q = y * y, s = p + q;
+        return ax <= 0x1p400 && ay <= 0x1p400 && big >= 0x1p-400 && fabs(s - 1.0) >= 0x1p-40;
+    }
+    case CF_SQRT: return ax <= 0x1p500 && ay <= 0x1p500 && big >= 0x1p-500 && ax != 0 && ay != 0;
+    case CF_SIN:
+    case CF_COS: return isfinite(x) && ay <= 709.0;
+    default: return ax <= 354.0 && isfinite(y);
+    }
+}
+
+START_TEST(cfuncs_within_ulps)
+{
+    int s = _i;
+    SKIP_UNLESS_RUNS(s);
+    cmap_fn *cmap = (cmap_fn *)prim(s, "tx_p_cmap");
+    static const char *const one_names[] = {"tx_p_clog", "tx_p_csqrt", "tx_p_csin", "tx_p_ccos", "tx_p_ctanh"};
+    static const int cmap_no[] = {3, 4, 6, 7, 8}, ulps[] = {5, 3, 6, 6, 8};
+    long double complex (*const refl[])(long double complex) = {clogl, csqrtl, csinl, ccosl, ctanhl};
+    double complex (*const ref[])(double complex) = {clog, csqrt, csin, ccos, ctanh};
+    enum { NZ = 6000 };
+    static double z[2 * NZ], d[2 * NZ];
+    static const double sp[] = {0.0, -0.0, 0x1p-1070, -0x1p-1023, 0x1p-1022, 1e-300, 0x1p-401, 1e-9, 0.5, -1.0,
+                                1.5707963267948966, -3.141592653589793, 20.0, 354.0, -354.5, 709.0, -709.5, 1e15,
+                                0x1p401, 0x1p501, -1e300, INFINITY, -INFINITY, NAN};
+    const int nsp = (int)(sizeof sp / sizeof *sp);
+    for (int f = CF_LOG; f <= CF_TANH; f++) {
+        uint64_t r = 7 + (uint64_t)f;
+        for (int i = 0; i < NZ; i++) {
+            r = r * 6364136223846793005ULL + 1442695040888963407ULL;
+            double u = (double)(r >> 11) * 0x1p-53, v = (double)((r >> 3) & 0xffffff) * 0x1p-24;
+            if (i < nsp * nsp) { /* every pair of the special parts */
+                z[2 * i] = sp[i % nsp];
+                z[2 * i + 1] = sp[i / nsp];
+            } else if (i % 4 == 0) { /* moderate */
+                z[2 * i] = 40.0 * u - 20.0;
+                z[2 * i + 1] = 40.0 * v - 20.0;
+            } else if (i % 4 == 1) { /* any magnitude */
+                z[2 * i] = ldexp(u - 0.5, (int)(r % 2100) - 1050);
+                z[2 * i + 1] = ldexp(v - 0.5, (int)((r >> 20) % 2100) - 1050);
+            } else if (i % 4 == 2) { /* on and near the unit circle */
+                static const double eps[] = {0.0, 0x1p-45, -0x1p-38, 0x1p-30, -1e-8, 1e-3};
+                double e = 1.0 + eps[(r >> 40) % 6];
+                z[2 * i] = e * cos(6.283185307179586 * u);
+                z[2 * i + 1] = e * sin(6.283185307179586 * u);
+            } else { /* one part special */
+                z[2 * i] = (r >> 30) & 1 ? sp[(r >> 32) % nsp] : 4.0 * u - 2.0;
+                z[2 * i + 1] = (r >> 30) & 1 ? 4.0 * v - 2.0 : sp[(r >> 32) % nsp];
+            }
+        }
+        cmap(NZ, cmap_no[f], 0.0, z, d);
+        cfun_fn *one = (cfun_fn *)prim(s, one_names[f]);
+        for (int i = 0; i < NZ; i++) {
+            double x = z[2 * i], y = z[2 * i + 1];
+            cpair o1 = one((cpair){x, y});
+            ck_assert_msg(same_bits(o1.re, d[2 * i]) && same_bits(o1.im, d[2 * i + 1]),
+                          "%s %s(%a, %a) differs from the block's", set_names[s], one_names[f], x, y);
+            if (cf_fast(f, x, y)) {
+                long double complex w;
+                ((long double *)&w)[0] = x; /* (not x + I * y: that loses the sign of a zero x) */
+                ((long double *)&w)[1] = y;
+                w = refl[f](w);
+                long double wr = creall(w), wi = cimagl(w);
+                ck_assert_msg(fabsl((long double)d[2 * i] - wr) <= ulps[f] * ulp_of(wr) + 0x1p-1073 &&
+                                  fabsl((long double)d[2 * i + 1] - wi) <= ulps[f] * ulp_of(wi) + 0x1p-1073 &&
+                                  signbit(d[2 * i]) == signbit((double)wr) &&
+                                  signbit(d[2 * i + 1]) == signbit((double)wi),
+                              "%s %s(%a + %a i) = %a + %a i, want %La + %La i", set_names[s], one_names[f], x, y,
+                              d[2 * i], d[2 * i + 1], wr, wi);
+            } else {
+                double _Complex w;
+                ((double *)&w)[0] = x; /* (C99 6.2.5: the two parts, in order) */
+                ((double *)&w)[1] = y;
+                w = ref[f](w);
+                ck_assert_msg(same(d[2 * i], creal(w)) && same(d[2 * i + 1], cimag(w)) &&
+                                  signbit(d[2 * i]) == signbit(creal(w)) &&
+                                  signbit(d[2 * i + 1]) == signbit(cimag(w)),
+                              "%s %s(%a + %a i) = %a + %a i, want C99's %a + %a i", set_names[s], one_names[f], x,
+                              y, d[2 * i], d[2 * i + 1], creal(w), cimag(w));
+            }
+        }
+    }
+}
+END_TEST
+
 /* The complex block primitives, on every set, give the bits of the
    scalar path's operations (complex.inc): tx_p_cmul those of tx_c_mul
    (no FMA: GCC 12 vectorises the plain loop with one), a NaN where it
@@ -3250,6 +3349,7 @@ int main(void)
     tcase_add_loop_test(tc, complex_functions, 0, NSETS);
     tcase_add_loop_test(tc, complex_blocks, 0, NSETS);
     tcase_add_loop_test(tc, cexp_within_ulps, 0, NSETS);
+    tcase_add_loop_test(tc, cfuncs_within_ulps, 0, NSETS);
     suite_add_tcase(su, tc);
     SRunner *sr = srunner_create(su);
     srunner_run_all(sr, CK_NORMAL);
