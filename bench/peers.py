@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """peers.py — tensorexpr against numpy AND torch (CPU) on the kernels of
 issue 13, side by side in one process, f64 (and f32 for softmax, layer
-norm, a dense layer, ReLU and column sums), with the machine's stream bandwidth and a
+norm, a dense layer, ReLU and column sums; c128 for complex exp, log
+and sin), with the machine's stream bandwidth and a
 compile-latency case.
 
     OPENBLAS_NUM_THREADS=N /usr/bin/python3 bench/peers.py --threads N [--quick]
@@ -64,7 +65,9 @@ def tx_program(txl, src, arrays):
 
 
 def check(label, got, want, f32):
-    got, want = np.asarray(got, dtype=np.float64), np.asarray(want, dtype=np.float64)
+    got, want = np.asarray(got), np.asarray(want)
+    if not (np.iscomplexobj(got) or np.iscomplexobj(want)):
+        got, want = got.astype(np.float64), want.astype(np.float64)
     tol = 1e-4 if f32 else 1e-10
     err = float(np.max(np.abs(got - want))) if got.size else 0.0
     scale = max(1.0, float(np.max(np.abs(want))))
@@ -229,6 +232,13 @@ def cases(rng, quick):
     add('C(i,j)=A(i,j,k)B(k,j)', 'n=%d' % c, B.read_tx('contract_ijk.tx'), {'A': A3, 'B': B2},
         {'C': np.zeros((c, c))}, lambda: np.einsum('ijk,kj->ij', A3, B2, optimize=True),
         lambda t: torch.einsum('ijk,kj->ij', t['A'], t['B']), 8.0 * c ** 3)
+    n = q(1000, 200)
+    Z = rng.standard_normal((n, n)) + 1j * rng.standard_normal((n, n))
+    for f in ('exp', 'log', 'sin'):  # the library's block functions (tx(5) ELEMENT TYPES)
+        add('complex %s c128' % f, '%dx%d' % (n, n),
+            'in c128 Z[n,m];\nout c128 Y[n,m];\nY("i,j") = %s(Z("i,j"));\n' % f, {'Z': Z},
+            {'Y': np.zeros((n, n), np.complex128)}, lambda Z=Z, f=f: getattr(np, f)(Z),
+            lambda t, f=f: getattr(torch, f)(t['Z']))
     o, v = q(8, 4), q(40, 12)
     T = {'V': rng.standard_normal((v, v, o, o)), 'W': rng.standard_normal((v, v, v, v)) * 0.1,
          'T': rng.standard_normal((v, v, o, o)) * 0.1, 'X': rng.standard_normal((o, o, o, o)),
