@@ -265,10 +265,21 @@ def calibrate(fn):
 # bench_einsum.py's PAUSE for the figures).
 PAUSE = 0.01
 
+# One untimed call of a contender before each of its measurements. On a
+# virtual machine the first pass over large arrays after an idle moment
+# (a sleep, another contender's frees) can be many times slower than the
+# next: on the 2-vCPU VM of 2026-12-02, E = A*B + C over 10^7 doubles took
+# 65-137 ms on the first call after a 1 s sleep and 9-12 ms on the three
+# after it, numpy's multiply and add with out= alike. A measurement of two or three calls then averages one
+# such call in and the median follows whichever contender drew it; the
+# call before the clock starts takes it out for every contender alike.
+WARM = True
+
 
 def time_contenders(contenders):
     """contenders: list of (label, fn). Interleaved rounds, each measurement
-    PAUSE after the one before; returns medians."""
+    PAUSE after the one before and right after one untimed call of the same
+    contender (WARM); returns medians."""
     reps = {lab: calibrate(fn) for lab, fn in contenders}
     samples = {lab: [] for lab, _ in contenders}
     gc.collect()
@@ -278,6 +289,8 @@ def time_contenders(contenders):
             order = contenders[r % len(contenders):] + contenders[:r % len(contenders)]
             for lab, fn in order:
                 time.sleep(PAUSE)
+                if WARM:
+                    fn()
                 samples[lab].append(per_call(fn, reps[lab]))
     finally:
         gc.enable()
@@ -915,8 +928,8 @@ def tables_md(data):
                        100 * data['other_load'], data['loadavg'][0], data['loadavg'][1],
                        ' — the machine was NOT quiet, expect noise'
                        if data['other_load'] > 0.10 else ''))
-    out.append('Times are medians of %d interleaved rounds (each round ≥ %d ms of '
-               'back-to-back calls) per call; ratios are speedups of tensorexpr '
+    out.append('Times are medians of %d interleaved rounds (each round one untimed call, '
+               'then ≥ %d ms of back-to-back calls) per call; ratios are speedups of tensorexpr '
                '(contender time / tensorexpr time, > 1 = tensorexpr faster).\n'
                % (data['rounds'], round(data['min_measure'] * 1000)))
     out.append('| kernel | size | tensorexpr | tx rate | numpy einsum | best numpy | '

@@ -401,7 +401,8 @@ def report():
         B.die('no build/bench/peers-t*.json: run `sh bench/run.sh`')
     with open(B.RESULTS_MD, 'a', encoding='utf-8') as f:
         f.write('\n## Against numpy and torch (bench/peers.py, torch %s)\n\n' % runs[0]['torch'])
-        f.write('Times are medians of interleaved rounds in one process; ratios are peer time ÷ '
+        f.write('Times are medians of interleaved rounds in one process (each round one untimed '
+                'call, then the timed ones: bench.py\'s WARM); ratios are peer time ÷ '
                 'tensorexpr time (> 1: tensorexpr faster). Traffic counts each input read and '
                 'each output written once.\n\n')
         for d in runs:
