@@ -298,6 +298,8 @@ typedef double redf_fn(int64_t, const float *, double);
 typedef struct {
     red_fn *red;
     redf_fn *redf;
+    tx_rt_red_pair_fn *pair;   /* RED's pair (tx_rt_red_pair), or NULL */
+    tx_rt_redf_pair_fn *pairf; /* REDF's, or NULL */
     int64_t n, nc;
     const double *x;
     const float *xf;
@@ -311,6 +313,22 @@ static int red_chunks(const void *args, int64_t lo, int64_t hi)
     int64_t per = (j->n / j->nc) & ~(int64_t)15;
     for (int64_t c = lo; c < hi; c++) {
         int64_t a = per * c - 1, b = c + 1 == j->nc ? j->n : per * (c + 1) - 1;
+        if (c + 1 < hi && c + 2 < j->nc && (j->redf ? j->pairf != NULL : j->pair != NULL)) {
+            /* chunks c and c + 1, both of PER - 1 elements, side by side
+               (prims.inc's tx_p_red_sum_chunks2) */
+            double *two = &j->part[c];
+            if (j->redf) {
+                two[0] = c == 0 ? j->acc : (double)j->xf[a];
+                two[1] = (double)j->xf[b];
+                j->pairf(per - 1, j->xf + a + 1, j->xf + b + 1, two);
+            } else {
+                two[0] = c == 0 ? j->acc : j->x[a];
+                two[1] = j->x[b];
+                j->pair(per - 1, j->x + a + 1, j->x + b + 1, two);
+            }
+            c++;
+            continue;
+        }
         if (j->redf)
             j->part[c] = c == 0 ? j->redf(b, j->xf, j->acc) : j->redf(b - a - 1, j->xf + a + 1, (double)j->xf[a]);
         else
@@ -347,6 +365,8 @@ static double reduce(red_fn *red, redf_fn *redf, int64_t n, const double *x, con
         return redf ? redf(n, xf, acc) : red(n, x, acc);
     j.red = red;
     j.redf = redf;
+    j.pair = redf ? NULL : tx_rt_red_pair(red);
+    j.pairf = redf ? tx_rt_redf_pair(redf) : NULL;
     j.n = n;
     j.x = x;
     j.xf = xf;

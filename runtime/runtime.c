@@ -469,6 +469,24 @@ const char *tx_rt_isa(void)
 #include "prims.inc"
 #include "linalg.inc"
 
+/* A primitive's address has two values: in a static initializer (the
+   symbol table's, so generated code's) the clone the CPU runs, in code
+   the ifunc's PLT entry; GCC folds a comparison with a const pointer into
+   the second. tx_rt_red_pair compares with both: these, set as the table
+   is, are volatile so that their values are read, not folded. */
+static double (*volatile tx_rt_red_sum_at)(int64_t, const double *, double) = tx_p_red_sum;
+static double (*volatile tx_rt_redf_sum_at)(int64_t, const float *, double) = tx_p_redf_sum;
+
+tx_rt_red_pair_fn *tx_rt_red_pair(double (*red)(int64_t, const double *, double))
+{
+    return red == tx_p_red_sum || red == tx_rt_red_sum_at ? tx_p_red_sum_pair : NULL;
+}
+
+tx_rt_redf_pair_fn *tx_rt_redf_pair(double (*red)(int64_t, const float *, double))
+{
+    return red == tx_p_redf_sum || red == tx_rt_redf_sum_at ? tx_p_redf_sum_pair : NULL;
+}
+
 double tx_rt_now(void)
 {
     struct timespec ts;

@@ -106,6 +106,16 @@ double tx_rt_reduce(double (*red)(int64_t, const double *, double), int64_t n, c
    threads. */
 double tx_rt_reducef(double (*red)(int64_t, const float *, double), double (*fold)(int64_t, const double *, double),
                      int64_t n, const float *x, double acc);
+/* For a reduction RED over doubles (REDF over floats): the primitive that
+   folds two blocks of one length read side by side with the bits of RED
+   (REDF) over each, A[0] and A[1] the blocks' accumulators in and their
+   results out -- tx_p_red_sum_pair for tx_p_red_sum, tx_p_redf_sum_pair
+   for tx_p_redf_sum -- or NULL. tx_rt_reduce's chunks go two at a time
+   through it. */
+typedef void tx_rt_red_pair_fn(int64_t n, const double *x, const double *y, double *a);
+typedef void tx_rt_redf_pair_fn(int64_t n, const float *x, const float *y, double *a);
+tx_rt_red_pair_fn *tx_rt_red_pair(double (*red)(int64_t, const double *, double));
+tx_rt_redf_pair_fn *tx_rt_redf_pair(double (*red)(int64_t, const float *, double));
 /* Sets the threads the calling thread's kernels may use (0: the default). */
 void tx_rt_set_threads(int n);
 /* The threads the calling thread's kernels use now. */
