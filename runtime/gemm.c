@@ -27,7 +27,12 @@
  *
  * The bits: the transposed problem sums in another order, so C differs
  * from plain cblas_dgemm's in the last bits, the same on every call with
- * the same shapes, core and thread count.
+ * the same shapes and core, for any number of threads: whether a product
+ * is turned is decided from the whole product (turned()), and its bands
+ * (below) are turned as the one call is. A band's own size had decided
+ * it: 1001x100x300 went as one turned call on one thread and as two plain
+ * ones of about 500 rows on two, with other bits (check_gemm under
+ * OPENBLAS_CORETYPE=SkylakeX, on the first AVX-512 machine it ran on).
  *
  * On several threads a tall GEMM (M at least 2 N) is cut into one band
  * of rows of C per pool thread, each band one call on one OpenBLAS
@@ -95,12 +100,32 @@ static void add_transposed(int m, int n, const double *s, double beta, double *c
    much more memory */
 #define SCRATCH_ELEMS ((int64_t)1 << 19)
 
-static void dgemm_one(int order, int ta, int tb, int m, int n, int k, double alpha, const double *a, int lda,
+/* The rows of C a turned product's calls start on are multiples of this:
+   the SkylakeX dgemm kernel's 16 rows of its column-major result (C's
+   rows turned), so that every row of C falls in the same block of the
+   kernel however the product is cut (rows that end a call inside a block
+   go through its edge kernels). check_gemm's shapes gave the same bits
+   with cuts at 24 rows too; OpenBLAS states no rule either way. */
+#define TURNED_ROWS 16
+
+/* Is the row-major product of M x N over K (M the whole product's rows,
+   not a band's) turned round? Decided once per product, so that its
+   bands are turned as the one call is: the same bits on any number of
+   threads. */
+static int turned(int m, int n, int k)
+{
+    return m >= 4 * n && n >= 2 && k >= 16 && (double)m * n * k >= MIN_TURNED && skylakex_kernels();
+}
+
+/* rows [0, M) of the product, turned round if TURN (turned() of the
+   whole product, of which these rows are a band starting on a multiple
+   of TURNED_ROWS) */
+static void dgemm_one(int turn, int ta, int tb, int m, int n, int k, double alpha, const double *a, int lda,
                       const double *b, int ldb, double beta, double *c, int ldc)
 {
-    if (order == CblasRowMajor && m >= 4 * n && n >= 2 && k >= 16 && (double)m * n * k >= MIN_TURNED &&
-        skylakex_kernels()) {
+    if (turn) {
         int64_t rows = SCRATCH_ELEMS / n > 4 * (int64_t)n ? SCRATCH_ELEMS / n : 4 * (int64_t)n;
+        rows = (rows + TURNED_ROWS - 1) / TURNED_ROWS * TURNED_ROWS;
         int mc = rows < m ? (int)rows : m;
         double *s = malloc((size_t)mc * (size_t)n * sizeof *s);
         if (s) {
@@ -118,7 +143,7 @@ static void dgemm_one(int order, int ta, int tb, int m, int n, int k, double alp
             return;
         }
     }
-    cblas_dgemm(order, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    cblas_dgemm(CblasRowMajor, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
 /* On several threads, a tall product (M at least 2 N; row-major, as
@@ -157,6 +182,7 @@ typedef struct {
     double alpha, beta;
     const void *a, *b;
     void *c;
+    int turn; /* a double product turned round (turned()) */
 } gemm_job;
 
 /* rows of C per unit of the pool's range, a multiple of every x86-64
@@ -168,6 +194,8 @@ typedef struct {
    48, 1000 rows went 480 and 520); a band has at least BAND_MIN_ROWS,
    and the product BAND_MIN_MADDS multiply-adds */
 #define BAND_ROWS 24
+/* and of a turned product: a multiple of TURNED_ROWS too */
+#define TURNED_BAND_ROWS 48
 #define BAND_MIN_ROWS 64
 #define BAND_MIN_MADDS 4194304.0
 
@@ -175,14 +203,15 @@ typedef struct {
 static int gemm_rows(const void *args, int64_t lo, int64_t hi)
 {
     const gemm_job *g = args;
-    int i0 = (int)(lo * BAND_ROWS), i1 = hi * BAND_ROWS < g->m ? (int)(hi * BAND_ROWS) : g->m;
+    int64_t unit = g->turn ? TURNED_BAND_ROWS : BAND_ROWS;
+    int i0 = (int)(lo * unit), i1 = hi * unit < g->m ? (int)(hi * unit) : g->m;
     /* row I0 of op(A): a row of A, or a column of A stored transposed */
     int64_t at = g->ta == CblasNoTrans ? (int64_t)i0 * g->lda : i0, ct = (int64_t)i0 * g->ldc;
     if (g->f32)
         cblas_sgemm(CblasRowMajor, g->ta, g->tb, i1 - i0, g->n, g->k, (float)g->alpha, (const float *)g->a + at,
                     g->lda, g->b, g->ldb, (float)g->beta, (float *)g->c + ct, g->ldc);
     else
-        dgemm_one(CblasRowMajor, g->ta, g->tb, i1 - i0, g->n, g->k, g->alpha, (const double *)g->a + at, g->lda,
+        dgemm_one(g->turn, g->ta, g->tb, i1 - i0, g->n, g->k, g->alpha, (const double *)g->a + at, g->lda,
                   g->b, g->ldb, g->beta, (double *)g->c + ct, g->ldc);
     return 0;
 }
@@ -196,7 +225,8 @@ static int gemm_bands(const gemm_job *g)
         (double)g->m * g->n * g->k < BAND_MIN_MADDS || (was = openblas_get_num_threads()) < 2)
         return 0;
     openblas_set_num_threads(1);
-    tx_rt_parallel_wide(gemm_rows, g, (g->m + BAND_ROWS - 1) / BAND_ROWS);
+    int64_t unit = g->turn ? TURNED_BAND_ROWS : BAND_ROWS;
+    tx_rt_parallel_wide(gemm_rows, g, (g->m + unit - 1) / unit);
     openblas_set_num_threads(was);
     return 1;
 }
@@ -204,15 +234,19 @@ static int gemm_bands(const gemm_job *g)
 void tx_rt_dgemm(int order, int ta, int tb, int m, int n, int k, double alpha, const double *a, int lda,
                  const double *b, int ldb, double beta, double *c, int ldc)
 {
-    gemm_job g = {0, ta, tb, m, n, k, lda, ldb, ldc, alpha, beta, a, b, c};
-    if (order != CblasRowMajor || !gemm_bands(&g))
-        dgemm_one(order, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    if (order != CblasRowMajor) {
+        cblas_dgemm(order, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+        return;
+    }
+    gemm_job g = {0, ta, tb, m, n, k, lda, ldb, ldc, alpha, beta, a, b, c, turned(m, n, k)};
+    if (!gemm_bands(&g))
+        dgemm_one(g.turn, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
 void tx_rt_sgemm(int order, int ta, int tb, int m, int n, int k, float alpha, const float *a, int lda,
                  const float *b, int ldb, float beta, float *c, int ldc)
 {
-    gemm_job g = {1, ta, tb, m, n, k, lda, ldb, ldc, alpha, beta, a, b, c};
+    gemm_job g = {1, ta, tb, m, n, k, lda, ldb, ldc, alpha, beta, a, b, c, 0};
     if (order != CblasRowMajor || !gemm_bands(&g))
         cblas_sgemm(order, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
