@@ -270,9 +270,10 @@ PAUSE = 0.01
 # (a sleep, another contender's frees) can be many times slower than the
 # next: on the 2-vCPU VM of 2026-12-02, E = A*B + C over 10^7 doubles took
 # 65-137 ms on the first call after a 1 s sleep and 9-12 ms on the three
-# after it, numpy's multiply and add with out= alike. A measurement of two or three calls then averages one
-# such call in and the median follows whichever contender drew it; the
-# call before the clock starts takes it out for every contender alike.
+# after it, numpy's multiply and add with out= alike. A measurement of two
+# or three calls then averages one such call in and the median follows
+# whichever contender drew it; the call before the clock starts takes it
+# out for every contender alike.
 WARM = True
 
 

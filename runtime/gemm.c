@@ -199,11 +199,17 @@ typedef struct {
 #define BAND_MIN_ROWS 64
 #define BAND_MIN_MADDS 4194304.0
 
-/* the rows [LO, HI) * BAND_ROWS of C, one call */
+/* rows of C per unit of G's range on the pool */
+static int64_t band_unit(const gemm_job *g)
+{
+    return g->turn ? TURNED_BAND_ROWS : BAND_ROWS;
+}
+
+/* the rows [LO, HI) * band_unit of C, one call */
 static int gemm_rows(const void *args, int64_t lo, int64_t hi)
 {
     const gemm_job *g = args;
-    int64_t unit = g->turn ? TURNED_BAND_ROWS : BAND_ROWS;
+    int64_t unit = band_unit(g);
     int i0 = (int)(lo * unit), i1 = hi * unit < g->m ? (int)(hi * unit) : g->m;
     /* row I0 of op(A): a row of A, or a column of A stored transposed */
     int64_t at = g->ta == CblasNoTrans ? (int64_t)i0 * g->lda : i0, ct = (int64_t)i0 * g->ldc;
@@ -225,8 +231,7 @@ static int gemm_bands(const gemm_job *g)
         (double)g->m * g->n * g->k < BAND_MIN_MADDS || (was = openblas_get_num_threads()) < 2)
         return 0;
     openblas_set_num_threads(1);
-    int64_t unit = g->turn ? TURNED_BAND_ROWS : BAND_ROWS;
-    tx_rt_parallel_wide(gemm_rows, g, (g->m + unit - 1) / unit);
+    tx_rt_parallel_wide(gemm_rows, g, (g->m + band_unit(g) - 1) / band_unit(g));
     openblas_set_num_threads(was);
     return 1;
 }
