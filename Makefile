@@ -180,7 +180,7 @@ $(B)/check_internal: tests/check_internal.c $(B)/libtensorexpr.a
 # each of the library's clones is (x86-64-v4, -v3, baseline)
 $(B)/prims_isa%.o: tests/prims_isa.c tests/prims_isa.h runtime/prims.inc runtime/symbols.def | $(B)
 	$(CC) $(ALL_CFLAGS) $(RT_CFLAGS) -DTX_ISA=$* -Itests -c $< -o $@
-$(B)/check_prims: tests/check_prims.c tests/prims_isa.h $(B)/prims_isa4.o $(B)/prims_isa3.o $(B)/prims_isa1.o \
+$(B)/check_prims: tests/check_prims.c tests/prims_isa.h runtime/vmath.inc $(B)/prims_isa4.o $(B)/prims_isa3.o $(B)/prims_isa1.o \
                   $(B)/libtensorexpr.a
 	$(CC) $(ALL_CFLAGS) -Itests -o $@ $< $(B)/prims_isa4.o $(B)/prims_isa3.o $(B)/prims_isa1.o $(B)/libtensorexpr.a \
 	    $(LDFLAGS) $$(pkg-config --libs check) $(LDLIBS)

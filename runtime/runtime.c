@@ -74,36 +74,41 @@ const char *tx_rt_isa(void)
 #include "vmath.inc"
 
 /* F at 8, 4 and 2 doubles: libmvec's (tx_mvec8_F, ...), SLEEF's 1-ULP
-   ones (tx_sleef8_F, ...), and the two lane by lane (tx_vf8_F, ...); at 4
-   doubles, MV4 inside the domain (libmvec's, or vmath.inc's exp and tanh) */
+   ones (tx_sleef8_F, ...), and the two lane by lane (tx_vf8_F, ...); at 8
+   and 4 doubles, MV8 and MV4 inside the domain (libmvec's, or vmath.inc's
+   exp and tanh) */
+TX_EXPD8_DEF(TX_V4)
 TX_EXPD4_DEF(TX_V3)
-#define TX_VFUN_DEF(f, MV4)                                                                       \
+#define TX_VFUN_DEF(f, MV8, MV4)                                                                  \
     TX_V4 __m512d tx_mvec8_##f(__m512d) __asm__("_ZGVeN8v_" #f);                                   \
     TX_V3 __m256d tx_mvec4_##f(__m256d) __asm__("_ZGVdN4v_" #f);                                   \
     __m128d tx_mvec2_##f(__m128d) __asm__("_ZGVbN2v_" #f);                                         \
     TX_V4 __m512d tx_sleef8_##f(__m512d) __asm__("Sleef_" #f "d8_u10avx512f");                     \
     TX_V3 __m256d tx_sleef4_##f(__m256d) __asm__("Sleef_" #f "d4_u10avx2");                        \
     __m128d tx_sleef2_##f(__m128d) __asm__("Sleef_" #f "d2_u10sse2");                              \
-    TX_VBLEND_D8(TX_V4, tx_vf8_##f, tx_mvec8_##f, tx_sleef8_##f, TX_DOM_##f)                       \
+    TX_VBLEND_D8(TX_V4, tx_vf8_##f, MV8, tx_sleef8_##f, TX_DOM_##f)                                \
     TX_VBLEND_D4(TX_V3, tx_vf4_##f, MV4, tx_sleef4_##f, TX_DOM_##f)                                \
     TX_VBLEND_D2(, tx_vf2_##f, tx_mvec2_##f, tx_sleef2_##f, TX_DOM_##f)
-TX_VFUN_DEF(exp, tx_expd4_)
-TX_VFUN_DEF(log, tx_mvec4_log)
-TX_VFUN_DEF(sin, tx_mvec4_sin)
-TX_VFUN_DEF(cos, tx_mvec4_cos)
-TX_VFUN_DEF(tanh, tx_tanhd4_)
+TX_VFUN_DEF(exp, tx_expd8_, tx_expd4_)
+TX_VFUN_DEF(log, tx_mvec8_log, tx_mvec4_log)
+TX_VFUN_DEF(sin, tx_mvec8_sin, tx_mvec4_sin)
+TX_VFUN_DEF(cos, tx_mvec8_cos, tx_mvec4_cos)
+TX_VFUN_DEF(tanh, tx_tanhd8_, tx_tanhd4_)
 TX_V4 __m512d tx_sleef8_pow(__m512d, __m512d) __asm__("Sleef_powd8_u10avx512f");
 TX_V3 __m256d tx_sleef4_pow(__m256d, __m256d) __asm__("Sleef_powd4_u10avx2");
 __m128d tx_sleef2_pow(__m128d, __m128d) __asm__("Sleef_powd2_u10sse2");
 
-/* d = F(x) over a block at width W: FAST's loop (TX_VM_FAST4_F, or
-   nothing), whole vectors, then the rest padded with 1.0 (every element
-   through the same function, as in prims.inc) */
+/* d = F(x) over a block at width W: FAST's loop (TX_VM_FAST8_F,
+   TX_VM_FAST4_F, or nothing) over the vectors OPND loads, whole vectors,
+   then the rest padded with 1.0 (every element through the same function,
+   as in prims.inc) */
 #define TX_VM_NOFAST(OPND)
+#define TX_VM_NOOPND(j) /* a FAST of TX_VM_NOFAST's loads nothing */
+#define TX_VM_LD8_(j) _mm512_loadu_pd(x + (j))
 #define TX_VM_LD4_(j) _mm256_loadu_pd(x + (j))
-#define TX_VM_BLOCK(W, LD, ST, CALL, FAST)                                                        \
+#define TX_VM_BLOCK(W, LD, ST, CALL, FAST, OPND)                                                  \
     int64_t i = 0;                                                                                \
-    FAST(TX_VM_LD4_)                                                                              \
+    FAST(OPND)                                                                                    \
     for (; i + W <= n; i += W)                                                                    \
         ST(d + i, CALL(LD(x + i)));                                                               \
     if (i < n) {                                                                                  \
@@ -121,15 +126,15 @@ typedef void tx_vm2_fn(int64_t, const double *, double, double *);
 #define TX_VM_DEF1(f)                                                                             \
     TX_V4 static void tx_vm_##f##_v4(int64_t n, const double *x, double *d)                       \
     {                                                                                             \
-        TX_VM_BLOCK(8, _mm512_loadu_pd, _mm512_storeu_pd, tx_vf8_##f, TX_VM_NOFAST)               \
+        TX_VM_BLOCK(8, _mm512_loadu_pd, _mm512_storeu_pd, tx_vf8_##f, TX_VM_FAST8_##f, TX_VM_LD8_) \
     }                                                                                             \
     TX_V3 static void tx_vm_##f##_v3(int64_t n, const double *x, double *d)                       \
     {                                                                                             \
-        TX_VM_BLOCK(4, _mm256_loadu_pd, _mm256_storeu_pd, tx_vf4_##f, TX_VM_FAST4_##f)            \
+        TX_VM_BLOCK(4, _mm256_loadu_pd, _mm256_storeu_pd, tx_vf4_##f, TX_VM_FAST4_##f, TX_VM_LD4_) \
     }                                                                                             \
     static void tx_vm_##f##_v1(int64_t n, const double *x, double *d)                             \
     {                                                                                             \
-        TX_VM_BLOCK(2, _mm_loadu_pd, _mm_storeu_pd, tx_vf2_##f, TX_VM_NOFAST)                     \
+        TX_VM_BLOCK(2, _mm_loadu_pd, _mm_storeu_pd, tx_vf2_##f, TX_VM_NOFAST, TX_VM_NOOPND)        \
     }                                                                                             \
     __attribute__((no_sanitize_address, no_sanitize_undefined)) static tx_vm1_fn *tx_vm_##f##_pick(void) \
     {                                                                                             \
@@ -149,12 +154,15 @@ TX_VM_DEF1(tanh)
 #define TX_VM_AFFY4_(j) _mm256_add_pd(_mm256_mul_pd(_mm256_set1_pd(a), _mm256_loadu_pd(x + (j))), \
                                      _mm256_mul_pd(_mm256_set1_pd(b), _mm256_loadu_pd(y + (j))))
 #define TX_VM_AFFC4_(j) _mm256_add_pd(_mm256_mul_pd(_mm256_set1_pd(a), _mm256_loadu_pd(x + (j))), _mm256_set1_pd(c))
-#define TX_VM_AFF_BLOCK(W, LD, ST, SET, MUL, ADD, CALL, FAST)                                       \
+#define TX_VM_AFFY8_(j) _mm512_add_pd(_mm512_mul_pd(_mm512_set1_pd(a), _mm512_loadu_pd(x + (j))), \
+                                     _mm512_mul_pd(_mm512_set1_pd(b), _mm512_loadu_pd(y + (j))))
+#define TX_VM_AFFC8_(j) _mm512_add_pd(_mm512_mul_pd(_mm512_set1_pd(a), _mm512_loadu_pd(x + (j))), _mm512_set1_pd(c))
+#define TX_VM_AFF_BLOCK(W, LD, ST, SET, MUL, ADD, CALL, FAST, OPNDY, OPNDC)                         \
     int64_t i = 0;                                                                                \
     if (y) {                                                                                      \
-        FAST(TX_VM_AFFY4_)                                                                        \
+        FAST(OPNDY)                                                                               \
     } else {                                                                                      \
-        FAST(TX_VM_AFFC4_)                                                                        \
+        FAST(OPNDC)                                                                               \
     }                                                                                             \
     if (y)                                                                                        \
         for (; i + W <= n; i += W)                                                                \
@@ -178,19 +186,19 @@ typedef void tx_vm_aff_fn(int64_t, double, const double *, double, const double 
                                          double c, double *d)                                     \
     {                                                                                             \
         TX_VM_AFF_BLOCK(8, _mm512_loadu_pd, _mm512_storeu_pd, _mm512_set1_pd, _mm512_mul_pd, _mm512_add_pd, \
-                        tx_vf8_##f, TX_VM_NOFAST)                                                 \
+                        tx_vf8_##f, TX_VM_FAST8_##f, TX_VM_AFFY8_, TX_VM_AFFC8_)                   \
     }                                                                                             \
     TX_V3 static void tx_vm_##f##_aff_v3(int64_t n, double a, const double *x, double b, const double *y, \
                                          double c, double *d)                                     \
     {                                                                                             \
         TX_VM_AFF_BLOCK(4, _mm256_loadu_pd, _mm256_storeu_pd, _mm256_set1_pd, _mm256_mul_pd, _mm256_add_pd, \
-                        tx_vf4_##f, TX_VM_FAST4_##f)                                              \
+                        tx_vf4_##f, TX_VM_FAST4_##f, TX_VM_AFFY4_, TX_VM_AFFC4_)                   \
     }                                                                                             \
     static void tx_vm_##f##_aff_v1(int64_t n, double a, const double *x, double b, const double *y, double c, \
                                    double *d)                                                     \
     {                                                                                             \
         TX_VM_AFF_BLOCK(2, _mm_loadu_pd, _mm_storeu_pd, _mm_set1_pd, _mm_mul_pd, _mm_add_pd, tx_vf2_##f, \
-                        TX_VM_NOFAST)                                                             \
+                        TX_VM_NOFAST, TX_VM_NOOPND, TX_VM_NOOPND)                                 \
     }                                                                                             \
     __attribute__((no_sanitize_address, no_sanitize_undefined)) static tx_vm_aff_fn *tx_vm_##f##_aff_pick(void) \
     {                                                                                             \
@@ -211,15 +219,15 @@ TX_VM_DEF_AFF(tanh)
 #define TX_POW2(v) tx_sleef2_pow(v, _mm_set1_pd(p))
 TX_V4 static void tx_vm_pow_v4(int64_t n, const double *x, double p, double *d)
 {
-    TX_VM_BLOCK(8, _mm512_loadu_pd, _mm512_storeu_pd, TX_POW8, TX_VM_NOFAST)
+    TX_VM_BLOCK(8, _mm512_loadu_pd, _mm512_storeu_pd, TX_POW8, TX_VM_NOFAST, TX_VM_NOOPND)
 }
 TX_V3 static void tx_vm_pow_v3(int64_t n, const double *x, double p, double *d)
 {
-    TX_VM_BLOCK(4, _mm256_loadu_pd, _mm256_storeu_pd, TX_POW4, TX_VM_NOFAST)
+    TX_VM_BLOCK(4, _mm256_loadu_pd, _mm256_storeu_pd, TX_POW4, TX_VM_NOFAST, TX_VM_NOOPND)
 }
 static void tx_vm_pow_v1(int64_t n, const double *x, double p, double *d)
 {
-    TX_VM_BLOCK(2, _mm_loadu_pd, _mm_storeu_pd, TX_POW2, TX_VM_NOFAST)
+    TX_VM_BLOCK(2, _mm_loadu_pd, _mm_storeu_pd, TX_POW2, TX_VM_NOFAST, TX_VM_NOOPND)
 }
 __attribute__((no_sanitize_address, no_sanitize_undefined)) static tx_vm2_fn *tx_vm_pow_pick(void)
 {
@@ -237,6 +245,8 @@ static void tx_vm_pow(int64_t, const double *, double, double *) __attribute__((
     __m128d tx_vf2_##f(__m128d) __asm__("Sleef_" #f "d2_u10sse2");
 TX_SLEEF_DECL1(sinh)
 TX_SLEEF_DECL1(cosh)
+#define TX_VM_FAST8_sinh TX_VM_NOFAST
+#define TX_VM_FAST8_cosh TX_VM_NOFAST
 #define TX_VM_FAST4_sinh TX_VM_NOFAST
 #define TX_VM_FAST4_cosh TX_VM_NOFAST
 TX_VM_DEF1(sinh)
@@ -281,31 +291,34 @@ static void tx_vm_atan2(int64_t, const double *, const double *, double *) __att
 #define TX_VM_HYP_DEFINED
 
 /* The same in f32 (tx_vmf_F of prims.inc): libmvec's and SLEEF's f32
-   functions at 16, 8 and 4 floats, lane by lane (tx_vff16_F, ...); at 8
-   floats, MV8 inside the domain (libmvec's, or vmath.inc's exp and tanh) */
+   functions at 16, 8 and 4 floats, lane by lane (tx_vff16_F, ...); at 16
+   and 8 floats, MV16 and MV8 inside the domain (libmvec's, or vmath.inc's
+   exp and tanh) */
+TX_EXPF16_DEF(TX_V4)
 TX_EXPF8_DEF(TX_V3)
-#define TX_VFUNF_DEF(f, MV8)                                                                      \
+#define TX_VFUNF_DEF(f, MV16, MV8)                                                                \
     TX_V4 __m512 tx_mvec16f_##f(__m512) __asm__("_ZGVeN16v_" #f "f");                              \
     TX_V3 __m256 tx_mvec8f_##f(__m256) __asm__("_ZGVdN8v_" #f "f");                                \
     __m128 tx_mvec4f_##f(__m128) __asm__("_ZGVbN4v_" #f "f");                                      \
     TX_V4 __m512 tx_sleef16f_##f(__m512) __asm__("Sleef_" #f "f16_u10avx512f");                    \
     TX_V3 __m256 tx_sleef8f_##f(__m256) __asm__("Sleef_" #f "f8_u10avx2");                         \
     __m128 tx_sleef4f_##f(__m128) __asm__("Sleef_" #f "f4_u10sse2");                               \
-    TX_VBLEND_F16(TX_V4, tx_vff16_##f, tx_mvec16f_##f, tx_sleef16f_##f, TX_DOMF_##f)               \
+    TX_VBLEND_F16(TX_V4, tx_vff16_##f, MV16, tx_sleef16f_##f, TX_DOMF_##f)                         \
     TX_VBLEND_F8(TX_V3, tx_vff8_##f, MV8, tx_sleef8f_##f, TX_DOMF_##f)                             \
     TX_VBLEND_F4(, tx_vff4_##f, tx_mvec4f_##f, tx_sleef4f_##f, TX_DOMF_##f)
-TX_VFUNF_DEF(exp, tx_expf8_)
-TX_VFUNF_DEF(log, tx_mvec8f_log)
-TX_VFUNF_DEF(sin, tx_mvec8f_sin)
-TX_VFUNF_DEF(cos, tx_mvec8f_cos)
-TX_VFUNF_DEF(tanh, tx_tanhf8_)
+TX_VFUNF_DEF(exp, tx_expf16_, tx_expf8_)
+TX_VFUNF_DEF(log, tx_mvec16f_log, tx_mvec8f_log)
+TX_VFUNF_DEF(sin, tx_mvec16f_sin, tx_mvec8f_sin)
+TX_VFUNF_DEF(cos, tx_mvec16f_cos, tx_mvec8f_cos)
+TX_VFUNF_DEF(tanh, tx_tanhf16_, tx_tanhf8_)
 
 #define TX_VMF_NOFAST(OPND)
 
+#define TX_VMF_LD16_(j) _mm512_loadu_ps(x + (j))
 #define TX_VMF_LD8_(j) _mm256_loadu_ps(x + (j))
-#define TX_VMF_BLOCK(W, LD, ST, CALL, FAST)                                                       \
+#define TX_VMF_BLOCK(W, LD, ST, CALL, FAST, OPND)                                                 \
     int64_t i = 0;                                                                                \
-    FAST(TX_VMF_LD8_)                                                                             \
+    FAST(OPND)                                                                                    \
     for (; i + W <= n; i += W)                                                                    \
         ST(d + i, CALL(LD(x + i)));                                                               \
     if (i < n) {                                                                                  \
@@ -322,15 +335,15 @@ typedef void tx_vmf1_fn(int64_t, const float *, float *);
 #define TX_VMF_DEF1(f)                                                                            \
     TX_V4 static void tx_vmf_##f##_v4(int64_t n, const float *x, float *d)                        \
     {                                                                                             \
-        TX_VMF_BLOCK(16, _mm512_loadu_ps, _mm512_storeu_ps, tx_vff16_##f, TX_VMF_NOFAST)          \
+        TX_VMF_BLOCK(16, _mm512_loadu_ps, _mm512_storeu_ps, tx_vff16_##f, TX_VMF_FAST16_##f, TX_VMF_LD16_) \
     }                                                                                             \
     TX_V3 static void tx_vmf_##f##_v3(int64_t n, const float *x, float *d)                        \
     {                                                                                             \
-        TX_VMF_BLOCK(8, _mm256_loadu_ps, _mm256_storeu_ps, tx_vff8_##f, TX_VMF_FAST8_##f)         \
+        TX_VMF_BLOCK(8, _mm256_loadu_ps, _mm256_storeu_ps, tx_vff8_##f, TX_VMF_FAST8_##f, TX_VMF_LD8_) \
     }                                                                                             \
     static void tx_vmf_##f##_v1(int64_t n, const float *x, float *d)                              \
     {                                                                                             \
-        TX_VMF_BLOCK(4, _mm_loadu_ps, _mm_storeu_ps, tx_vff4_##f, TX_VMF_NOFAST)                  \
+        TX_VMF_BLOCK(4, _mm_loadu_ps, _mm_storeu_ps, tx_vff4_##f, TX_VMF_NOFAST, TX_VM_NOOPND)    \
     }                                                                                             \
     __attribute__((no_sanitize_address, no_sanitize_undefined)) static tx_vmf1_fn *tx_vmf_##f##_pick(void) \
     {                                                                                             \
@@ -350,12 +363,14 @@ TX_VMF_DEF1(tanh)
 #define TX_VMF_OP_(ADD, SUB, MUL, u, v) (op == 0 ? ADD(u, v) : op == 1 ? SUB(u, v) : MUL(u, v))
 #define TX_VMF_OPY8_(j) TX_VMF_OP_(_mm256_add_ps, _mm256_sub_ps, _mm256_mul_ps, _mm256_loadu_ps(x + (j)), _mm256_loadu_ps(y + (j)))
 #define TX_VMF_OPC8_(j) TX_VMF_OP_(_mm256_add_ps, _mm256_sub_ps, _mm256_mul_ps, _mm256_loadu_ps(x + (j)), _mm256_set1_ps(c))
-#define TX_VMF_BIN_BLOCK(W, LD, ST, SET, ADD, SUB, MUL, CALL, FAST)                               \
+#define TX_VMF_OPY16_(j) TX_VMF_OP_(_mm512_add_ps, _mm512_sub_ps, _mm512_mul_ps, _mm512_loadu_ps(x + (j)), _mm512_loadu_ps(y + (j)))
+#define TX_VMF_OPC16_(j) TX_VMF_OP_(_mm512_add_ps, _mm512_sub_ps, _mm512_mul_ps, _mm512_loadu_ps(x + (j)), _mm512_set1_ps(c))
+#define TX_VMF_BIN_BLOCK(W, LD, ST, SET, ADD, SUB, MUL, CALL, FAST, OPNDY, OPNDC)                  \
     int64_t i = 0;                                                                                \
     if (y) {                                                                                      \
-        FAST(TX_VMF_OPY8_)                                                                        \
+        FAST(OPNDY)                                                                               \
     } else {                                                                                      \
-        FAST(TX_VMF_OPC8_)                                                                        \
+        FAST(OPNDC)                                                                               \
     }                                                                                             \
     if (y)                                                                                        \
         for (; i + W <= n; i += W)                                                                \
@@ -380,17 +395,17 @@ typedef void tx_vmf_bin_fn(int64_t, int, const float *, const float *, float, fl
     TX_V4 static void tx_vmf_##f##_bin_v4(int64_t n, int op, const float *x, const float *y, float c, float *d) \
     {                                                                                             \
         TX_VMF_BIN_BLOCK(16, _mm512_loadu_ps, _mm512_storeu_ps, _mm512_set1_ps, _mm512_add_ps, _mm512_sub_ps, \
-                         _mm512_mul_ps, tx_vff16_##f, TX_VMF_NOFAST)                              \
+                         _mm512_mul_ps, tx_vff16_##f, TX_VMF_FAST16_##f, TX_VMF_OPY16_, TX_VMF_OPC16_) \
     }                                                                                             \
     TX_V3 static void tx_vmf_##f##_bin_v3(int64_t n, int op, const float *x, const float *y, float c, float *d) \
     {                                                                                             \
         TX_VMF_BIN_BLOCK(8, _mm256_loadu_ps, _mm256_storeu_ps, _mm256_set1_ps, _mm256_add_ps, _mm256_sub_ps, \
-                         _mm256_mul_ps, tx_vff8_##f, TX_VMF_FAST8_##f)                            \
+                         _mm256_mul_ps, tx_vff8_##f, TX_VMF_FAST8_##f, TX_VMF_OPY8_, TX_VMF_OPC8_) \
     }                                                                                             \
     static void tx_vmf_##f##_bin_v1(int64_t n, int op, const float *x, const float *y, float c, float *d) \
     {                                                                                             \
         TX_VMF_BIN_BLOCK(4, _mm_loadu_ps, _mm_storeu_ps, _mm_set1_ps, _mm_add_ps, _mm_sub_ps, _mm_mul_ps, \
-                         tx_vff4_##f, TX_VMF_NOFAST)                                              \
+                         tx_vff4_##f, TX_VMF_NOFAST, TX_VM_NOOPND, TX_VM_NOOPND)                  \
     }                                                                                             \
     __attribute__((no_sanitize_address, no_sanitize_undefined)) static tx_vmf_bin_fn *tx_vmf_##f##_bin_pick(void) \
     {                                                                                             \

@@ -21,6 +21,7 @@
  *     special arguments (NaN, +-inf, +-0, huge, tiny) give what glibc
  *     gives in kind (NaN, +-inf, +-0, finite and its sign); an element's
  *     result does not depend on where it sits in the block;
+ *   - exp and tanh at x86-64-v4 the same bits as vmath.inc's AVX2 forms;
  *   - the same tests on prims.inc compiled for x86-64-v4, x86-64-v3 and
  *     baseline x86-64 (tests/prims_isa.c), where the CPU can run them: the
  *     three clones compute the same bits.
@@ -1146,6 +1147,100 @@ START_TEST(fast_f64_odd_lane_every_position)
                         }
                     }
     ck_assert_msg(bad == 0, "%s: %ld of %ld wrong, the first: %s", set_names[s], bad, checked, first);
+}
+END_TEST
+
+/* The library's exp and tanh at x86-64-v4 (8 doubles, 16 floats) and at
+   x86-64-v3 (4 doubles, 8 floats) are vmath.inc's polynomials, the same
+   operations at both widths: the library's results in the fast domain
+   are, bit for bit, those of the 4-double and 8-float forms computed here
+   (every lane through tx_expd4_, tx_tanhd4_, tx_expf8_, tx_tanhf8_),
+   whichever of the two levels the CPU runs, through tx_p_map, tx_pf_map,
+   tx_p_map_aff and tx_pf_map_bin, at lengths that end inside a group of
+   four vectors and inside a vector. A wrong constant or operation in one
+   width's copy fails here though its error stays within the ULP bounds
+   the tests above allow. Not run at the baseline level (libmvec's there). */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
+#include "vmath.inc"
+#define CK_V3 __attribute__((target("arch=x86-64-v3")))
+TX_EXPD4_DEF(CK_V3)
+TX_EXPF8_DEF(CK_V3)
+/* D[i] = exp (FN 2) or tanh (else) of X[i], at 4 doubles, 8 floats */
+CK_V3 static void ref_v3_f64(int64_t n, int fn, const double *x, double *d)
+{
+    for (int64_t i = 0; i < n; i += 4) {
+        double t[4] = {1, 1, 1, 1};
+        for (int k = 0; k < 4 && i + k < n; k++)
+            t[k] = x[i + k];
+        __m256d v = _mm256_loadu_pd(t);
+        _mm256_storeu_pd(t, fn == 2 ? tx_expd4_(v) : tx_tanhd4_(v));
+        for (int k = 0; k < 4 && i + k < n; k++)
+            d[i + k] = t[k];
+    }
+}
+CK_V3 static void ref_v3_f32(int64_t n, int fn, const float *x, float *d)
+{
+    for (int64_t i = 0; i < n; i += 8) {
+        float t[8] = {1, 1, 1, 1, 1, 1, 1, 1};
+        for (int k = 0; k < 8 && i + k < n; k++)
+            t[k] = x[i + k];
+        __m256 v = _mm256_loadu_ps(t);
+        _mm256_storeu_ps(t, fn == 2 ? tx_expf8_(v) : tx_tanhf8_(v));
+        for (int k = 0; k < 8 && i + k < n; k++)
+            d[i + k] = t[k];
+    }
+}
+#endif
+
+START_TEST(exp_tanh_same_bits_at_v4_and_v3)
+{
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
+    if (strcmp(tx_rt_isa(), "x86-64-v4") != 0 && strcmp(tx_rt_isa(), "x86-64-v3") != 0) {
+        printf("check_prims: exp and tanh against the AVX2 forms: not run at %s\n", tx_rt_isa());
+        return;
+    }
+    map_fn *map = (map_fn *)prim(SET_LIBRARY, "tx_p_map");
+    map_aff_fn *aff = (map_aff_fn *)prim(SET_LIBRARY, "tx_p_map_aff");
+    pf_map_fn *fmap = (pf_map_fn *)prim(SET_LIBRARY, "tx_pf_map");
+    pf_map_bin_fn *fbin = (pf_map_bin_fn *)prim(SET_LIBRARY, "tx_pf_map_bin");
+    static const int64_t ns[] = {1, 7, 8, 15, 31, 32, 33, 63, 64, 65, 100, 127, 128, 129, 1000, 4097};
+    enum { NBIG = 4097 };
+    static double x[NBIG], u[NBIG], d[NBIG], want[NBIG];
+    static float xf[NBIG], uf[NBIG], df[NBIG], wantf[NBIG];
+    const int fns[] = {2, 8};
+    for (size_t f = 0; f < 2; f++)
+        for (size_t a = 0; a < sizeof ns / sizeof ns[0]; a++)
+            for (int way = 0; way < 2; way++) {
+                const int64_t n = ns[a];
+                const double span = fns[f] == 2 ? 1398.0 : 60.0; /* exp: inside the domain, [-700, 700] */
+                for (int64_t i = 0; i < n; i++) {
+                    x[i] = span * u01() - span / 2;
+                    xf[i] = (float)((fns[f] == 2 ? 170.0 : 30.0) * u01() - (fns[f] == 2 ? 85.0 : 15.0));
+                }
+                if (way == 0) {
+                    map(n, fns[f], x, d);
+                    fmap(n, fns[f], xf, df);
+                    memcpy(u, x, (size_t)n * sizeof *u);
+                    memcpy(uf, xf, (size_t)n * sizeof *uf);
+                } else { /* x - 0.75, as map_aff and map_bin form it */
+                    aff(n, fns[f], 1.0, x, -1.0, NULL, -0.75, d);
+                    fbin(n, fns[f], 1, xf, NULL, 0.75f, df);
+                    for (int64_t i = 0; i < n; i++) {
+                        u[i] = 1.0 * x[i] + -0.75;
+                        uf[i] = xf[i] - 0.75f;
+                    }
+                }
+                ref_v3_f64(n, fns[f], u, want);
+                ref_v3_f32(n, fns[f], uf, wantf);
+                for (int64_t i = 0; i < n; i++) {
+                    ck_assert_msg(same_bits(d[i], want[i]), "%s fn %d n=%ld way %d: f(%a) = %a at %ld, the AVX2 form %a",
+                                  tx_rt_isa(), fns[f], (long)n, way, u[i], d[i], (long)i, want[i]);
+                    ck_assert_msg(memcmp(&df[i], &wantf[i], sizeof(float)) == 0,
+                                  "%s f32 fn %d n=%ld way %d: f(%a) = %a at %ld, the AVX2 form %a", tx_rt_isa(), fns[f],
+                                  (long)n, way, (double)uf[i], (double)df[i], (long)i, (double)wantf[i]);
+                }
+            }
+#endif
 }
 END_TEST
 
@@ -3331,6 +3426,7 @@ int main(void)
     tcase_add_loop_test(tc, vector_math_f32, 0, NSETS);
     tcase_add_loop_test(tc, fast_f32_odd_lane_every_position, 0, NSETS);
     tcase_add_loop_test(tc, fast_f64_odd_lane_every_position, 0, NSETS);
+    tcase_add_test(tc, exp_tanh_same_bits_at_v4_and_v3);
     tcase_add_loop_test(tc, f32_blocks, 0, NSETS);
     tcase_add_loop_test(tc, copy_tiles, 0, NSETS);
     tcase_add_loop_test(tc, copy_bands, 0, NSETS);
