@@ -103,7 +103,7 @@ __m128d tx_sleef2_pow(__m128d, __m128d) __asm__("Sleef_powd2_u10sse2");
    then the rest padded with 1.0 (every element through the same function,
    as in prims.inc) */
 #define TX_VM_NOFAST(OPND)
-#define TX_VM_NOOPND(j) /* a FAST of TX_VM_NOFAST's loads nothing */
+#define TX_VM_NOOPND(j) /* the operand loader where FAST is TX_VM_NOFAST (never used) */
 #define TX_VM_LD8_(j) _mm512_loadu_pd(x + (j))
 #define TX_VM_LD4_(j) _mm256_loadu_pd(x + (j))
 #define TX_VM_BLOCK(W, LD, ST, CALL, FAST, OPND)                                                  \
